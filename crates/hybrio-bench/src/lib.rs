@@ -1,0 +1,26 @@
+//! The hybrio benchmark: fio's options, job files and output, running on the
+//! hybrio engine library.
+//!
+//! # Brief overview
+//!
+//! A run flows through one module per step: [`jobfile`] reads job files and
+//! the command line into sections and, through the single option table in
+//! [`options`], into typed jobs; [`layout`] names and lays out each job's
+//! files; [`runner`] runs each job on its own thread (I/O offsets from
+//! [`offsets`]); [`stats`] measures as fio does; [`output`] prints fio's text
+//! and JSON; [`run`] ties them together and [`compare`] runs one workload per
+//! engine side by side.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod compare;
+pub mod jobfile;
+pub mod layout;
+pub mod offsets;
+pub mod options;
+pub mod output;
+pub mod run;
+pub mod runner;
+pub mod stats;
+pub mod units;

@@ -1,0 +1,538 @@
+//! The one option table: every job option hybrio knows, with its type, default
+//! and help. It drives the command line, job files, `--cmdhelp` and validation,
+//! so there is one parser and one place where an option is defined.
+
+use std::time::Duration;
+
+use crate::units::{self, ValueError};
+
+/// The type of an option's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Free text.
+    Text,
+    /// 0/1; a bare option (`time_based`) means 1.
+    Bool,
+    /// A whole number.
+    Int,
+    /// Bytes, with fio's suffixes.
+    Size,
+    /// A duration; bare numbers are seconds.
+    Time,
+    /// One of a fixed list of words.
+    Choice(&'static [&'static str]),
+}
+
+impl Kind {
+    fn describe(self) -> String {
+        match self {
+            Kind::Text => "text".into(),
+            Kind::Bool => "boolean".into(),
+            Kind::Int => "integer".into(),
+            Kind::Size => "size".into(),
+            Kind::Time => "time".into(),
+            Kind::Choice(words) => words.join("|"),
+        }
+    }
+}
+
+/// How `rw` lays out the I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    RandRead,
+    /// Random writes.
+    RandWrite,
+    /// Sequential mixed reads and writes.
+    ReadWrite,
+    /// Random mixed reads and writes.
+    RandReadWrite,
+}
+
+impl RwMode {
+    /// fio's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandReadWrite => "randrw",
+        }
+    }
+
+    /// True when offsets are random.
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandReadWrite)
+    }
+
+    /// True when the job reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, RwMode::Write | RwMode::RandWrite)
+    }
+
+    /// True when the job writes.
+    pub fn writes(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+}
+
+/// Which block size each direction uses (fio's `bs=read,write,trim`).
+pub type BlockSizes = [u64; 3];
+
+/// One job's options, typed. Built by applying `[global]` sections and then the
+/// job's own section, in order, through [`OPTIONS`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobOptions {
+    /// Job name.
+    pub name: String,
+    /// Free-text description.
+    pub description: String,
+    /// Engine name as given (validated when the job starts).
+    pub ioengine: String,
+    /// I/O pattern.
+    pub rw: RwMode,
+    /// Percentage of reads in a mixed workload.
+    pub rwmixread: u32,
+    /// Block size per direction.
+    pub bs: BlockSizes,
+    /// Total bytes of I/O per job (and the file size when `filesize` is unset).
+    pub size: Option<u64>,
+    /// Size of each file.
+    pub filesize: Option<u64>,
+    /// Explicit file names, `:`-separated.
+    pub filename: Option<String>,
+    /// Directory for generated file names.
+    pub directory: Option<String>,
+    /// Run time limit.
+    pub runtime: Option<Duration>,
+    /// Keep going until `runtime` even when `size` is done.
+    pub time_based: bool,
+    /// Time to run before recording statistics.
+    pub ramp_time: Duration,
+    /// Passes over the workload.
+    pub loops: u32,
+    /// Number of clones of the job.
+    pub numjobs: u32,
+    /// Threads rather than processes (hybrio always uses threads).
+    pub thread: bool,
+    /// Requests in flight.
+    pub iodepth: u32,
+    /// Requests queued before one commit (0 = iodepth).
+    pub iodepth_batch_submit: u32,
+    /// Fewest completions to wait for in one reap (0 = poll).
+    pub iodepth_batch_complete_min: u32,
+    /// Most completions to take in one reap (default: iodepth_batch_complete_min, at least 1).
+    pub iodepth_batch_complete_max: Option<u32>,
+    /// Depth to drain to before refilling (default: iodepth).
+    pub iodepth_low: Option<u32>,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// fsync after this many writes (0 = never).
+    pub fsync: u32,
+    /// fdatasync after this many writes (0 = never).
+    pub fdatasync: u32,
+    /// fsync each file when the job's writes are done.
+    pub end_fsync: bool,
+    /// Report the group as one job.
+    pub group_reporting: bool,
+    /// Wait for the jobs above to finish before starting; starts a new reporting group.
+    pub stonewall: bool,
+    /// Start a new reporting group.
+    pub new_group: bool,
+    /// Seed the random generator the same way every run.
+    pub randrepeat: bool,
+    /// The random seed.
+    pub randseed: u64,
+    /// Random offsets may repeat within a pass.
+    pub norandommap: bool,
+    /// Drop the page cache of the files before the job.
+    pub invalidate: bool,
+    /// io_uring: registered buffers.
+    pub fixedbufs: bool,
+    /// io_uring: registered files.
+    pub registerfiles: bool,
+    /// io_uring: kernel submission-queue polling thread.
+    pub sqthread_poll: bool,
+    /// Polled completions.
+    pub hipri: bool,
+    /// Report completion-latency percentiles.
+    pub clat_percentiles: bool,
+    /// Report total-latency percentiles.
+    pub lat_percentiles: bool,
+    /// Report submission-latency percentiles.
+    pub slat_percentiles: bool,
+    /// Which percentiles to report.
+    pub percentile_list: Vec<f64>,
+}
+
+/// fio's default percentile list.
+pub const DEFAULT_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+impl Default for JobOptions {
+    fn default() -> Self {
+        JobOptions {
+            name: String::new(),
+            description: String::new(),
+            ioengine: "psync".into(),
+            rw: RwMode::Read,
+            rwmixread: 50,
+            bs: [4096; 3],
+            size: None,
+            filesize: None,
+            filename: None,
+            directory: None,
+            runtime: None,
+            time_based: false,
+            ramp_time: Duration::ZERO,
+            loops: 1,
+            numjobs: 1,
+            thread: false,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: None,
+            iodepth_low: None,
+            direct: false,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            group_reporting: false,
+            stonewall: false,
+            new_group: false,
+            randrepeat: true,
+            randseed: 0x89,
+            norandommap: false,
+            invalidate: true,
+            fixedbufs: false,
+            registerfiles: false,
+            sqthread_poll: false,
+            hipri: false,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+        }
+    }
+}
+
+impl JobOptions {
+    /// Requests per commit, with fio's 0 = iodepth.
+    pub fn batch_submit(&self) -> u32 {
+        match self.iodepth_batch_submit {
+            0 => self.iodepth,
+            n => n.min(self.iodepth),
+        }
+    }
+
+    /// Most completions per reap.
+    pub fn batch_complete_max(&self) -> u32 {
+        self.iodepth_batch_complete_max
+            .unwrap_or(self.iodepth_batch_complete_min)
+            .clamp(1, self.iodepth.max(1))
+    }
+
+    /// Depth to drain to once the queue is full.
+    pub fn depth_low(&self) -> u32 {
+        self.iodepth_low.unwrap_or(self.iodepth).min(self.iodepth)
+    }
+
+    /// Largest block size of any direction the job uses.
+    pub fn max_block_size(&self) -> u64 {
+        let read = if self.rw.reads() { self.bs[0] } else { 0 };
+        let write = if self.rw.writes() { self.bs[1] } else { 0 };
+        read.max(write)
+    }
+}
+
+/// One option: its names, value type, default and what it does.
+#[derive(Debug)]
+pub struct OptionDef {
+    /// fio's name.
+    pub name: &'static str,
+    /// Other names fio accepts.
+    pub aliases: &'static [&'static str],
+    /// Value type.
+    pub kind: Kind,
+    /// Default as fio prints it ("" for none).
+    pub default: &'static str,
+    /// One-line help.
+    pub help: &'static str,
+    apply: fn(&mut JobOptions, &str) -> Result<(), ValueError>,
+}
+
+impl OptionDef {
+    /// Reads `value` and stores it in `job`. A bare boolean passes "1".
+    pub fn apply(&self, job: &mut JobOptions, value: &str) -> Result<(), ValueError> {
+        if let Kind::Choice(words) = self.kind {
+            if !words.contains(&value.trim()) {
+                return Err(ValueError::Choice { value: value.to_string(), allowed: words.join(", ") });
+            }
+        }
+        (self.apply)(job, value.trim())
+    }
+
+    /// The option's line in `--cmdhelp`.
+    pub fn help_line(&self) -> String {
+        let mut line = format!("{:<28} {}", self.name, self.help);
+        line.push_str(&format!(" [{}", self.kind.describe()));
+        if !self.default.is_empty() {
+            line.push_str(&format!(", default {}", self.default));
+        }
+        if !self.aliases.is_empty() {
+            line.push_str(&format!(", alias {}", self.aliases.join(", ")));
+        }
+        line.push(']');
+        line
+    }
+}
+
+fn size(v: &str) -> Result<u64, ValueError> {
+    units::parse_size(v)
+}
+
+fn nonzero_u32(v: &str) -> Result<u32, ValueError> {
+    match units::parse_u32(v)? {
+        0 => Err(ValueError::Range(v.to_string())),
+        n => Ok(n),
+    }
+}
+
+fn seconds(v: &str) -> Result<Duration, ValueError> {
+    units::parse_time(v, Duration::from_secs(1))
+}
+
+fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
+    // fio: "bs=4k" for all directions, "bs=4k,8k" for reads,writes (trims take the writes' value),
+    // an empty field keeps the default.
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    if parts.len() > 3 || parts.iter().any(|p| p.contains('-') || p.contains(':')) {
+        return Err(ValueError::Unsupported(format!(
+            "'{v}': block size ranges are not supported by hybrio; give one size per direction, e.g. bs=4k,8k"
+        )));
+    }
+    let mut sizes = [4096u64; 3];
+    let mut last = None;
+    for (i, slot) in sizes.iter_mut().enumerate() {
+        let part = parts.get(i).copied().unwrap_or("");
+        let value = if part.is_empty() { last } else { Some(size(part)?) };
+        if let Some(value) = value {
+            if value == 0 || value > u32::MAX as u64 {
+                return Err(ValueError::Range(v.to_string()));
+            }
+            *slot = value;
+            if i == 0 || !part.is_empty() {
+                last = Some(value);
+            }
+        }
+    }
+    if parts.len() == 1 {
+        sizes = [sizes[0]; 3];
+    }
+    Ok(sizes)
+}
+
+fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
+    Ok(match v {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "rw" | "readwrite" => RwMode::ReadWrite,
+        "randrw" => RwMode::RandReadWrite,
+        other => return Err(ValueError::Unsupported(format!("rw={other} is not supported by hybrio"))),
+    })
+}
+
+fn percentile_list(v: &str) -> Result<Vec<f64>, ValueError> {
+    let list: Result<Vec<f64>, _> = v.split(':').map(|p| p.trim().parse::<f64>()).collect();
+    match list {
+        Ok(list) if !list.is_empty() && list.len() <= 20 && list.iter().all(|p| (0.0..=100.0).contains(p)) => Ok(list),
+        _ => Err(ValueError::Range(v.to_string())),
+    }
+}
+
+const RW_WORDS: &[&str] = &["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite", "randtrimwrite"];
+
+macro_rules! opt {
+    ($name:literal, $aliases:expr, $kind:expr, $default:literal, $help:literal, |$job:ident, $v:ident| $body:expr) => {
+        OptionDef {
+            name: $name,
+            aliases: $aliases,
+            kind: $kind,
+            default: $default,
+            help: $help,
+            apply: |$job: &mut JobOptions, $v: &str| {
+                $body;
+                Ok(())
+            },
+        }
+    };
+}
+
+/// Every job option hybrio implements.
+pub static OPTIONS: &[OptionDef] = &[
+    opt!("name", &[], Kind::Text, "", "Name of the job; on the command line it starts a new job", |j, v| j.name = v.to_string()),
+    opt!("description", &[], Kind::Text, "", "Text description of the job", |j, v| j.description = v.to_string()),
+    opt!("ioengine", &[], Kind::Choice(&["sync", "psync", "io_uring", "null"]), "psync", "How I/O is issued", |j, v| j.ioengine = v.to_string()),
+    opt!("rw", &["readwrite"], Kind::Choice(RW_WORDS), "read", "I/O pattern", |j, v| j.rw = rw_mode(v)?),
+    opt!("rwmixread", &[], Kind::Int, "50", "Percentage of a mixed workload that is reads", |j, v| {
+        let pct = units::parse_u32(v)?;
+        if pct > 100 {
+            return Err(ValueError::Range(v.to_string()));
+        }
+        j.rwmixread = pct
+    }),
+    opt!("rwmixwrite", &[], Kind::Int, "50", "Percentage of a mixed workload that is writes", |j, v| {
+        let pct = units::parse_u32(v)?;
+        if pct > 100 {
+            return Err(ValueError::Range(v.to_string()));
+        }
+        j.rwmixread = 100 - pct
+    }),
+    opt!("bs", &["blocksize"], Kind::Size, "4k", "Block size (reads,writes,trims)", |j, v| j.bs = block_sizes(v)?),
+    opt!("size", &[], Kind::Size, "", "Total bytes of I/O for each job", |j, v| j.size = Some(size(v)?)),
+    opt!("filesize", &[], Kind::Size, "", "Size of each file", |j, v| j.filesize = Some(size(v)?)),
+    opt!("filename", &[], Kind::Text, "", "File(s) to use, separated by ':'", |j, v| j.filename = Some(v.to_string())),
+    opt!("directory", &[], Kind::Text, "", "Directory for the job's files", |j, v| j.directory = Some(v.to_string())),
+    opt!("runtime", &["timeout"], Kind::Time, "", "Stop the job after this long", |j, v| j.runtime = Some(seconds(v)?)),
+    opt!("time_based", &[], Kind::Bool, "0", "Keep running until runtime, repeating the workload", |j, v| j.time_based = units::parse_bool(v)?),
+    opt!("ramp_time", &[], Kind::Time, "0", "Run this long before recording statistics", |j, v| j.ramp_time = seconds(v)?),
+    opt!("loops", &[], Kind::Int, "1", "Number of times to run the workload", |j, v| j.loops = nonzero_u32(v)?),
+    opt!("numjobs", &[], Kind::Int, "1", "Number of clones of this job", |j, v| j.numjobs = nonzero_u32(v)?),
+    opt!("thread", &[], Kind::Bool, "0", "Use threads (hybrio always runs jobs as threads)", |j, v| j.thread = units::parse_bool(v)?),
+    opt!("iodepth", &[], Kind::Int, "1", "Number of I/Os in flight", |j, v| j.iodepth = nonzero_u32(v)?),
+    opt!("iodepth_batch_submit", &["iodepth_batch"], Kind::Int, "1", "I/Os to queue before one submit (0 = iodepth)", |j, v| j.iodepth_batch_submit = units::parse_u32(v)?),
+    opt!("iodepth_batch_complete_min", &["iodepth_batch_complete"], Kind::Int, "1", "Fewest completions to wait for (0 = poll)", |j, v| j.iodepth_batch_complete_min = units::parse_u32(v)?),
+    opt!("iodepth_batch_complete_max", &[], Kind::Int, "", "Most completions to reap at once", |j, v| j.iodepth_batch_complete_max = Some(nonzero_u32(v)?)),
+    opt!("iodepth_low", &[], Kind::Int, "", "Once the queue is full, drain to this depth before refilling", |j, v| j.iodepth_low = Some(units::parse_u32(v)?)),
+    opt!("direct", &[], Kind::Bool, "0", "Use O_DIRECT", |j, v| j.direct = units::parse_bool(v)?),
+    opt!("buffered", &[], Kind::Bool, "1", "Use buffered I/O (the inverse of direct)", |j, v| j.direct = !units::parse_bool(v)?),
+    opt!("fsync", &[], Kind::Int, "0", "fsync after this many writes", |j, v| j.fsync = units::parse_u32(v)?),
+    opt!("fdatasync", &[], Kind::Int, "0", "fdatasync after this many writes", |j, v| j.fdatasync = units::parse_u32(v)?),
+    opt!("end_fsync", &[], Kind::Bool, "0", "fsync each file when the job completes", |j, v| j.end_fsync = units::parse_bool(v)?),
+    opt!("group_reporting", &[], Kind::Bool, "0", "Report the jobs of a group as one", |j, v| j.group_reporting = units::parse_bool(v)?),
+    opt!("stonewall", &["wait_for_previous"], Kind::Bool, "0", "Wait for the jobs above to finish first; starts a new group", |j, v| j.stonewall = units::parse_bool(v)?),
+    opt!("new_group", &[], Kind::Bool, "0", "Start a new reporting group", |j, v| j.new_group = units::parse_bool(v)?),
+    opt!("randrepeat", &[], Kind::Bool, "1", "Use the same random sequence every run", |j, v| j.randrepeat = units::parse_bool(v)?),
+    opt!("randseed", &[], Kind::Int, "0x89", "Seed of the random generator", |j, v| {
+        j.randseed = units::parse_u64(v)?;
+        j.randrepeat = true
+    }),
+    opt!("norandommap", &[], Kind::Bool, "0", "Random offsets may repeat within a pass", |j, v| j.norandommap = units::parse_bool(v)?),
+    opt!("invalidate", &[], Kind::Bool, "1", "Drop the files' page cache before the job", |j, v| j.invalidate = units::parse_bool(v)?),
+    opt!("fixedbufs", &[], Kind::Bool, "0", "io_uring: register the I/O buffers", |j, v| j.fixedbufs = units::parse_bool(v)?),
+    opt!("registerfiles", &[], Kind::Bool, "0", "io_uring: register the files", |j, v| j.registerfiles = units::parse_bool(v)?),
+    opt!("sqthread_poll", &[], Kind::Bool, "0", "io_uring: a kernel thread polls the submission queue", |j, v| j.sqthread_poll = units::parse_bool(v)?),
+    opt!("hipri", &[], Kind::Bool, "0", "io_uring: polled completions (needs O_DIRECT and poll queues)", |j, v| j.hipri = units::parse_bool(v)?),
+    opt!("clat_percentiles", &[], Kind::Bool, "1", "Report completion latency percentiles", |j, v| j.clat_percentiles = units::parse_bool(v)?),
+    opt!("lat_percentiles", &[], Kind::Bool, "0", "Report total latency percentiles", |j, v| j.lat_percentiles = units::parse_bool(v)?),
+    opt!("slat_percentiles", &[], Kind::Bool, "0", "Report submission latency percentiles", |j, v| j.slat_percentiles = units::parse_bool(v)?),
+    opt!("percentile_list", &[], Kind::Text, "", "Percentiles to report, ':'-separated", |j, v| j.percentile_list = percentile_list(v)?),
+];
+
+/// Finds an option by name or alias.
+pub fn find(name: &str) -> Option<&'static OptionDef> {
+    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+}
+
+/// The known option closest to a misspelt one, for "did you mean".
+pub fn suggest(name: &str) -> Option<&'static str> {
+    OPTIONS
+        .iter()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(name: &str, value: &str) -> Result<JobOptions, ValueError> {
+        let mut job = JobOptions::default();
+        find(name).expect("known option").apply(&mut job, value)?;
+        Ok(job)
+    }
+
+    #[test]
+    fn every_option_has_a_unique_name_and_help() {
+        let mut names: Vec<&str> = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count, "an option name or alias is defined twice");
+        assert!(OPTIONS.iter().all(|o| !o.help.is_empty()));
+    }
+
+    #[test]
+    fn defaults_of_the_table_agree_with_the_struct() {
+        // Applying each documented default must leave the defaults unchanged.
+        for option in OPTIONS.iter().filter(|o| !o.default.is_empty()) {
+            let mut job = JobOptions::default();
+            option.apply(&mut job, option.default).unwrap();
+            assert_eq!(job, JobOptions::default(), "default of {} disagrees", option.name);
+        }
+    }
+
+    #[test]
+    fn block_sizes_per_direction() {
+        assert_eq!(apply("bs", "8k").unwrap().bs, [8192; 3]);
+        assert_eq!(apply("bs", "4k,8k").unwrap().bs, [4096, 8192, 8192]);
+        assert_eq!(apply("blocksize", ",16k").unwrap().bs, [4096, 16384, 16384]);
+        assert!(apply("bs", "abc").is_err());
+        assert!(apply("bs", "0").is_err());
+        assert!(matches!(apply("bs", "4k-16k"), Err(ValueError::Unsupported(_))));
+    }
+
+    #[test]
+    fn choices_and_aliases() {
+        assert_eq!(apply("rw", "readwrite").unwrap().rw, RwMode::ReadWrite);
+        assert_eq!(apply("readwrite", "randrw").unwrap().rw, RwMode::RandReadWrite);
+        assert!(matches!(apply("rw", "sideways"), Err(ValueError::Choice { .. })));
+        assert!(matches!(apply("rw", "trim"), Err(ValueError::Unsupported(_))));
+        assert!(apply("buffered", "0").unwrap().direct);
+        assert_eq!(apply("rwmixwrite", "30").unwrap().rwmixread, 70);
+        assert!(apply("rwmixread", "101").is_err());
+    }
+
+    #[test]
+    fn derived_depth_defaults_follow_fio() {
+        let mut job = JobOptions { iodepth: 64, ..JobOptions::default() };
+        assert_eq!((job.batch_submit(), job.batch_complete_max(), job.depth_low()), (1, 1, 64));
+        job.iodepth_batch_submit = 0;
+        job.iodepth_batch_complete_min = 16;
+        job.iodepth_low = Some(16);
+        assert_eq!((job.batch_submit(), job.batch_complete_max(), job.depth_low()), (64, 16, 16));
+    }
+
+    #[test]
+    fn suggestions_for_misspellings() {
+        assert_eq!(suggest("iodepht"), Some("iodepth"));
+        assert_eq!(suggest("blocksze"), Some("blocksize"));
+        assert_eq!(suggest("zzzzzzzzzzzz"), None);
+    }
+}

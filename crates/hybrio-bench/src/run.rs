@@ -1,0 +1,304 @@
+//! A whole run: expand jobs into clones, lay out files, start every job on
+//! its own thread at the same moment, and gather the report.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::jobfile::{GlobalOptions, JobDef};
+use crate::layout::{self, LayoutError};
+use crate::options::JobOptions;
+use crate::output::{GroupReport, JobDescription, JobReport, RunReport};
+use crate::runner::{self, JobOutcome, PreparedJob, RunError};
+use crate::stats::{self, JobStats};
+
+/// What stops a run before or while it runs. Each is one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFailure {
+    /// Files could not be made ready.
+    #[error("{0}")]
+    Layout(#[from] LayoutError),
+    /// A job could not start.
+    #[error("{0}")]
+    Start(#[from] RunError),
+    /// A job thread could not be started.
+    #[error("cannot start a job thread: {0}")]
+    Spawn(String),
+    /// A job thread died; this is a bug in hybrio.
+    #[error("job '{0}' crashed (a bug in hybrio; please report it)")]
+    Crashed(String),
+    /// Requests were lost; this is a bug in hybrio or the engine.
+    #[error("job '{job}': {submitted} requests submitted but {completed} completed")]
+    Lost {
+        /// The job.
+        job: String,
+        /// Requests handed to the engine.
+        submitted: u64,
+        /// Completions seen.
+        completed: u64,
+    },
+}
+
+/// One clone of a job section.
+#[derive(Debug, Clone)]
+struct Clone_ {
+    def: JobDef,
+    number: u32,
+    groupid: u32,
+}
+
+/// fio's start banner for each job section, as printed before a run.
+pub fn banners(jobs: &[JobDef]) -> String {
+    let mut text = String::new();
+    let mut groupid = 0;
+    for (index, job) in jobs.iter().enumerate() {
+        if index > 0 && (job.options.stonewall || job.options.new_group) {
+            groupid += 1;
+        }
+        text.push_str(&crate::output::normal::banner(&describe(&job.options), groupid));
+        text.push('\n');
+        if job.options.numjobs > 1 {
+            text.push_str("...\n");
+        }
+    }
+    text.push_str(&format!("{}\n", version()));
+    let threads: u32 = jobs.iter().map(|j| j.options.numjobs).sum();
+    text.push_str(&format!("Starting {threads} thread{}\n", if threads == 1 { "" } else { "s" }));
+    text
+}
+
+/// hybrio's version string, in the place fio puts its own.
+pub fn version() -> String {
+    format!("hybrio-{}", env!("CARGO_PKG_VERSION"))
+}
+
+fn describe(options: &JobOptions) -> JobDescription {
+    JobDescription {
+        name: options.name.clone(),
+        rw: options.rw.name().to_string(),
+        bs: options.bs.map(|bs| (bs, bs)),
+        ioengine: options.ioengine.clone(),
+        iodepth: options.iodepth,
+    }
+}
+
+/// Runs the jobs and returns the report. Jobs run together up to each
+/// `stonewall`, which waits for those above it. `notice` receives progress
+/// lines (file layout), which belong on stderr so that stdout stays one document.
+pub fn run(jobs: &[JobDef], globals: &GlobalOptions, notice: &mut dyn FnMut(&str)) -> Result<RunReport, RunFailure> {
+    let mut clones: Vec<Clone_> = Vec::new();
+    let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut groupid = 0;
+    for (index, def) in jobs.iter().enumerate() {
+        if index > 0 && (def.options.stonewall || def.options.new_group) {
+            groupid += 1;
+        }
+        if index == 0 || def.options.stonewall {
+            segments.push(clones.len()..clones.len());
+        }
+        for number in 0..def.options.numjobs {
+            clones.push(Clone_ { def: def.clone(), number, groupid });
+        }
+        segments.last_mut().expect("one segment at least").end = clones.len();
+    }
+    for clone in &clones {
+        runner::engine_kind(&clone.def.options)?;
+    }
+    let mut outcomes = Vec::with_capacity(clones.len());
+    for segment in segments {
+        outcomes.extend(run_together(&clones[segment], notice)?);
+    }
+    Ok(report(&clones, outcomes, globals))
+}
+
+/// Lays out the files of `clones`, then runs them all at once.
+fn run_together(clones: &[Clone_], notice: &mut dyn FnMut(&str)) -> Result<Vec<JobOutcome>, RunFailure> {
+    let mut files = Vec::with_capacity(clones.len());
+    for clone in clones {
+        let options = &clone.def.options;
+        let plans = layout::plan_files(options, clone.number)?;
+        if options.ioengine != "null" {
+            let needs_data: Vec<_> = plans.iter().filter(|p| options.rw.reads() && needs_layout(p)).collect();
+            if !needs_data.is_empty() {
+                let total: u64 = needs_data.iter().map(|p| p.size).sum();
+                let plural = if needs_data.len() == 1 { "" } else { "s" };
+                notice(&format!("{}: Laying out IO file ({} file{plural} / {}MiB)", options.name, needs_data.len(), total >> 20));
+            }
+            for plan in &plans {
+                layout::lay_out(plan, options.rw.reads())?;
+                if options.invalidate {
+                    let file = hybrio::file::open(&plan.path, &hybrio::file::OpenOptions::default()).map_err(LayoutError::from)?;
+                    hybrio::file::drop_page_cache(&file, &plan.path).map_err(LayoutError::from)?;
+                }
+            }
+        }
+        files.push(plans);
+    }
+
+    // Every job gets ready (engine, files) on its own thread, reports in, and
+    // waits at the gate; the gate opens for all at once, or tells all to quit
+    // when one could not get ready.
+    let gate = Arc::new(StartGate::default());
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), RunError>>();
+    let mut handles = Vec::with_capacity(clones.len());
+    let mut spawn_error = None;
+    for (clone, plans) in clones.iter().zip(files) {
+        let (gate, ready_tx) = (gate.clone(), ready_tx.clone());
+        let options = clone.def.options.clone();
+        let seed = options.randseed.wrapping_add(clone.number as u64);
+        let spawned = std::thread::Builder::new().name(format!("{}.{}", options.name, clone.number)).spawn(move || {
+            // The engine is built on the thread that uses it: an io_uring ring
+            // with SINGLE_ISSUER belongs to one thread.
+            let prepared = runner::engine_kind(&options).and_then(|kind| {
+                let files = runner::open_files(&options, &plans).map_err(|source| RunError::Engine { job: options.name.clone(), source })?;
+                PreparedJob::new(options.clone(), kind, files, seed)
+            });
+            let (prepared, report) = match prepared {
+                Ok(job) => (Some(job), Ok(())),
+                Err(error) => (None, Err(error)),
+            };
+            // The receiver lives until every thread has reported.
+            let _ = ready_tx.send(report);
+            if !gate.wait() {
+                return None;
+            }
+            prepared.map(PreparedJob::run)
+        });
+        match spawned {
+            Ok(handle) => handles.push(handle),
+            Err(error) => {
+                spawn_error = Some(RunFailure::Spawn(error.to_string()));
+                break;
+            }
+        }
+    }
+    drop(ready_tx);
+    let mut start_error = None;
+    for report in ready_rx.iter().take(handles.len()) {
+        if let Err(error) = report {
+            start_error.get_or_insert(error);
+        }
+    }
+    gate.open(start_error.is_none() && spawn_error.is_none());
+    let mut outcomes: Vec<JobOutcome> = Vec::with_capacity(handles.len());
+    let mut crashed = None;
+    for (clone, handle) in clones.iter().zip(handles) {
+        match handle.join() {
+            Ok(Some(outcome)) => outcomes.push(outcome),
+            Ok(None) => {}
+            Err(_) => crashed = Some(clone.def.options.name.clone()),
+        }
+    }
+    if let Some(error) = spawn_error {
+        return Err(error);
+    }
+    if let Some(error) = start_error {
+        return Err(error.into());
+    }
+    if let Some(name) = crashed {
+        return Err(RunFailure::Crashed(name));
+    }
+    for (clone, outcome) in clones.iter().zip(&outcomes) {
+        if outcome.submitted != outcome.completed {
+            return Err(RunFailure::Lost { job: clone.def.options.name.clone(), submitted: outcome.submitted, completed: outcome.completed });
+        }
+    }
+    Ok(outcomes)
+}
+
+/// Holds job threads until every one is ready, then lets all go (or all quit).
+#[derive(Debug, Default)]
+struct StartGate {
+    state: Mutex<Option<bool>>,
+    opened: Condvar,
+}
+
+impl StartGate {
+    /// Blocks until the gate opens; true means run.
+    fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(go) = *state {
+                return go;
+            }
+            state = self.opened.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self, go: bool) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(go);
+        self.opened.notify_all();
+    }
+}
+
+fn needs_layout(plan: &layout::FilePlan) -> bool {
+    std::fs::metadata(&plan.path).map_or(true, |m| m.is_file() && m.len() < plan.size)
+}
+
+fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions) -> RunReport {
+    let run_start = outcomes.iter().map(|o| o.started).min().unwrap_or_else(SystemTime::now);
+    let pid = std::process::id();
+    let mut failures = Vec::new();
+    let reports_of = |clone: &Clone_, outcome: &JobOutcome| JobReport {
+        desc: describe(&clone.def.options),
+        groupid: clone.groupid,
+        jobs: 1,
+        error: outcome.failure.as_ref().map_or(0, |f| f.errno),
+        pid,
+        start_time: outcome.started,
+        job_start_ms: outcome.started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        elapsed_s: outcome.started.elapsed().map_or(0, |d| d.as_secs().max(1)),
+        options: clone.def.own_options.clone(),
+        stats: outcome.stats.clone(),
+    };
+    let mut groups = Vec::new();
+    let mut jobs = Vec::new();
+    let mut groupids: Vec<u32> = clones.iter().map(|c| c.groupid).collect();
+    groupids.dedup();
+    for groupid in groupids {
+        let members: Vec<(&Clone_, &JobOutcome)> = clones.iter().zip(&outcomes).filter(|(c, _)| c.groupid == groupid).collect();
+        for (clone, outcome) in &members {
+            if let Some(failure) = &outcome.failure {
+                failures.push(format!("job '{}': {}", clone.def.options.name, failure.message));
+            }
+        }
+        let per_job: Vec<&JobStats> = members.iter().map(|(_, o)| &o.stats).collect();
+        groups.push(GroupReport { groupid, summary: stats::group_summary(&per_job) });
+        let grouped = members.first().is_some_and(|(c, _)| c.def.options.group_reporting);
+        if grouped {
+            let (first_clone, first) = members[0];
+            let mut merged = reports_of(first_clone, first);
+            for (_, outcome) in &members[1..] {
+                merged.stats.merge(&outcome.stats);
+                if merged.error == 0 {
+                    merged.error = outcome.failure.as_ref().map_or(0, |f| f.errno);
+                }
+            }
+            merged.jobs = members.len() as u32;
+            jobs.push(merged);
+        } else {
+            jobs.extend(members.iter().map(|(c, o)| reports_of(c, o)));
+        }
+    }
+    let extra = serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "errors": failures,
+        "jobs": clones.iter().zip(&outcomes).map(|(c, o)| serde_json::json!({
+            "jobname": c.def.options.name,
+            "ioengine": c.def.options.ioengine,
+            "submitted": o.submitted,
+            "completed": o.completed,
+        })).collect::<Vec<_>>(),
+    });
+    RunReport { version: version(), time: run_start, global_options: globals.clone(), jobs, groups, extra: Some(extra) }
+}
+
+/// One-line descriptions of every request failure in the report.
+pub fn failures(report: &RunReport) -> Vec<String> {
+    report
+        .extra
+        .as_ref()
+        .and_then(|e| e.get("errors"))
+        .and_then(|e| e.as_array())
+        .map(|list| list.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}

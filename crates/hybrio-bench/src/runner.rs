@@ -1,0 +1,419 @@
+//! Runs one job on its own thread: files, engine, the I/O loop, statistics.
+//!
+//! The loop is fio's `do_io`: take a free slot, plan an I/O, queue it; commit
+//! every `iodepth_batch_submit` requests; when all slots are busy, reap at least
+//! `iodepth_batch_complete_min` (1 when full) until the depth is down to
+//! `iodepth_low`. Clock reads are what fio does: one at each request's start,
+//! one per commit batch (issue time) and one per reap batch (completion time).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use hybrio::buf::{Buf, BufPool};
+use hybrio::engine::{self, Engine, EngineConfig, EngineKind, QueueOutcome};
+use hybrio::file::FileHandle;
+use hybrio::request::{Completion, Op, Request};
+
+use crate::layout::JobFile;
+use crate::offsets::{Direction, IoPlan};
+use crate::options::JobOptions;
+use crate::stats::{CpuUsage, DataDir, JobStats, StatsConfig};
+
+/// Why a job could not run, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The engine could not be set up.
+    #[error("job '{job}': {source}")]
+    Engine {
+        /// The job.
+        job: String,
+        /// What the library said.
+        source: hybrio::Error,
+    },
+    /// An engine name hybrio does not know.
+    #[error("job '{job}': ioengine '{engine}' is not supported by hybrio (known: {known})")]
+    UnknownEngine {
+        /// The job.
+        job: String,
+        /// What was asked for.
+        engine: String,
+        /// What exists.
+        known: String,
+    },
+}
+
+/// A failed request that stopped the job, as fio reports `err=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoFailure {
+    /// errno.
+    pub errno: i32,
+    /// A one-line description: op, file, offset and the error.
+    pub message: String,
+}
+
+/// What one finished job hands to the report.
+#[derive(Debug)]
+pub struct JobOutcome {
+    /// Statistics.
+    pub stats: JobStats,
+    /// The first failed request, if any.
+    pub failure: Option<IoFailure>,
+    /// Wall-clock time the job started.
+    pub started: SystemTime,
+    /// Requests submitted, and completions seen: must be equal at the end.
+    pub submitted: u64,
+    /// Completions seen (including failed ones).
+    pub completed: u64,
+}
+
+/// Looks the engine up, checking that this kernel allows it.
+pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
+    let kind = EngineKind::from_name(&job.ioengine).ok_or_else(|| RunError::UnknownEngine {
+        job: job.name.clone(),
+        engine: job.ioengine.clone(),
+        known: EngineKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+    })?;
+    hybrio::probe::engine_available(kind).map_err(|source| RunError::Engine { job: job.name.clone(), source })?;
+    Ok(kind)
+}
+
+/// A job made ready to run: engine built and files added, on its own thread.
+#[derive(Debug)]
+pub struct PreparedJob {
+    options: JobOptions,
+    engine: Box<dyn Engine>,
+    pool: BufPool,
+    files: Vec<(FileHandle, PathBuf)>,
+    plan: IoPlan,
+    total_bytes: u64,
+}
+
+impl PreparedJob {
+    /// Builds the engine and opens the files. Must run on the thread that will run the job.
+    pub fn new(options: JobOptions, kind: EngineKind, files: Vec<JobFile>, seed: u64) -> Result<PreparedJob, RunError> {
+        let wrap = |source| RunError::Engine { job: options.name.clone(), source };
+        let depth = options.iodepth;
+        let pool = BufPool::new(depth as usize, options.max_block_size() as usize).map_err(wrap)?;
+        let config = EngineConfig {
+            depth,
+            fixed_buffers: options.fixedbufs,
+            register_files: options.registerfiles || options.sqthread_poll,
+            sq_thread_poll: options.sqthread_poll,
+            hipri: options.hipri,
+        };
+        let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
+        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        let mut handles = Vec::with_capacity(files.len());
+        for file in files {
+            let handle = engine.add_file(file.file, file.path.clone()).map_err(wrap)?;
+            handles.push((handle, file.path));
+        }
+        let plan = IoPlan::new(options.rw, options.rwmixread, [options.bs[0], options.bs[1]], &sizes, !options.norandommap, seed);
+        let total_bytes = options.size.unwrap_or_else(|| sizes.iter().sum()).saturating_mul(options.loops as u64);
+        Ok(PreparedJob { options, engine, pool, files: handles, plan, total_bytes })
+    }
+
+    /// Runs the job to its end and returns what it measured.
+    pub fn run(mut self) -> JobOutcome {
+        let usage_before = hybrio::rusage::thread_usage().ok();
+        let started = SystemTime::now();
+        let mut io_loop = IoLoop::new(&mut self);
+        io_loop.run();
+        let IoLoop { mut stats, failure, submitted, completed, epoch, .. } = io_loop;
+        if self.options.end_fsync && failure.is_none() {
+            for (handle, _) in &self.files {
+                if let Ok(file) = self.engine.remove_file(*handle) {
+                    // The job's result does not change with end_fsync's outcome; fio ignores it too.
+                    let _ = file.sync_all();
+                }
+            }
+        }
+        let runtime = epoch.elapsed();
+        let cpu = match (usage_before, hybrio::rusage::thread_usage().ok()) {
+            (Some(before), Some(after)) => {
+                let used = after.since(&before);
+                CpuUsage {
+                    usr_ns: used.user_ns,
+                    sys_ns: used.system_ns,
+                    ctx: used.voluntary_ctx + used.involuntary_ctx,
+                    majf: used.major_faults,
+                    minf: used.minor_faults,
+                }
+            }
+            _ => CpuUsage { usr_ns: 0, sys_ns: 0, ctx: 0, majf: 0, minf: 0 },
+        };
+        stats.finish(runtime, cpu);
+        JobOutcome { stats, failure, started, submitted, completed }
+    }
+}
+
+/// A request's life in the loop.
+#[derive(Debug)]
+struct Slot {
+    buf: Option<Buf>,
+    start: Instant,
+    issue: Instant,
+}
+
+struct IoLoop<'a> {
+    job: &'a mut PreparedJob,
+    stats: JobStats,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    pending: Vec<usize>,
+    done: Vec<Completion>,
+    failure: Option<IoFailure>,
+    epoch: Instant,
+    now: Instant,
+    submitted: u64,
+    completed: u64,
+    issued_bytes: u64,
+    writes_since_sync: u32,
+    last_written: FileHandle,
+}
+
+impl<'a> IoLoop<'a> {
+    fn new(job: &'a mut PreparedJob) -> IoLoop<'a> {
+        let options = &job.options;
+        let config = StatsConfig {
+            clat_percentiles: options.clat_percentiles,
+            lat_percentiles: options.lat_percentiles,
+            slat_percentiles: options.slat_percentiles,
+            percentile_list: options.percentile_list.clone(),
+            sample_interval_ms: 500,
+        };
+        let depth = options.iodepth as usize;
+        let epoch = Instant::now();
+        let slots = (0..depth)
+            .map(|_| Slot { buf: job.pool.take(), start: epoch, issue: epoch })
+            .collect::<Vec<_>>();
+        // Writes carry random bytes, as fio's default buffers do, so that nothing
+        // along the way can compress or deduplicate them away.
+        let mut rng = crate::offsets::Rng::new(options.randseed ^ 0x5eed);
+        let mut slots = slots;
+        for slot in &mut slots {
+            if let Some(buf) = slot.buf.as_mut() {
+                for chunk in buf.as_mut_slice().chunks_mut(8) {
+                    let bytes = rng.next_u64().to_ne_bytes();
+                    chunk.copy_from_slice(&bytes[..chunk.len()]);
+                }
+            }
+        }
+        IoLoop {
+            stats: JobStats::new(config, epoch),
+            free: (0..depth).rev().collect(),
+            pending: Vec::with_capacity(depth),
+            done: Vec::with_capacity(depth),
+            slots,
+            job,
+            failure: None,
+            epoch,
+            now: epoch,
+            submitted: 0,
+            completed: 0,
+            issued_bytes: 0,
+            writes_since_sync: 0,
+            last_written: job.files[0].0,
+        }
+    }
+
+    fn run(&mut self) {
+        let options = self.job.options.clone();
+        let ramp_end = (!options.ramp_time.is_zero()).then(|| self.epoch + options.ramp_time);
+        let mut deadline = options.runtime.map(|r| self.epoch + options.ramp_time + r);
+        let mut ramping = ramp_end.is_some();
+        let batch_submit = options.batch_submit() as usize;
+        let complete_min = options.iodepth_batch_complete_min as usize;
+        let complete_max = options.batch_complete_max() as usize;
+        let depth_low = options.depth_low() as usize;
+        let depth = options.iodepth as usize;
+        let sync_every = if options.fsync > 0 { options.fsync } else { options.fdatasync };
+        let data_only = options.fsync == 0;
+        let limit_by_size = !options.time_based;
+
+        loop {
+            if ramping && ramp_end.is_some_and(|end| self.now >= end) {
+                ramping = false;
+                self.stats.reset(self.now);
+                self.issued_bytes = 0;
+                deadline = options.runtime.map(|r| self.now + r);
+            }
+            let out_of_time = deadline.is_some_and(|d| self.now >= d);
+            let out_of_work = limit_by_size && !ramping && self.issued_bytes >= self.job.total_bytes;
+            if self.failure.is_some() || out_of_time || out_of_work {
+                break;
+            }
+            let Some(slot) = self.free.pop() else {
+                self.commit();
+                // Full: drain to iodepth_low, waiting for at least one completion each time.
+                loop {
+                    let in_flight = depth - self.free.len();
+                    self.reap(complete_min.max(1).min(in_flight), complete_max);
+                    if depth - self.free.len() <= depth_low || self.failure.is_some() {
+                        break;
+                    }
+                }
+                continue;
+            };
+            let request = if sync_every > 0 && self.writes_since_sync >= sync_every {
+                self.writes_since_sync = 0;
+                Request::sync(self.last_written, data_only, slot as u64)
+            } else {
+                let io = self.job.plan.next_io();
+                let mut buf = self.slots[slot].buf.take().expect("a free slot holds its buffer");
+                buf.set_len(io.len as usize);
+                let handle = self.job.files[io.file].0;
+                self.issued_bytes += io.len;
+                match io.direction {
+                    Direction::Read => Request::read(handle, io.offset, buf, slot as u64),
+                    Direction::Write => {
+                        self.writes_since_sync += 1;
+                        self.last_written = handle;
+                        Request::write(handle, io.offset, buf, slot as u64)
+                    }
+                }
+            };
+            let start = Instant::now();
+            self.submitted += 1;
+            match self.job.engine.queue(request) {
+                QueueOutcome::Completed(completion) => {
+                    let end = Instant::now();
+                    self.now = end;
+                    self.stats.record_submit(1, 1);
+                    self.stats.record_complete(1);
+                    self.finish(completion, None, end.saturating_duration_since(start));
+                    self.stats.sample(end);
+                }
+                QueueOutcome::Queued => {
+                    self.slots[slot].start = start;
+                    self.now = start;
+                    self.pending.push(slot);
+                    if self.pending.len() >= batch_submit {
+                        self.commit();
+                    }
+                    if complete_min == 0 {
+                        self.reap(0, complete_max);
+                    }
+                }
+                QueueOutcome::Busy(request) => {
+                    // Only possible if the engine holds fewer requests than we have slots.
+                    self.submitted -= 1;
+                    self.slots[slot].buf = request.buf;
+                    self.free.push(slot);
+                    self.commit();
+                    self.reap(1, complete_max);
+                }
+            }
+        }
+        // Hand over what is queued and wait for everything in flight: no request is abandoned.
+        self.commit();
+        while self.free.len() < depth {
+            let before = self.completed;
+            self.reap(1, depth);
+            if self.completed == before && self.failure.is_some() && self.job.engine.in_flight() == 0 {
+                break;
+            }
+        }
+    }
+
+    fn commit(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if let Err(error) = self.job.engine.commit() {
+            self.fail(error_errno(&error), format!("commit: {error}"));
+        }
+        let issued = Instant::now();
+        self.now = issued;
+        for &slot in &self.pending {
+            self.slots[slot].issue = issued;
+        }
+        let in_flight = self.slots.len() - self.free.len();
+        self.stats.record_submit(self.pending.len(), in_flight);
+        self.pending.clear();
+    }
+
+    fn reap(&mut self, min: usize, max: usize) {
+        let mut done = std::mem::take(&mut self.done);
+        match self.job.engine.reap(min, max, &mut done) {
+            Ok(count) => {
+                let now = Instant::now();
+                self.now = now;
+                if count > 0 {
+                    self.stats.record_complete(count);
+                }
+                for completion in done.drain(..) {
+                    let slot = &self.slots[completion.user_data as usize];
+                    let slat = slot.issue.saturating_duration_since(slot.start);
+                    let clat = now.saturating_duration_since(slot.issue);
+                    self.finish(completion, Some(slat), clat);
+                }
+                self.stats.sample(now);
+            }
+            Err(error) => self.fail(error_errno(&error), format!("reap: {error}")),
+        }
+        self.done = done;
+    }
+
+    fn finish(&mut self, completion: Completion, slat: Option<Duration>, clat: Duration) {
+        let slot = completion.user_data as usize;
+        self.completed += 1;
+        let result = completion.result;
+        let op = completion.op;
+        let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
+        if result < 0 {
+            let path = self.job.files.iter().find(|(h, _)| *h == completion.file).map(|(_, p)| p.display().to_string()).unwrap_or_default();
+            let error = std::io::Error::from_raw_os_error(-result as i32);
+            self.fail(-result as i32, format!("{} of {} bytes at offset {} of {path}: {error}", op.name(), wanted, completion.offset));
+        } else {
+            let slat_ns = slat.map(|d| d.as_nanos() as u64);
+            let clat_ns = clat.as_nanos() as u64;
+            match op {
+                Op::Read | Op::Write => {
+                    let dir = if op == Op::Read { DataDir::Read } else { DataDir::Write };
+                    self.stats.record_io(dir, result as u64, (result as u64) < wanted, slat_ns, clat_ns);
+                }
+                Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
+            }
+        }
+        if completion.buf.is_some() {
+            self.slots[slot].buf = completion.buf;
+        }
+        self.free.push(slot);
+    }
+
+    fn fail(&mut self, errno: i32, message: String) {
+        if self.failure.is_none() {
+            self.failure = Some(IoFailure { errno, message });
+        }
+    }
+}
+
+fn error_errno(error: &hybrio::Error) -> i32 {
+    std::error::Error::source(error)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .and_then(std::io::Error::raw_os_error)
+        .unwrap_or(EIO)
+}
+
+/// What a failure without an errno of its own is reported as.
+const EIO: i32 = 5;
+
+/// Opens the job's files for the engine (after layout).
+pub fn open_files(options: &JobOptions, files: &[crate::layout::FilePlan]) -> Result<Vec<JobFile>, hybrio::Error> {
+    files
+        .iter()
+        .map(|plan| {
+            // The null engine does no I/O, so, as in fio, it needs no real file.
+            let (path, opts) = if options.ioengine == "null" {
+                (Path::new("/dev/null"), hybrio::file::OpenOptions::default())
+            } else {
+                let opts = hybrio::file::OpenOptions { read: true, write: options.rw.writes(), create: options.rw.writes(), direct: options.direct };
+                (plan.path.as_path(), opts)
+            };
+            let file: File = hybrio::file::open(path, &opts)?;
+            Ok(JobFile { file, path: plan.path.clone(), size: plan.size })
+        })
+        .collect()
+}

@@ -1,0 +1,1036 @@
+//! One suite, every engine: each test runs the same sequence through every
+//! engine flavour the system allows and expects the same answers.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use super::{Engine, EngineConfig, EngineKind, QueueOutcome};
+use crate::Error;
+use crate::buf::{Buf, BufPool};
+use crate::file::{self, FileHandle, OpenOptions};
+use crate::probe;
+use crate::request::{Completion, Op, Request};
+
+/// An engine kind with one configuration.
+#[derive(Debug, Clone)]
+struct Flavour {
+    kind: EngineKind,
+    config: EngineConfig,
+    /// io_uring only: start the setup ladder at this rung, to run the
+    /// fallbacks this kernel would not need.
+    rung: Option<usize>,
+}
+
+impl Flavour {
+    fn new(kind: EngineKind, depth: u32) -> Self {
+        Flavour {
+            kind,
+            config: EngineConfig::with_depth(depth),
+            rung: None,
+        }
+    }
+
+    fn io_uring_from_rung(depth: u32, rung: usize) -> Self {
+        Flavour {
+            rung: Some(rung),
+            ..Flavour::new(EngineKind::IoUring, depth)
+        }
+    }
+
+    fn name(&self) -> String {
+        let c = &self.config;
+        let mut name = format!("{} depth {}", self.kind, c.depth);
+        if let Some(rung) = self.rung {
+            name.push_str(&format!(", setup rung {rung}"));
+        }
+        for (on, what) in [
+            (c.fixed_buffers, "fixed buffers"),
+            (c.register_files, "registered files"),
+            (c.sq_thread_poll, "sqpoll"),
+            (c.hipri, "hipri"),
+        ] {
+            if on {
+                name.push_str(", ");
+                name.push_str(what);
+            }
+        }
+        name
+    }
+
+    /// The engine, or `None` (with a note why) when this system cannot run it.
+    fn open(&self, pool: Option<&BufPool>) -> Option<Box<dyn Engine>> {
+        if let Err(reason) = probe::engine_available(self.kind) {
+            eprintln!("skipping {}: {reason}", self.name());
+            return None;
+        }
+        let engine = match self.rung {
+            Some(rung) => {
+                super::io_uring::IoUringEngine::starting_at_rung(&self.config, pool, rung)
+                    .map(|engine| Box::new(engine) as Box<dyn Engine>)
+            }
+            None => super::open(self.kind, &self.config, pool),
+        };
+        match engine {
+            Ok(engine) => Some(engine),
+            Err(Error::Engine { source, .. })
+                if self.config.sq_thread_poll && source.raw_os_error() == Some(libc::EPERM) =>
+            {
+                eprintln!(
+                    "skipping {}: SQPOLL not permitted here: {source}",
+                    self.name()
+                );
+                None
+            }
+            Err(e) => panic!("{}: {e}", self.name()),
+        }
+    }
+}
+
+/// Every flavour that does real I/O.
+fn io_flavours() -> Vec<Flavour> {
+    let uring = |depth, tweak: fn(&mut EngineConfig)| {
+        let mut flavour = Flavour::new(EngineKind::IoUring, depth);
+        tweak(&mut flavour.config);
+        flavour
+    };
+    vec![
+        Flavour::new(EngineKind::Sync, 1),
+        Flavour::new(EngineKind::Sync, 8),
+        Flavour::new(EngineKind::Psync, 1),
+        Flavour::new(EngineKind::Psync, 8),
+        uring(1, |_| {}),
+        uring(8, |_| {}),
+        uring(8, |c| {
+            c.fixed_buffers = true;
+            c.register_files = true;
+        }),
+        uring(3, |c| c.fixed_buffers = true),
+        uring(8, |c| c.sq_thread_poll = true),
+        // COOP_TASKRUN|TASKRUN_FLAG, then no task-run flags, then not disabled.
+        Flavour::io_uring_from_rung(8, 1),
+        Flavour::io_uring_from_rung(8, 2),
+        Flavour::io_uring_from_rung(4, 3),
+    ]
+}
+
+/// Every flavour, the null engine included.
+fn all_flavours() -> Vec<Flavour> {
+    let mut flavours = io_flavours();
+    flavours.extend([
+        Flavour::new(EngineKind::Null, 1),
+        Flavour::new(EngineKind::Null, 4),
+    ]);
+    flavours
+}
+
+/// A scratch directory on the disk filesystem (/tmp), not tmpfs.
+fn scratch() -> TempDir {
+    tempfile::tempdir_in(std::env::temp_dir()).unwrap()
+}
+
+/// Fills `out` with bytes that differ for every `seed` (xorshift64*).
+fn pattern(seed: u64, out: &mut [u8]) {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for chunk in out.chunks_mut(8) {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        let word = state.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+}
+
+fn read_write() -> OpenOptions {
+    OpenOptions {
+        read: true,
+        write: true,
+        create: true,
+        direct: false,
+    }
+}
+
+/// A file of `len` patterned bytes; returns its path and contents.
+fn data_file(dir: &Path, name: &str, len: usize) -> (PathBuf, Vec<u8>) {
+    let path = dir.join(name);
+    let mut contents = vec![0; len];
+    pattern(len as u64, &mut contents);
+    fs::write(&path, &contents).unwrap();
+    (path, contents)
+}
+
+fn add(engine: &mut dyn Engine, path: &Path, opts: &OpenOptions) -> FileHandle {
+    let file = file::open(path, opts).unwrap();
+    engine.add_file(file, path.to_owned()).unwrap()
+}
+
+fn take(pool: &BufPool, len: usize) -> Buf {
+    let mut buf = pool.take().expect("pool has a free buffer");
+    buf.set_len(len);
+    buf
+}
+
+/// Drives `requests` through the engine the way a benchmark does (queue;
+/// when busy, commit and reap) and returns every completion.
+fn run(engine: &mut dyn Engine, requests: impl IntoIterator<Item = Request>) -> Vec<Completion> {
+    let mut done = Vec::new();
+    for mut request in requests {
+        loop {
+            match engine.queue(request) {
+                QueueOutcome::Completed(completion) => done.push(completion),
+                QueueOutcome::Queued => {}
+                QueueOutcome::Busy(back) => {
+                    request = back;
+                    engine.commit().unwrap();
+                    assert!(
+                        engine.reap(1, usize::MAX, &mut done).unwrap() >= 1,
+                        "a full engine reaped nothing"
+                    );
+                    continue;
+                }
+            }
+            break;
+        }
+    }
+    finish(engine, &mut done);
+    done
+}
+
+/// Commits and reaps until nothing is in flight.
+fn finish(engine: &mut dyn Engine, done: &mut Vec<Completion>) {
+    engine.commit().unwrap();
+    while engine.in_flight() > 0 {
+        assert!(
+            engine.reap(1, usize::MAX, done).unwrap() >= 1,
+            "reap(1) returned nothing with requests in flight"
+        );
+    }
+    assert_eq!(
+        engine.reap(0, usize::MAX, done).unwrap(),
+        0,
+        "completions after the last one"
+    );
+}
+
+/// Runs one request and returns its completion.
+fn run_one(engine: &mut dyn Engine, request: Request) -> Completion {
+    let mut done = run(engine, [request]);
+    assert_eq!(done.len(), 1);
+    done.pop().unwrap()
+}
+
+fn errno(completion: &Completion) -> Option<i32> {
+    completion.error().and_then(|e| e.raw_os_error())
+}
+
+/// Writes patterned blocks at scattered offsets (odd lengths and offsets
+/// included unless `direct`), syncs, and reads them back byte for byte.
+fn round_trip(
+    engine: &mut dyn Engine,
+    pool: &BufPool,
+    path: &Path,
+    opts: &OpenOptions,
+    name: &str,
+) {
+    let handle = add(engine, path, opts);
+    let mut blocks: Vec<(u64, usize)> = [0u64, 5, 2, 9, 7, 12, 1, 30, 64, 3]
+        .iter()
+        .map(|&k| (k * 4096, 4096))
+        .collect();
+    if !opts.direct {
+        blocks.extend([
+            (40 * 4096 + 512, 1000),
+            (41 * 4096 + 17, 4096),
+            (50 * 4096 + 4095, 1),
+        ]);
+    }
+    let writes = blocks.iter().enumerate().map(|(i, &(offset, len))| {
+        let mut buf = take(pool, len);
+        pattern(offset, buf.as_mut_slice());
+        Request::write(handle, offset, buf, i as u64)
+    });
+    for done in run(engine, writes.collect::<Vec<_>>()) {
+        let (_, len) = blocks[done.user_data as usize];
+        assert_eq!(done.op, Op::Write);
+        assert_eq!(done.result, len as i64, "{name}: write {}", done.user_data);
+    }
+    let synced = run(
+        engine,
+        [
+            Request::sync(handle, false, 100),
+            Request::sync(handle, true, 101),
+        ],
+    );
+    assert_eq!(synced.len(), 2);
+    for done in &synced {
+        assert_eq!(done.result, 0, "{name}: {:?}", done.op);
+    }
+    let reads: Vec<Request> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, &(offset, len))| {
+            let mut buf = take(pool, len);
+            buf.as_mut_slice().fill(0xEE);
+            Request::read(handle, offset, buf, i as u64)
+        })
+        .collect();
+    let done = run(engine, reads);
+    assert_eq!(done.len(), blocks.len());
+    for done in done {
+        let (offset, len) = blocks[done.user_data as usize];
+        assert_eq!((done.op, done.offset), (Op::Read, offset));
+        assert_eq!(done.result, len as i64, "{name}: read at {offset}");
+        let mut expected = vec![0; len];
+        pattern(offset, &mut expected);
+        assert!(
+            done.buf.as_ref().unwrap().as_slice() == expected,
+            "{name}: data at {offset} differs"
+        );
+    }
+    engine.remove_file(handle).unwrap();
+}
+
+#[test]
+fn written_data_reads_back_byte_exact() {
+    for flavour in io_flavours() {
+        let pool = BufPool::new(16, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let dir = scratch();
+        round_trip(
+            engine.as_mut(),
+            &pool,
+            &dir.path().join("data"),
+            &read_write(),
+            &flavour.name(),
+        );
+        assert_eq!(
+            pool.available(),
+            pool.count(),
+            "{}: buffers not returned",
+            flavour.name()
+        );
+    }
+}
+
+#[test]
+fn o_direct_round_trip_with_aligned_buffers() {
+    let dir = scratch();
+    if !probe::o_direct_supported(dir.path()) {
+        eprintln!(
+            "skipping O_DIRECT: not supported in {}",
+            dir.path().display()
+        );
+        return;
+    }
+    let direct = OpenOptions {
+        direct: true,
+        ..read_write()
+    };
+    for flavour in io_flavours() {
+        let pool = BufPool::new(16, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = format!("{} O_DIRECT", flavour.name());
+        round_trip(
+            engine.as_mut(),
+            &pool,
+            &dir.path().join(flavour.name()),
+            &direct,
+            &name,
+        );
+    }
+}
+
+#[test]
+fn reads_at_and_across_eof() {
+    const LEN: usize = 10_000;
+    for flavour in io_flavours() {
+        let pool = BufPool::new(4, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "short", LEN);
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        let done = run(
+            engine.as_mut(),
+            [
+                Request::read(handle, LEN as u64, take(&pool, 4096), 0),
+                Request::read(handle, 1 << 20, take(&pool, 4096), 1),
+                Request::read(handle, 8192, take(&pool, 4096), 2),
+            ],
+        );
+        let by_tag: BTreeMap<u64, &Completion> = done.iter().map(|c| (c.user_data, c)).collect();
+        assert_eq!(by_tag[&0].result, 0, "{name}: read at EOF");
+        assert_eq!(by_tag[&1].result, 0, "{name}: read past EOF");
+        let straddling = by_tag[&2];
+        assert_eq!(
+            straddling.result,
+            (LEN - 8192) as i64,
+            "{name}: read across EOF"
+        );
+        assert!(straddling.is_short());
+        let got = &straddling.buf.as_ref().unwrap().as_slice()[..LEN - 8192];
+        assert!(got == &contents[8192..], "{name}: short read data differs");
+    }
+}
+
+#[test]
+fn bad_handles_complete_with_ebadf() {
+    for flavour in all_flavours() {
+        let pool = BufPool::new(4, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 4096);
+        let removed = add(engine.as_mut(), &path, &OpenOptions::default());
+        engine.remove_file(removed).unwrap();
+        assert!(
+            matches!(engine.remove_file(removed), Err(Error::BadHandle(h)) if h == removed.0),
+            "{name}"
+        );
+        let requests = [
+            Request::read(FileHandle(77), 0, take(&pool, 4096), 1),
+            Request::write(removed, 0, take(&pool, 512), 2),
+            Request::sync(FileHandle(u32::MAX), false, 3),
+        ];
+        let done = run(engine.as_mut(), requests);
+        assert_eq!(done.len(), 3, "{name}");
+        for completion in &done {
+            assert_eq!(
+                errno(completion),
+                Some(libc::EBADF),
+                "{name}: {:?}",
+                completion.op
+            );
+        }
+        let read_back = done.iter().find(|c| c.user_data == 1).unwrap();
+        assert_eq!(
+            read_back.buf.as_ref().map(Buf::len),
+            Some(4096),
+            "{name}: buffer handed back"
+        );
+    }
+}
+
+#[test]
+fn reading_a_write_only_file_gives_ebadf() {
+    for flavour in io_flavours() {
+        let pool = BufPool::new(2, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "wo", 8192);
+        let write_only = OpenOptions {
+            read: false,
+            write: true,
+            create: false,
+            direct: false,
+        };
+        let handle = add(engine.as_mut(), &path, &write_only);
+        let done = run_one(
+            engine.as_mut(),
+            Request::read(handle, 0, take(&pool, 4096), 9),
+        );
+        assert_eq!(errno(&done), Some(libc::EBADF), "{}", flavour.name());
+        assert_eq!(done.user_data, 9);
+    }
+}
+
+#[test]
+fn malformed_requests_complete_with_einval() {
+    for flavour in all_flavours() {
+        let pool = BufPool::new(2, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 4096);
+        let handle = add(engine.as_mut(), &path, &read_write());
+        let no_buffer = Request {
+            op: Op::Read,
+            file: handle,
+            offset: 0,
+            buf: None,
+            user_data: 1,
+        };
+        let huge_offset = Request::write(handle, u64::MAX, take(&pool, 4096), 2);
+        for done in run(engine.as_mut(), [no_buffer, huge_offset]) {
+            assert_eq!(
+                errno(&done),
+                Some(libc::EINVAL),
+                "{}: request {}",
+                flavour.name(),
+                done.user_data
+            );
+        }
+    }
+}
+
+#[test]
+fn every_request_completes_once_with_its_user_data() {
+    const N: u64 = 100;
+    for flavour in all_flavours() {
+        // Every request holds its buffer until the test has checked all completions.
+        let pool = BufPool::new(N as usize, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "f", 64 * 1024);
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        let tag = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xDEAD;
+        let offset = |i: u64| (i * 7919) % (60 * 1024);
+        let requests = (0..N).map(|i| {
+            Request::read(
+                handle,
+                offset(i),
+                take(&pool, 512 + (i as usize % 3) * 100),
+                tag(i),
+            )
+        });
+        let requests: Vec<Request> = requests.collect();
+        let done = run(engine.as_mut(), requests);
+        assert_eq!(done.len(), N as usize, "{name}");
+        let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
+        for completion in &done {
+            *seen.entry(completion.user_data).or_default() += 1;
+        }
+        assert!(
+            (0..N).all(|i| seen.get(&tag(i)) == Some(&1)),
+            "{name}: user_data lost or repeated"
+        );
+        for (i, completion) in
+            (0..N).map(|i| (i, done.iter().find(|c| c.user_data == tag(i)).unwrap()))
+        {
+            let len = completion.buf.as_ref().unwrap().len();
+            assert_eq!(completion.result, len as i64, "{name}");
+            if flavour.kind != EngineKind::Null {
+                let at = offset(i) as usize;
+                assert!(
+                    completion.buf.as_ref().unwrap().as_slice() == &contents[at..at + len],
+                    "{name}: read {i}"
+                );
+            }
+        }
+        assert_eq!(engine.in_flight(), 0);
+        drop(done);
+        assert_eq!(
+            pool.available(),
+            pool.count(),
+            "{name}: buffers not returned"
+        );
+    }
+}
+
+#[test]
+fn queue_is_busy_exactly_at_depth() {
+    for flavour in all_flavours() {
+        let pool = BufPool::new(16, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 128 * 1024);
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        let depth = flavour.config.depth as usize;
+        let offset = |tag: u64| (tag % 32) * 4096;
+        let read = |tag: u64| Request::read(handle, offset(tag), take(&pool, 4096), tag);
+        let mut done = Vec::new();
+        if engine.is_synchronous() {
+            for tag in 0..(2 * depth as u64 + 1) {
+                match engine.queue(read(tag)) {
+                    QueueOutcome::Completed(completion) => {
+                        assert_eq!(completion.result, 4096, "{name}")
+                    }
+                    other => panic!("{name}: a synchronous engine answered {other:?}"),
+                }
+            }
+            assert_eq!(engine.in_flight(), 0);
+            continue;
+        }
+        for tag in 0..depth as u64 {
+            assert!(
+                matches!(engine.queue(read(tag)), QueueOutcome::Queued),
+                "{name}: request {tag}"
+            );
+            assert_eq!(engine.in_flight(), tag as usize + 1, "{name}");
+        }
+        let QueueOutcome::Busy(back) = engine.queue(read(99)) else {
+            panic!("{name}: not busy at depth {depth}")
+        };
+        assert_eq!(
+            (back.user_data, back.offset, back.len()),
+            (99, offset(99), 4096),
+            "{name}: request changed"
+        );
+        assert_eq!(engine.commit().unwrap(), depth, "{name}: commit count");
+        assert_eq!(engine.commit().unwrap(), 0, "{name}: second commit");
+        let QueueOutcome::Busy(back) = engine.queue(back) else {
+            panic!("{name}: in-flight requests must count")
+        };
+        let reaped = engine.reap(1, 1, &mut done).unwrap();
+        assert_eq!((reaped, done.len()), (1, 1), "{name}: reap(1, 1)");
+        assert!(
+            matches!(engine.queue(back), QueueOutcome::Queued),
+            "{name}: not accepted after a reap"
+        );
+        let QueueOutcome::Busy(_) = engine.queue(read(100)) else {
+            panic!("{name}: full again")
+        };
+        finish(engine.as_mut(), &mut done);
+        assert_eq!(done.len(), depth + 1, "{name}");
+        assert!(
+            done.iter().all(|c| c.result == 4096),
+            "{name}: {:?}",
+            done.iter().map(|c| c.result).collect::<Vec<_>>()
+        );
+        assert!(done.iter().any(|c| c.user_data == 99), "{name}");
+    }
+}
+
+#[test]
+fn files_cannot_be_removed_with_requests_in_flight() {
+    for flavour in all_flavours() {
+        let pool = BufPool::new(4, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        if engine.is_synchronous() {
+            continue;
+        }
+        let name = flavour.name();
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 8192);
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        assert!(matches!(
+            engine.queue(Request::read(handle, 0, take(&pool, 4096), 1)),
+            QueueOutcome::Queued
+        ));
+        match engine.remove_file(handle) {
+            Err(Error::FileBusy {
+                handle: h,
+                in_flight: 1,
+            }) => assert_eq!(h, handle.0),
+            other => panic!("{name}: expected FileBusy, got {other:?}"),
+        }
+        let mut done = Vec::new();
+        finish(engine.as_mut(), &mut done);
+        let file: File = engine.remove_file(handle).unwrap();
+        assert_eq!(file.metadata().unwrap().len(), 8192);
+    }
+}
+
+#[test]
+fn dropping_an_engine_waits_for_its_requests() {
+    for flavour in all_flavours() {
+        let pool = BufPool::new(8, 4096).unwrap();
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 64 * 1024);
+        for commit in [false, true] {
+            let Some(mut engine) = flavour.open(Some(&pool)) else {
+                break;
+            };
+            let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+            let mut inline = Vec::new();
+            for tag in 0..4 {
+                match engine.queue(Request::read(handle, tag * 4096, take(&pool, 4096), tag)) {
+                    QueueOutcome::Completed(completion) => inline.push(completion),
+                    QueueOutcome::Queued => {}
+                    QueueOutcome::Busy(_) => break,
+                }
+            }
+            if commit {
+                engine.commit().unwrap();
+            }
+            drop(engine);
+            drop(inline);
+            assert_eq!(
+                pool.available(),
+                pool.count(),
+                "{}: buffers lost (commit {commit})",
+                flavour.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn null_engine_completes_with_the_request_length() {
+    let pool = BufPool::new(4, 4096).unwrap();
+    let dir = scratch();
+    let (path, _) = data_file(dir.path(), "f", 0);
+    for depth in [1, 4] {
+        let mut engine =
+            super::open(EngineKind::Null, &EngineConfig::with_depth(depth), None).unwrap();
+        assert_eq!(engine.is_synchronous(), depth == 1);
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        let done = run(
+            engine.as_mut(),
+            [
+                Request::read(handle, 1 << 40, take(&pool, 100), 0),
+                Request::write(handle, 0, take(&pool, 4096), 1),
+                Request::sync(handle, true, 2),
+            ],
+        );
+        let results: Vec<(u64, i64)> = done.iter().map(|c| (c.user_data, c.result)).collect();
+        assert_eq!(
+            results,
+            [(0, 100), (1, 4096), (2, 0)],
+            "depth {depth}: in queue order"
+        );
+    }
+}
+
+#[test]
+fn null_engine_reaps_only_committed_requests() {
+    let pool = BufPool::new(4, 4096).unwrap();
+    let mut engine = super::open(EngineKind::Null, &EngineConfig::with_depth(4), None).unwrap();
+    let handle = engine
+        .add_file(File::open("/dev/null").unwrap(), "/dev/null".into())
+        .unwrap();
+    let mut done = Vec::new();
+    assert!(matches!(
+        engine.queue(Request::read(handle, 0, take(&pool, 1), 0)),
+        QueueOutcome::Queued
+    ));
+    assert_eq!(
+        engine.reap(1, 4, &mut done).unwrap(),
+        0,
+        "uncommitted requests are not complete"
+    );
+    assert_eq!(engine.commit().unwrap(), 1);
+    assert!(matches!(
+        engine.queue(Request::read(handle, 0, take(&pool, 2), 1)),
+        QueueOutcome::Queued
+    ));
+    assert_eq!(engine.reap(0, 4, &mut done).unwrap(), 1);
+    assert_eq!(engine.in_flight(), 1);
+    assert_eq!(engine.commit().unwrap(), 1);
+    assert_eq!(engine.reap(1, 4, &mut done).unwrap(), 1);
+    assert_eq!(done.iter().map(|c| c.result).collect::<Vec<_>>(), [1, 2]);
+}
+
+/// An io_uring engine built from `config`, or `None` when this system has none.
+fn uring(config: EngineConfig, pool: Option<&BufPool>) -> Option<Box<dyn Engine>> {
+    Flavour {
+        config,
+        ..Flavour::new(EngineKind::IoUring, 1)
+    }
+    .open(pool)
+}
+
+#[test]
+fn reaping_without_waiting_still_delivers() {
+    // With DEFER_TASKRUN completions exist only once an enter runs the task
+    // work: a reap(0, ..) poll loop must still see them.
+    for flavour in all_flavours() {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let Some(mut engine) = flavour.open(None) else {
+            continue;
+        };
+        if engine.is_synchronous() {
+            continue;
+        }
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 4096);
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        let read = Request::read(handle, 0, take(&pool, 4096), 5);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+        assert_eq!(engine.commit().unwrap(), 1);
+        let mut done = Vec::new();
+        for _ in 0..5000 {
+            if engine.reap(0, 8, &mut done).unwrap() > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(
+            done.len(),
+            1,
+            "{}: polling never saw the completion",
+            flavour.name()
+        );
+        assert_eq!((done[0].user_data, done[0].result), (5, 4096));
+    }
+}
+
+#[test]
+fn io_uring_engine_can_move_to_another_thread() {
+    let pool = BufPool::new(16, 4096).unwrap();
+    let mut config = EngineConfig::with_depth(8);
+    config.fixed_buffers = true;
+    config.register_files = true;
+    let Some(mut engine) = uring(config, Some(&pool)) else {
+        return;
+    };
+    let dir = scratch();
+    let path = dir.path().join("moved");
+    // Registered before the move, driven after it.
+    let handle = add(engine.as_mut(), &path, &read_write());
+    std::thread::spawn(move || {
+        engine.remove_file(handle).unwrap();
+        round_trip(
+            engine.as_mut(),
+            &pool,
+            &path,
+            &read_write(),
+            "io_uring on another thread",
+        );
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn io_uring_registered_file_table_grows() {
+    let pool = BufPool::new(2, 4096).unwrap();
+    let mut config = EngineConfig::with_depth(2);
+    config.register_files = true;
+    let Some(mut engine) = uring(config, None) else {
+        return;
+    };
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 8192);
+    let handles: Vec<FileHandle> = (0..150)
+        .map(|_| add(engine.as_mut(), &path, &OpenOptions::default()))
+        .collect();
+    for &handle in [handles[0], handles[63], handles[64], handles[149]].iter() {
+        let done = run_one(
+            engine.as_mut(),
+            Request::read(handle, 4096, take(&pool, 4096), handle.0.into()),
+        );
+        assert_eq!(done.result, 4096, "handle {}", handle.0);
+        assert!(
+            done.buf.as_ref().unwrap().as_slice() == &contents[4096..],
+            "handle {}",
+            handle.0
+        );
+    }
+    engine.remove_file(handles[64]).unwrap();
+    let done = run_one(
+        engine.as_mut(),
+        Request::read(handles[64], 0, take(&pool, 4096), 0),
+    );
+    assert_eq!(errno(&done), Some(libc::EBADF));
+    let reused = add(engine.as_mut(), &path, &OpenOptions::default());
+    assert_eq!(reused, handles[64]);
+    assert_eq!(
+        run_one(
+            engine.as_mut(),
+            Request::read(reused, 0, take(&pool, 4096), 0)
+        )
+        .result,
+        4096
+    );
+}
+
+#[test]
+fn io_uring_fixed_buffers_accept_foreign_buffers_too() {
+    let registered = BufPool::new(2, 8192).unwrap();
+    let foreign = BufPool::new(2, 4096).unwrap();
+    let mut config = EngineConfig::with_depth(4);
+    config.fixed_buffers = true;
+    let Some(mut engine) = uring(config, Some(&registered)) else {
+        return;
+    };
+    assert!(
+        engine.description().contains("fixed buffers"),
+        "{}",
+        engine.description()
+    );
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 16384);
+    let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+    let done = run(
+        engine.as_mut(),
+        [
+            Request::read(handle, 0, take(&registered, 8192), 0),
+            Request::read(handle, 8192, take(&registered, 8192), 1),
+            Request::read(handle, 4096, take(&foreign, 4096), 2),
+        ],
+    );
+    for completion in done {
+        let buf = completion.buf.as_ref().unwrap();
+        let at = completion.offset as usize;
+        assert_eq!(
+            completion.result,
+            buf.len() as i64,
+            "request {}",
+            completion.user_data
+        );
+        assert!(
+            buf.as_slice() == &contents[at..at + buf.len()],
+            "request {}",
+            completion.user_data
+        );
+    }
+}
+
+#[test]
+fn io_uring_hipri_fails_per_request_on_a_device_without_poll_queues() {
+    let pool = BufPool::new(1, 4096).unwrap();
+    let mut config = EngineConfig::with_depth(2);
+    config.hipri = true;
+    let engine = match super::open(EngineKind::IoUring, &config, None) {
+        Ok(engine) => engine,
+        Err(e) => {
+            eprintln!("skipping hipri: {e}");
+            return;
+        }
+    };
+    let mut engine = engine;
+    assert!(
+        engine.description().contains("IOPOLL"),
+        "{}",
+        engine.description()
+    );
+    let dir = scratch();
+    let (path, _) = data_file(dir.path(), "f", 4096);
+    let direct = OpenOptions {
+        direct: probe::o_direct_supported(dir.path()),
+        ..OpenOptions::default()
+    };
+    let handle = add(engine.as_mut(), &path, &direct);
+    let done = run_one(
+        engine.as_mut(),
+        Request::read(handle, 0, take(&pool, 4096), 1),
+    );
+    // Polled completion needs a device with poll queues; without, the request fails alone.
+    assert!(
+        done.result == 4096
+            || matches!(
+                errno(&done),
+                Some(libc::EOPNOTSUPP | libc::EINVAL | libc::EAGAIN)
+            ),
+        "hipri read: {}",
+        done.result
+    );
+    eprintln!(
+        "hipri read on {}: result {}",
+        dir.path().display(),
+        done.result
+    );
+}
+
+#[test]
+fn io_uring_reports_its_setup() {
+    let Some(engine) = uring(EngineConfig::with_depth(4), None) else {
+        return;
+    };
+    let description = engine.description();
+    eprintln!("io_uring setup accepted here: {description}");
+    assert!(description.starts_with("io_uring ("), "{description}");
+    assert!(description.ends_with("depth 4)"), "{description}");
+}
+
+#[test]
+fn every_flavour_is_built_as_configured() {
+    for flavour in all_flavours() {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let Some(engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let description = engine.description();
+        eprintln!("{}: {description}", flavour.name());
+        assert_eq!(engine.kind(), flavour.kind);
+        assert!(
+            description.starts_with(flavour.kind.name()),
+            "{description}"
+        );
+        let c = &flavour.config;
+        for (asked, shown) in [
+            (c.sq_thread_poll, "SQPOLL"),
+            (c.register_files, "registered files"),
+            (c.fixed_buffers, "fixed buffers"),
+        ] {
+            assert_eq!(
+                description.contains(shown),
+                asked,
+                "{}: {description}",
+                flavour.name()
+            );
+        }
+    }
+}
+
+/// A pipe whose read end never gets data while the test runs: a read from
+/// it stays in flight until cancelled.
+fn silent_pipe() -> (File, std::io::PipeWriter) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    (File::from(std::os::fd::OwnedFd::from(reader)), writer)
+}
+
+#[test]
+fn dropping_an_io_uring_engine_cancels_requests_that_would_never_end() {
+    for depth in [1, 4] {
+        let pool = BufPool::new(2, 4096).unwrap();
+        let Some(mut engine) = uring(EngineConfig::with_depth(depth), None) else {
+            return;
+        };
+        let (read_end, _write_end) = silent_pipe();
+        let handle = engine.add_file(read_end, "pipe".into()).unwrap();
+        let read = Request::read(handle, 0, take(&pool, 4096), 1);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+        engine.commit().unwrap();
+        let mut done = Vec::new();
+        assert_eq!(
+            engine.reap(0, 1, &mut done).unwrap(),
+            0,
+            "nothing was written"
+        );
+        drop(engine);
+        assert_eq!(
+            pool.available(),
+            2,
+            "the cancelled read gave its buffer back"
+        );
+    }
+}
+
+#[test]
+fn io_uring_dropped_by_a_foreign_thread_never_frees_in_flight_buffers() {
+    let pool = BufPool::new(2, 4096).unwrap();
+    let Some(mut engine) = uring(EngineConfig::with_depth(2), None) else {
+        return;
+    };
+    let (read_end, write_end) = silent_pipe();
+    let handle = engine.add_file(read_end, "pipe".into()).unwrap();
+    let read = Request::read(handle, 0, take(&pool, 4096), 1);
+    let (send_engine, engine_back) = std::sync::mpsc::channel();
+    let (send_done, dropped) = std::sync::mpsc::channel::<()>();
+    // Committed on another thread, which a SINGLE_ISSUER ring then belongs to;
+    // that thread stays alive (its exit would cancel the read) until the drop.
+    let owner = std::thread::spawn(move || {
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+        engine.commit().unwrap();
+        send_engine.send(engine).unwrap();
+        dropped.recv().unwrap();
+    });
+    let engine = engine_back.recv().unwrap();
+    let description = engine.description();
+    drop(engine);
+    // A DEFER_TASKRUN ring can be neither cancelled nor waited on from here:
+    // its request and buffer must be leaked, not freed. Other rings cancel
+    // the read and give the buffer back.
+    let expected = if description.contains("DEFER_TASKRUN") {
+        1
+    } else {
+        2
+    };
+    assert_eq!(pool.available(), expected, "{description}");
+    send_done.send(()).unwrap();
+    owner.join().unwrap();
+    drop(write_end);
+}

@@ -1,0 +1,452 @@
+//! `io_uring`: batched submission and reaping through one ring per engine,
+//! as fio's `io_uring` engine.
+//!
+//! The ring is built with the best task-running mode the kernel accepts
+//! (`SINGLE_ISSUER|DEFER_TASKRUN`, else `COOP_TASKRUN|TASKRUN_FLAG`, else the
+//! default) and disabled (`R_DISABLED`): it is enabled at the first commit, by
+//! the thread that commits, which is the thread a `SINGLE_ISSUER` ring then
+//! belongs to. An engine may therefore be built on one thread and driven from
+//! another, but must then stay on that one.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::PathBuf;
+
+use ::io_uring::IoUring;
+
+use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use crate::buf::BufPool;
+use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::request::{Completion, Request};
+use crate::sys::uring::{FileRef, Ring};
+use crate::{Error, probe};
+
+const ENGINE: &str = "io_uring";
+
+/// Size of the registered-file table at first; it doubles when outgrown.
+const INITIAL_REGISTERED_FILES: u32 = 64;
+
+/// How long an idle SQPOLL thread spins before it sleeps (the kernel's default too).
+const SQPOLL_IDLE_MS: u32 = 1000;
+
+/// How completions get run in the submitting task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TaskRun {
+    /// `SINGLE_ISSUER|DEFER_TASKRUN`: only inside `io_uring_enter(GETEVENTS)` (Linux 6.1).
+    Deferred,
+    /// `COOP_TASKRUN|TASKRUN_FLAG`: at the next kernel entry, flagged in the SQ ring (Linux 5.19).
+    Cooperative,
+    /// On any return to user space, interrupting the task if need be.
+    Interrupting,
+}
+
+/// One rung of the setup ladder, tried in order until the kernel accepts one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Setup {
+    taskrun: TaskRun,
+    /// `R_DISABLED` (Linux 5.10): enabled at the first commit.
+    disabled: bool,
+}
+
+impl Setup {
+    const LADDER: [Setup; 4] = [
+        Setup {
+            taskrun: TaskRun::Deferred,
+            disabled: true,
+        },
+        Setup {
+            taskrun: TaskRun::Cooperative,
+            disabled: true,
+        },
+        Setup {
+            taskrun: TaskRun::Interrupting,
+            disabled: true,
+        },
+        Setup {
+            taskrun: TaskRun::Interrupting,
+            disabled: false,
+        },
+    ];
+
+    /// SQPOLL submits from a kernel thread, so the submitting-task modes do not apply.
+    const SQPOLL_LADDER: [Setup; 2] = [
+        Setup {
+            taskrun: TaskRun::Interrupting,
+            disabled: true,
+        },
+        Setup {
+            taskrun: TaskRun::Interrupting,
+            disabled: false,
+        },
+    ];
+
+    /// The rungs to try for `config`, best first.
+    fn ladder(config: &EngineConfig) -> &'static [Setup] {
+        if config.sq_thread_poll {
+            &Setup::SQPOLL_LADDER
+        } else {
+            &Setup::LADDER
+        }
+    }
+}
+
+/// The io_uring engine. See the [module documentation](self).
+///
+/// Requests sit in the ring's slab from [`queue`](Engine::queue) until their
+/// completion is reaped; dropping the engine waits for every request the
+/// kernel has, so no buffer is freed while the kernel may still use it.
+#[derive(Debug)]
+pub struct IoUringEngine {
+    // Declared first: dropping the ring waits for in-flight requests before
+    // their files are closed.
+    ring: Ring,
+    files: FileTable,
+    /// Size of the registered-file table; 0 when files are not registered.
+    registered_files: u32,
+    depth: usize,
+    setup: Setup,
+}
+
+impl IoUringEngine {
+    /// Builds a ring for `config.depth` requests. With `config.fixed_buffers`,
+    /// `pool` (if given) is registered and requests carrying its buffers use
+    /// `READ_FIXED`/`WRITE_FIXED`; other buffers still work, unregistered.
+    ///
+    /// Fails with [`Error::Unavailable`] when the system refuses io_uring, and
+    /// with [`Error::Engine`] naming the step (setup, buffer or file
+    /// registration) otherwise.
+    pub fn new(config: &EngineConfig, pool: Option<&BufPool>) -> Result<Self, Error> {
+        Self::with_ladder(config, pool, Setup::ladder(config))
+    }
+
+    /// An engine whose ring setup starts at rung `rung` of the ladder, to test
+    /// the fallbacks a kernel accepting everything would never take.
+    #[cfg(test)]
+    pub(crate) fn starting_at_rung(
+        config: &EngineConfig,
+        pool: Option<&BufPool>,
+        rung: usize,
+    ) -> Result<Self, Error> {
+        Self::with_ladder(config, pool, &Setup::ladder(config)[rung..])
+    }
+
+    fn with_ladder(
+        config: &EngineConfig,
+        pool: Option<&BufPool>,
+        ladder: &[Setup],
+    ) -> Result<Self, Error> {
+        let requested = config.depth.max(1);
+        let sq_entries = requested.checked_next_power_of_two().unwrap_or(1 << 31);
+        let (ring, setup) = build_ring(config, sq_entries, ladder)?;
+        let params = ring.params();
+        // The kernel may clamp the rings; one CQE per request in flight must always fit.
+        let depth = requested.min(params.sq_entries()).min(params.cq_entries()) as usize;
+        let mut ring = Ring::new(
+            ring,
+            depth,
+            !setup.disabled,
+            setup.taskrun == TaskRun::Deferred,
+        );
+        if config.fixed_buffers
+            && let Some(pool) = pool
+        {
+            ring.register_buffers(pool)
+                .map_err(|e| engine_error("register buffers", e))?;
+        }
+        let registered_files = if config.register_files {
+            ring.submitter()
+                .register_files_sparse(INITIAL_REGISTERED_FILES)
+                .map_err(|e| engine_error("register files", e))?;
+            INITIAL_REGISTERED_FILES
+        } else {
+            0
+        };
+        Ok(IoUringEngine {
+            ring,
+            files: FileTable::new(),
+            registered_files,
+            depth,
+            setup,
+        })
+    }
+
+    /// Puts `fd` into the registered-file table at `handle`, growing the table if needed.
+    fn register_file(&mut self, handle: FileHandle, fd: RawFd) -> io::Result<()> {
+        if handle.0 < self.registered_files {
+            self.ring
+                .submitter()
+                .register_files_update(handle.0, &[fd])?;
+            return Ok(());
+        }
+        // Outgrown: replace the table by one twice as big, every open file at its handle.
+        let size = (handle.0 + 1)
+            .next_power_of_two()
+            .max(self.registered_files.saturating_mul(2));
+        let fds: Vec<RawFd> = (0..size)
+            .map(|i| self.files.get(FileHandle(i)).map_or(-1, FileEntry::fd))
+            .collect();
+        let submitter = self.ring.submitter();
+        submitter.unregister_files()?;
+        if let Err(e) = submitter.register_files(&fds) {
+            // No table is left: fall back to plain descriptors, which always work.
+            self.registered_files = 0;
+            return Err(e);
+        }
+        self.registered_files = size;
+        Ok(())
+    }
+
+    /// `io_uring_enter(GETEVENTS)` waiting for `min_complete` CQEs; interruptions
+    /// and transient refusals are not errors (the caller drains and asks again).
+    fn enter(&mut self, min_complete: usize) -> Result<(), Error> {
+        match self.ring.wait(min_complete) {
+            Ok(()) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(engine_error(enter_op(&e, "io_uring_enter (wait)"), e)),
+        }
+    }
+
+    /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`.
+    pub fn setup_flags(&self) -> String {
+        let mut flags: Vec<&str> = Vec::new();
+        if self.ring.is_sqpoll() {
+            flags.push("SQPOLL");
+        }
+        if self.ring.is_iopoll() {
+            flags.push("IOPOLL");
+        }
+        match self.setup.taskrun {
+            TaskRun::Deferred => flags.extend(["SINGLE_ISSUER", "DEFER_TASKRUN"]),
+            TaskRun::Cooperative => flags.extend(["COOP_TASKRUN", "TASKRUN_FLAG"]),
+            TaskRun::Interrupting => {}
+        }
+        if self.setup.disabled {
+            flags.push("R_DISABLED");
+        }
+        flags.join("|")
+    }
+}
+
+/// Tries the setup ladder until the kernel accepts a rung; only `EINVAL`
+/// (a flag this kernel does not know) moves on to the next.
+fn build_ring(
+    config: &EngineConfig,
+    sq_entries: u32,
+    ladder: &[Setup],
+) -> Result<(IoUring, Setup), Error> {
+    let mut refusal = None;
+    for &setup in ladder {
+        let mut builder = IoUring::builder();
+        builder
+            .setup_cqsize(sq_entries.saturating_mul(2))
+            .setup_clamp();
+        if config.sq_thread_poll {
+            builder.setup_sqpoll(SQPOLL_IDLE_MS);
+        }
+        if config.hipri {
+            builder.setup_iopoll();
+        }
+        match setup.taskrun {
+            TaskRun::Deferred => {
+                builder.setup_single_issuer().setup_defer_taskrun();
+            }
+            TaskRun::Cooperative => {
+                builder.setup_coop_taskrun().setup_taskrun_flag();
+            }
+            TaskRun::Interrupting => {}
+        }
+        if setup.disabled {
+            builder.setup_r_disabled();
+        }
+        match builder.build(sq_entries) {
+            Ok(ring) => return Ok((ring, setup)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => refusal = Some(e),
+            Err(e) => return Err(setup_error(config, e)),
+        }
+    }
+    let refusal = refusal.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL));
+    Err(setup_error(config, refusal))
+}
+
+/// The error for a ring the kernel would not build.
+fn setup_error(config: &EngineConfig, err: io::Error) -> Error {
+    if matches!(
+        err.raw_os_error(),
+        Some(libc::EPERM | libc::ENOSYS | libc::ENOMEM)
+    ) {
+        // If even a plain ring is refused, io_uring as a whole is unavailable,
+        // and the probe knows how to say why.
+        probe::engine_available(EngineKind::IoUring)
+            .err()
+            .unwrap_or_else(|| specific_setup_error(config, err))
+    } else {
+        specific_setup_error(config, err)
+    }
+}
+
+/// Setup failed although plain rings work: blame the features asked for.
+fn specific_setup_error(config: &EngineConfig, err: io::Error) -> Error {
+    let op = match (config.sq_thread_poll, config.hipri) {
+        (true, true) => "io_uring_setup (SQPOLL|IOPOLL)",
+        (true, false) => "io_uring_setup (SQPOLL)",
+        (false, true) => "io_uring_setup (IOPOLL)",
+        (false, false) => "io_uring_setup",
+    };
+    engine_error(op, err)
+}
+
+fn engine_error(op: &'static str, source: io::Error) -> Error {
+    Error::Engine {
+        engine: ENGINE,
+        op,
+        source,
+    }
+}
+
+/// `op`, or a hint when the kernel refused a SINGLE_ISSUER ring from the wrong thread.
+fn enter_op(err: &io::Error, op: &'static str) -> &'static str {
+    if err.raw_os_error() == Some(libc::EEXIST) {
+        "io_uring_enter from another thread than the one that first committed (the ring is SINGLE_ISSUER)"
+    } else {
+        op
+    }
+}
+
+impl Engine for IoUringEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::IoUring
+    }
+
+    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
+        let fd = file.as_raw_fd();
+        let handle = self.files.insert(file, path);
+        if self.registered_files > 0
+            && let Err(e) = self.register_file(handle, fd)
+        {
+            let path = self
+                .files
+                .remove(handle)
+                .map(|entry| entry.path().to_owned())
+                .unwrap_or_default();
+            return Err(Error::io("register file", path, 0, e));
+        }
+        Ok(handle)
+    }
+
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        let in_flight = self.ring.in_flight();
+        if in_flight > 0 {
+            // An unsubmitted SQE names the descriptor by number: closing it now
+            // could redirect the request to whatever file reuses the number.
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight,
+            });
+        }
+        let Some(entry) = self.files.get(handle) else {
+            return Err(Error::BadHandle(handle.0));
+        };
+        if handle.0 < self.registered_files {
+            self.ring
+                .submitter()
+                .register_files_update(handle.0, &[-1])
+                .map_err(|e| Error::io("unregister file", entry.path(), 0, e))?;
+        }
+        self.files
+            .remove(handle)
+            .map(FileEntry::into_file)
+            .ok_or(Error::BadHandle(handle.0))
+    }
+
+    #[inline]
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        let Some(entry) = self.files.get(request.file) else {
+            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
+        };
+        if let Some(errno) = malformed(&request) {
+            return QueueOutcome::Completed(request.complete(-i64::from(errno)));
+        }
+        if self.ring.in_flight() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
+        let file = if self.registered_files > 0 {
+            FileRef::Fixed(request.file.0)
+        } else {
+            FileRef::Fd(entry.fd())
+        };
+        match self.ring.push(request, file) {
+            Ok(()) => QueueOutcome::Queued,
+            Err(request) => QueueOutcome::Busy(request),
+        }
+    }
+
+    fn commit(&mut self) -> Result<usize, Error> {
+        let pending = self.ring.unsubmitted();
+        if pending == 0 {
+            return Ok(0);
+        }
+        self.ring
+            .enable()
+            .map_err(|e| engine_error("register enable rings", e))?;
+        self.ring
+            .submit_all()
+            .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
+        Ok(pending - self.ring.unsubmitted())
+    }
+
+    /// Requests queued but not committed are not waited for: `min` counts
+    /// only committed ones.
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let want = min.min(max).min(self.ring.in_kernel());
+        let mut got = self.ring.drain(max, out);
+        let mut entered = false;
+        while got < max && self.ring.in_kernel() > 0 {
+            if got >= want {
+                // Enough to return, but the kernel may hold completions back
+                // until an enter: deferred task work or unpolled IOPOLL
+                // requests (when the CQ showed nothing), flagged task work,
+                // or overflowed CQEs. Enter once without waiting.
+                let held_back = (self.ring.completes_only_on_enter() && got == 0)
+                    || self.ring.kernel_holds_completions();
+                if entered || !held_back {
+                    break;
+                }
+                self.enter(0)?;
+            } else {
+                self.enter(want - got)?;
+            }
+            entered = true;
+            got += self.ring.drain(max - got, out);
+        }
+        Ok(got)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.ring.in_flight()
+    }
+
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+
+    fn description(&self) -> String {
+        let mut parts = vec![self.setup_flags()];
+        if self.registered_files > 0 {
+            parts.push("registered files".to_owned());
+        }
+        if self.ring.has_fixed_buffers() {
+            parts.push("fixed buffers".to_owned());
+        }
+        parts.push(format!("depth {}", self.depth));
+        parts.retain(|part| !part.is_empty());
+        format!("io_uring ({})", parts.join(", "))
+    }
+}

@@ -1,0 +1,177 @@
+//! The engine interface and the engines: one file per engine, like fio's `engines/`.
+//!
+//! Every engine behaves the same from the outside: the same results for the same
+//! requests, errors as a negative errno in the completion, never a panic.
+
+#[cfg(test)]
+mod conformance;
+mod io_uring;
+mod null;
+mod psync;
+mod sync;
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use crate::Error;
+use crate::buf::BufPool;
+use crate::file::FileHandle;
+use crate::request::{Completion, Op, Request};
+
+/// What [`Engine::queue`] did with a request.
+#[derive(Debug)]
+pub enum QueueOutcome {
+    /// The engine ran it inline; here is its completion.
+    Completed(Completion),
+    /// Queued: it is handed over at the next [`Engine::commit`].
+    Queued,
+    /// The engine is full (`depth` requests queued or in flight): reap first.
+    /// The request is handed back untouched.
+    Busy(Request),
+}
+
+/// One way of doing I/O.
+pub trait Engine: Send + std::fmt::Debug {
+    /// Which engine this is.
+    fn kind(&self) -> EngineKind;
+
+    /// Adds an open file to the engine's table (and, where asked, registers it with the kernel).
+    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error>;
+
+    /// Removes a file from the table and gives it back. Fails while requests are in flight.
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error>;
+
+    /// Offers one request. See [`QueueOutcome`].
+    fn queue(&mut self, request: Request) -> QueueOutcome;
+
+    /// Hands every queued request to the kernel (or the device) in one call.
+    /// Returns how many were handed over.
+    fn commit(&mut self) -> Result<usize, Error>;
+
+    /// Waits until at least `min` completions are ready (fewer only if fewer are
+    /// in flight), appends at most `max` of them to `out`, and returns how many.
+    /// `min == 0` never blocks. Requests queued but not yet committed are not
+    /// waited for: commit them first.
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error>;
+
+    /// Requests queued or in flight, not yet reaped.
+    fn in_flight(&self) -> usize;
+
+    /// True when requests always complete inside [`Engine::queue`] (depth has no effect).
+    fn is_synchronous(&self) -> bool;
+
+    /// How the engine is set up, in one line for reports: its name, plus
+    /// whatever the system chose for it (for io_uring, the ring flags the
+    /// kernel accepted).
+    fn description(&self) -> String {
+        self.kind().name().to_owned()
+    }
+}
+
+/// The engines this library has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// `lseek` + `read`/`write`, as fio's `sync`.
+    Sync,
+    /// `pread`/`pwrite`, as fio's `psync`.
+    Psync,
+    /// io_uring, with batched submission and reaping.
+    IoUring,
+    /// Completes everything at once without doing I/O: measures the caller's own overhead.
+    Null,
+}
+
+impl EngineKind {
+    /// Every engine, in the order a comparison lists them.
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Sync,
+        EngineKind::Psync,
+        EngineKind::IoUring,
+        EngineKind::Null,
+    ];
+
+    /// fio's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sync => "sync",
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// Looks an engine up by fio's name.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to build an engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Most requests queued or in flight at once (fio's `iodepth`).
+    pub depth: u32,
+    /// Register the buffer pool with the kernel (io_uring fixed buffers; fio's `fixedbufs`).
+    pub fixed_buffers: bool,
+    /// Register files with the kernel (io_uring fixed files; fio's `registerfiles`).
+    pub register_files: bool,
+    /// A kernel thread polls the submission queue (io_uring SQPOLL; fio's `sqthread_poll`).
+    pub sq_thread_poll: bool,
+    /// Polled completions (io_uring IOPOLL; fio's `hipri`). Needs O_DIRECT and a device with poll queues.
+    pub hipri: bool,
+}
+
+impl EngineConfig {
+    /// Defaults with the given depth.
+    pub fn with_depth(depth: u32) -> Self {
+        EngineConfig {
+            depth: depth.max(1),
+            fixed_buffers: false,
+            register_files: false,
+            sq_thread_poll: false,
+            hipri: false,
+        }
+    }
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self::with_depth(1)
+    }
+}
+
+/// Builds an engine. `pool` is the buffer pool whose buffers the requests will
+/// carry; with `fixed_buffers` it is registered with the kernel.
+pub fn open(
+    kind: EngineKind,
+    config: &EngineConfig,
+    pool: Option<&BufPool>,
+) -> Result<Box<dyn Engine>, Error> {
+    Ok(match kind {
+        EngineKind::Sync => Box::new(sync::SyncEngine::new(config)),
+        EngineKind::Psync => Box::new(psync::PsyncEngine::new(config)),
+        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(config, pool)?),
+        EngineKind::Null => Box::new(null::NullEngine::new(config)),
+    })
+}
+
+/// The errno a request fails with before it reaches the kernel, if any.
+///
+/// Every engine applies the same rules, so they all answer alike: a read or
+/// write needs a buffer, and offsets past `i64::MAX` are `EINVAL` (`pread(2)`
+/// says so; io_uring would read `u64::MAX` as "the current position").
+#[inline]
+fn malformed(request: &Request) -> Option<i32> {
+    match request.op {
+        Op::Read | Op::Write if request.buf.is_none() || request.offset > i64::MAX as u64 => {
+            Some(libc::EINVAL)
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,112 @@
+//! `null`: completes every request without doing I/O, as fio's `null` engine.
+//! What a benchmark measures with it is its own overhead.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use crate::Error;
+use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::request::{Completion, Request};
+
+/// Completes reads and writes with their full length and syncs with 0.
+///
+/// At depth 1 requests complete inside [`Engine::queue`]. Deeper, they queue
+/// until [`Engine::commit`], which completes them all at once, and come back
+/// from [`Engine::reap`] in queue order. Requests still uncommitted are never
+/// waited for: a reap returns only committed ones.
+#[derive(Debug)]
+pub struct NullEngine {
+    files: FileTable,
+    depth: usize,
+    /// Queued requests, oldest first, already turned into their completions
+    /// (nothing about them changes by waiting); the first `committed` are
+    /// ready to reap. A `Vec`, not a `VecDeque`: draining a prefix into the
+    /// caller's `Vec` is then one copy, and reaps usually take everything.
+    pending: Vec<Completion>,
+    committed: usize,
+}
+
+impl NullEngine {
+    /// A null engine holding up to `config.depth` requests.
+    pub fn new(config: &EngineConfig) -> Self {
+        let depth = config.depth.max(1) as usize;
+        NullEngine {
+            files: FileTable::new(),
+            depth,
+            pending: Vec::with_capacity(depth),
+            committed: 0,
+        }
+    }
+}
+
+/// The result a request gets: its length, or the same early errors as the real engines.
+#[inline]
+fn outcome(files: &FileTable, request: Request) -> Completion {
+    let result = if files.get(request.file).is_none() {
+        -i64::from(libc::EBADF)
+    } else if let Some(errno) = malformed(&request) {
+        -i64::from(errno)
+    } else {
+        request.len() as i64
+    };
+    request.complete(result)
+}
+
+impl Engine for NullEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Null
+    }
+
+    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
+        Ok(self.files.insert(file, path))
+    }
+
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        if !self.pending.is_empty() {
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight: self.pending.len(),
+            });
+        }
+        self.files
+            .remove(handle)
+            .map(FileEntry::into_file)
+            .ok_or(Error::BadHandle(handle.0))
+    }
+
+    #[inline]
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        if self.depth == 1 {
+            return QueueOutcome::Completed(outcome(&self.files, request));
+        }
+        if self.pending.len() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
+        self.pending.push(outcome(&self.files, request));
+        QueueOutcome::Queued
+    }
+
+    #[inline]
+    fn commit(&mut self) -> Result<usize, Error> {
+        let newly = self.pending.len() - self.committed;
+        self.committed = self.pending.len();
+        Ok(newly)
+    }
+
+    #[inline]
+    fn reap(&mut self, _min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let n = max.min(self.committed);
+        out.extend(self.pending.drain(..n));
+        self.committed -= n;
+        Ok(n)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn is_synchronous(&self) -> bool {
+        self.depth == 1
+    }
+}

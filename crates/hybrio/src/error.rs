@@ -1,0 +1,76 @@
+use std::io;
+use std::path::PathBuf;
+
+/// Everything the library can fail with, each carrying what was being done.
+///
+/// Errors of individual requests do not appear here: they travel as a negative
+/// errno in [`Completion::result`](crate::request::Completion::result).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A system call on a file failed.
+    #[error("{op} {path} (offset {offset}): {source}")]
+    Io {
+        /// The operation, e.g. "open", "fsync", "register files".
+        op: &'static str,
+        /// The file it was done on.
+        path: PathBuf,
+        /// The byte offset, 0 where it does not apply.
+        offset: u64,
+        /// What the kernel said.
+        #[source]
+        source: io::Error,
+    },
+    /// The kernel refuses an engine (missing syscall, disabled by sysctl or seccomp).
+    #[error("ioengine {engine} is not available on this system: {reason}")]
+    Unavailable {
+        /// The engine's name.
+        engine: &'static str,
+        /// Why, in words a user can act on.
+        reason: String,
+    },
+    /// An engine-level system call failed (ring setup, submission, buffer registration).
+    #[error("ioengine {engine}: {op}: {source}")]
+    Engine {
+        /// The engine's name.
+        engine: &'static str,
+        /// The operation that failed.
+        op: &'static str,
+        /// What the kernel said.
+        #[source]
+        source: io::Error,
+    },
+    /// A file handle that is not (or no longer) in the engine's file table.
+    #[error("file handle {0} is not open in this engine")]
+    BadHandle(u32),
+    /// The file table is in use: requests on this file are still in flight.
+    #[error("file handle {handle} still has {in_flight} requests in flight")]
+    FileBusy {
+        /// The handle.
+        handle: u32,
+        /// How many requests are still in flight on the engine.
+        in_flight: usize,
+    },
+    /// A buffer pool could not be made as asked.
+    #[error("buffer pool of {count} x {size} bytes: {reason}")]
+    BufPool {
+        /// Buffers asked for.
+        count: usize,
+        /// Size of each buffer.
+        size: usize,
+        /// Why it failed.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// An [`Error::Io`] for `op` on `path` at `offset`.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, offset: u64, source: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            offset,
+            source,
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Plain file-descriptor calls: read/write at the current position, lseek,
+//! pread/pwrite, fsync/fdatasync, posix_fadvise.
+//!
+//! They take a `RawFd` the caller keeps open. Passing a stale or foreign
+//! descriptor cannot break memory safety: the kernel only ever touches the
+//! slice handed in, and reports a bad descriptor as `EBADF`.
+
+use std::io;
+use std::os::fd::RawFd;
+
+/// Converts a `-1`-on-error syscall return into `io::Result`.
+#[inline]
+fn check(ret: libc::ssize_t) -> io::Result<usize> {
+    // A non-negative ssize_t always fits in usize.
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// A file offset as `off_t`; offsets past `i64::MAX` are `EINVAL`, as the kernel would say.
+#[inline]
+fn to_off(offset: u64) -> io::Result<libc::off_t> {
+    libc::off_t::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// `read(2)` into `buf` at the descriptor's current position.
+#[inline]
+pub(crate) fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is a live, exclusively borrowed slice, so the kernel may
+    // write up to `buf.len()` bytes at its start.
+    check(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
+}
+
+/// `write(2)` of `buf` at the descriptor's current position.
+#[inline]
+pub(crate) fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is a live slice; the kernel reads at most `buf.len()` bytes of it.
+    check(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })
+}
+
+/// `lseek(fd, offset, SEEK_SET)`; returns the new position.
+#[inline]
+pub(crate) fn lseek_set(fd: RawFd, offset: u64) -> io::Result<u64> {
+    let offset = to_off(offset)?;
+    // SAFETY: lseek takes no pointers; any descriptor value is safe to pass.
+    let ret = unsafe { libc::lseek(fd, offset, libc::SEEK_SET) };
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as u64)
+    }
+}
+
+/// `pread(2)` into `buf` at `offset`.
+#[inline]
+pub(crate) fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let offset = to_off(offset)?;
+    // SAFETY: `buf` is a live, exclusively borrowed slice, so the kernel may
+    // write up to `buf.len()` bytes at its start.
+    check(unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), offset) })
+}
+
+/// `pwrite(2)` of `buf` at `offset`.
+#[inline]
+pub(crate) fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<usize> {
+    let offset = to_off(offset)?;
+    // SAFETY: `buf` is a live slice; the kernel reads at most `buf.len()` bytes of it.
+    check(unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), offset) })
+}
+
+/// `fsync(2)`.
+pub(crate) fn fsync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fsync takes no pointers; any descriptor value is safe to pass.
+    check(unsafe { libc::fsync(fd) } as libc::ssize_t).map(drop)
+}
+
+/// `fdatasync(2)`.
+pub(crate) fn fdatasync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fdatasync takes no pointers; any descriptor value is safe to pass.
+    check(unsafe { libc::fdatasync(fd) } as libc::ssize_t).map(drop)
+}
+
+/// Advice for [`fadvise`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Advice {
+    /// `POSIX_FADV_DONTNEED`: drop the clean cached pages of the range.
+    DontNeed,
+}
+
+/// `posix_fadvise(2)` over `len` bytes from `offset` (`len == 0`: to the end of the file).
+pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::Result<()> {
+    let offset = to_off(offset)?;
+    let len = to_off(len)?;
+    let advice = match advice {
+        Advice::DontNeed => libc::POSIX_FADV_DONTNEED,
+    };
+    // SAFETY: posix_fadvise takes no pointers; any descriptor value is safe to pass.
+    let err = unsafe { libc::posix_fadvise(fd, offset, len, advice) };
+    // posix_fadvise returns the error number instead of setting errno.
+    if err == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(err))
+    }
+}

@@ -1,0 +1,31 @@
+//! Every raw system call the library makes, behind safe wrappers.
+//!
+//! This module (with `buf.rs`) is the only place with `unsafe`. Each wrapper
+//! returns `io::Result` with the kernel's errno; the engines turn failures
+//! into negative results or [`Error`](crate::Error)s with context.
+
+mod fd;
+mod rusage;
+pub(crate) mod uring;
+
+pub(crate) use fd::{Advice, fadvise, fdatasync, fsync, lseek_set, pread, pwrite, read, write};
+pub(crate) use rusage::thread_rusage;
+
+use std::io;
+
+/// Runs `call` again for as long as it fails with `EINTR`.
+#[inline]
+pub(crate) fn retry_on_interrupt<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match call() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// The errno of an `io::Error` as a negative completion result (`-EIO` when it carries none).
+#[inline]
+pub(crate) fn negative_errno(err: &io::Error) -> i64 {
+    -i64::from(err.raw_os_error().unwrap_or(libc::EIO))
+}

@@ -1,0 +1,17 @@
+//! `getrusage(RUSAGE_THREAD)`.
+
+use std::io;
+use std::mem::MaybeUninit;
+
+/// Resource usage of the calling thread.
+pub(crate) fn thread_rusage() -> io::Result<libc::rusage> {
+    let mut usage = MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: `usage` is valid for writes of one `rusage`, which is all
+    // getrusage writes.
+    let ret = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getrusage returned 0, so it filled the whole struct.
+    Ok(unsafe { usage.assume_init() })
+}

@@ -1,0 +1,470 @@
+//! An io_uring ring together with the requests it has in flight.
+//!
+//! The kernel reads and writes a request's buffer from the moment its SQE is
+//! visible until its CQE is posted. [`Ring`] makes that safe by owning every
+//! request (and so its [`Buf`](crate::buf::Buf)) over exactly that span: the
+//! request moves into a slot of a slab whose index is the SQE's `user_data`,
+//! and moves out only when the CQE carrying that index is drained, or when
+//! `Drop` has waited for it. If waiting is impossible, the requests are leaked
+//! rather than freed under the kernel.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use io_uring::{IoUring, Submitter, opcode, squeue, types};
+
+use crate::buf::{Buf, BufPool};
+use crate::request::{Completion, Op, Request};
+
+/// Longest single transfer, the kernel's `MAX_RW_COUNT`: longer requests
+/// complete short, as `read(2)` and `write(2)` would.
+const MAX_RW_COUNT: usize = 0x7fff_f000;
+
+/// Largest single registered buffer the kernel accepts.
+const MAX_REGISTERED_IOVEC: usize = 1 << 30;
+
+/// How long dropping a ring waits for its cancellations before it waits for completions.
+const SYNC_CANCEL_TIMEOUT_SECS: u64 = 1;
+
+/// Consecutive `EAGAIN`/`EBUSY` answers after which submitting or waiting gives up.
+const MAX_STALLS: u32 = 1000;
+
+/// How an SQE names its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileRef {
+    /// A plain descriptor.
+    Fd(RawFd),
+    /// An index into the ring's registered-file table.
+    Fixed(u32),
+}
+
+/// A buffer pool registered with the ring.
+#[derive(Debug)]
+struct FixedBuffers {
+    /// Held so the arena outlives the registration.
+    pool: BufPool,
+    /// Buffers covered by each registered iovec (the last may cover fewer).
+    bufs_per_iovec: u32,
+}
+
+/// A ring and the requests it owns until they complete.
+pub(crate) struct Ring {
+    // Declared first so the ring closes before the slab and the registered
+    // pool are dropped (after `Drop::drop` has waited for every request).
+    ring: IoUring,
+    slots: Vec<Option<Request>>,
+    free: Vec<u32>,
+    occupied: usize,
+    unsubmitted: usize,
+    enabled: bool,
+    defer_taskrun: bool,
+    sqpoll: bool,
+    iopoll: bool,
+    fixed: Option<FixedBuffers>,
+}
+
+impl Ring {
+    /// Wraps a freshly built ring that will hold at most `capacity` requests.
+    ///
+    /// `enabled` is false for a ring built with `IORING_SETUP_R_DISABLED`;
+    /// `defer_taskrun` says whether it was built with `IORING_SETUP_DEFER_TASKRUN`.
+    /// `capacity` must not exceed the SQ size, nor the CQ size: with one CQE
+    /// per request, the CQ then never overflows.
+    pub(crate) fn new(ring: IoUring, capacity: usize, enabled: bool, defer_taskrun: bool) -> Ring {
+        debug_assert!(capacity <= ring.params().sq_entries() as usize);
+        debug_assert!(capacity <= ring.params().cq_entries() as usize);
+        let sqpoll = ring.params().is_setup_sqpoll();
+        let iopoll = ring.params().is_setup_iopoll();
+        let slot_count = u32::try_from(capacity).expect("ring capacity fits in u32");
+        Ring {
+            ring,
+            slots: std::iter::repeat_with(|| None).take(capacity).collect(),
+            free: (0..slot_count).rev().collect(),
+            occupied: 0,
+            unsubmitted: 0,
+            enabled,
+            defer_taskrun,
+            sqpoll,
+            iopoll,
+            fixed: None,
+        }
+    }
+
+    /// For registering files and other resources.
+    pub(crate) fn submitter(&self) -> Submitter<'_> {
+        self.ring.submitter()
+    }
+
+    /// Requests pushed and not yet drained.
+    #[inline]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.occupied
+    }
+
+    /// Requests pushed since the last submit.
+    #[inline]
+    pub(crate) fn unsubmitted(&self) -> usize {
+        self.unsubmitted
+    }
+
+    /// Requests handed to the kernel whose completions have not been drained yet.
+    #[inline]
+    pub(crate) fn in_kernel(&self) -> usize {
+        self.occupied - self.unsubmitted
+    }
+
+    /// True for a ring built with `IORING_SETUP_SQPOLL`.
+    pub(crate) fn is_sqpoll(&self) -> bool {
+        self.sqpoll
+    }
+
+    /// True for a ring built with `IORING_SETUP_IOPOLL`.
+    pub(crate) fn is_iopoll(&self) -> bool {
+        self.iopoll
+    }
+
+    /// True when a buffer pool is registered.
+    pub(crate) fn has_fixed_buffers(&self) -> bool {
+        self.fixed.is_some()
+    }
+
+    /// True when completions reach the CQ only inside `io_uring_enter(GETEVENTS)`:
+    /// `DEFER_TASKRUN` runs task work only there, and `IOPOLL` polls the device only there.
+    #[inline]
+    pub(crate) fn completes_only_on_enter(&self) -> bool {
+        self.defer_taskrun || self.iopoll
+    }
+
+    /// Enables a ring built disabled; no-op otherwise. Enabling binds a
+    /// `SINGLE_ISSUER` ring to the calling thread.
+    pub(crate) fn enable(&mut self) -> io::Result<()> {
+        if !self.enabled {
+            self.ring.submitter().register_enable_rings()?;
+            self.enabled = true;
+        }
+        Ok(())
+    }
+
+    /// Registers `pool`'s arena as fixed buffers; requests whose buffer comes
+    /// from it then use `READ_FIXED`/`WRITE_FIXED`.
+    ///
+    /// The arena is one iovec unless it exceeds the kernel's 1 GiB limit per
+    /// registered buffer, in which case it is split at buffer boundaries.
+    pub(crate) fn register_buffers(&mut self, pool: &BufPool) -> io::Result<()> {
+        if self.fixed.is_some() {
+            return Err(io::Error::from_raw_os_error(libc::EBUSY));
+        }
+        let size = pool.buffer_size();
+        let count = pool.count();
+        let per_iovec = (MAX_REGISTERED_IOVEC / size).clamp(1, count);
+        let base = pool.arena_ptr();
+        let iovecs: Vec<libc::iovec> = (0..count)
+            .step_by(per_iovec)
+            .map(|first| libc::iovec {
+                iov_base: base.wrapping_add(first * size).cast(),
+                iov_len: per_iovec.min(count - first) * size,
+            })
+            .collect();
+        debug_assert_eq!(
+            iovecs.iter().map(|iov| iov.iov_len).sum::<usize>(),
+            pool.arena_len()
+        );
+        // SAFETY: every iovec lies inside `pool`'s arena, and `self.fixed`
+        // keeps a handle to that arena for as long as this ring exists, so the
+        // registered memory outlives the registration. The kernel writes to it
+        // only for requests, whose buffers the slab owns until they complete.
+        unsafe { self.ring.submitter().register_buffers(&iovecs)? };
+        let bufs_per_iovec =
+            u32::try_from(per_iovec).expect("per_iovec <= count, which fits in u32");
+        self.fixed = Some(FixedBuffers {
+            pool: pool.clone(),
+            bufs_per_iovec,
+        });
+        Ok(())
+    }
+
+    /// The registered-buffer index covering `buf`, if its pool is registered.
+    #[inline]
+    fn fixed_index(&self, buf: &Buf) -> Option<u16> {
+        let fixed = self
+            .fixed
+            .as_ref()
+            .filter(|f| f.pool.id() == buf.pool_id())?;
+        u16::try_from(buf.index() / fixed.bufs_per_iovec).ok()
+    }
+
+    /// Puts `request` into the SQ, to be handed to the kernel at the next
+    /// [`submit_all`](Self::submit_all) (or at once, with SQPOLL on an enabled
+    /// ring). Hands the request back when the ring is full.
+    ///
+    /// The caller vets the request: `offset` must not exceed `i64::MAX` (io_uring
+    /// reads `-1` as "the current position"). A read or write without a buffer
+    /// transfers nothing.
+    #[inline]
+    pub(crate) fn push(&mut self, request: Request, file: FileRef) -> Result<(), Request> {
+        let Some(slot) = self.free.pop() else {
+            return Err(request);
+        };
+        let index = slot as usize;
+        let buf_index = request.buf.as_ref().and_then(|buf| self.fixed_index(buf));
+        let request = self.slots[index].insert(request);
+        let entry = build_entry(request, file, buf_index).user_data(u64::from(slot));
+        // SAFETY: the entry points at the buffer of the request now stored in
+        // `self.slots[index]`, and names that slot in its user_data. The slot
+        // gives the request up only when `drain` sees the CQE with that
+        // user_data (the kernel is done with the buffer), or in `Drop` after
+        // waiting for it, or never (leaked) if waiting fails. The buffer's
+        // memory does not move when the request moves: it lives in the pool's
+        // arena, kept alive by the `Buf`.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        if pushed.is_err() {
+            let request = self.slots[index].take().expect("slot was just filled");
+            self.free.push(slot);
+            return Err(request);
+        }
+        self.occupied += 1;
+        self.unsubmitted += 1;
+        Ok(())
+    }
+
+    /// Hands every pushed SQE to the kernel, retrying `EINTR`, `EAGAIN` and
+    /// `EBUSY` (waiting for a completion in between when any is due). On error
+    /// the unsubmitted requests stay queued: nothing is lost.
+    pub(crate) fn submit_all(&mut self) -> io::Result<()> {
+        let mut stalls = 0;
+        while self.unsubmitted > 0 {
+            let before = self.unsubmitted;
+            match self.ring.submit() {
+                Ok(_) => {
+                    // With SQPOLL the kernel thread consumes the SQ on its own
+                    // schedule; once woken, everything counts as handed over.
+                    self.unsubmitted = if self.sqpoll {
+                        0
+                    } else {
+                        self.ring.submission().len()
+                    };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if is_transient(&e) => {
+                    self.back_off(&mut stalls, e)?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            if self.unsubmitted < before {
+                stalls = 0;
+            } else if self.unsubmitted > 0 {
+                self.back_off(&mut stalls, io::Error::from_raw_os_error(libc::EAGAIN))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After a submission that made no progress: lets a completion (or task
+    /// work) happen, or gives up with `err` after too many stalls in a row.
+    fn back_off(&mut self, stalls: &mut u32, err: io::Error) -> io::Result<()> {
+        *stalls += 1;
+        if *stalls > MAX_STALLS {
+            return Err(err);
+        }
+        if self.in_kernel() > 0 {
+            match self.wait(1) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted || is_transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+        } else {
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+
+    /// `io_uring_enter(0, min_complete, GETEVENTS)`: runs pending task work,
+    /// flushes overflowed CQEs, and waits until `min_complete` CQEs are in the
+    /// CQ (0: does not wait).
+    pub(crate) fn wait(&mut self, min_complete: usize) -> io::Result<()> {
+        let min_complete = u32::try_from(min_complete).unwrap_or(u32::MAX);
+        let flags = io_uring::EnterFlags::GETEVENTS.bits();
+        // SAFETY: to_submit is 0, so the kernel reads no SQE; without
+        // IORING_ENTER_EXT_ARG and with no argument the kernel reads no other
+        // user memory. Completions it posts land in the CQ, which the ring
+        // maps for its whole life.
+        unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(0, min_complete, flags, None)
+        }
+        .map(drop)
+    }
+
+    /// True when the kernel holds completions back until the next
+    /// `io_uring_enter(GETEVENTS)`: task work flagged by
+    /// `IORING_SETUP_TASKRUN_FLAG`, or CQEs parked on the overflow list.
+    #[inline]
+    pub(crate) fn kernel_holds_completions(&mut self) -> bool {
+        let sq = self.ring.submission();
+        sq.taskrun() || sq.cq_overflow()
+    }
+
+    /// Moves up to `max` completions from the CQ to `out` (one CQ head update
+    /// for the batch); returns how many.
+    #[inline]
+    pub(crate) fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
+        let mut cq = self.ring.completion();
+        let mut drained = 0;
+        while drained < max {
+            let Some(cqe) = cq.next() else { break };
+            let slot = cqe.user_data();
+            let Some(request) = usize::try_from(slot)
+                .ok()
+                .and_then(|i| self.slots.get_mut(i))
+                .and_then(Option::take)
+            else {
+                debug_assert!(false, "CQE for unknown slot {slot}");
+                continue;
+            };
+            // Slots are < capacity, which fits in u32 (checked in `new`).
+            self.free.push(slot as u32);
+            self.occupied -= 1;
+            out.push(request.complete(i64::from(cqe.result())));
+            drained += 1;
+        }
+        // With SQPOLL the kernel may complete requests pushed after the last
+        // submit; they were handed over after all.
+        self.unsubmitted = self.unsubmitted.min(self.occupied);
+        drained
+    }
+
+    /// Submits whatever is still queued, cancels what the kernel can cancel
+    /// (a read from an empty pipe would otherwise never end), and waits until
+    /// every request has completed.
+    fn settle(&mut self) -> io::Result<()> {
+        self.submit_all()?;
+        if self.in_kernel() > 0 {
+            // Errors are fine here: nothing left to cancel (ENOENT), a kernel
+            // before 6.0 (EINVAL), requests that outlast the timeout (ETIME)
+            // are all covered by the wait below, and a ring that may not be
+            // waited on from this thread fails that wait too (EEXIST).
+            let _ = self.ring.submitter().register_sync_cancel(
+                Some(types::Timespec::new().sec(SYNC_CANCEL_TIMEOUT_SECS)),
+                types::CancelBuilder::any(),
+            );
+        }
+        let mut done = Vec::with_capacity(self.occupied);
+        let mut stalls = 0;
+        while self.occupied > 0 {
+            self.drain(usize::MAX, &mut done);
+            // Dropping the completions returns their buffers to the pool.
+            done.clear();
+            if self.occupied == 0 {
+                break;
+            }
+            match self.wait(self.occupied) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_transient(&e) && stalls < MAX_STALLS => stalls += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Ring {
+    /// Waits for every request the kernel has (cancelling those it can), so
+    /// that no buffer is freed while the kernel may still use it.
+    fn drop(&mut self) {
+        // A ring that was never enabled never looked at its SQ: nothing of
+        // ours reached the kernel, and the slab can simply be dropped.
+        if self.occupied == 0 || !self.enabled {
+            return;
+        }
+        if self.settle().is_err() {
+            // Some requests may still be in the kernel (e.g. the ring is being
+            // dropped on another thread than its SINGLE_ISSUER owner, which may
+            // not wait on it). Their buffers must never be freed or reused:
+            // leak them, and with them the arena they point into.
+            std::mem::forget(std::mem::take(&mut self.slots));
+        }
+    }
+}
+
+impl std::fmt::Debug for Ring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let params = self.ring.params();
+        f.debug_struct("Ring")
+            .field("sq_entries", &params.sq_entries())
+            .field("cq_entries", &params.cq_entries())
+            .field("sqpoll", &self.sqpoll)
+            .field("iopoll", &self.iopoll)
+            .field("defer_taskrun", &self.defer_taskrun)
+            .field("enabled", &self.enabled)
+            .field("fixed_buffers", &self.fixed.as_ref().map(|f| f.pool.id()))
+            .field("in_flight", &self.occupied)
+            .field("unsubmitted", &self.unsubmitted)
+            .finish()
+    }
+}
+
+/// `EAGAIN` or `EBUSY`: the kernel is short of resources for the moment.
+fn is_transient(err: &io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY))
+}
+
+/// Runs `$build` with `$target` bound to the `types::Fd` or `types::Fixed` that `$file` names.
+macro_rules! with_target {
+    ($file:expr, $target:ident => $build:expr) => {
+        match $file {
+            FileRef::Fd(fd) => {
+                let $target = types::Fd(fd);
+                $build
+            }
+            FileRef::Fixed(index) => {
+                let $target = types::Fixed(index);
+                $build
+            }
+        }
+    };
+}
+
+/// The SQE for `request`: non-vectored READ/WRITE, or READ_FIXED/WRITE_FIXED
+/// when `buf_index` names the registered buffer holding its data; FSYNC,
+/// with `DATASYNC` for fdatasync.
+#[inline]
+fn build_entry(request: &mut Request, file: FileRef, buf_index: Option<u16>) -> squeue::Entry {
+    let offset = request.offset;
+    match request.op {
+        Op::Read => {
+            let (ptr, len) = request
+                .buf
+                .as_mut()
+                .map_or((std::ptr::null_mut(), 0), |buf| {
+                    (buf.as_mut_ptr(), transfer_len(buf))
+                });
+            with_target!(file, target => match buf_index {
+                Some(index) => opcode::ReadFixed::new(target, ptr, len, index).offset(offset).build(),
+                None => opcode::Read::new(target, ptr, len).offset(offset).build(),
+            })
+        }
+        Op::Write => {
+            let (ptr, len) = request.buf.as_ref().map_or((std::ptr::null(), 0), |buf| {
+                (buf.as_ptr(), transfer_len(buf))
+            });
+            with_target!(file, target => match buf_index {
+                Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).build(),
+                None => opcode::Write::new(target, ptr, len).offset(offset).build(),
+            })
+        }
+        Op::Fsync => with_target!(file, target => opcode::Fsync::new(target).build()),
+        Op::Fdatasync => {
+            with_target!(file, target => opcode::Fsync::new(target).flags(types::FsyncFlags::DATASYNC).build())
+        }
+    }
+}
+
+/// Bytes one SQE transfers from `buf`, capped like a single `read(2)`.
+#[inline]
+fn transfer_len(buf: &Buf) -> u32 {
+    // MAX_RW_COUNT < u32::MAX, so the cast cannot truncate.
+    buf.len().min(MAX_RW_COUNT) as u32
+}
