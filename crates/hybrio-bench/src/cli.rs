@@ -85,7 +85,10 @@ format ([global] and [job] sections).";
 /// Reads the command line (without the program name).
 pub fn parse(args: &[String]) -> Result<Command, CliError> {
     if args.is_empty() {
-        return Ok(Command::DefaultComparison { seconds: 1.5, directory: None });
+        return Ok(Command::DefaultComparison {
+            seconds: 1.5,
+            directory: None,
+        });
     }
     let mut formats = vec![Format::Normal];
     let mut output = None;
@@ -95,7 +98,10 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut iter = args.iter().peekable();
     while let Some(arg) = iter.next() {
-        let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-').filter(|_| arg.len() > 1)) else {
+        let Some(flag) = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-').filter(|_| arg.len() > 1))
+        else {
             files.push(PathBuf::from(arg));
             continue;
         };
@@ -104,31 +110,52 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             None => (flag, None),
         };
         let mut value_for = |flag: &'static str| -> Result<String, CliError> {
-            inline_value.clone().or_else(|| iter.next().cloned()).ok_or(CliError::Flag { flag, message: "needs a value".into() })
+            inline_value
+                .clone()
+                .or_else(|| iter.next().cloned())
+                .ok_or(CliError::Flag {
+                    flag,
+                    message: "needs a value".into(),
+                })
         };
         match key {
             "help" | "h" => return Ok(Command::Help),
             "version" => return Ok(Command::Version),
-            "cmdhelp" => return Ok(Command::CmdHelp(inline_value.filter(|v| !v.is_empty() && v != "all"))),
+            "cmdhelp" => {
+                return Ok(Command::CmdHelp(
+                    inline_value.filter(|v| !v.is_empty() && v != "all"),
+                ));
+            }
             "parse-only" => parse_only = true,
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => formats = parse_formats(&value_for("output-format")?)?,
             "compare-seconds" => {
                 let text = value_for("compare-seconds")?;
-                let seconds = text.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).ok_or(CliError::Flag {
-                    flag: "compare-seconds",
-                    message: format!("'{text}' is not a positive number of seconds"),
-                })?;
+                let seconds = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| *s > 0.0 && s.is_finite())
+                    .ok_or(CliError::Flag {
+                        flag: "compare-seconds",
+                        message: format!("'{text}' is not a positive number of seconds"),
+                    })?;
                 compare.get_or_insert((1.5, None)).0 = seconds;
             }
-            "compare-dir" => compare.get_or_insert((1.5, None)).1 = Some(PathBuf::from(value_for("compare-dir")?)),
+            "compare-dir" => {
+                compare.get_or_insert((1.5, None)).1 =
+                    Some(PathBuf::from(value_for("compare-dir")?))
+            }
             _ => {
                 // A job option: keep it in order; `--opt value` takes the next argument
                 // unless the option is a boolean switch.
                 let takes_value = options::find(key).is_some_and(|o| o.kind != Kind::Bool);
                 let value = match inline_value {
                     Some(v) => Some(v),
-                    None if takes_value && iter.peek().is_some_and(|next| !next.starts_with('-')) => iter.next().cloned(),
+                    None if takes_value
+                        && iter.peek().is_some_and(|next| !next.starts_with('-')) =>
+                    {
+                        iter.next().cloned()
+                    }
                     None => None,
                 };
                 job_args.push(match value {
@@ -138,24 +165,38 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             }
         }
     }
-    if let Some((seconds, directory)) = compare {
-        if job_args.is_empty() && files.is_empty() {
-            return Ok(Command::DefaultComparison { seconds, directory });
-        }
+    if let Some((seconds, directory)) = compare
+        && job_args.is_empty()
+        && files.is_empty()
+    {
+        return Ok(Command::DefaultComparison { seconds, directory });
     }
-    let mut sections: Vec<Section> = jobfile::sections_from_args(job_args.iter().map(String::as_str));
+    let mut sections: Vec<Section> =
+        jobfile::sections_from_args(job_args.iter().map(String::as_str));
     for path in &files {
-        let text = std::fs::read(path).map_err(|source| JobError::Read { path: path.clone(), source })?;
+        let text = std::fs::read(path).map_err(|source| JobError::Read {
+            path: path.clone(),
+            source,
+        })?;
         let text = String::from_utf8(text).map_err(|_| JobError::Read {
             path: path.clone(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a text file (invalid UTF-8)"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not a text file (invalid UTF-8)",
+            ),
         })?;
         // Options given before the first --name on the command line are
         // defaults for the job files too, as in fio.
         sections.extend(jobfile::parse_job_file(path, &text)?);
     }
     let (jobs, globals) = jobfile::resolve(&sections)?;
-    Ok(Command::Run { jobs, globals, formats, output, parse_only })
+    Ok(Command::Run {
+        jobs,
+        globals,
+        formats,
+        output,
+        parse_only,
+    })
 }
 
 fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
@@ -165,9 +206,19 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
             "normal" => Format::Normal,
             "json" => Format::Json,
             "json+" | "terse" => {
-                return Err(CliError::Flag { flag: "output-format", message: format!("'{word}' is not supported by hybrio yet (use normal or json)") });
+                return Err(CliError::Flag {
+                    flag: "output-format",
+                    message: format!(
+                        "'{word}' is not supported by hybrio yet (use normal or json)"
+                    ),
+                });
             }
-            other => return Err(CliError::Flag { flag: "output-format", message: format!("unknown format '{other}' (allowed: normal, json)") }),
+            other => {
+                return Err(CliError::Flag {
+                    flag: "output-format",
+                    message: format!("unknown format '{other}' (allowed: normal, json)"),
+                });
+            }
         };
         if !formats.contains(&format) {
             formats.push(format);
@@ -179,9 +230,17 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
 /// `--cmdhelp` text: every option, or one.
 pub fn cmdhelp(option: Option<&str>) -> Result<String, CliError> {
     match option {
-        None => Ok(options::OPTIONS.iter().map(|o| o.help_line()).collect::<Vec<_>>().join("\n")),
+        None => Ok(options::OPTIONS
+            .iter()
+            .map(|o| o.help_line())
+            .collect::<Vec<_>>()
+            .join("\n")),
         Some(name) => options::find(name).map(|o| o.help_line()).ok_or_else(|| {
-            CliError::Job(JobError::UnknownOption { name: name.to_string(), origin: jobfile::Origin::CommandLine, suggestion: options::suggest(name) })
+            CliError::Job(JobError::UnknownOption {
+                name: name.to_string(),
+                origin: jobfile::Origin::CommandLine,
+                suggestion: options::suggest(name),
+            })
         }),
     }
 }
@@ -196,8 +255,20 @@ mod tests {
 
     #[test]
     fn fio_command_line_form() {
-        let cmd = parse(&args(&["--output-format=json", "--name=t", "--rw=write", "--bs", "8k", "--size=1m", "--time_based", "--runtime=1"])).unwrap();
-        let Command::Run { jobs, formats, .. } = cmd else { panic!("expected a run") };
+        let cmd = parse(&args(&[
+            "--output-format=json",
+            "--name=t",
+            "--rw=write",
+            "--bs",
+            "8k",
+            "--size=1m",
+            "--time_based",
+            "--runtime=1",
+        ]))
+        .unwrap();
+        let Command::Run { jobs, formats, .. } = cmd else {
+            panic!("expected a run")
+        };
         assert_eq!(formats, vec![Format::Json]);
         assert_eq!(jobs.len(), 1);
         assert_eq!(jobs[0].options.bs[1], 8192);
@@ -217,13 +288,18 @@ mod tests {
             let err = parse(&args(bad)).expect_err("must fail").to_string();
             assert!(!err.contains('\n') && !err.is_empty(), "{bad:?}: {err}");
         }
-        let err = parse(&args(&["--name=t", "--size=1m", "--bs=abc"])).unwrap_err().to_string();
+        let err = parse(&args(&["--name=t", "--size=1m", "--bs=abc"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'bs'"), "{err}");
     }
 
     #[test]
     fn no_arguments_is_the_default_comparison() {
-        assert!(matches!(parse(&[]).unwrap(), Command::DefaultComparison { .. }));
+        assert!(matches!(
+            parse(&[]).unwrap(),
+            Command::DefaultComparison { .. }
+        ));
         assert!(cmdhelp(None).unwrap().contains("iodepth_batch_submit"));
         assert!(cmdhelp(Some("bs")).unwrap().starts_with("bs "));
     }

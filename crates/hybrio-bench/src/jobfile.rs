@@ -114,7 +114,10 @@ impl Section {
 pub fn parse_job_file(path: &Path, text: &str) -> Result<Vec<Section>, JobError> {
     let mut sections: Vec<Section> = Vec::new();
     for (index, raw) in text.lines().enumerate() {
-        let origin = Origin::File { path: path.to_path_buf(), line: index + 1 };
+        let origin = Origin::File {
+            path: path.to_path_buf(),
+            line: index + 1,
+        };
         let line = raw.trim();
         if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
             continue;
@@ -124,8 +127,14 @@ pub fn parse_job_file(path: &Path, text: &str) -> Result<Vec<Section>, JobError>
                 .strip_suffix(']')
                 .map(str::trim)
                 .filter(|n| !n.is_empty())
-                .ok_or_else(|| JobError::Syntax { origin, message: format!("malformed section header '{line}'") })?;
-            sections.push(Section { name: name.to_string(), entries: Vec::new() });
+                .ok_or_else(|| JobError::Syntax {
+                    origin,
+                    message: format!("malformed section header '{line}'"),
+                })?;
+            sections.push(Section {
+                name: name.to_string(),
+                entries: Vec::new(),
+            });
             continue;
         }
         let entry = split_entry(line, origin.clone());
@@ -144,22 +153,40 @@ pub fn parse_job_file(path: &Path, text: &str) -> Result<Vec<Section>, JobError>
 
 fn split_entry(text: &str, origin: Origin) -> Entry {
     match text.split_once('=') {
-        Some((key, value)) => Entry { key: key.trim().to_string(), value: Some(value.trim().to_string()), origin },
-        None => Entry { key: text.trim().to_string(), value: None, origin },
+        Some((key, value)) => Entry {
+            key: key.trim().to_string(),
+            value: Some(value.trim().to_string()),
+            origin,
+        },
+        None => Entry {
+            key: text.trim().to_string(),
+            value: None,
+            origin,
+        },
     }
 }
 
 /// Turns command-line job options (`--name=a --rw=read --name=b ...`) into
 /// sections: options before the first `--name` form a leading `global` section.
 pub fn sections_from_args<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<Section> {
-    let mut sections = vec![Section { name: "global".into(), entries: Vec::new() }];
+    let mut sections = vec![Section {
+        name: "global".into(),
+        entries: Vec::new(),
+    }];
     for arg in args {
         let entry = split_entry(arg.trim_start_matches('-'), Origin::CommandLine);
         if entry.key == "name" {
             let name = entry.value.clone().unwrap_or_default();
-            sections.push(Section { name, entries: Vec::new() });
+            sections.push(Section {
+                name,
+                entries: Vec::new(),
+            });
         }
-        sections.last_mut().expect("never empty").entries.push(entry);
+        sections
+            .last_mut()
+            .expect("never empty")
+            .entries
+            .push(entry);
     }
     sections.retain(|s| !(s.is_global() && s.entries.is_empty()));
     sections
@@ -201,7 +228,10 @@ pub fn resolve(sections: &[Section]) -> Result<(Vec<JobDef>, GlobalOptions), Job
             }
         }
         validate(&job)?;
-        jobs.push(JobDef { options: job, own_options: own });
+        jobs.push(JobDef {
+            options: job,
+            own_options: own,
+        });
     }
     if jobs.is_empty() {
         return Err(JobError::NoJobs);
@@ -215,7 +245,11 @@ fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
         origin: entry.origin.clone(),
         suggestion: options::suggest(&entry.key),
     })?;
-    let bad = |source| JobError::BadValue { name: entry.key.clone(), origin: entry.origin.clone(), source };
+    let bad = |source| JobError::BadValue {
+        name: entry.key.clone(),
+        origin: entry.origin.clone(),
+        source,
+    };
     let value = match (&entry.value, option.kind) {
         (Some(v), _) => v.as_str(),
         (None, Kind::Bool) => "1",
@@ -227,25 +261,42 @@ fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
 impl JobError {
     fn with_message(self, message: &str) -> JobError {
         match self {
-            JobError::BadValue { name, origin, .. } => JobError::Syntax { origin, message: format!("option '{name}' {message}") },
+            JobError::BadValue { name, origin, .. } => JobError::Syntax {
+                origin,
+                message: format!("option '{name}' {message}"),
+            },
             other => other,
         }
     }
 }
 
 fn validate(job: &JobOptions) -> Result<(), JobError> {
-    let invalid = |message: String| JobError::Invalid { job: job.name.clone(), message };
-    if job.filename.is_none() && job.directory.is_none() && job.size.is_none() && job.filesize.is_none() {
-        return Err(invalid("give size= (or filesize=), or a filename= of an existing file".into()));
+    let invalid = |message: String| JobError::Invalid {
+        job: job.name.clone(),
+        message,
+    };
+    if job.filename.is_none()
+        && job.directory.is_none()
+        && job.size.is_none()
+        && job.filesize.is_none()
+    {
+        return Err(invalid(
+            "give size= (or filesize=), or a filename= of an existing file".into(),
+        ));
     }
     if job.direct && job.bs.iter().any(|bs| bs % 512 != 0) {
-        return Err(invalid(format!("direct=1 needs block sizes that are multiples of 512, got bs={}", job.bs[0])));
+        return Err(invalid(format!(
+            "direct=1 needs block sizes that are multiples of 512, got bs={}",
+            job.bs[0]
+        )));
     }
     if job.time_based && job.runtime.is_none() {
         return Err(invalid("time_based needs runtime=".into()));
     }
     if job.hipri && !job.direct {
-        return Err(invalid("hipri needs direct=1 (polled completions only exist for O_DIRECT)".into()));
+        return Err(invalid(
+            "hipri needs direct=1 (polled completions only exist for O_DIRECT)".into(),
+        ));
     }
     Ok(())
 }
@@ -266,15 +317,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(jobs.len(), 2);
-        assert_eq!((jobs[0].options.name.as_str(), jobs[0].options.bs[0], jobs[0].options.iodepth), ("a", 8192, 1));
+        assert_eq!(
+            (
+                jobs[0].options.name.as_str(),
+                jobs[0].options.bs[0],
+                jobs[0].options.iodepth
+            ),
+            ("a", 8192, 1)
+        );
         assert_eq!(jobs[0].options.rw, RwMode::RandRead);
-        assert_eq!((jobs[1].options.iodepth, jobs[1].options.time_based), (4, true));
-        assert_eq!(jobs[1].own_options, vec![("time_based".to_string(), String::new()), ("runtime".into(), "2".into())]);
+        assert_eq!(
+            (jobs[1].options.iodepth, jobs[1].options.time_based),
+            (4, true)
+        );
+        assert_eq!(
+            jobs[1].own_options,
+            vec![
+                ("time_based".to_string(), String::new()),
+                ("runtime".into(), "2".into())
+            ]
+        );
     }
 
     #[test]
     fn command_line_form_equals_job_file() {
-        let args = ["--bs=8k", "--name=a", "--rw=write", "--size=1m", "--name=b", "--size=2m"];
+        let args = [
+            "--bs=8k",
+            "--name=a",
+            "--rw=write",
+            "--size=1m",
+            "--name=b",
+            "--size=2m",
+        ];
         let (jobs, globals) = resolve(&sections_from_args(args)).unwrap();
         assert_eq!(globals, vec![("bs".to_string(), "8k".to_string())]);
         assert_eq!(jobs[0].options.rw, RwMode::Write);
@@ -286,16 +360,33 @@ mod tests {
     #[test]
     fn errors_name_file_line_and_option() {
         let err = file("[a]\nsize=1m\nbs=abc\n").unwrap_err().to_string();
-        assert!(err.contains("'bs'") && err.contains("t.fio:3") && err.contains("abc"), "{err}");
+        assert!(
+            err.contains("'bs'") && err.contains("t.fio:3") && err.contains("abc"),
+            "{err}"
+        );
         let err = file("[a]\nsize=1m\niodepht=4\n").unwrap_err().to_string();
-        assert!(err.contains("unknown option 'iodepht'") && err.contains("did you mean 'iodepth'"), "{err}");
+        assert!(
+            err.contains("unknown option 'iodepht'") && err.contains("did you mean 'iodepth'"),
+            "{err}"
+        );
         let err = file("size=1m\n[a]\n").unwrap_err().to_string();
-        assert!(err.contains("t.fio:1") && err.contains("before any [section]"), "{err}");
+        assert!(
+            err.contains("t.fio:1") && err.contains("before any [section]"),
+            "{err}"
+        );
         let err = file("[a\nsize=1m\n").unwrap_err().to_string();
         assert!(err.contains("malformed section header"), "{err}");
         assert!(matches!(file("[global]\nbs=4k\n"), Err(JobError::NoJobs)));
-        assert!(file("[a]\nrw=read\n").unwrap_err().to_string().contains("size="));
-        assert!(file("[a]\nsize=1m\nbs\n").is_err(), "a bare non-boolean option needs a value");
+        assert!(
+            file("[a]\nrw=read\n")
+                .unwrap_err()
+                .to_string()
+                .contains("size=")
+        );
+        assert!(
+            file("[a]\nsize=1m\nbs\n").is_err(),
+            "a bare non-boolean option needs a value"
+        );
         assert!(!err.contains('\n'));
     }
 }

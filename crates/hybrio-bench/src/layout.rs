@@ -32,7 +32,9 @@ pub struct JobFile {
 #[derive(Debug, thiserror::Error)]
 pub enum LayoutError {
     /// Neither a size nor an existing file.
-    #[error("job '{job}': {path}: no size given and the file does not exist (set size= or filesize=)")]
+    #[error(
+        "job '{job}': {path}: no size given and the file does not exist (set size= or filesize=)"
+    )]
     NoSize {
         /// The job.
         job: String,
@@ -68,23 +70,35 @@ pub fn plan_files(options: &JobOptions, job_number: u32) -> Result<Vec<FilePlan>
                 _ => PathBuf::from(name),
             })
             .collect(),
-        None => vec![directory.unwrap_or(Path::new(".")).join(format!("{}.{}.0", options.name, job_number))],
+        None => vec![
+            directory
+                .unwrap_or(Path::new("."))
+                .join(format!("{}.{}.0", options.name, job_number)),
+        ],
     };
     let count = names.len() as u64;
     names
         .into_iter()
         .map(|path| {
-            let size = match (options.filesize, options.size) {
-                (Some(size), _) => size,
-                (None, Some(total)) => total / count,
-                (None, None) => std::fs::metadata(&path).map(|m| m.len()).map_err(|_| LayoutError::NoSize {
-                    job: options.name.clone(),
-                    path: path.display().to_string(),
-                })?,
-            };
+            let size =
+                match (options.filesize, options.size) {
+                    (Some(size), _) => size,
+                    (None, Some(total)) => total / count,
+                    (None, None) => std::fs::metadata(&path).map(|m| m.len()).map_err(|_| {
+                        LayoutError::NoSize {
+                            job: options.name.clone(),
+                            path: path.display().to_string(),
+                        }
+                    })?,
+                };
             let bs = options.max_block_size();
             if size < bs && options.ioengine != "null" {
-                return Err(LayoutError::TooSmall { job: options.name.clone(), path: path.display().to_string(), size, bs });
+                return Err(LayoutError::TooSmall {
+                    job: options.name.clone(),
+                    path: path.display().to_string(),
+                    size,
+                    bs,
+                });
             }
             Ok(FilePlan { path, size })
         })
@@ -96,7 +110,10 @@ fn split_filenames(list: &str) -> Vec<String> {
     let mut chars = list.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' if chars.peek() == Some(&':') => names.last_mut().expect("never empty").push(chars.next().expect("peeked")),
+            '\\' if chars.peek() == Some(&':') => names
+                .last_mut()
+                .expect("never empty")
+                .push(chars.next().expect("peeked")),
             ':' => names.push(String::new()),
             c => names.last_mut().expect("never empty").push(c),
         }
@@ -117,7 +134,12 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
     let have = existing.map_or(0, |m| m.len());
     if !job_reads {
         if have == 0 {
-            let opts = hybrio::file::OpenOptions { read: false, write: true, create: true, direct: false };
+            let opts = hybrio::file::OpenOptions {
+                read: false,
+                write: true,
+                create: true,
+                direct: false,
+            };
             hybrio::file::open(&plan.path, &opts)?;
         }
         return Ok(false);
@@ -125,10 +147,16 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
     if have >= plan.size {
         return Ok(false);
     }
-    let opts = hybrio::file::OpenOptions { read: false, write: true, create: true, direct: false };
+    let opts = hybrio::file::OpenOptions {
+        read: false,
+        write: true,
+        create: true,
+        direct: false,
+    };
     let mut file = hybrio::file::open(&plan.path, &opts)?;
     let io_error = |op, offset, e| hybrio::Error::io(op, &plan.path, offset, e);
-    file.set_len(plan.size).map_err(|e| io_error("truncate", plan.size, e))?;
+    file.set_len(plan.size)
+        .map_err(|e| io_error("truncate", plan.size, e))?;
     let mut rng = crate::offsets::Rng::new(plan.size);
     let mut chunk = vec![0u8; 1 << 20];
     let mut written = 0u64;
@@ -137,7 +165,8 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
             word.copy_from_slice(&rng.next_u64().to_ne_bytes());
         }
         let len = (plan.size - written).min(chunk.len() as u64) as usize;
-        file.write_all(&chunk[..len]).map_err(|e| io_error("write", written, e))?;
+        file.write_all(&chunk[..len])
+            .map_err(|e| io_error("write", written, e))?;
         written += len as u64;
     }
     file.sync_all().map_err(|e| io_error("fsync", 0, e))?;
@@ -150,9 +179,23 @@ mod tests {
 
     #[test]
     fn file_names_follow_fio() {
-        let job = JobOptions { name: "t".into(), size: Some(8 << 20), directory: Some("/d".into()), ..JobOptions::default() };
-        assert_eq!(plan_files(&job, 3).unwrap(), vec![FilePlan { path: "/d/t.3.0".into(), size: 8 << 20 }]);
-        let job = JobOptions { filename: Some("a:b\\:c:/abs".into()), ..job };
+        let job = JobOptions {
+            name: "t".into(),
+            size: Some(8 << 20),
+            directory: Some("/d".into()),
+            ..JobOptions::default()
+        };
+        assert_eq!(
+            plan_files(&job, 3).unwrap(),
+            vec![FilePlan {
+                path: "/d/t.3.0".into(),
+                size: 8 << 20
+            }]
+        );
+        let job = JobOptions {
+            filename: Some("a:b\\:c:/abs".into()),
+            ..job
+        };
         let plans = plan_files(&job, 0).unwrap();
         let paths: Vec<_> = plans.iter().map(|p| p.path.display().to_string()).collect();
         assert_eq!(paths, ["/d/a", "/d/b:c", "/abs"]);
@@ -162,22 +205,47 @@ mod tests {
     #[test]
     fn read_jobs_get_data_written_jobs_get_a_file() {
         let dir = tempfile::tempdir().unwrap();
-        let plan = FilePlan { path: dir.path().join("r"), size: 3 << 20 };
+        let plan = FilePlan {
+            path: dir.path().join("r"),
+            size: 3 << 20,
+        };
         assert!(lay_out(&plan, true).unwrap());
         assert_eq!(std::fs::metadata(&plan.path).unwrap().len(), 3 << 20);
         let data = std::fs::read(&plan.path).unwrap();
-        assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100, "layout must write data, not holes");
-        assert!(!lay_out(&plan, true).unwrap(), "an existing file of the right size is reused");
-        let plan = FilePlan { path: dir.path().join("w"), size: 1 << 20 };
+        assert!(
+            data.iter().filter(|&&b| b == 0).count() < data.len() / 100,
+            "layout must write data, not holes"
+        );
+        assert!(
+            !lay_out(&plan, true).unwrap(),
+            "an existing file of the right size is reused"
+        );
+        let plan = FilePlan {
+            path: dir.path().join("w"),
+            size: 1 << 20,
+        };
         assert!(!lay_out(&plan, false).unwrap());
         assert_eq!(std::fs::metadata(&plan.path).unwrap().len(), 0);
     }
 
     #[test]
     fn sizes_are_checked() {
-        let job = JobOptions { name: "t".into(), filename: Some("/nonexistent/x".into()), ..JobOptions::default() };
-        assert!(matches!(plan_files(&job, 0), Err(LayoutError::NoSize { .. })));
-        let job = JobOptions { size: Some(1000), ..job };
-        assert!(matches!(plan_files(&job, 0), Err(LayoutError::TooSmall { .. })));
+        let job = JobOptions {
+            name: "t".into(),
+            filename: Some("/nonexistent/x".into()),
+            ..JobOptions::default()
+        };
+        assert!(matches!(
+            plan_files(&job, 0),
+            Err(LayoutError::NoSize { .. })
+        ));
+        let job = JobOptions {
+            size: Some(1000),
+            ..job
+        };
+        assert!(matches!(
+            plan_files(&job, 0),
+            Err(LayoutError::TooSmall { .. })
+        ));
     }
 }

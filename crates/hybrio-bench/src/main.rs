@@ -8,7 +8,10 @@ use hybrio_bench::cli::{self, Command, Format};
 use hybrio_bench::{compare, output, run};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     match real_main(&args) {
         Ok(code) => code,
         Err(error) => {
@@ -26,10 +29,17 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
         Command::DefaultComparison { seconds, directory } => {
             let directory = directory.unwrap_or_else(|| ".".into());
-            let table = compare::default_comparison(&directory, seconds, &mut |line| eprintln!("{line}"))?;
+            let table =
+                compare::default_comparison(&directory, seconds, &mut |line| eprintln!("{line}"))?;
             println!("{table}");
         }
-        Command::Run { jobs, globals, formats, output, parse_only } => {
+        Command::Run {
+            jobs,
+            globals,
+            formats,
+            output,
+            parse_only,
+        } => {
             if parse_only {
                 return Ok(ExitCode::SUCCESS);
             }
@@ -47,7 +57,8 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 }
             }
             match &output {
-                Some(path) => std::fs::write(path, &text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+                Some(path) => std::fs::write(path, &text)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
                 None => print!("{text}"),
             }
             let failures = run::failures(&report);

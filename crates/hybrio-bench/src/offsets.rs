@@ -80,7 +80,11 @@ struct Permutation {
 impl Permutation {
     fn new(count: u64, rng: &mut Rng) -> Permutation {
         let bits = (64 - count.saturating_sub(1).leading_zeros()).max(2);
-        Permutation { count, half_bits: bits.div_ceil(2), keys: std::array::from_fn(|_| rng.next_u64()) }
+        Permutation {
+            count,
+            half_bits: bits.div_ceil(2),
+            keys: std::array::from_fn(|_| rng.next_u64()),
+        }
     }
 
     #[inline]
@@ -130,19 +134,39 @@ pub struct IoPlan {
 impl IoPlan {
     /// A plan over files of the given sizes. Every file must hold at least one
     /// block of each direction the job uses.
-    pub fn new(mode: RwMode, read_percent: u32, block_size: [u64; 2], file_sizes: &[u64], random_map: bool, seed: u64) -> IoPlan {
+    pub fn new(
+        mode: RwMode,
+        read_percent: u32,
+        block_size: [u64; 2],
+        file_sizes: &[u64],
+        random_map: bool,
+        seed: u64,
+    ) -> IoPlan {
         let mut rng = Rng::new(seed);
         let cursors = file_sizes
             .iter()
             .map(|&size| {
                 std::array::from_fn(|dir| {
                     let blocks = size / block_size[dir];
-                    let permutation = (mode.is_random() && random_map && blocks > 0).then(|| Permutation::new(blocks, &mut rng));
-                    Cursor { blocks, next: 0, permutation }
+                    let permutation = (mode.is_random() && random_map && blocks > 0)
+                        .then(|| Permutation::new(blocks, &mut rng));
+                    Cursor {
+                        blocks,
+                        next: 0,
+                        permutation,
+                    }
                 })
             })
             .collect();
-        IoPlan { mode, read_percent, block_size, random_map, cursors, next_file: 0, rng }
+        IoPlan {
+            mode,
+            read_percent,
+            block_size,
+            random_map,
+            cursors,
+            next_file: 0,
+            rng,
+        }
     }
 
     /// The next I/O.
@@ -160,12 +184,20 @@ impl IoPlan {
             }
         };
         let file = self.next_file;
-        self.next_file = if file + 1 == self.cursors.len() { 0 } else { file + 1 };
+        self.next_file = if file + 1 == self.cursors.len() {
+            0
+        } else {
+            file + 1
+        };
         let len = self.block_size[direction.index()];
         let cursor = &mut self.cursors[file][direction.index()];
         let block = if !self.mode.is_random() {
             let block = cursor.next;
-            cursor.next = if block + 1 >= cursor.blocks { 0 } else { block + 1 };
+            cursor.next = if block + 1 >= cursor.blocks {
+                0
+            } else {
+                block + 1
+            };
             block
         } else if self.random_map {
             if cursor.next == cursor.blocks {
@@ -175,11 +207,19 @@ impl IoPlan {
             }
             let index = cursor.next;
             cursor.next += 1;
-            cursor.permutation.as_ref().map_or(index, |p| p.apply(index))
+            cursor
+                .permutation
+                .as_ref()
+                .map_or(index, |p| p.apply(index))
         } else {
             self.rng.below(cursor.blocks)
         };
-        PlannedIo { direction, file, offset: block * len, len }
+        PlannedIo {
+            direction,
+            file,
+            offset: block * len,
+            len,
+        }
     }
 }
 
@@ -227,15 +267,26 @@ mod tests {
     #[test]
     fn sequential_wraps_and_round_robins_files() {
         let mut plan = IoPlan::new(RwMode::Write, 0, [4096, 8192], &[16384, 16384], false, 0);
-        let got: Vec<(usize, u64)> = (0..6).map(|_| plan.next_io()).map(|io| (io.file, io.offset)).collect();
-        assert_eq!(got, vec![(0, 0), (1, 0), (0, 8192), (1, 8192), (0, 0), (1, 0)]);
+        let got: Vec<(usize, u64)> = (0..6)
+            .map(|_| plan.next_io())
+            .map(|io| (io.file, io.offset))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0, 0), (1, 0), (0, 8192), (1, 8192), (0, 0), (1, 0)]
+        );
     }
 
     #[test]
     fn mix_follows_rwmixread() {
         let mut plan = IoPlan::new(RwMode::RandReadWrite, 70, [4096, 4096], &[1 << 20], true, 3);
-        let reads = (0..10_000).filter(|_| plan.next_io().direction == Direction::Read).count();
-        assert!((6_700..7_300).contains(&reads), "{reads} reads of 10000 at rwmixread=70");
+        let reads = (0..10_000)
+            .filter(|_| plan.next_io().direction == Direction::Read)
+            .count();
+        assert!(
+            (6_700..7_300).contains(&reads),
+            "{reads} reads of 10000 at rwmixread=70"
+        );
     }
 
     #[test]

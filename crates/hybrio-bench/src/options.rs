@@ -68,7 +68,10 @@ impl RwMode {
 
     /// True when offsets are random.
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandReadWrite)
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandReadWrite
+        )
     }
 
     /// True when the job reads.
@@ -172,8 +175,10 @@ pub struct JobOptions {
 }
 
 /// fio's default percentile list.
-pub const DEFAULT_PERCENTILES: [f64; 17] =
-    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
 
 impl Default for JobOptions {
     fn default() -> Self {
@@ -270,10 +275,13 @@ pub struct OptionDef {
 impl OptionDef {
     /// Reads `value` and stores it in `job`. A bare boolean passes "1".
     pub fn apply(&self, job: &mut JobOptions, value: &str) -> Result<(), ValueError> {
-        if let Kind::Choice(words) = self.kind {
-            if !words.contains(&value.trim()) {
-                return Err(ValueError::Choice { value: value.to_string(), allowed: words.join(", ") });
-            }
+        if let Kind::Choice(words) = self.kind
+            && !words.contains(&value.trim())
+        {
+            return Err(ValueError::Choice {
+                value: value.to_string(),
+                allowed: words.join(", "),
+            });
         }
         (self.apply)(job, value.trim())
     }
@@ -321,7 +329,11 @@ fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
     let mut last = None;
     for (i, slot) in sizes.iter_mut().enumerate() {
         let part = parts.get(i).copied().unwrap_or("");
-        let value = if part.is_empty() { last } else { Some(size(part)?) };
+        let value = if part.is_empty() {
+            last
+        } else {
+            Some(size(part)?)
+        };
         if let Some(value) = value {
             if value == 0 || value > u32::MAX as u64 {
                 return Err(ValueError::Range(v.to_string()));
@@ -346,19 +358,41 @@ fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
         "randwrite" => RwMode::RandWrite,
         "rw" | "readwrite" => RwMode::ReadWrite,
         "randrw" => RwMode::RandReadWrite,
-        other => return Err(ValueError::Unsupported(format!("rw={other} is not supported by hybrio"))),
+        other => {
+            return Err(ValueError::Unsupported(format!(
+                "rw={other} is not supported by hybrio"
+            )));
+        }
     })
 }
 
 fn percentile_list(v: &str) -> Result<Vec<f64>, ValueError> {
     let list: Result<Vec<f64>, _> = v.split(':').map(|p| p.trim().parse::<f64>()).collect();
     match list {
-        Ok(list) if !list.is_empty() && list.len() <= 20 && list.iter().all(|p| (0.0..=100.0).contains(p)) => Ok(list),
+        Ok(list)
+            if !list.is_empty()
+                && list.len() <= 20
+                && list.iter().all(|p| (0.0..=100.0).contains(p)) =>
+        {
+            Ok(list)
+        }
         _ => Err(ValueError::Range(v.to_string())),
     }
 }
 
-const RW_WORDS: &[&str] = &["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite", "randtrimwrite"];
+const RW_WORDS: &[&str] = &[
+    "read",
+    "write",
+    "randread",
+    "randwrite",
+    "rw",
+    "readwrite",
+    "randrw",
+    "trim",
+    "randtrim",
+    "trimwrite",
+    "randtrimwrite",
+];
 
 macro_rules! opt {
     ($name:literal, $aliases:expr, $kind:expr, $default:literal, $help:literal, |$job:ident, $v:ident| $body:expr) => {
@@ -378,68 +412,359 @@ macro_rules! opt {
 
 /// Every job option hybrio implements.
 pub static OPTIONS: &[OptionDef] = &[
-    opt!("name", &[], Kind::Text, "", "Name of the job; on the command line it starts a new job", |j, v| j.name = v.to_string()),
-    opt!("description", &[], Kind::Text, "", "Text description of the job", |j, v| j.description = v.to_string()),
-    opt!("ioengine", &[], Kind::Choice(&["sync", "psync", "io_uring", "null"]), "psync", "How I/O is issued", |j, v| j.ioengine = v.to_string()),
-    opt!("rw", &["readwrite"], Kind::Choice(RW_WORDS), "read", "I/O pattern", |j, v| j.rw = rw_mode(v)?),
-    opt!("rwmixread", &[], Kind::Int, "50", "Percentage of a mixed workload that is reads", |j, v| {
-        let pct = units::parse_u32(v)?;
-        if pct > 100 {
-            return Err(ValueError::Range(v.to_string()));
+    opt!(
+        "name",
+        &[],
+        Kind::Text,
+        "",
+        "Name of the job; on the command line it starts a new job",
+        |j, v| j.name = v.to_string()
+    ),
+    opt!(
+        "description",
+        &[],
+        Kind::Text,
+        "",
+        "Text description of the job",
+        |j, v| j.description = v.to_string()
+    ),
+    opt!(
+        "ioengine",
+        &[],
+        Kind::Choice(&["sync", "psync", "io_uring", "null"]),
+        "psync",
+        "How I/O is issued",
+        |j, v| j.ioengine = v.to_string()
+    ),
+    opt!(
+        "rw",
+        &["readwrite"],
+        Kind::Choice(RW_WORDS),
+        "read",
+        "I/O pattern",
+        |j, v| j.rw = rw_mode(v)?
+    ),
+    opt!(
+        "rwmixread",
+        &[],
+        Kind::Int,
+        "50",
+        "Percentage of a mixed workload that is reads",
+        |j, v| {
+            let pct = units::parse_u32(v)?;
+            if pct > 100 {
+                return Err(ValueError::Range(v.to_string()));
+            }
+            j.rwmixread = pct
         }
-        j.rwmixread = pct
-    }),
-    opt!("rwmixwrite", &[], Kind::Int, "50", "Percentage of a mixed workload that is writes", |j, v| {
-        let pct = units::parse_u32(v)?;
-        if pct > 100 {
-            return Err(ValueError::Range(v.to_string()));
+    ),
+    opt!(
+        "rwmixwrite",
+        &[],
+        Kind::Int,
+        "50",
+        "Percentage of a mixed workload that is writes",
+        |j, v| {
+            let pct = units::parse_u32(v)?;
+            if pct > 100 {
+                return Err(ValueError::Range(v.to_string()));
+            }
+            j.rwmixread = 100 - pct
         }
-        j.rwmixread = 100 - pct
-    }),
-    opt!("bs", &["blocksize"], Kind::Size, "4k", "Block size (reads,writes,trims)", |j, v| j.bs = block_sizes(v)?),
-    opt!("size", &[], Kind::Size, "", "Total bytes of I/O for each job", |j, v| j.size = Some(size(v)?)),
-    opt!("filesize", &[], Kind::Size, "", "Size of each file", |j, v| j.filesize = Some(size(v)?)),
-    opt!("filename", &[], Kind::Text, "", "File(s) to use, separated by ':'", |j, v| j.filename = Some(v.to_string())),
-    opt!("directory", &[], Kind::Text, "", "Directory for the job's files", |j, v| j.directory = Some(v.to_string())),
-    opt!("runtime", &["timeout"], Kind::Time, "", "Stop the job after this long", |j, v| j.runtime = Some(seconds(v)?)),
-    opt!("time_based", &[], Kind::Bool, "0", "Keep running until runtime, repeating the workload", |j, v| j.time_based = units::parse_bool(v)?),
-    opt!("ramp_time", &[], Kind::Time, "0", "Run this long before recording statistics", |j, v| j.ramp_time = seconds(v)?),
-    opt!("loops", &[], Kind::Int, "1", "Number of times to run the workload", |j, v| j.loops = nonzero_u32(v)?),
-    opt!("numjobs", &[], Kind::Int, "1", "Number of clones of this job", |j, v| j.numjobs = nonzero_u32(v)?),
-    opt!("thread", &[], Kind::Bool, "0", "Use threads (hybrio always runs jobs as threads)", |j, v| j.thread = units::parse_bool(v)?),
-    opt!("iodepth", &[], Kind::Int, "1", "Number of I/Os in flight", |j, v| j.iodepth = nonzero_u32(v)?),
-    opt!("iodepth_batch_submit", &["iodepth_batch"], Kind::Int, "1", "I/Os to queue before one submit (0 = iodepth)", |j, v| j.iodepth_batch_submit = units::parse_u32(v)?),
-    opt!("iodepth_batch_complete_min", &["iodepth_batch_complete"], Kind::Int, "1", "Fewest completions to wait for (0 = poll)", |j, v| j.iodepth_batch_complete_min = units::parse_u32(v)?),
-    opt!("iodepth_batch_complete_max", &[], Kind::Int, "", "Most completions to reap at once", |j, v| j.iodepth_batch_complete_max = Some(nonzero_u32(v)?)),
-    opt!("iodepth_low", &[], Kind::Int, "", "Once the queue is full, drain to this depth before refilling", |j, v| j.iodepth_low = Some(units::parse_u32(v)?)),
-    opt!("direct", &[], Kind::Bool, "0", "Use O_DIRECT", |j, v| j.direct = units::parse_bool(v)?),
-    opt!("buffered", &[], Kind::Bool, "1", "Use buffered I/O (the inverse of direct)", |j, v| j.direct = !units::parse_bool(v)?),
-    opt!("fsync", &[], Kind::Int, "0", "fsync after this many writes", |j, v| j.fsync = units::parse_u32(v)?),
-    opt!("fdatasync", &[], Kind::Int, "0", "fdatasync after this many writes", |j, v| j.fdatasync = units::parse_u32(v)?),
-    opt!("end_fsync", &[], Kind::Bool, "0", "fsync each file when the job completes", |j, v| j.end_fsync = units::parse_bool(v)?),
-    opt!("group_reporting", &[], Kind::Bool, "0", "Report the jobs of a group as one", |j, v| j.group_reporting = units::parse_bool(v)?),
-    opt!("stonewall", &["wait_for_previous"], Kind::Bool, "0", "Wait for the jobs above to finish first; starts a new group", |j, v| j.stonewall = units::parse_bool(v)?),
-    opt!("new_group", &[], Kind::Bool, "0", "Start a new reporting group", |j, v| j.new_group = units::parse_bool(v)?),
-    opt!("randrepeat", &[], Kind::Bool, "1", "Use the same random sequence every run", |j, v| j.randrepeat = units::parse_bool(v)?),
-    opt!("randseed", &[], Kind::Int, "0x89", "Seed of the random generator", |j, v| {
-        j.randseed = units::parse_u64(v)?;
-        j.randrepeat = true
-    }),
-    opt!("norandommap", &[], Kind::Bool, "0", "Random offsets may repeat within a pass", |j, v| j.norandommap = units::parse_bool(v)?),
-    opt!("invalidate", &[], Kind::Bool, "1", "Drop the files' page cache before the job", |j, v| j.invalidate = units::parse_bool(v)?),
-    opt!("fixedbufs", &[], Kind::Bool, "0", "io_uring: register the I/O buffers", |j, v| j.fixedbufs = units::parse_bool(v)?),
-    opt!("registerfiles", &[], Kind::Bool, "0", "io_uring: register the files", |j, v| j.registerfiles = units::parse_bool(v)?),
-    opt!("sqthread_poll", &[], Kind::Bool, "0", "io_uring: a kernel thread polls the submission queue", |j, v| j.sqthread_poll = units::parse_bool(v)?),
-    opt!("hipri", &[], Kind::Bool, "0", "io_uring: polled completions (needs O_DIRECT and poll queues)", |j, v| j.hipri = units::parse_bool(v)?),
-    opt!("clat_percentiles", &[], Kind::Bool, "1", "Report completion latency percentiles", |j, v| j.clat_percentiles = units::parse_bool(v)?),
-    opt!("lat_percentiles", &[], Kind::Bool, "0", "Report total latency percentiles", |j, v| j.lat_percentiles = units::parse_bool(v)?),
-    opt!("slat_percentiles", &[], Kind::Bool, "0", "Report submission latency percentiles", |j, v| j.slat_percentiles = units::parse_bool(v)?),
-    opt!("percentile_list", &[], Kind::Text, "", "Percentiles to report, ':'-separated", |j, v| j.percentile_list = percentile_list(v)?),
+    ),
+    opt!(
+        "bs",
+        &["blocksize"],
+        Kind::Size,
+        "4k",
+        "Block size (reads,writes,trims)",
+        |j, v| j.bs = block_sizes(v)?
+    ),
+    opt!(
+        "size",
+        &[],
+        Kind::Size,
+        "",
+        "Total bytes of I/O for each job",
+        |j, v| j.size = Some(size(v)?)
+    ),
+    opt!(
+        "filesize",
+        &[],
+        Kind::Size,
+        "",
+        "Size of each file",
+        |j, v| j.filesize = Some(size(v)?)
+    ),
+    opt!(
+        "filename",
+        &[],
+        Kind::Text,
+        "",
+        "File(s) to use, separated by ':'",
+        |j, v| j.filename = Some(v.to_string())
+    ),
+    opt!(
+        "directory",
+        &[],
+        Kind::Text,
+        "",
+        "Directory for the job's files",
+        |j, v| j.directory = Some(v.to_string())
+    ),
+    opt!(
+        "runtime",
+        &["timeout"],
+        Kind::Time,
+        "",
+        "Stop the job after this long",
+        |j, v| j.runtime = Some(seconds(v)?)
+    ),
+    opt!(
+        "time_based",
+        &[],
+        Kind::Bool,
+        "0",
+        "Keep running until runtime, repeating the workload",
+        |j, v| j.time_based = units::parse_bool(v)?
+    ),
+    opt!(
+        "ramp_time",
+        &[],
+        Kind::Time,
+        "0",
+        "Run this long before recording statistics",
+        |j, v| j.ramp_time = seconds(v)?
+    ),
+    opt!(
+        "loops",
+        &[],
+        Kind::Int,
+        "1",
+        "Number of times to run the workload",
+        |j, v| j.loops = nonzero_u32(v)?
+    ),
+    opt!(
+        "numjobs",
+        &[],
+        Kind::Int,
+        "1",
+        "Number of clones of this job",
+        |j, v| j.numjobs = nonzero_u32(v)?
+    ),
+    opt!(
+        "thread",
+        &[],
+        Kind::Bool,
+        "0",
+        "Use threads (hybrio always runs jobs as threads)",
+        |j, v| j.thread = units::parse_bool(v)?
+    ),
+    opt!(
+        "iodepth",
+        &[],
+        Kind::Int,
+        "1",
+        "Number of I/Os in flight",
+        |j, v| j.iodepth = nonzero_u32(v)?
+    ),
+    opt!(
+        "iodepth_batch_submit",
+        &["iodepth_batch"],
+        Kind::Int,
+        "1",
+        "I/Os to queue before one submit (0 = iodepth)",
+        |j, v| j.iodepth_batch_submit = units::parse_u32(v)?
+    ),
+    opt!(
+        "iodepth_batch_complete_min",
+        &["iodepth_batch_complete"],
+        Kind::Int,
+        "1",
+        "Fewest completions to wait for (0 = poll)",
+        |j, v| j.iodepth_batch_complete_min = units::parse_u32(v)?
+    ),
+    opt!(
+        "iodepth_batch_complete_max",
+        &[],
+        Kind::Int,
+        "",
+        "Most completions to reap at once",
+        |j, v| j.iodepth_batch_complete_max = Some(nonzero_u32(v)?)
+    ),
+    opt!(
+        "iodepth_low",
+        &[],
+        Kind::Int,
+        "",
+        "Once the queue is full, drain to this depth before refilling",
+        |j, v| j.iodepth_low = Some(units::parse_u32(v)?)
+    ),
+    opt!("direct", &[], Kind::Bool, "0", "Use O_DIRECT", |j, v| j
+        .direct =
+        units::parse_bool(v)?),
+    opt!(
+        "buffered",
+        &[],
+        Kind::Bool,
+        "1",
+        "Use buffered I/O (the inverse of direct)",
+        |j, v| j.direct = !units::parse_bool(v)?
+    ),
+    opt!(
+        "fsync",
+        &[],
+        Kind::Int,
+        "0",
+        "fsync after this many writes",
+        |j, v| j.fsync = units::parse_u32(v)?
+    ),
+    opt!(
+        "fdatasync",
+        &[],
+        Kind::Int,
+        "0",
+        "fdatasync after this many writes",
+        |j, v| j.fdatasync = units::parse_u32(v)?
+    ),
+    opt!(
+        "end_fsync",
+        &[],
+        Kind::Bool,
+        "0",
+        "fsync each file when the job completes",
+        |j, v| j.end_fsync = units::parse_bool(v)?
+    ),
+    opt!(
+        "group_reporting",
+        &[],
+        Kind::Bool,
+        "0",
+        "Report the jobs of a group as one",
+        |j, v| j.group_reporting = units::parse_bool(v)?
+    ),
+    opt!(
+        "stonewall",
+        &["wait_for_previous"],
+        Kind::Bool,
+        "0",
+        "Wait for the jobs above to finish first; starts a new group",
+        |j, v| j.stonewall = units::parse_bool(v)?
+    ),
+    opt!(
+        "new_group",
+        &[],
+        Kind::Bool,
+        "0",
+        "Start a new reporting group",
+        |j, v| j.new_group = units::parse_bool(v)?
+    ),
+    opt!(
+        "randrepeat",
+        &[],
+        Kind::Bool,
+        "1",
+        "Use the same random sequence every run",
+        |j, v| j.randrepeat = units::parse_bool(v)?
+    ),
+    opt!(
+        "randseed",
+        &[],
+        Kind::Int,
+        "0x89",
+        "Seed of the random generator",
+        |j, v| {
+            j.randseed = units::parse_u64(v)?;
+            j.randrepeat = true
+        }
+    ),
+    opt!(
+        "norandommap",
+        &[],
+        Kind::Bool,
+        "0",
+        "Random offsets may repeat within a pass",
+        |j, v| j.norandommap = units::parse_bool(v)?
+    ),
+    opt!(
+        "invalidate",
+        &[],
+        Kind::Bool,
+        "1",
+        "Drop the files' page cache before the job",
+        |j, v| j.invalidate = units::parse_bool(v)?
+    ),
+    opt!(
+        "fixedbufs",
+        &[],
+        Kind::Bool,
+        "0",
+        "io_uring: register the I/O buffers",
+        |j, v| j.fixedbufs = units::parse_bool(v)?
+    ),
+    opt!(
+        "registerfiles",
+        &[],
+        Kind::Bool,
+        "0",
+        "io_uring: register the files",
+        |j, v| j.registerfiles = units::parse_bool(v)?
+    ),
+    opt!(
+        "sqthread_poll",
+        &[],
+        Kind::Bool,
+        "0",
+        "io_uring: a kernel thread polls the submission queue",
+        |j, v| j.sqthread_poll = units::parse_bool(v)?
+    ),
+    opt!(
+        "hipri",
+        &[],
+        Kind::Bool,
+        "0",
+        "io_uring: polled completions (needs O_DIRECT and poll queues)",
+        |j, v| j.hipri = units::parse_bool(v)?
+    ),
+    opt!(
+        "clat_percentiles",
+        &[],
+        Kind::Bool,
+        "1",
+        "Report completion latency percentiles",
+        |j, v| j.clat_percentiles = units::parse_bool(v)?
+    ),
+    opt!(
+        "lat_percentiles",
+        &[],
+        Kind::Bool,
+        "0",
+        "Report total latency percentiles",
+        |j, v| j.lat_percentiles = units::parse_bool(v)?
+    ),
+    opt!(
+        "slat_percentiles",
+        &[],
+        Kind::Bool,
+        "0",
+        "Report submission latency percentiles",
+        |j, v| j.slat_percentiles = units::parse_bool(v)?
+    ),
+    opt!(
+        "percentile_list",
+        &[],
+        Kind::Text,
+        "",
+        "Percentiles to report, ':'-separated",
+        |j, v| j.percentile_list = percentile_list(v)?
+    ),
 ];
 
 /// Finds an option by name or alias.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+    OPTIONS
+        .iter()
+        .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// The known option closest to a misspelt one, for "did you mean".
@@ -480,11 +805,18 @@ mod tests {
 
     #[test]
     fn every_option_has_a_unique_name_and_help() {
-        let mut names: Vec<&str> = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
+        let mut names: Vec<&str> = OPTIONS
+            .iter()
+            .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+            .collect();
         let count = names.len();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), count, "an option name or alias is defined twice");
+        assert_eq!(
+            names.len(),
+            count,
+            "an option name or alias is defined twice"
+        );
         assert!(OPTIONS.iter().all(|o| !o.help.is_empty()));
     }
 
@@ -494,7 +826,12 @@ mod tests {
         for option in OPTIONS.iter().filter(|o| !o.default.is_empty()) {
             let mut job = JobOptions::default();
             option.apply(&mut job, option.default).unwrap();
-            assert_eq!(job, JobOptions::default(), "default of {} disagrees", option.name);
+            assert_eq!(
+                job,
+                JobOptions::default(),
+                "default of {} disagrees",
+                option.name
+            );
         }
     }
 
@@ -505,15 +842,27 @@ mod tests {
         assert_eq!(apply("blocksize", ",16k").unwrap().bs, [4096, 16384, 16384]);
         assert!(apply("bs", "abc").is_err());
         assert!(apply("bs", "0").is_err());
-        assert!(matches!(apply("bs", "4k-16k"), Err(ValueError::Unsupported(_))));
+        assert!(matches!(
+            apply("bs", "4k-16k"),
+            Err(ValueError::Unsupported(_))
+        ));
     }
 
     #[test]
     fn choices_and_aliases() {
         assert_eq!(apply("rw", "readwrite").unwrap().rw, RwMode::ReadWrite);
-        assert_eq!(apply("readwrite", "randrw").unwrap().rw, RwMode::RandReadWrite);
-        assert!(matches!(apply("rw", "sideways"), Err(ValueError::Choice { .. })));
-        assert!(matches!(apply("rw", "trim"), Err(ValueError::Unsupported(_))));
+        assert_eq!(
+            apply("readwrite", "randrw").unwrap().rw,
+            RwMode::RandReadWrite
+        );
+        assert!(matches!(
+            apply("rw", "sideways"),
+            Err(ValueError::Choice { .. })
+        ));
+        assert!(matches!(
+            apply("rw", "trim"),
+            Err(ValueError::Unsupported(_))
+        ));
         assert!(apply("buffered", "0").unwrap().direct);
         assert_eq!(apply("rwmixwrite", "30").unwrap().rwmixread, 70);
         assert!(apply("rwmixread", "101").is_err());
@@ -521,12 +870,29 @@ mod tests {
 
     #[test]
     fn derived_depth_defaults_follow_fio() {
-        let mut job = JobOptions { iodepth: 64, ..JobOptions::default() };
-        assert_eq!((job.batch_submit(), job.batch_complete_max(), job.depth_low()), (1, 1, 64));
+        let mut job = JobOptions {
+            iodepth: 64,
+            ..JobOptions::default()
+        };
+        assert_eq!(
+            (
+                job.batch_submit(),
+                job.batch_complete_max(),
+                job.depth_low()
+            ),
+            (1, 1, 64)
+        );
         job.iodepth_batch_submit = 0;
         job.iodepth_batch_complete_min = 16;
         job.iodepth_low = Some(16);
-        assert_eq!((job.batch_submit(), job.batch_complete_max(), job.depth_low()), (64, 16, 16));
+        assert_eq!(
+            (
+                job.batch_submit(),
+                job.batch_complete_max(),
+                job.depth_low()
+            ),
+            (64, 16, 16)
+        );
     }
 
     #[test]

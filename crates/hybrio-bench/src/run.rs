@@ -54,7 +54,10 @@ pub fn banners(jobs: &[JobDef]) -> String {
         if index > 0 && (job.options.stonewall || job.options.new_group) {
             groupid += 1;
         }
-        text.push_str(&crate::output::normal::banner(&describe(&job.options), groupid));
+        text.push_str(&crate::output::normal::banner(
+            &describe(&job.options),
+            groupid,
+        ));
         text.push('\n');
         if job.options.numjobs > 1 {
             text.push_str("...\n");
@@ -62,7 +65,10 @@ pub fn banners(jobs: &[JobDef]) -> String {
     }
     text.push_str(&format!("{}\n", version()));
     let threads: u32 = jobs.iter().map(|j| j.options.numjobs).sum();
-    text.push_str(&format!("Starting {threads} thread{}\n", if threads == 1 { "" } else { "s" }));
+    text.push_str(&format!(
+        "Starting {threads} thread{}\n",
+        if threads == 1 { "" } else { "s" }
+    ));
     text
 }
 
@@ -84,7 +90,11 @@ fn describe(options: &JobOptions) -> JobDescription {
 /// Runs the jobs and returns the report. Jobs run together up to each
 /// `stonewall`, which waits for those above it. `notice` receives progress
 /// lines (file layout), which belong on stderr so that stdout stays one document.
-pub fn run(jobs: &[JobDef], globals: &GlobalOptions, notice: &mut dyn FnMut(&str)) -> Result<RunReport, RunFailure> {
+pub fn run(
+    jobs: &[JobDef],
+    globals: &GlobalOptions,
+    notice: &mut dyn FnMut(&str),
+) -> Result<RunReport, RunFailure> {
     let mut clones: Vec<Clone_> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
     let mut groupid = 0;
@@ -96,7 +106,11 @@ pub fn run(jobs: &[JobDef], globals: &GlobalOptions, notice: &mut dyn FnMut(&str
             segments.push(clones.len()..clones.len());
         }
         for number in 0..def.options.numjobs {
-            clones.push(Clone_ { def: def.clone(), number, groupid });
+            clones.push(Clone_ {
+                def: def.clone(),
+                number,
+                groupid,
+            });
         }
         segments.last_mut().expect("one segment at least").end = clones.len();
     }
@@ -111,22 +125,35 @@ pub fn run(jobs: &[JobDef], globals: &GlobalOptions, notice: &mut dyn FnMut(&str
 }
 
 /// Lays out the files of `clones`, then runs them all at once.
-fn run_together(clones: &[Clone_], notice: &mut dyn FnMut(&str)) -> Result<Vec<JobOutcome>, RunFailure> {
+fn run_together(
+    clones: &[Clone_],
+    notice: &mut dyn FnMut(&str),
+) -> Result<Vec<JobOutcome>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
     for clone in clones {
         let options = &clone.def.options;
         let plans = layout::plan_files(options, clone.number)?;
         if options.ioengine != "null" {
-            let needs_data: Vec<_> = plans.iter().filter(|p| options.rw.reads() && needs_layout(p)).collect();
+            let needs_data: Vec<_> = plans
+                .iter()
+                .filter(|p| options.rw.reads() && needs_layout(p))
+                .collect();
             if !needs_data.is_empty() {
                 let total: u64 = needs_data.iter().map(|p| p.size).sum();
                 let plural = if needs_data.len() == 1 { "" } else { "s" };
-                notice(&format!("{}: Laying out IO file ({} file{plural} / {}MiB)", options.name, needs_data.len(), total >> 20));
+                notice(&format!(
+                    "{}: Laying out IO file ({} file{plural} / {}MiB)",
+                    options.name,
+                    needs_data.len(),
+                    total >> 20
+                ));
             }
             for plan in &plans {
-                layout::lay_out(plan, options.rw.reads())?;
+                layout::lay_out(plan, options.rw.reads()).map_err(LayoutError::from)?;
                 if options.invalidate {
-                    let file = hybrio::file::open(&plan.path, &hybrio::file::OpenOptions::default()).map_err(LayoutError::from)?;
+                    let file =
+                        hybrio::file::open(&plan.path, &hybrio::file::OpenOptions::default())
+                            .map_err(LayoutError::from)?;
                     hybrio::file::drop_page_cache(&file, &plan.path).map_err(LayoutError::from)?;
                 }
             }
@@ -145,24 +172,31 @@ fn run_together(clones: &[Clone_], notice: &mut dyn FnMut(&str)) -> Result<Vec<J
         let (gate, ready_tx) = (gate.clone(), ready_tx.clone());
         let options = clone.def.options.clone();
         let seed = options.randseed.wrapping_add(clone.number as u64);
-        let spawned = std::thread::Builder::new().name(format!("{}.{}", options.name, clone.number)).spawn(move || {
-            // The engine is built on the thread that uses it: an io_uring ring
-            // with SINGLE_ISSUER belongs to one thread.
-            let prepared = runner::engine_kind(&options).and_then(|kind| {
-                let files = runner::open_files(&options, &plans).map_err(|source| RunError::Engine { job: options.name.clone(), source })?;
-                PreparedJob::new(options.clone(), kind, files, seed)
+        let spawned = std::thread::Builder::new()
+            .name(format!("{}.{}", options.name, clone.number))
+            .spawn(move || {
+                // The engine is built on the thread that uses it: an io_uring ring
+                // with SINGLE_ISSUER belongs to one thread.
+                let prepared = runner::engine_kind(&options).and_then(|kind| {
+                    let files = runner::open_files(&options, &plans).map_err(|source| {
+                        RunError::Engine {
+                            job: options.name.clone(),
+                            source,
+                        }
+                    })?;
+                    PreparedJob::new(options.clone(), kind, files, seed)
+                });
+                let (prepared, report) = match prepared {
+                    Ok(job) => (Some(job), Ok(())),
+                    Err(error) => (None, Err(error)),
+                };
+                // The receiver lives until every thread has reported.
+                let _ = ready_tx.send(report);
+                if !gate.wait() {
+                    return None;
+                }
+                prepared.map(PreparedJob::run)
             });
-            let (prepared, report) = match prepared {
-                Ok(job) => (Some(job), Ok(())),
-                Err(error) => (None, Err(error)),
-            };
-            // The receiver lives until every thread has reported.
-            let _ = ready_tx.send(report);
-            if !gate.wait() {
-                return None;
-            }
-            prepared.map(PreparedJob::run)
-        });
         match spawned {
             Ok(handle) => handles.push(handle),
             Err(error) => {
@@ -199,7 +233,11 @@ fn run_together(clones: &[Clone_], notice: &mut dyn FnMut(&str)) -> Result<Vec<J
     }
     for (clone, outcome) in clones.iter().zip(&outcomes) {
         if outcome.submitted != outcome.completed {
-            return Err(RunFailure::Lost { job: clone.def.options.name.clone(), submitted: outcome.submitted, completed: outcome.completed });
+            return Err(RunFailure::Lost {
+                job: clone.def.options.name.clone(),
+                submitted: outcome.submitted,
+                completed: outcome.completed,
+            });
         }
     }
     Ok(outcomes)
@@ -235,7 +273,11 @@ fn needs_layout(plan: &layout::FilePlan) -> bool {
 }
 
 fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions) -> RunReport {
-    let run_start = outcomes.iter().map(|o| o.started).min().unwrap_or_else(SystemTime::now);
+    let run_start = outcomes
+        .iter()
+        .map(|o| o.started)
+        .min()
+        .unwrap_or_else(SystemTime::now);
     let pid = std::process::id();
     let mut failures = Vec::new();
     let reports_of = |clone: &Clone_, outcome: &JobOutcome| JobReport {
@@ -245,7 +287,10 @@ fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions)
         error: outcome.failure.as_ref().map_or(0, |f| f.errno),
         pid,
         start_time: outcome.started,
-        job_start_ms: outcome.started.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+        job_start_ms: outcome
+            .started
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
         elapsed_s: outcome.started.elapsed().map_or(0, |d| d.as_secs().max(1)),
         options: clone.def.own_options.clone(),
         stats: outcome.stats.clone(),
@@ -255,15 +300,29 @@ fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions)
     let mut groupids: Vec<u32> = clones.iter().map(|c| c.groupid).collect();
     groupids.dedup();
     for groupid in groupids {
-        let members: Vec<(&Clone_, &JobOutcome)> = clones.iter().zip(&outcomes).filter(|(c, _)| c.groupid == groupid).collect();
+        let members: Vec<(&Clone_, &JobOutcome)> = clones
+            .iter()
+            .zip(&outcomes)
+            .filter(|(c, _)| c.groupid == groupid)
+            .collect();
         for (clone, outcome) in &members {
             if let Some(failure) = &outcome.failure {
-                failures.push(format!("job '{}': {}", clone.def.options.name, failure.message));
+                failures.push(format!(
+                    "job '{}': {}",
+                    clone.def.options.name, failure.message
+                ));
             }
         }
-        let per_job: Vec<&JobStats> = members.iter().map(|(_, o)| &o.stats).collect();
-        groups.push(GroupReport { groupid, summary: stats::group_summary(&per_job) });
-        let grouped = members.first().is_some_and(|(c, _)| c.def.options.group_reporting);
+        let grouped = members
+            .first()
+            .is_some_and(|(c, _)| c.def.options.group_reporting);
+        if !grouped {
+            let per_job: Vec<&JobStats> = members.iter().map(|(_, o)| &o.stats).collect();
+            groups.push(GroupReport {
+                groupid,
+                summary: stats::group_summary(&per_job),
+            });
+        }
         if grouped {
             let (first_clone, first) = members[0];
             let mut merged = reports_of(first_clone, first);
@@ -274,6 +333,11 @@ fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions)
                 }
             }
             merged.jobs = members.len() as u32;
+            // As fio: with group_reporting the group line comes from the merged report.
+            groups.push(GroupReport {
+                groupid,
+                summary: stats::group_summary(&[&merged.stats]),
+            });
             jobs.push(merged);
         } else {
             jobs.extend(members.iter().map(|(c, o)| reports_of(c, o)));
@@ -289,7 +353,14 @@ fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions)
             "completed": o.completed,
         })).collect::<Vec<_>>(),
     });
-    RunReport { version: version(), time: run_start, global_options: globals.clone(), jobs, groups, extra: Some(extra) }
+    RunReport {
+        version: version(),
+        time: run_start,
+        global_options: globals.clone(),
+        jobs,
+        groups,
+        extra: Some(extra),
+    }
 }
 
 /// One-line descriptions of every request failure in the report.
@@ -299,6 +370,10 @@ pub fn failures(report: &RunReport) -> Vec<String> {
         .as_ref()
         .and_then(|e| e.get("errors"))
         .and_then(|e| e.as_array())
-        .map(|list| list.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|list| {
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }

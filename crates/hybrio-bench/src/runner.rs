@@ -72,9 +72,16 @@ pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
     let kind = EngineKind::from_name(&job.ioengine).ok_or_else(|| RunError::UnknownEngine {
         job: job.name.clone(),
         engine: job.ioengine.clone(),
-        known: EngineKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+        known: EngineKind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", "),
     })?;
-    hybrio::probe::engine_available(kind).map_err(|source| RunError::Engine { job: job.name.clone(), source })?;
+    hybrio::probe::engine_available(kind).map_err(|source| RunError::Engine {
+        job: job.name.clone(),
+        source,
+    })?;
     Ok(kind)
 }
 
@@ -91,8 +98,16 @@ pub struct PreparedJob {
 
 impl PreparedJob {
     /// Builds the engine and opens the files. Must run on the thread that will run the job.
-    pub fn new(options: JobOptions, kind: EngineKind, files: Vec<JobFile>, seed: u64) -> Result<PreparedJob, RunError> {
-        let wrap = |source| RunError::Engine { job: options.name.clone(), source };
+    pub fn new(
+        options: JobOptions,
+        kind: EngineKind,
+        files: Vec<JobFile>,
+        seed: u64,
+    ) -> Result<PreparedJob, RunError> {
+        let wrap = |source| RunError::Engine {
+            job: options.name.clone(),
+            source,
+        };
         let depth = options.iodepth;
         let pool = BufPool::new(depth as usize, options.max_block_size() as usize).map_err(wrap)?;
         let config = EngineConfig {
@@ -106,12 +121,31 @@ impl PreparedJob {
         let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
         let mut handles = Vec::with_capacity(files.len());
         for file in files {
-            let handle = engine.add_file(file.file, file.path.clone()).map_err(wrap)?;
+            let handle = engine
+                .add_file(file.file, file.path.clone())
+                .map_err(wrap)?;
             handles.push((handle, file.path));
         }
-        let plan = IoPlan::new(options.rw, options.rwmixread, [options.bs[0], options.bs[1]], &sizes, !options.norandommap, seed);
-        let total_bytes = options.size.unwrap_or_else(|| sizes.iter().sum()).saturating_mul(options.loops as u64);
-        Ok(PreparedJob { options, engine, pool, files: handles, plan, total_bytes })
+        let plan = IoPlan::new(
+            options.rw,
+            options.rwmixread,
+            [options.bs[0], options.bs[1]],
+            &sizes,
+            !options.norandommap,
+            seed,
+        );
+        let total_bytes = options
+            .size
+            .unwrap_or_else(|| sizes.iter().sum())
+            .saturating_mul(options.loops as u64);
+        Ok(PreparedJob {
+            options,
+            engine,
+            pool,
+            files: handles,
+            plan,
+            total_bytes,
+        })
     }
 
     /// Runs the job to its end and returns what it measured.
@@ -120,7 +154,14 @@ impl PreparedJob {
         let started = SystemTime::now();
         let mut io_loop = IoLoop::new(&mut self);
         io_loop.run();
-        let IoLoop { mut stats, failure, submitted, completed, epoch, .. } = io_loop;
+        let IoLoop {
+            mut stats,
+            failure,
+            submitted,
+            completed,
+            epoch,
+            ..
+        } = io_loop;
         if self.options.end_fsync && failure.is_none() {
             for (handle, _) in &self.files {
                 if let Ok(file) = self.engine.remove_file(*handle) {
@@ -141,10 +182,22 @@ impl PreparedJob {
                     minf: used.minor_faults,
                 }
             }
-            _ => CpuUsage { usr_ns: 0, sys_ns: 0, ctx: 0, majf: 0, minf: 0 },
+            _ => CpuUsage {
+                usr_ns: 0,
+                sys_ns: 0,
+                ctx: 0,
+                majf: 0,
+                minf: 0,
+            },
         };
         stats.finish(runtime, cpu);
-        JobOutcome { stats, failure, started, submitted, completed }
+        JobOutcome {
+            stats,
+            failure,
+            started,
+            submitted,
+            completed,
+        }
     }
 }
 
@@ -181,12 +234,22 @@ impl<'a> IoLoop<'a> {
             lat_percentiles: options.lat_percentiles,
             slat_percentiles: options.slat_percentiles,
             percentile_list: options.percentile_list.clone(),
+            percentile_precision: options
+                .percentile_list
+                .iter()
+                .map(|p| decimals(*p))
+                .max()
+                .unwrap_or(2),
             sample_interval_ms: 500,
         };
         let depth = options.iodepth as usize;
         let epoch = Instant::now();
         let slots = (0..depth)
-            .map(|_| Slot { buf: job.pool.take(), start: epoch, issue: epoch })
+            .map(|_| Slot {
+                buf: job.pool.take(),
+                start: epoch,
+                issue: epoch,
+            })
             .collect::<Vec<_>>();
         // Writes carry random bytes, as fio's default buffers do, so that nothing
         // along the way can compress or deduplicate them away.
@@ -200,6 +263,7 @@ impl<'a> IoLoop<'a> {
                 }
             }
         }
+        let last_written = job.files[0].0;
         IoLoop {
             stats: JobStats::new(config, epoch),
             free: (0..depth).rev().collect(),
@@ -214,7 +278,7 @@ impl<'a> IoLoop<'a> {
             completed: 0,
             issued_bytes: 0,
             writes_since_sync: 0,
-            last_written: job.files[0].0,
+            last_written,
         }
     }
 
@@ -228,7 +292,11 @@ impl<'a> IoLoop<'a> {
         let complete_max = options.batch_complete_max() as usize;
         let depth_low = options.depth_low() as usize;
         let depth = options.iodepth as usize;
-        let sync_every = if options.fsync > 0 { options.fsync } else { options.fdatasync };
+        let sync_every = if options.fsync > 0 {
+            options.fsync
+        } else {
+            options.fdatasync
+        };
         let data_only = options.fsync == 0;
         let limit_by_size = !options.time_based;
 
@@ -240,7 +308,8 @@ impl<'a> IoLoop<'a> {
                 deadline = options.runtime.map(|r| self.now + r);
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
-            let out_of_work = limit_by_size && !ramping && self.issued_bytes >= self.job.total_bytes;
+            let out_of_work =
+                limit_by_size && !ramping && self.issued_bytes >= self.job.total_bytes;
             if self.failure.is_some() || out_of_time || out_of_work {
                 break;
             }
@@ -261,7 +330,10 @@ impl<'a> IoLoop<'a> {
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
                 let io = self.job.plan.next_io();
-                let mut buf = self.slots[slot].buf.take().expect("a free slot holds its buffer");
+                let mut buf = self.slots[slot]
+                    .buf
+                    .take()
+                    .expect("a free slot holds its buffer");
                 buf.set_len(io.len as usize);
                 let handle = self.job.files[io.file].0;
                 self.issued_bytes += io.len;
@@ -311,7 +383,10 @@ impl<'a> IoLoop<'a> {
         while self.free.len() < depth {
             let before = self.completed;
             self.reap(1, depth);
-            if self.completed == before && self.failure.is_some() && self.job.engine.in_flight() == 0 {
+            if self.completed == before
+                && self.failure.is_some()
+                && self.job.engine.in_flight() == 0
+            {
                 break;
             }
         }
@@ -363,16 +438,40 @@ impl<'a> IoLoop<'a> {
         let op = completion.op;
         let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
         if result < 0 {
-            let path = self.job.files.iter().find(|(h, _)| *h == completion.file).map(|(_, p)| p.display().to_string()).unwrap_or_default();
+            let path = self
+                .job
+                .files
+                .iter()
+                .find(|(h, _)| *h == completion.file)
+                .map(|(_, p)| p.display().to_string())
+                .unwrap_or_default();
             let error = std::io::Error::from_raw_os_error(-result as i32);
-            self.fail(-result as i32, format!("{} of {} bytes at offset {} of {path}: {error}", op.name(), wanted, completion.offset));
+            self.fail(
+                -result as i32,
+                format!(
+                    "{} of {} bytes at offset {} of {path}: {error}",
+                    op.name(),
+                    wanted,
+                    completion.offset
+                ),
+            );
         } else {
             let slat_ns = slat.map(|d| d.as_nanos() as u64);
             let clat_ns = clat.as_nanos() as u64;
             match op {
                 Op::Read | Op::Write => {
-                    let dir = if op == Op::Read { DataDir::Read } else { DataDir::Write };
-                    self.stats.record_io(dir, result as u64, (result as u64) < wanted, slat_ns, clat_ns);
+                    let dir = if op == Op::Read {
+                        DataDir::Read
+                    } else {
+                        DataDir::Write
+                    };
+                    self.stats.record_io(
+                        dir,
+                        result as u64,
+                        (result as u64) < wanted,
+                        slat_ns,
+                        clat_ns,
+                    );
                 }
                 Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
             }
@@ -397,11 +496,22 @@ fn error_errno(error: &hybrio::Error) -> i32 {
         .unwrap_or(EIO)
 }
 
+/// Decimals written in a percentile (99.95 has 2): fio prints the labels
+/// with as many decimals as the longest entry of `percentile_list`.
+fn decimals(percentile: f64) -> u32 {
+    let text = percentile.to_string();
+    text.split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len() as u32)
+}
+
 /// What a failure without an errno of its own is reported as.
 const EIO: i32 = 5;
 
 /// Opens the job's files for the engine (after layout).
-pub fn open_files(options: &JobOptions, files: &[crate::layout::FilePlan]) -> Result<Vec<JobFile>, hybrio::Error> {
+pub fn open_files(
+    options: &JobOptions,
+    files: &[crate::layout::FilePlan],
+) -> Result<Vec<JobFile>, hybrio::Error> {
     files
         .iter()
         .map(|plan| {
@@ -409,11 +519,20 @@ pub fn open_files(options: &JobOptions, files: &[crate::layout::FilePlan]) -> Re
             let (path, opts) = if options.ioengine == "null" {
                 (Path::new("/dev/null"), hybrio::file::OpenOptions::default())
             } else {
-                let opts = hybrio::file::OpenOptions { read: true, write: options.rw.writes(), create: options.rw.writes(), direct: options.direct };
+                let opts = hybrio::file::OpenOptions {
+                    read: true,
+                    write: options.rw.writes(),
+                    create: options.rw.writes(),
+                    direct: options.direct,
+                };
                 (plan.path.as_path(), opts)
             };
             let file: File = hybrio::file::open(path, &opts)?;
-            Ok(JobFile { file, path: plan.path.clone(), size: plan.size })
+            Ok(JobFile {
+                file,
+                path: plan.path.clone(),
+                size: plan.size,
+            })
         })
         .collect()
 }

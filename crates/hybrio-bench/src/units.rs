@@ -13,7 +13,9 @@ pub enum ValueError {
     #[error("invalid size '{0}' (expected a number with an optional k/m/g/t/p suffix, e.g. 4k)")]
     Size(String),
     /// Not a time with a known unit.
-    #[error("invalid time '{0}' (expected a number with an optional us/ms/s/m/h/d suffix, e.g. 30s)")]
+    #[error(
+        "invalid time '{0}' (expected a number with an optional us/ms/s/m/h/d suffix, e.g. 30s)"
+    )]
     Time(String),
     /// Not a boolean.
     #[error("invalid boolean '{0}' (expected 0 or 1)")]
@@ -41,11 +43,15 @@ pub enum ValueError {
 fn split_number(text: &str) -> Option<(u64, Option<f64>, &str)> {
     let text = text.trim();
     if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        let end = hex.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(hex.len());
+        let end = hex
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(hex.len());
         let value = u64::from_str_radix(&hex[..end], 16).ok()?;
         return Some((value, None, &hex[end..]));
     }
-    let end = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
     let digits = &text[..end];
     if digits.is_empty() {
         return None;
@@ -78,7 +84,9 @@ pub fn parse_size(text: &str) -> Result<u64, ValueError> {
         "pib" => (5, 1000),
         _ => return Err(err()),
     };
-    let multiplier = base.checked_pow(power).ok_or_else(|| ValueError::Range(text.to_string()))?;
+    let multiplier = base
+        .checked_pow(power)
+        .ok_or_else(|| ValueError::Range(text.to_string()))?;
     match fraction {
         Some(value) if power > 0 => {
             let bytes = value * multiplier as f64;
@@ -88,7 +96,9 @@ pub fn parse_size(text: &str) -> Result<u64, ValueError> {
             Ok(bytes as u64)
         }
         Some(_) => Err(err()),
-        None => whole.checked_mul(multiplier).ok_or_else(|| ValueError::Range(text.to_string())),
+        None => whole
+            .checked_mul(multiplier)
+            .ok_or_else(|| ValueError::Range(text.to_string())),
     }
 }
 
@@ -156,7 +166,15 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_refused() {
-        for bad in ["abc", "", "4q", "-4k", "k", "99999999999999999999", "20000000p"] {
+        for bad in [
+            "abc",
+            "",
+            "4q",
+            "-4k",
+            "k",
+            "99999999999999999999",
+            "20000000p",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad} should not parse");
         }
     }
@@ -169,7 +187,10 @@ mod tests {
         assert_eq!(parse_time("30us", s), Ok(Duration::from_micros(30)));
         assert_eq!(parse_time("2m", s), Ok(Duration::from_secs(120)));
         assert_eq!(parse_time("1h", s), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_time("5", Duration::from_micros(1)), Ok(Duration::from_micros(5)));
+        assert_eq!(
+            parse_time("5", Duration::from_micros(1)),
+            Ok(Duration::from_micros(5))
+        );
         assert!(parse_time("5parsecs", s).is_err());
     }
 

@@ -6,7 +6,11 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn hybrio(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrio")).args(args).current_dir(dir).output().expect("hybrio runs")
+    Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("hybrio runs")
 }
 
 /// Runs hybrio with JSON output and returns the parsed document.
@@ -16,11 +20,18 @@ fn run_json(args: &[&str], dir: &Path) -> Value {
     let out = hybrio(&all, dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "hybrio {args:?} failed: {stderr}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 fn io_uring_reason() -> Option<String> {
-    hybrio::probe::engine_available(hybrio::engine::EngineKind::IoUring).err().map(|e| e.to_string())
+    hybrio::probe::engine_available(hybrio::engine::EngineKind::IoUring)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn engines() -> Vec<&'static str> {
@@ -39,7 +50,15 @@ fn a_run_of_n_ios_reports_exactly_n_for_every_engine() {
         for depth in ["1", "8"] {
             let engine_opt = format!("--ioengine={engine}");
             let depth_opt = format!("--iodepth={depth}");
-            let args = ["--name=r", "--filename=data", "--size=1m", "--bs=4k", "--rw=randread", &engine_opt, &depth_opt];
+            let args = [
+                "--name=r",
+                "--filename=data",
+                "--size=1m",
+                "--bs=4k",
+                "--rw=randread",
+                &engine_opt,
+                &depth_opt,
+            ];
             let doc = run_json(&args, dir.path());
             let job = &doc["jobs"][0];
             assert_eq!(job["read"]["total_ios"], 256, "{engine} depth {depth}");
@@ -56,51 +75,121 @@ fn mixed_workload_with_fsync_counts_every_kind() {
     let dir = tempfile::tempdir().unwrap();
     for engine in engines().into_iter().filter(|e| *e != "null") {
         let engine_opt = format!("--ioengine={engine}");
-        let args = ["--name=m", "--filename=mixed", "--size=2m", "--bs=4k", "--rw=randrw", "--rwmixread=70", "--fsync=8", "--iodepth=4", &engine_opt];
+        let args = [
+            "--name=m",
+            "--filename=mixed",
+            "--size=2m",
+            "--bs=4k",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--fsync=8",
+            "--iodepth=4",
+            &engine_opt,
+        ];
         let doc = run_json(&args, dir.path());
         let job = &doc["jobs"][0];
         let reads = job["read"]["total_ios"].as_u64().unwrap();
         let writes = job["write"]["total_ios"].as_u64().unwrap();
         assert_eq!(reads + writes, 512, "{engine}");
-        assert!((300..420).contains(&reads), "{engine}: {reads} reads at rwmixread=70");
+        assert!(
+            (300..420).contains(&reads),
+            "{engine}: {reads} reads at rwmixread=70"
+        );
         // One fsync after every 8th write, except after the very last I/O.
         let syncs = job["sync"]["total_ios"].as_u64().unwrap();
-        assert!((writes / 8 - 1..=writes / 8).contains(&syncs), "{engine}: {syncs} fsyncs for {writes} writes");
+        assert!(
+            (writes / 8 - 1..=writes / 8).contains(&syncs),
+            "{engine}: {syncs} fsyncs for {writes} writes"
+        );
     }
 }
 
 #[test]
 fn write_job_writes_the_whole_size() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = run_json(&["--name=w", "--filename=out", "--size=3m", "--bs=64k", "--rw=write", "--end_fsync=1"], dir.path());
+    let doc = run_json(
+        &[
+            "--name=w",
+            "--filename=out",
+            "--size=3m",
+            "--bs=64k",
+            "--rw=write",
+            "--end_fsync=1",
+        ],
+        dir.path(),
+    );
     assert_eq!(doc["jobs"][0]["write"]["io_bytes"], 3 << 20);
-    assert_eq!(std::fs::metadata(dir.path().join("out")).unwrap().len(), 3 << 20);
+    assert_eq!(
+        std::fs::metadata(dir.path().join("out")).unwrap().len(),
+        3 << 20
+    );
 }
 
 #[test]
 fn json_has_fio_keys_with_fio_types() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = run_json(&["--name=k", "--filename=keys", "--size=256k", "--rw=read", "--bs=4k"], dir.path());
+    let doc = run_json(
+        &[
+            "--name=k",
+            "--filename=keys",
+            "--size=256k",
+            "--rw=read",
+            "--bs=4k",
+        ],
+        dir.path(),
+    );
     for key in ["fio version", "timestamp", "timestamp_ms", "time", "jobs"] {
         assert!(doc.get(key).is_some(), "top-level key {key} missing");
     }
     let job = &doc["jobs"][0];
     assert_eq!(job["jobname"], "k");
     assert!(job["job options"].is_object());
-    for key in ["groupid", "error", "elapsed", "job_runtime", "ctx", "majf", "minf"] {
-        assert!(job[key].is_u64() || job[key].is_i64(), "{key} should be an integer: {}", job[key]);
+    for key in [
+        "groupid",
+        "error",
+        "elapsed",
+        "job_runtime",
+        "ctx",
+        "majf",
+        "minf",
+    ] {
+        assert!(
+            job[key].is_u64() || job[key].is_i64(),
+            "{key} should be an integer: {}",
+            job[key]
+        );
     }
     for key in ["usr_cpu", "sys_cpu"] {
         assert!(job[key].is_f64(), "{key} should be a float");
     }
-    for key in ["iodepth_level", "iodepth_submit", "iodepth_complete", "latency_ns", "latency_us", "latency_ms"] {
+    for key in [
+        "iodepth_level",
+        "iodepth_submit",
+        "iodepth_complete",
+        "latency_ns",
+        "latency_us",
+        "latency_ms",
+    ] {
         assert!(job[key].is_object(), "{key} should be an object");
     }
     assert!(job["iodepth_level"]["1"].is_number());
     for dir in ["read", "write", "trim"] {
         let d = &job[dir];
-        for key in ["io_bytes", "io_kbytes", "bw_bytes", "bw", "runtime", "total_ios", "short_ios", "drop_ios"] {
-            assert!(d[key].is_u64(), "{dir}.{key} should be an integer: {}", d[key]);
+        for key in [
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "runtime",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+        ] {
+            assert!(
+                d[key].is_u64(),
+                "{dir}.{key} should be an integer: {}",
+                d[key]
+            );
         }
         assert!(d["iops"].is_f64(), "{dir}.iops should be a float");
         for lat in ["slat_ns", "clat_ns", "lat_ns"] {
@@ -112,7 +201,9 @@ fn json_has_fio_keys_with_fio_types() {
             }
         }
     }
-    let percentiles = job["read"]["clat_ns"]["percentile"].as_object().expect("clat percentiles");
+    let percentiles = job["read"]["clat_ns"]["percentile"]
+        .as_object()
+        .expect("clat percentiles");
     assert!(percentiles.contains_key("99.000000") && percentiles.contains_key("50.000000"));
     assert!(job["sync"]["total_ios"].is_u64());
 }
@@ -127,16 +218,29 @@ fn bad_input_exits_1_with_one_line_naming_the_option() {
         (&["--name=t", "--size=1m", "--iodepth=0"], "iodepth"),
         (&["--name=t", "--size=-4k"], "size"),
         (&["--name=t", "--size=1m", "--runtime=soon"], "runtime"),
-        (&["--output-format=xml", "--name=t", "--size=1m"], "output-format"),
-        (&["--name=t", "--size=1m", "--ioengine=posixaio"], "ioengine"),
+        (
+            &["--output-format=xml", "--name=t", "--size=1m"],
+            "output-format",
+        ),
+        (
+            &["--name=t", "--size=1m", "--ioengine=posixaio"],
+            "ioengine",
+        ),
         (&["missing-job-file.fio"], "missing-job-file.fio"),
     ];
     for (args, names) in cases {
         let out = hybrio(args, dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?} should print one line: {stderr}");
-        assert!(stderr.contains(names), "{args:?}: {stderr} should name {names}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?} should print one line: {stderr}"
+        );
+        assert!(
+            stderr.contains(names),
+            "{args:?}: {stderr} should name {names}"
+        );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
@@ -149,9 +253,19 @@ fn job_files_with_stonewall_and_group_reporting() {
     std::fs::write(dir.path().join("t.fio"), job).unwrap();
     let doc = run_json(&["t.fio"], dir.path());
     let jobs = doc["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 2, "group_reporting folds the two clones into one report");
-    assert_eq!((jobs[0]["jobname"].as_str(), jobs[0]["groupid"].as_u64()), (Some("one"), Some(0)));
-    assert_eq!((jobs[1]["jobname"].as_str(), jobs[1]["groupid"].as_u64()), (Some("two"), Some(1)));
+    assert_eq!(
+        jobs.len(),
+        2,
+        "group_reporting folds the two clones into one report"
+    );
+    assert_eq!(
+        (jobs[0]["jobname"].as_str(), jobs[0]["groupid"].as_u64()),
+        (Some("one"), Some(0))
+    );
+    assert_eq!(
+        (jobs[1]["jobname"].as_str(), jobs[1]["groupid"].as_u64()),
+        (Some("two"), Some(1))
+    );
     assert_eq!(jobs[1]["read"]["total_ios"], 256);
     assert_eq!(doc["global options"]["size"], "512k");
 }
@@ -159,23 +273,54 @@ fn job_files_with_stonewall_and_group_reporting() {
 #[test]
 fn normal_output_looks_like_fio() {
     let dir = tempfile::tempdir().unwrap();
-    let out = hybrio(&["--name=n", "--filename=n", "--size=256k", "--rw=write", "--bs=4k"], dir.path());
+    let out = hybrio(
+        &[
+            "--name=n",
+            "--filename=n",
+            "--size=256k",
+            "--rw=write",
+            "--bs=4k",
+        ],
+        dir.path(),
+    );
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("n: (g=0): rw=write, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=psync, iodepth=1"), "{text}");
-    assert!(text.contains("n: (groupid=0, jobs=1): err= 0: pid="), "{text}");
+    assert!(
+        text.contains("n: (groupid=0, jobs=1): err= 0: pid="),
+        "{text}"
+    );
     assert!(text.contains("  write: IOPS="), "{text}");
-    assert!(text.contains("issued rwts: total=0,64,0,0 short=0,0,0,0 dropped=0,0,0,0"), "{text}");
+    assert!(
+        text.contains("issued rwts: total=0,64,0,0 short=0,0,0,0 dropped=0,0,0,0"),
+        "{text}"
+    );
     assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
 }
 
 #[test]
 fn time_based_runs_for_runtime() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = run_json(&["--name=t", "--ioengine=null", "--size=1m", "--time_based", "--runtime=700ms", "--rw=randread"], dir.path());
+    let doc = run_json(
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=700ms",
+            "--rw=randread",
+        ],
+        dir.path(),
+    );
     let runtime = doc["jobs"][0]["read"]["runtime"].as_u64().unwrap();
-    assert!((700..1500).contains(&runtime), "runtime {runtime} ms for runtime=700ms");
-    assert!(doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 256, "time_based repeats the workload");
+    assert!(
+        (700..1500).contains(&runtime),
+        "runtime {runtime} ms for runtime=700ms"
+    );
+    assert!(
+        doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 256,
+        "time_based repeats the workload"
+    );
 }
 
 #[test]
@@ -183,10 +328,18 @@ fn unavailable_engine_is_one_clear_line() {
     // A kernel without io_uring must give a one-line reason, never a crash.
     if let Some(reason) = io_uring_reason() {
         let dir = tempfile::tempdir().unwrap();
-        let out = hybrio(&["--name=t", "--size=1m", "--ioengine=io_uring"], dir.path());
+        let out = hybrio(
+            &["--name=t", "--size=1m", "--ioengine=io_uring"],
+            dir.path(),
+        );
         assert_eq!(out.status.code(), Some(1));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("io_uring"), "{reason}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("io_uring"),
+            "{reason}"
+        );
     } else {
-        eprintln!("io_uring is available here: the refusal path is covered by the library's probe tests");
+        eprintln!(
+            "io_uring is available here: the refusal path is covered by the library's probe tests"
+        );
     }
 }

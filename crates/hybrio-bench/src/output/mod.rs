@@ -1,0 +1,221 @@
+//! Reports in fio's formats: the normal text output ([`normal`]) and
+//! `--output-format=json` ([`json`]), laid out as fio 3.33 does, with fio's
+//! number formatting in [`num`].
+//!
+//! The input is a [`RunReport`]: one [`JobReport`] per reported job (a job,
+//! or a whole group merged with [`JobStats::merge`] for `group_reporting`)
+//! and one [`GroupReport`] per reporting group.
+
+pub mod json;
+mod localtime;
+pub mod normal;
+pub mod num;
+
+use std::time::SystemTime;
+
+use crate::stats::{GroupSummary, JobStats};
+
+/// What the start banner and the report say about a job's definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobDescription {
+    /// Job name.
+    pub name: String,
+    /// fio's `rw` string, e.g. `randrw`.
+    pub rw: String,
+    /// Block size range (min, max) for reads, writes and trims.
+    pub bs: [(u64, u64); 3],
+    /// I/O engine name.
+    pub ioengine: String,
+    /// Configured queue depth.
+    pub iodepth: u32,
+}
+
+/// The report of one job, or of a group of jobs merged for `group_reporting`.
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    /// The job's definition (the first job's, for a merged group).
+    pub desc: JobDescription,
+    /// Reporting group.
+    pub groupid: u32,
+    /// Jobs aggregated into this report: 1, or numjobs with group_reporting.
+    pub jobs: u32,
+    /// Error number (errno), 0 when the job succeeded.
+    pub error: i32,
+    /// Process id (of the first job).
+    pub pid: u32,
+    /// Time printed in the normal header (as `ctime()`).
+    pub start_time: SystemTime,
+    /// JSON `job_start`: start of the job in ms.
+    pub job_start_ms: u64,
+    /// JSON `elapsed`: seconds since the run started.
+    pub elapsed_s: u64,
+    /// JSON `job options`: the options set for this job, in order.
+    pub options: Vec<(String, String)>,
+    /// The statistics.
+    pub stats: JobStats,
+}
+
+/// One reporting group's "Run status group" figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupReport {
+    /// Group id.
+    pub groupid: u32,
+    /// Figures computed by [`crate::stats::group_summary`].
+    pub summary: GroupSummary,
+}
+
+/// Everything one report prints.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Version string, e.g. `hybrio-0.1.0` (JSON `fio version`).
+    pub version: String,
+    /// When the report was made (JSON `timestamp`, `timestamp_ms`, `time`).
+    pub time: SystemTime,
+    /// Options of the `[global]` section, in order (JSON `global options`).
+    pub global_options: Vec<(String, String)>,
+    /// The job reports, in job order.
+    pub jobs: Vec<JobReport>,
+    /// The group summaries, in group order.
+    pub groups: Vec<GroupReport>,
+    /// Emitted as a top-level `hybrio` key in JSON when present.
+    pub extra: Option<serde_json::Value>,
+}
+
+impl RunReport {
+    /// The summary of group `groupid`, if the report has it.
+    pub fn group(&self, groupid: u32) -> Option<&GroupSummary> {
+        self.groups
+            .iter()
+            .find(|g| g.groupid == groupid)
+            .map(|g| &g.summary)
+    }
+}
+
+/// fio's share of the group's aggregate bandwidth (`convert_agg_kbytes_percent()`
+/// in 3.33): the job's mean KiB/s sample, truncated to an integer, over the
+/// group's aggregate KiB/s, capped at 100; 100 when the group's aggregate is
+/// at most 1024 B/s or unknown.
+pub(crate) fn percent_of_agg(agg_bytes_per_sec: Option<u64>, mean_kib: f64) -> f64 {
+    match agg_bytes_per_sec {
+        Some(agg) if agg > 1024 => {
+            let p = f64::from(mean_kib as i32) * 100.0 / (agg as f64 / 1024.0);
+            p.min(100.0)
+        }
+        _ => 100.0,
+    }
+}
+
+/// Text for an error number, as `strerror()` gives it.
+pub(crate) fn strerror(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! A synthetic report shared by the normal and JSON tests.
+
+    use std::time::{Duration, Instant, UNIX_EPOCH};
+
+    use super::*;
+    use crate::stats::{CpuUsage, DataDir, StatsConfig, group_summary};
+
+    /// A QD8 randrw job: 1000 reads and 1000 writes with known latencies,
+    /// samples, submissions and syncs, finished after 2000 ms.
+    pub(crate) fn stats(config: StatsConfig) -> JobStats {
+        let t0 = Instant::now();
+        let mut s = JobStats::new(config, t0);
+        for i in 0..1000u64 {
+            // reads: clat 1000..1999 ns, slat 100 + i % 10
+            s.record_io(DataDir::Read, 4096, false, Some(100 + i % 10), 1000 + i);
+            // writes: clat 20 us .. 30 us
+            s.record_io(DataDir::Write, 4096, i == 0, Some(200), 20_000 + i * 10);
+            if i % 4 == 0 {
+                s.record_submit(8, 8);
+                s.record_complete(8);
+            }
+            if i == 499 {
+                s.sample(t0 + Duration::from_millis(500));
+            }
+        }
+        s.sample(t0 + Duration::from_millis(1000));
+        for ns in [150_000u64, 250_000, 350_000] {
+            s.record_sync(ns);
+        }
+        s.finish(
+            Duration::from_millis(2000),
+            CpuUsage {
+                usr_ns: 1_500_000_000,
+                sys_ns: 250_000_000,
+                ctx: 42,
+                majf: 0,
+                minf: 12,
+            },
+        );
+        s
+    }
+
+    pub(crate) fn report(config: StatsConfig) -> RunReport {
+        let stats = stats(config);
+        let summary = group_summary(&[&stats]);
+        let job = JobReport {
+            desc: JobDescription {
+                name: "j1".to_string(),
+                rw: "randrw".to_string(),
+                bs: [(4096, 4096); 3],
+                ioengine: "io_uring".to_string(),
+                iodepth: 8,
+            },
+            groupid: 0,
+            jobs: 1,
+            error: 0,
+            pid: 4242,
+            start_time: UNIX_EPOCH + Duration::from_secs(1_581_708_125),
+            job_start_ms: 123_456,
+            elapsed_s: 3,
+            options: vec![
+                ("name".to_string(), "j1".to_string()),
+                ("rw".to_string(), "randrw".to_string()),
+                ("iodepth".to_string(), "8".to_string()),
+            ],
+            stats,
+        };
+        RunReport {
+            version: "hybrio-0.1.0".to_string(),
+            time: UNIX_EPOCH + Duration::from_millis(1_581_708_125_678),
+            global_options: vec![("ioengine".to_string(), "io_uring".to_string())],
+            jobs: vec![job],
+            groups: vec![GroupReport {
+                groupid: 0,
+                summary,
+            }],
+            extra: Some(serde_json::json!({"engine": {"sync_ios": 12, "ratio": 0.25}})),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agg_percentage_as_fio() {
+        // JSON of the distro fio-3.33: bw_mean 14294192, bw_bytes 17161192471
+        // -> "bw_agg" : 85.292748
+        let p = percent_of_agg(Some(17_161_192_471), 14_294_192.0);
+        assert_eq!(format!("{p:.6}"), "85.292748");
+        assert_eq!(percent_of_agg(Some(1024), 5.0), 100.0);
+        assert_eq!(percent_of_agg(None, 5.0), 100.0);
+        assert_eq!(percent_of_agg(Some(2048), 5.0), 100.0);
+        // the mean is truncated to an integer first
+        assert_eq!(percent_of_agg(Some(1024 * 1000), 10.9), 1.0);
+    }
+
+    #[test]
+    fn strerror_text() {
+        assert_eq!(strerror(5), "Input/output error");
+    }
+}
