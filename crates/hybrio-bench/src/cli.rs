@@ -62,6 +62,10 @@ pub enum CliError {
     },
 }
 
+/// Seconds per cell of the default comparison: 4 workloads x 3 engines x 3
+/// rounds plus the null engine stay under a minute.
+pub const DEFAULT_COMPARE_SECONDS: f64 = 1.0;
+
 /// hybrio's usage text.
 pub const USAGE: &str = "\
 usage: hybrio [OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
@@ -74,7 +78,7 @@ hybrio options:
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
   --cmdhelp[=OPTION]       list job options (or describe one)
-  --compare-seconds=SECS   seconds per cell of the default comparison (default 1.5)
+  --compare-seconds=SECS   seconds per cell of the default comparison (default 1.0)
   --compare-dir=DIR        directory for the default comparison's file (default .)
   --version, --help
 
@@ -86,7 +90,7 @@ format ([global] and [job] sections).";
 pub fn parse(args: &[String]) -> Result<Command, CliError> {
     if args.is_empty() {
         return Ok(Command::DefaultComparison {
-            seconds: 1.5,
+            seconds: DEFAULT_COMPARE_SECONDS,
             directory: None,
         });
     }
@@ -139,10 +143,10 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
                         flag: "compare-seconds",
                         message: format!("'{text}' is not a positive number of seconds"),
                     })?;
-                compare.get_or_insert((1.5, None)).0 = seconds;
+                compare.get_or_insert((DEFAULT_COMPARE_SECONDS, None)).0 = seconds;
             }
             "compare-dir" => {
-                compare.get_or_insert((1.5, None)).1 =
+                compare.get_or_insert((DEFAULT_COMPARE_SECONDS, None)).1 =
                     Some(PathBuf::from(value_for("compare-dir")?))
             }
             _ => {

@@ -274,6 +274,10 @@ pub fn default_comparison(
         directory.display()
     );
     text.push_str(&table(&workloads, &engines, &figures));
+    text.push_str(
+        "CPU us/IO is the job thread's own CPU time (getrusage RUSAGE_THREAD, as fio's usr/sys): it leaves out\n\
+         the kernel worker threads io_uring hands work to (every buffered ext4 write goes to one).\n\n",
+    );
     let n = null[0][0];
     let _ = writeln!(
         text,

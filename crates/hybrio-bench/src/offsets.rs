@@ -169,6 +169,19 @@ impl IoPlan {
         }
     }
 
+    /// Starts a new pass: sequential I/O goes back to offset 0, random I/O
+    /// draws a new order.
+    pub fn restart(&mut self) {
+        for cursor in self.cursors.iter_mut().flatten() {
+            cursor.next = if self.mode.is_random() && self.random_map {
+                cursor.blocks
+            } else {
+                0
+            };
+        }
+        self.next_file = 0;
+    }
+
     /// The next I/O.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {
@@ -274,6 +287,25 @@ mod tests {
         assert_eq!(
             got,
             vec![(0, 0), (1, 0), (0, 8192), (1, 8192), (0, 0), (1, 0)]
+        );
+    }
+
+    #[test]
+    fn restart_begins_a_new_pass_at_offset_zero() {
+        let mut plan = IoPlan::new(RwMode::Read, 100, [4096, 4096], &[4096 * 8], false, 0);
+        plan.next_io();
+        plan.next_io();
+        plan.restart();
+        assert_eq!(plan.next_io().offset, 0);
+        let mut plan = IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[4096 * 8], true, 0);
+        plan.next_io();
+        plan.restart();
+        let mut offsets: Vec<u64> = (0..8).map(|_| plan.next_io().offset).collect();
+        offsets.sort();
+        assert_eq!(
+            offsets,
+            (0..8).map(|b| b * 4096).collect::<Vec<_>>(),
+            "a full pass after restart"
         );
     }
 

@@ -171,7 +171,7 @@ fn run_together(
     for (clone, plans) in clones.iter().zip(files) {
         let (gate, ready_tx) = (gate.clone(), ready_tx.clone());
         let options = clone.def.options.clone();
-        let seed = options.randseed.wrapping_add(clone.number as u64);
+        let seed = job_seed(&options, clone.number);
         let spawned = std::thread::Builder::new()
             .name(format!("{}.{}", options.name, clone.number))
             .spawn(move || {
@@ -241,6 +241,19 @@ fn run_together(
         }
     }
     Ok(outcomes)
+}
+
+/// The seed of a clone's offsets: `randseed` plus its number, or (with
+/// `randrepeat=0`) something new every run.
+fn job_seed(options: &JobOptions, number: u32) -> u64 {
+    let base = if options.randrepeat {
+        options.randseed
+    } else {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    base.wrapping_add(u64::from(number))
 }
 
 /// Holds job threads until every one is ready, then lets all go (or all quit).

@@ -92,7 +92,11 @@ pub struct PreparedJob {
     engine: Box<dyn Engine>,
     pool: BufPool,
     files: Vec<(FileHandle, PathBuf)>,
+    /// The same files, for dropping their page cache between passes.
+    cache_files: Vec<(File, PathBuf)>,
     plan: IoPlan,
+    /// Bytes of one pass over the files.
+    pass_bytes: u64,
     total_bytes: u64,
 }
 
@@ -120,7 +124,15 @@ impl PreparedJob {
         let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
         let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
         let mut handles = Vec::with_capacity(files.len());
+        let mut cache_files = Vec::with_capacity(files.len());
         for file in files {
+            if options.invalidate && kind != EngineKind::Null {
+                let copy = file
+                    .file
+                    .try_clone()
+                    .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, 0, e)))?;
+                cache_files.push((copy, file.path.clone()));
+            }
             let handle = engine
                 .add_file(file.file, file.path.clone())
                 .map_err(wrap)?;
@@ -134,16 +146,16 @@ impl PreparedJob {
             !options.norandommap,
             seed,
         );
-        let total_bytes = options
-            .size
-            .unwrap_or_else(|| sizes.iter().sum())
-            .saturating_mul(options.loops as u64);
+        let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
+        let total_bytes = pass_bytes.saturating_mul(options.loops as u64);
         Ok(PreparedJob {
             options,
             engine,
             pool,
             files: handles,
+            cache_files,
             plan,
+            pass_bytes,
             total_bytes,
         })
     }
@@ -222,6 +234,7 @@ struct IoLoop<'a> {
     submitted: u64,
     completed: u64,
     issued_bytes: u64,
+    pass_issued: u64,
     writes_since_sync: u32,
     last_written: FileHandle,
 }
@@ -277,6 +290,7 @@ impl<'a> IoLoop<'a> {
             submitted: 0,
             completed: 0,
             issued_bytes: 0,
+            pass_issued: 0,
             writes_since_sync: 0,
             last_written,
         }
@@ -313,6 +327,9 @@ impl<'a> IoLoop<'a> {
             if self.failure.is_some() || out_of_time || out_of_work {
                 break;
             }
+            if self.pass_issued >= self.job.pass_bytes {
+                self.start_new_pass();
+            }
             let Some(slot) = self.free.pop() else {
                 self.commit();
                 // Full: drain to iodepth_low, waiting for at least one completion each time.
@@ -337,6 +354,7 @@ impl<'a> IoLoop<'a> {
                 buf.set_len(io.len as usize);
                 let handle = self.job.files[io.file].0;
                 self.issued_bytes += io.len;
+                self.pass_issued += io.len;
                 match io.direction {
                     Direction::Read => Request::read(handle, io.offset, buf, slot as u64),
                     Direction::Write => {
@@ -378,11 +396,16 @@ impl<'a> IoLoop<'a> {
                 }
             }
         }
-        // Hand over what is queued and wait for everything in flight: no request is abandoned.
+        self.drain();
+    }
+
+    /// Hands over what is queued and waits for everything in flight: no
+    /// request is abandoned.
+    fn drain(&mut self) {
         self.commit();
-        while self.free.len() < depth {
+        while self.free.len() < self.slots.len() {
             let before = self.completed;
-            self.reap(1, depth);
+            self.reap(1, self.slots.len());
             if self.completed == before
                 && self.failure.is_some()
                 && self.job.engine.in_flight() == 0
@@ -390,6 +413,24 @@ impl<'a> IoLoop<'a> {
                 break;
             }
         }
+    }
+
+    /// fio starts every pass over the files (each of `loops`, and each repeat
+    /// of a `time_based` job) afresh: what is in flight completes, the files'
+    /// page cache is dropped (`invalidate=1`) and sequential I/O starts again
+    /// at offset 0. Doing the same keeps the two tools' workloads identical.
+    fn start_new_pass(&mut self) {
+        self.drain();
+        let dropped: Result<(), hybrio::Error> = self
+            .job
+            .cache_files
+            .iter()
+            .try_for_each(|(file, path)| hybrio::file::drop_page_cache(file, path));
+        if let Err(error) = dropped {
+            self.fail(error_errno(&error), error.to_string());
+        }
+        self.job.plan.restart();
+        self.pass_issued = 0;
     }
 
     fn commit(&mut self) {

@@ -323,6 +323,106 @@ fn time_based_runs_for_runtime() {
     );
 }
 
+/// Runs a program with io_uring_setup refused by a seccomp filter, as a
+/// container runtime's default profile does.
+const DENY_IO_URING_C: &str = r#"
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv) {
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
+    if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+        perror("seccomp");
+        return 125;
+    }
+    execv(argv[1], argv + 1);
+    perror("execv");
+    return 126;
+}
+"#;
+
+#[test]
+fn io_uring_refused_by_seccomp_is_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("deny.c"), DENY_IO_URING_C).unwrap();
+    let built = Command::new("gcc")
+        .args(["-O1", "-o", "deny", "deny.c"])
+        .current_dir(dir.path())
+        .output();
+    if !built.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipping: cannot build the seccomp helper with gcc ({built:?})");
+        return;
+    }
+    let out = Command::new(dir.path().join("deny"))
+        .args([
+            env!("CARGO_BIN_EXE_hybrio"),
+            "--name=t",
+            "--size=1m",
+            "--filename=f",
+            "--ioengine=io_uring",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(125) {
+        eprintln!("skipping: this kernel refuses seccomp filters: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("io_uring") && stderr.contains("seccomp"),
+        "the cause must be named: {stderr}"
+    );
+    // psync still works under the same filter.
+    let out = Command::new(dir.path().join("deny"))
+        .args([
+            env!("CARGO_BIN_EXE_hybrio"),
+            "--name=t",
+            "--size=1m",
+            "--filename=f",
+            "--ioengine=psync",
+            "--output-format=json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn loops_repeat_the_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run_json(
+        &[
+            "--name=l",
+            "--filename=l",
+            "--size=256k",
+            "--bs=4k",
+            "--rw=read",
+            "--loops=3",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 192);
+}
+
 #[test]
 fn unavailable_engine_is_one_clear_line() {
     // A kernel without io_uring must give a one-line reason, never a crash.

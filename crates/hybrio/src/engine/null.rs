@@ -1,6 +1,7 @@
 //! `null`: completes every request without doing I/O, as fio's `null` engine.
 //! What a benchmark measures with it is its own overhead.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
@@ -21,9 +22,9 @@ pub struct NullEngine {
     depth: usize,
     /// Queued requests, oldest first, already turned into their completions
     /// (nothing about them changes by waiting); the first `committed` are
-    /// ready to reap. A `Vec`, not a `VecDeque`: draining a prefix into the
-    /// caller's `Vec` is then one copy, and reaps usually take everything.
-    pending: Vec<Completion>,
+    /// ready to reap. A ring, so that reaping one at a time (fio's default
+    /// `iodepth_batch_complete_max=1`) does not shift the rest each time.
+    pending: VecDeque<Completion>,
     committed: usize,
 }
 
@@ -34,7 +35,7 @@ impl NullEngine {
         NullEngine {
             files: FileTable::new(),
             depth,
-            pending: Vec::with_capacity(depth),
+            pending: VecDeque::with_capacity(depth),
             committed: 0,
         }
     }
@@ -83,7 +84,7 @@ impl Engine for NullEngine {
         if self.pending.len() >= self.depth {
             return QueueOutcome::Busy(request);
         }
-        self.pending.push(outcome(&self.files, request));
+        self.pending.push_back(outcome(&self.files, request));
         QueueOutcome::Queued
     }
 
