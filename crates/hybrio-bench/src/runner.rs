@@ -8,7 +8,9 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+
+use hybrio::clock::Clock;
 
 use hybrio::buf::{Buf, BufPool};
 use hybrio::engine::{self, Engine, EngineConfig, EngineKind, QueueOutcome};
@@ -171,7 +173,7 @@ impl PreparedJob {
             failure,
             submitted,
             completed,
-            epoch,
+            clock,
             ..
         } = io_loop;
         if self.options.end_fsync && failure.is_none() {
@@ -182,7 +184,7 @@ impl PreparedJob {
                 }
             }
         }
-        let runtime = epoch.elapsed();
+        let runtime = Duration::from_nanos(clock.now());
         let cpu = match (usage_before, hybrio::rusage::thread_usage().ok()) {
             (Some(before), Some(after)) => {
                 let used = after.since(&before);
@@ -217,8 +219,10 @@ impl PreparedJob {
 #[derive(Debug)]
 struct Slot {
     buf: Option<Buf>,
-    start: Instant,
-    issue: Instant,
+    /// When the request was made (ns on the job's clock).
+    start: u64,
+    /// When it was handed to the kernel.
+    issue: u64,
 }
 
 struct IoLoop<'a> {
@@ -229,8 +233,9 @@ struct IoLoop<'a> {
     pending: Vec<usize>,
     done: Vec<Completion>,
     failure: Option<IoFailure>,
-    epoch: Instant,
-    now: Instant,
+    clock: Clock,
+    /// The latest clock reading: stop conditions use it without a read of their own.
+    now: u64,
     submitted: u64,
     completed: u64,
     issued_bytes: u64,
@@ -256,12 +261,12 @@ impl<'a> IoLoop<'a> {
             sample_interval_ms: 500,
         };
         let depth = options.iodepth as usize;
-        let epoch = Instant::now();
+        let clock = Clock::new();
         let slots = (0..depth)
             .map(|_| Slot {
                 buf: job.pool.take(),
-                start: epoch,
-                issue: epoch,
+                start: 0,
+                issue: 0,
             })
             .collect::<Vec<_>>();
         // Writes carry random bytes, as fio's default buffers do, so that nothing
@@ -278,15 +283,15 @@ impl<'a> IoLoop<'a> {
         }
         let last_written = job.files[0].0;
         IoLoop {
-            stats: JobStats::new(config, epoch),
+            stats: JobStats::new(config, 0),
             free: (0..depth).rev().collect(),
             pending: Vec::with_capacity(depth),
             done: Vec::with_capacity(depth),
             slots,
             job,
             failure: None,
-            epoch,
-            now: epoch,
+            clock,
+            now: 0,
             submitted: 0,
             completed: 0,
             issued_bytes: 0,
@@ -298,8 +303,11 @@ impl<'a> IoLoop<'a> {
 
     fn run(&mut self) {
         let options = self.job.options.clone();
-        let ramp_end = (!options.ramp_time.is_zero()).then(|| self.epoch + options.ramp_time);
-        let mut deadline = options.runtime.map(|r| self.epoch + options.ramp_time + r);
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let ramp_end = (!options.ramp_time.is_zero()).then(|| nanos(options.ramp_time));
+        let mut deadline = options
+            .runtime
+            .map(|r| nanos(options.ramp_time).saturating_add(nanos(r)));
         let mut ramping = ramp_end.is_some();
         let batch_submit = options.batch_submit() as usize;
         let complete_min = options.iodepth_batch_complete_min as usize;
@@ -319,7 +327,7 @@ impl<'a> IoLoop<'a> {
                 ramping = false;
                 self.stats.reset(self.now);
                 self.issued_bytes = 0;
-                deadline = options.runtime.map(|r| self.now + r);
+                deadline = options.runtime.map(|r| self.now.saturating_add(nanos(r)));
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
             let out_of_work =
@@ -364,15 +372,15 @@ impl<'a> IoLoop<'a> {
                     }
                 }
             };
-            let start = Instant::now();
+            let start = self.clock.now();
             self.submitted += 1;
             match self.job.engine.queue(request) {
                 QueueOutcome::Completed(completion) => {
-                    let end = Instant::now();
+                    let end = self.clock.now();
                     self.now = end;
                     self.stats.record_submit(1, 1);
                     self.stats.record_complete(1);
-                    self.finish(completion, None, end.saturating_duration_since(start));
+                    self.finish(completion, None, end.saturating_sub(start));
                     self.stats.sample(end);
                 }
                 QueueOutcome::Queued => {
@@ -440,7 +448,7 @@ impl<'a> IoLoop<'a> {
         if let Err(error) = self.job.engine.commit() {
             self.fail(error_errno(&error), format!("commit: {error}"));
         }
-        let issued = Instant::now();
+        let issued = self.clock.now();
         self.now = issued;
         for &slot in &self.pending {
             self.slots[slot].issue = issued;
@@ -454,15 +462,15 @@ impl<'a> IoLoop<'a> {
         let mut done = std::mem::take(&mut self.done);
         match self.job.engine.reap(min, max, &mut done) {
             Ok(count) => {
-                let now = Instant::now();
+                let now = self.clock.now();
                 self.now = now;
                 if count > 0 {
                     self.stats.record_complete(count);
                 }
                 for completion in done.drain(..) {
                     let slot = &self.slots[completion.user_data as usize];
-                    let slat = slot.issue.saturating_duration_since(slot.start);
-                    let clat = now.saturating_duration_since(slot.issue);
+                    let slat = slot.issue.saturating_sub(slot.start);
+                    let clat = now.saturating_sub(slot.issue);
                     self.finish(completion, Some(slat), clat);
                 }
                 self.stats.sample(now);
@@ -472,7 +480,7 @@ impl<'a> IoLoop<'a> {
         self.done = done;
     }
 
-    fn finish(&mut self, completion: Completion, slat: Option<Duration>, clat: Duration) {
+    fn finish(&mut self, completion: Completion, slat_ns: Option<u64>, clat_ns: u64) {
         let slot = completion.user_data as usize;
         self.completed += 1;
         let result = completion.result;
@@ -497,8 +505,6 @@ impl<'a> IoLoop<'a> {
                 ),
             );
         } else {
-            let slat_ns = slat.map(|d| d.as_nanos() as u64);
-            let clat_ns = clat.as_nanos() as u64;
             match op {
                 Op::Read | Op::Write => {
                     let dir = if op == Op::Read {

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 pub mod buf;
+pub mod clock;
 pub mod engine;
 mod error;
 pub mod file;

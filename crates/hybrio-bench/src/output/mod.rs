@@ -118,7 +118,7 @@ pub(crate) fn strerror(errno: i32) -> String {
 pub(crate) mod testutil {
     //! A synthetic report shared by the normal and JSON tests.
 
-    use std::time::{Duration, Instant, UNIX_EPOCH};
+    use std::time::{Duration, UNIX_EPOCH};
 
     use super::*;
     use crate::stats::{CpuUsage, DataDir, StatsConfig, group_summary};
@@ -126,7 +126,7 @@ pub(crate) mod testutil {
     /// A QD8 randrw job: 1000 reads and 1000 writes with known latencies,
     /// samples, submissions and syncs, finished after 2000 ms.
     pub(crate) fn stats(config: StatsConfig) -> JobStats {
-        let t0 = Instant::now();
+        let t0 = 0u64;
         let mut s = JobStats::new(config, t0);
         for i in 0..1000u64 {
             // reads: clat 1000..1999 ns, slat 100 + i % 10
@@ -138,10 +138,10 @@ pub(crate) mod testutil {
                 s.record_complete(8);
             }
             if i == 499 {
-                s.sample(t0 + Duration::from_millis(500));
+                s.sample(t0 + 500_000_000);
             }
         }
-        s.sample(t0 + Duration::from_millis(1000));
+        s.sample(t0 + 1_000_000_000);
         for ns in [150_000u64, 250_000, 350_000] {
             s.record_sync(ns);
         }

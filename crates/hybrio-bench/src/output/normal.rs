@@ -695,7 +695,7 @@ Run status group 0 (all jobs):
     #[test]
     fn idle_job_prints_nothing() {
         let mut report = testutil::report(StatsConfig::default());
-        report.jobs[0].stats = JobStats::new(StatsConfig::default(), std::time::Instant::now());
+        report.jobs[0].stats = JobStats::new(StatsConfig::default(), 0);
         report.groups.clear();
         assert_eq!(render(&report), "\n");
     }

@@ -6,8 +6,10 @@
 //! kept histogram (measured at about 10 ns per `record_io` for a synchronous
 //! engine, where lat is clat and is not stored twice, and about 18 ns with a
 //! submission latency, on a 2-vCPU EPYC VM). [`JobStats::sample`] is a single
-//! `Instant` comparison until the bandwidth/IOPS window (500 ms by default)
-//! has elapsed.
+//! comparison until the bandwidth/IOPS window (500 ms by default) has elapsed.
+//!
+//! Times are nanoseconds on the job's own clock (`start`, `now`), as read
+//! from [`hybrio::clock::Clock`]: cheaper than `Instant` on the hot path.
 //!
 //! After the run, [`JobStats::finish`] stamps the runtimes, jobs of a
 //! reporting group are combined with [`JobStats::merge`] (fio's
@@ -20,7 +22,7 @@
 mod hist;
 mod latstat;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -423,16 +425,17 @@ pub struct LatencyDistribution {
 
 #[derive(Clone, Debug)]
 struct Sampler {
-    interval: Option<Duration>,
-    next: Instant,
-    last: Instant,
+    /// Window in ns; `None` when sampling is off.
+    interval: Option<u64>,
+    next: u64,
+    last: u64,
     last_bytes: [u64; 3],
     last_ios: [u64; 3],
 }
 
 impl Sampler {
-    fn new(interval_ms: u64, now: Instant) -> Self {
-        let interval = (interval_ms > 0).then(|| Duration::from_millis(interval_ms));
+    fn new(interval_ms: u64, now: u64) -> Self {
+        let interval = (interval_ms > 0).then(|| interval_ms.saturating_mul(1_000_000));
         Self {
             interval,
             next: next_deadline(now, interval),
@@ -445,11 +448,8 @@ impl Sampler {
 
 /// `now + interval`, or a point far enough in the future to never be reached
 /// when sampling is off.
-fn next_deadline(now: Instant, interval: Option<Duration>) -> Instant {
-    let step = interval.unwrap_or(Duration::from_secs(100 * 365 * 86_400));
-    now.checked_add(step)
-        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
-        .unwrap_or(now)
+fn next_deadline(now: u64, interval: Option<u64>) -> u64 {
+    interval.map_or(u64::MAX, |step| now.saturating_add(step))
 }
 
 /// Index of the IO-depth bucket for `depth` in flight (fio `io_u_mark_depth()`:
@@ -547,7 +547,7 @@ impl JobStats {
     /// Empty statistics for a job starting at `start` (the first bandwidth
     /// window starts there). Allocates the histograms; nothing allocates
     /// afterwards.
-    pub fn new(config: StatsConfig, start: Instant) -> JobStats {
+    pub fn new(config: StatsConfig, start: u64) -> JobStats {
         let dirs = [
             DirStats::new(&config),
             DirStats::new(&config),
@@ -665,7 +665,7 @@ impl JobStats {
     /// gets no sample (so a read-only job never samples writes). The next
     /// window starts now.
     #[inline]
-    pub fn sample(&mut self, now: Instant) {
+    pub fn sample(&mut self, now: u64) {
         if now < self.sampler.next {
             return;
         }
@@ -673,12 +673,12 @@ impl JobStats {
     }
 
     #[cold]
-    fn take_sample(&mut self, now: Instant) {
+    fn take_sample(&mut self, now: u64) {
         let Some(interval) = self.sampler.interval else {
             self.sampler.next = next_deadline(now, None);
             return;
         };
-        let spent = now.saturating_duration_since(self.sampler.last).as_millis();
+        let spent = u128::from(now.saturating_sub(self.sampler.last) / 1_000_000);
         for (i, d) in self.dirs.iter_mut().enumerate() {
             let delta = d.io_bytes.wrapping_sub(self.sampler.last_bytes[i]);
             if delta != 0 {
@@ -702,7 +702,7 @@ impl JobStats {
     /// Discards everything recorded so far (end of `ramp_time`), keeping the
     /// configuration and the allocations; the next sampling window starts at
     /// `now`.
-    pub fn reset(&mut self, now: Instant) {
+    pub fn reset(&mut self, now: u64) {
         for d in &mut self.dirs {
             d.reset();
         }
@@ -938,13 +938,13 @@ pub fn group_summary(jobs: &[&JobStats]) -> GroupSummary {
 mod tests {
     use super::*;
 
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
+    fn ms(n: u64) -> u64 {
+        n * 1_000_000
     }
 
     #[test]
     fn record_io_sync_engine_has_no_slat() {
-        let t0 = Instant::now();
+        let t0 = 0u64;
         let mut s = JobStats::new(StatsConfig::default(), t0);
         s.record_io(DataDir::Write, 8192, false, None, 3000);
         s.record_io(DataDir::Write, 8192, true, None, 5000);
@@ -964,7 +964,7 @@ mod tests {
             lat_percentiles: true,
             ..StatsConfig::default()
         };
-        let mut s = JobStats::new(cfg.clone(), Instant::now());
+        let mut s = JobStats::new(cfg.clone(), 0u64);
         s.record_io(DataDir::Read, 1, false, None, 1000);
         s.record_io(DataDir::Read, 1, false, None, 3000);
         assert_eq!(s.dir(DataDir::Read).lat(), s.dir(DataDir::Read).clat());
@@ -981,7 +981,7 @@ mod tests {
         [1000, 3000, 2500, 4000].iter().for_each(|&v| h.record(v));
         assert_eq!(r.lat_hist().unwrap(), &h);
         // merging a mirrored job into a split one and the other way round
-        let mut sync_job = JobStats::new(cfg.clone(), Instant::now());
+        let mut sync_job = JobStats::new(cfg.clone(), 0u64);
         sync_job.record_io(DataDir::Read, 1, false, None, 7000);
         let mut a = s.clone();
         a.merge(&sync_job);
@@ -1011,7 +1011,7 @@ mod tests {
             slat_percentiles: true,
             ..StatsConfig::default()
         };
-        let mut s = JobStats::new(cfg, Instant::now());
+        let mut s = JobStats::new(cfg, 0u64);
         s.record_io(DataDir::Read, 4096, false, Some(100), 900);
         s.record_io(DataDir::Read, 4096, false, Some(300), 1700);
         let r = s.dir(DataDir::Read);
@@ -1061,7 +1061,7 @@ mod tests {
 
     #[test]
     fn lat_distribution_percentages() {
-        let mut s = JobStats::new(StatsConfig::default(), Instant::now());
+        let mut s = JobStats::new(StatsConfig::default(), 0u64);
         for _ in 0..9_999 {
             s.record_io(DataDir::Read, 512, false, None, 300);
         }
@@ -1120,7 +1120,7 @@ mod tests {
 
     #[test]
     fn submit_complete_and_depth_distributions() {
-        let mut s = JobStats::new(StatsConfig::default(), Instant::now());
+        let mut s = JobStats::new(StatsConfig::default(), 0u64);
         // the seed's batched io_uring run: submits of 16 and 32 at depth 32
         // and 64, completions of 16
         for _ in 0..100 {
@@ -1146,7 +1146,7 @@ mod tests {
         assert_eq!(s.total_submit(), 200);
         assert_eq!(s.total_complete(), 301);
         // tiny shares show as 0.1%
-        let mut t = JobStats::new(StatsConfig::default(), Instant::now());
+        let mut t = JobStats::new(StatsConfig::default(), 0u64);
         for _ in 0..5000 {
             t.record_complete(1);
         }
@@ -1158,7 +1158,7 @@ mod tests {
 
     #[test]
     fn sampling_windows() {
-        let t0 = Instant::now();
+        let t0 = 0u64;
         let mut s = JobStats::new(StatsConfig::default(), t0);
         for _ in 0..1000 {
             s.record_io(DataDir::Read, 4096, false, None, 1000);
@@ -1193,20 +1193,20 @@ mod tests {
 
     #[test]
     fn sampling_disabled() {
-        let t0 = Instant::now();
+        let t0 = 0u64;
         let cfg = StatsConfig {
             sample_interval_ms: 0,
             ..StatsConfig::default()
         };
         let mut s = JobStats::new(cfg, t0);
         s.record_io(DataDir::Read, 4096, false, None, 1000);
-        s.sample(t0 + Duration::from_secs(3600));
+        s.sample(t0 + 3_600 * 1_000_000_000);
         assert_eq!(s.dir(DataDir::Read).bw_samples().count(), 0);
     }
 
     #[test]
     fn reset_discards_everything() {
-        let t0 = Instant::now();
+        let t0 = 0u64;
         let cfg = StatsConfig {
             lat_percentiles: true,
             ..StatsConfig::default()
@@ -1238,7 +1238,7 @@ mod tests {
 
     #[test]
     fn finish_sets_runtime_of_active_directions() {
-        let mut s = JobStats::new(StatsConfig::default(), Instant::now());
+        let mut s = JobStats::new(StatsConfig::default(), 0u64);
         s.record_io(DataDir::Write, 4096, false, None, 1000);
         let cpu = CpuUsage {
             usr_ns: 250_999_999,
@@ -1264,7 +1264,7 @@ mod tests {
         runtime_ms: u64,
         bw_samples: &[u64],
     ) -> JobStats {
-        let t0 = Instant::now();
+        let t0 = 0u64;
         let mut s = JobStats::new(StatsConfig::default(), t0);
         for i in 0..ios {
             s.record_io(DataDir::Read, bytes_per_io, false, Some(10), clat + i);
@@ -1322,12 +1322,12 @@ mod tests {
 
     #[test]
     fn merge_into_job_without_lat_hist() {
-        let mut a = JobStats::new(StatsConfig::default(), Instant::now());
+        let mut a = JobStats::new(StatsConfig::default(), 0u64);
         let cfg = StatsConfig {
             lat_percentiles: true,
             ..StatsConfig::default()
         };
-        let mut b = JobStats::new(cfg, Instant::now());
+        let mut b = JobStats::new(cfg, 0u64);
         b.record_io(DataDir::Read, 1, false, None, 5);
         a.merge(&b);
         assert_eq!(a.dir(DataDir::Read).lat_hist().unwrap().total(), 1);

@@ -6,6 +6,7 @@
 
 mod fd;
 mod rusage;
+pub(crate) mod tsc;
 pub(crate) mod uring;
 
 pub(crate) use fd::{Advice, fadvise, fdatasync, fsync, lseek_set, pread, pwrite, read, write};

@@ -1,0 +1,17 @@
+//! The CPU's time-stamp counter.
+
+/// Reads the time-stamp counter, or `None` on CPUs without one we use.
+#[inline]
+pub fn read() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC exists on every x86_64 CPU (it is part of the baseline
+        // instruction set the target guarantees), reads a register and touches
+        // no memory, so no caller promise is needed.
+        Some(unsafe { core::arch::x86_64::_rdtsc() })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
