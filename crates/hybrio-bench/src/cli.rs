@@ -44,6 +44,8 @@ pub enum Command {
     Version,
     /// Help for one option, or all.
     CmdHelp(Option<String>),
+    /// The engines and whether this system allows each.
+    EngHelp,
 }
 
 /// A command-line mistake.
@@ -78,6 +80,7 @@ hybrio options:
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
   --cmdhelp[=OPTION]       list job options (or describe one)
+  --enghelp                list the engines and whether this system allows each
   --compare-seconds=SECS   seconds per cell of the default comparison (default 1.0)
   --compare-dir=DIR        directory for the default comparison's file (default .)
   --version, --help
@@ -125,6 +128,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         match key {
             "help" | "h" => return Ok(Command::Help),
             "version" => return Ok(Command::Version),
+            "enghelp" => return Ok(Command::EngHelp),
             "cmdhelp" => {
                 return Ok(Command::CmdHelp(
                     inline_value.filter(|v| !v.is_empty() && v != "all"),
@@ -231,6 +235,18 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
     Ok(formats)
 }
 
+/// `--enghelp` text: every engine, and why this system refuses any it refuses.
+pub fn enghelp() -> String {
+    hybrio::engine::EngineKind::ALL
+        .iter()
+        .map(|kind| match hybrio::probe::engine_available(*kind) {
+            Ok(()) => format!("{:<10} available", kind.name()),
+            Err(reason) => format!("{:<10} unavailable: {reason}", kind.name()),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `--cmdhelp` text: every option, or one.
 pub fn cmdhelp(option: Option<&str>) -> Result<String, CliError> {
     match option {
@@ -306,5 +322,14 @@ mod tests {
         ));
         assert!(cmdhelp(None).unwrap().contains("iodepth_batch_submit"));
         assert!(cmdhelp(Some("bs")).unwrap().starts_with("bs "));
+        assert!(
+            enghelp()
+                .lines()
+                .any(|l| l.starts_with("psync") && l.ends_with("available"))
+        );
+        assert_eq!(
+            enghelp().lines().count(),
+            hybrio::engine::EngineKind::ALL.len()
+        );
     }
 }

@@ -26,6 +26,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
     match cli::parse(args)? {
         Command::Help => println!("{}", cli::USAGE),
         Command::Version => println!("{}", run::version()),
+        Command::EngHelp => println!("{}", cli::enghelp()),
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
         Command::DefaultComparison { seconds, directory } => {
             let directory = directory.unwrap_or_else(|| ".".into());
