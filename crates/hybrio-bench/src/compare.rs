@@ -24,6 +24,9 @@ pub struct Workload {
     pub origin: &'static str,
     /// The job (engine filled in per cell).
     pub options: JobOptions,
+    /// Read the whole file through the page cache before each cell, so that
+    /// every engine finds it cached, whatever ran before.
+    pub warm_cache: bool,
 }
 
 /// What one cell measured.
@@ -72,8 +75,11 @@ impl Figures {
     }
 }
 
-/// The workloads of the default comparison, on `file` of `size` bytes.
-pub fn default_workloads(file: &Path, size: u64, seconds: f64) -> Vec<Workload> {
+/// The workloads of the default comparison in `directory`: reads on one file
+/// of `size` bytes, writes on another (so that writing never evicts the
+/// cached reads' data).
+pub fn default_workloads(directory: &Path, size: u64, seconds: f64) -> Vec<Workload> {
+    let file = directory.join("read-data");
     let base = JobOptions {
         filename: Some(file.display().to_string()),
         size: Some(size),
@@ -91,8 +97,10 @@ pub fn default_workloads(file: &Path, size: u64, seconds: f64) -> Vec<Workload> 
                 name: "write-8k-qd1".into(),
                 rw: RwMode::Write,
                 bs: [8192; 3],
+                filename: Some(directory.join("write-data").display().to_string()),
                 ..base.clone()
             },
+            warm_cache: false,
         },
         Workload {
             title: "4k random reads from the page cache, 1 in flight",
@@ -103,6 +111,7 @@ pub fn default_workloads(file: &Path, size: u64, seconds: f64) -> Vec<Workload> 
                 invalidate: false,
                 ..base.clone()
             },
+            warm_cache: true,
         },
         Workload {
             title: "4k random O_DIRECT reads, 1 in flight",
@@ -113,6 +122,7 @@ pub fn default_workloads(file: &Path, size: u64, seconds: f64) -> Vec<Workload> 
                 direct: true,
                 ..base.clone()
             },
+            warm_cache: false,
         },
         Workload {
             title: "4k random O_DIRECT reads, 16 in flight",
@@ -124,6 +134,7 @@ pub fn default_workloads(file: &Path, size: u64, seconds: f64) -> Vec<Workload> 
                 iodepth: 16,
                 ..base
             },
+            warm_cache: false,
         },
     ]
 }
@@ -141,6 +152,9 @@ pub fn measure(
     for round in 0..rounds {
         for (w, workload) in workloads.iter().enumerate() {
             for (e, engine) in engines.iter().enumerate() {
+                if workload.warm_cache {
+                    warm(&workload.options)?;
+                }
                 let options = JobOptions {
                     ioengine: engine.name().into(),
                     ..workload.options.clone()
@@ -169,6 +183,31 @@ pub fn measure(
         .into_iter()
         .map(|per_engine| per_engine.into_iter().map(|runs| median(&runs)).collect())
         .collect())
+}
+
+/// Reads the workload's whole file once through the page cache.
+fn warm(options: &JobOptions) -> Result<(), RunFailure> {
+    let warm_up = JobOptions {
+        name: format!("{}-warm-up", options.name),
+        ioengine: "psync".into(),
+        rw: RwMode::Read,
+        bs: [1 << 20; 3],
+        invalidate: false,
+        time_based: false,
+        runtime: None,
+        iodepth: 1,
+        direct: false,
+        ..options.clone()
+    };
+    run::run(
+        &[JobDef {
+            options: warm_up,
+            own_options: Vec::new(),
+        }],
+        &Vec::new(),
+        &mut |_| {},
+    )?;
+    Ok(())
 }
 
 fn median(runs: &[Figures]) -> Figures {
@@ -238,12 +277,11 @@ pub fn default_comparison(
                 hybrio::Error::io("create temporary directory in", directory, 0, e).into(),
             )
         })?;
-    let file = scratch.path().join("data");
     let engines: Vec<EngineKind> = hybrio::probe::available_engines()
         .into_iter()
         .filter(|k| *k != EngineKind::Null)
         .collect();
-    let mut workloads = default_workloads(&file, 256 << 20, seconds);
+    let mut workloads = default_workloads(scratch.path(), 256 << 20, seconds);
     if !hybrio::probe::o_direct_supported(scratch.path()) {
         notice(&format!(
             "{}: O_DIRECT is not supported here; skipping the O_DIRECT workloads",
@@ -262,7 +300,8 @@ pub fn default_comparison(
         &[Workload {
             title: "null engine: the tool's own cost per I/O",
             origin: "no I/O",
-            options: overhead.clone(),
+            options: overhead,
+            warm_cache: false,
         }],
         &[EngineKind::Null],
         ROUNDS,
@@ -286,4 +325,52 @@ pub fn default_comparison(
         1e9 / n.iops.max(1.0)
     );
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cell_is_measured_and_ranked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut workloads = default_workloads(dir.path(), 1 << 20, 0.05);
+        workloads.retain(|w| !w.options.direct);
+        let engines = [EngineKind::Psync, EngineKind::Null];
+        let figures = measure(&workloads, &engines, 1, &mut |_| {}).unwrap();
+        assert_eq!(figures.len(), workloads.len());
+        for row in &figures {
+            assert!(
+                row.iter()
+                    .all(|f| f.iops > 0.0 && f.mean_us > 0.0 && f.p99_us >= f.p50_us),
+                "{row:?}"
+            );
+        }
+        let text = table(&workloads, &engines, &figures);
+        assert_eq!(text.matches("| psync |").count(), workloads.len());
+        assert!(
+            text.contains("| 1.00 |"),
+            "the best engine of each workload is ranked 1.00: {text}"
+        );
+        assert!(
+            std::fs::metadata(dir.path().join("read-data"))
+                .unwrap()
+                .len()
+                >= 1 << 20
+        );
+    }
+
+    #[test]
+    fn median_of_each_figure() {
+        let f = |x: f64| Figures {
+            iops: x,
+            bandwidth: x,
+            mean_us: x,
+            p50_us: x,
+            p99_us: x,
+            cpu_us_per_io: x,
+        };
+        assert_eq!(median(&[f(3.0), f(1.0), f(2.0)]), f(2.0));
+        assert_eq!(median(&[f(4.0), f(1.0), f(2.0), f(3.0)]), f(2.5));
+    }
 }
