@@ -40,7 +40,7 @@ pub enum RunFailure {
 
 /// One clone of a job section.
 #[derive(Debug, Clone)]
-struct Clone_ {
+struct JobClone {
     def: JobDef,
     number: u32,
     groupid: u32,
@@ -95,7 +95,7 @@ pub fn run(
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<RunReport, RunFailure> {
-    let mut clones: Vec<Clone_> = Vec::new();
+    let mut clones: Vec<JobClone> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
     let mut groupid = 0;
     for (index, def) in jobs.iter().enumerate() {
@@ -106,7 +106,7 @@ pub fn run(
             segments.push(clones.len()..clones.len());
         }
         for number in 0..def.options.numjobs {
-            clones.push(Clone_ {
+            clones.push(JobClone {
                 def: def.clone(),
                 number,
                 groupid,
@@ -126,7 +126,7 @@ pub fn run(
 
 /// Lays out the files of `clones`, then runs them all at once.
 fn run_together(
-    clones: &[Clone_],
+    clones: &[JobClone],
     notice: &mut dyn FnMut(&str),
 ) -> Result<Vec<JobOutcome>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
@@ -285,7 +285,7 @@ fn needs_layout(plan: &layout::FilePlan) -> bool {
     std::fs::metadata(&plan.path).map_or(true, |m| m.is_file() && m.len() < plan.size)
 }
 
-fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions) -> RunReport {
+fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOptions) -> RunReport {
     let run_start = outcomes
         .iter()
         .map(|o| o.started)
@@ -293,7 +293,7 @@ fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions)
         .unwrap_or_else(SystemTime::now);
     let pid = std::process::id();
     let mut failures = Vec::new();
-    let reports_of = |clone: &Clone_, outcome: &JobOutcome| JobReport {
+    let reports_of = |clone: &JobClone, outcome: &JobOutcome| JobReport {
         desc: describe(&clone.def.options),
         groupid: clone.groupid,
         jobs: 1,
@@ -313,7 +313,7 @@ fn report(clones: &[Clone_], outcomes: Vec<JobOutcome>, globals: &GlobalOptions)
     let mut groupids: Vec<u32> = clones.iter().map(|c| c.groupid).collect();
     groupids.dedup();
     for groupid in groupids {
-        let members: Vec<(&Clone_, &JobOutcome)> = clones
+        let members: Vec<(&JobClone, &JobOutcome)> = clones
             .iter()
             .zip(&outcomes)
             .filter(|(c, _)| c.groupid == groupid)

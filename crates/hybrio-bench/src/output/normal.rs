@@ -37,7 +37,7 @@ pub fn banner(desc: &JobDescription, groupid: u32) -> String {
 /// "Run status group" lines.
 ///
 /// Starts with an empty line, as fio's report does after the progress
-/// output. A job that did no I/O at all prints nothing, and a direction is
+/// output. A job that did no I/O at all (and did not fail) prints nothing, and a direction is
 /// shown only with bytes and runtime, as in fio.
 pub fn render(report: &RunReport) -> String {
     let mut out = String::from("\n");
@@ -53,7 +53,9 @@ pub fn render(report: &RunReport) -> String {
 fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     let s = &job.stats;
     let io_bytes: u64 = DataDir::ALL.iter().map(|&d| s.dir(d).io_bytes()).sum();
-    if io_bytes == 0 && s.issued_rw_ios() == 0 {
+    // fio prints nothing for a job without I/O; a job that failed is shown
+    // anyway, so that its err= line is not lost.
+    if io_bytes == 0 && s.issued_rw_ios() == 0 && job.error == 0 {
         return;
     }
     let time = ctime(job.start_time);

@@ -443,3 +443,30 @@ fn unavailable_engine_is_one_clear_line() {
         );
     }
 }
+
+#[test]
+fn a_failed_request_is_reported_with_op_file_offset_and_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    // /proc/version refuses positioned writes with ESPIPE: a real kernel error, no mock.
+    let out = hybrio(
+        &[
+            "--output-format=json",
+            "--name=e",
+            "--size=64k",
+            "--filename=/proc/version",
+            "--rw=write",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("write of 4096 bytes at offset 0 of /proc/version"),
+        "{stderr}"
+    );
+    let doc: Value =
+        serde_json::from_slice(&out.stdout).expect("the report is still one JSON document");
+    assert_eq!(doc["jobs"][0]["error"], 29);
+    let extra = &doc["hybrio"]["jobs"][0];
+    assert_eq!(extra["submitted"], extra["completed"], "nothing lost");
+}
