@@ -223,9 +223,8 @@ pub fn resolve(sections: &[Section]) -> Result<(Vec<JobDef>, GlobalOptions), Job
         let mut own = Vec::new();
         for entry in &section.entries {
             apply_entry(&mut job, entry)?;
-            if entry.key != "name" {
-                own.push((entry.key.clone(), entry.value.clone().unwrap_or_default()));
-            }
+            // As fio: `--name=` given on the command line is one of the job's options.
+            own.push((entry.key.clone(), entry.value.clone().unwrap_or_default()));
         }
         validate(&job)?;
         jobs.push(JobDef {

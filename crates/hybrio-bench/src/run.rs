@@ -361,7 +361,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
         "errors": failures,
         "jobs": clones.iter().zip(&outcomes).map(|(c, o)| serde_json::json!({
             "jobname": c.def.options.name,
-            "ioengine": c.def.options.ioengine,
+            "ioengine": o.engine,
             "submitted": o.submitted,
             "completed": o.completed,
         })).collect::<Vec<_>>(),

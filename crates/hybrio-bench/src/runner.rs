@@ -67,6 +67,8 @@ pub struct JobOutcome {
     pub submitted: u64,
     /// Completions seen (including failed ones).
     pub completed: u64,
+    /// The engine as set up, e.g. which io_uring ring flags the kernel took.
+    pub engine: String,
 }
 
 /// Looks the engine up, checking that this kernel allows it.
@@ -211,6 +213,7 @@ impl PreparedJob {
             started,
             submitted,
             completed,
+            engine: self.engine.description(),
         }
     }
 }
