@@ -126,6 +126,9 @@ impl PreparedJob {
             hipri: options.hipri,
         };
         let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
+        // The first clock of the process calibrates the time-stamp counter
+        // (20 ms): do it now, before the jobs start together, not inside one.
+        Clock::new();
         let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
         let mut handles = Vec::with_capacity(files.len());
         let mut cache_files = Vec::with_capacity(files.len());

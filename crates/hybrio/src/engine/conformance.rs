@@ -1000,6 +1000,76 @@ fn dropping_an_io_uring_engine_cancels_requests_that_would_never_end() {
 }
 
 #[test]
+fn dropping_cancels_on_kernels_without_sync_cancel() {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping io_uring: {reason}");
+        return;
+    }
+    let pool = BufPool::new(2, 4096).unwrap();
+    let mut engine =
+        super::io_uring::IoUringEngine::new(&EngineConfig::with_depth(2), None).unwrap();
+    engine.behave_without_sync_cancel();
+    let (read_end, _write_end) = silent_pipe();
+    let handle = engine.add_file(read_end, "pipe".into()).unwrap();
+    for tag in 0..2 {
+        let read = Request::read(handle, 0, take(&pool, 4096), tag);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    }
+    engine.commit().unwrap();
+    drop(engine);
+    assert_eq!(
+        pool.available(),
+        2,
+        "both reads were cancelled one by one and gave their buffers back"
+    );
+}
+
+#[test]
+fn uncommitted_requests_are_not_performed_when_an_io_uring_engine_is_dropped() {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping io_uring: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Repeated: the old behaviour (submit, then cancel) raced and wrote now and then.
+    for round in 0..20 {
+        let path = dir.path().join(format!("f{round}"));
+        let pool = BufPool::new(2, 4096).unwrap();
+        let Some(mut engine) = uring(EngineConfig::with_depth(2), None) else {
+            return;
+        };
+        let opts = OpenOptions {
+            read: true,
+            write: true,
+            create: true,
+            direct: false,
+        };
+        let handle = engine
+            .add_file(file::open(&path, &opts).unwrap(), path.clone())
+            .unwrap();
+        // One committed request enables the ring; the second is never committed.
+        let mut first = take(&pool, 4096);
+        first.as_mut_slice().fill(1);
+        let done = run(engine.as_mut(), [Request::write(handle, 0, first, 0)]);
+        assert_eq!(done[0].result, 4096);
+        drop(done);
+        let mut second = take(&pool, 4096);
+        second.as_mut_slice().fill(2);
+        assert!(matches!(
+            engine.queue(Request::write(handle, 4096, second, 1)),
+            QueueOutcome::Queued
+        ));
+        drop(engine);
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            4096,
+            "round {round}: the uncommitted write must not happen"
+        );
+        assert_eq!(pool.available(), 2);
+    }
+}
+
+#[test]
 fn io_uring_dropped_by_a_foreign_thread_never_frees_in_flight_buffers() {
     let pool = BufPool::new(2, 4096).unwrap();
     let Some(mut engine) = uring(EngineConfig::with_depth(2), None) else {

@@ -328,6 +328,17 @@ impl Engine for IoUringEngine {
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let fd = file.as_raw_fd();
         let handle = self.files.insert(file, path);
+        let in_flight = self.ring.in_flight();
+        if self.registered_files > 0 && handle.0 >= self.registered_files && in_flight > 0 {
+            // Growing the table unregisters it for a moment: a request in
+            // flight could then miss its file (SQPOLL), or the unregister
+            // could wait for every request that uses it (older kernels).
+            self.files.remove(handle);
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight,
+            });
+        }
         if self.registered_files > 0
             && let Err(e) = self.register_file(handle, fd)
         {
@@ -448,5 +459,14 @@ impl Engine for IoUringEngine {
         parts.push(format!("depth {}", self.depth));
         parts.retain(|part| !part.is_empty());
         format!("io_uring ({})", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+impl IoUringEngine {
+    /// Makes the engine act as on a kernel before 6.0, which has no
+    /// `IORING_REGISTER_SYNC_CANCEL`, to test the fallback on this one.
+    pub(crate) fn behave_without_sync_cancel(&mut self) {
+        self.ring.without_sync_cancel = true;
     }
 }

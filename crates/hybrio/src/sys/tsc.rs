@@ -7,7 +7,9 @@ pub fn read() -> Option<u64> {
     {
         // SAFETY: RDTSC exists on every x86_64 CPU (it is part of the baseline
         // instruction set the target guarantees), reads a register and touches
-        // no memory, so no caller promise is needed.
+        // no memory. (A process that forbade it with prctl(PR_SET_TSC) gets
+        // SIGSEGV: a crash, not undefined behaviour. The clock only reads it
+        // where the kernel's own clocksource is the TSC.)
         Some(unsafe { core::arch::x86_64::_rdtsc() })
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -61,7 +61,14 @@ pub(crate) struct Ring {
     sqpoll: bool,
     iopoll: bool,
     fixed: Option<FixedBuffers>,
+    /// Tests: behave as a kernel without `IORING_REGISTER_SYNC_CANCEL` (before 6.0).
+    #[cfg(test)]
+    pub(crate) without_sync_cancel: bool,
 }
+
+/// user_data of the cancel requests `settle` sends on kernels without a
+/// synchronous cancel; no slot has it (slots are < capacity < 2^32).
+const CANCEL_TAG: u64 = u64::MAX;
 
 impl Ring {
     /// Wraps a freshly built ring that will hold at most `capacity` requests.
@@ -87,6 +94,8 @@ impl Ring {
             sqpoll,
             iopoll,
             fixed: None,
+            #[cfg(test)]
+            without_sync_cancel: false,
         }
     }
 
@@ -315,6 +324,9 @@ impl Ring {
         while drained < max {
             let Some(cqe) = cq.next() else { break };
             let slot = cqe.user_data();
+            if slot == CANCEL_TAG {
+                continue;
+            }
             let Some(request) = usize::try_from(slot)
                 .ok()
                 .and_then(|i| self.slots.get_mut(i))
@@ -335,31 +347,45 @@ impl Ring {
         drained
     }
 
-    /// Submits whatever is still queued, cancels what the kernel can cancel
-    /// (a read from an empty pipe would otherwise never end), and waits until
-    /// every request has completed.
+    /// Cancels what the kernel can cancel (a read from an empty pipe would
+    /// otherwise never end) and waits until every request the kernel has is
+    /// complete.
+    ///
+    /// Requests queued but never committed are not performed: their SQEs stay
+    /// unread in the SQ ring and go with it. Only an SQPOLL thread reads the
+    /// SQ on its own, so there they are handed over and waited for like the
+    /// rest (and likewise on kernels before 6.0, see [`Ring::cancel_each`]).
     fn settle(&mut self) -> io::Result<()> {
-        self.submit_all()?;
+        if self.sqpoll {
+            self.submit_all()?;
+        }
         if self.in_kernel() > 0 {
-            // Errors are fine here: nothing left to cancel (ENOENT), a kernel
-            // before 6.0 (EINVAL), requests that outlast the timeout (ETIME)
-            // are all covered by the wait below, and a ring that may not be
-            // waited on from this thread fails that wait too (EEXIST).
-            let _ = self.ring.submitter().register_sync_cancel(
-                Some(types::Timespec::new().sec(SYNC_CANCEL_TIMEOUT_SECS)),
-                types::CancelBuilder::any(),
-            );
+            #[cfg(test)]
+            let cancelled = if self.without_sync_cancel {
+                Err(io::Error::from_raw_os_error(libc::EINVAL))
+            } else {
+                self.sync_cancel()
+            };
+            #[cfg(not(test))]
+            let cancelled = self.sync_cancel();
+            // Other errors are fine here: nothing left to cancel (ENOENT),
+            // requests that outlast the timeout (ETIME) are covered by the
+            // wait below, and a ring that may not be waited on from this
+            // thread fails that wait too (EEXIST).
+            if cancelled.is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL)) {
+                self.cancel_each()?;
+            }
         }
         let mut done = Vec::with_capacity(self.occupied);
         let mut stalls = 0;
-        while self.occupied > 0 {
+        while self.in_kernel() > 0 {
             self.drain(usize::MAX, &mut done);
             // Dropping the completions returns their buffers to the pool.
             done.clear();
-            if self.occupied == 0 {
+            if self.in_kernel() == 0 {
                 break;
             }
-            match self.wait(self.occupied) {
+            match self.wait(self.in_kernel()) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_transient(&e) && stalls < MAX_STALLS => stalls += 1,
@@ -367,6 +393,45 @@ impl Ring {
             }
         }
         Ok(())
+    }
+
+    /// `IORING_REGISTER_SYNC_CANCEL` of every request (Linux 6.0).
+    fn sync_cancel(&self) -> io::Result<()> {
+        self.ring.submitter().register_sync_cancel(
+            Some(types::Timespec::new().sec(SYNC_CANCEL_TIMEOUT_SECS)),
+            types::CancelBuilder::any(),
+        )
+    }
+
+    /// Kernels before 6.0 have no synchronous cancel: sends one
+    /// `IORING_OP_ASYNC_CANCEL` per request, naming its slot. The SQ is a
+    /// queue, so the cancels can only follow what is already in it: the
+    /// uncommitted requests are handed over first, and cancelled with the rest.
+    fn cancel_each(&mut self) -> io::Result<()> {
+        self.submit_all()?;
+        let targets: Vec<u64> = (0..self.slots.len() as u64)
+            .filter(|&i| self.slots[i as usize].is_some())
+            .collect();
+        for target in targets {
+            let entry = opcode::AsyncCancel::new(target)
+                .build()
+                .user_data(CANCEL_TAG);
+            // SAFETY: a cancel entry carries only the user_data it looks for;
+            // it points at no memory of ours.
+            while unsafe { self.ring.submission().push(&entry) }.is_err() {
+                // The SQ holds at least `capacity` entries and only cancels are
+                // in it now, so this happens only past the first SQ-full of cancels.
+                self.ring.submit()?;
+            }
+        }
+        // Cancel CQEs take at most `capacity` more CQ entries: the CQ is twice the SQ.
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
