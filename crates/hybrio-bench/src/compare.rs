@@ -152,6 +152,9 @@ pub fn measure(
     for round in 0..rounds {
         for (w, workload) in workloads.iter().enumerate() {
             for (e, engine) in engines.iter().enumerate() {
+                if hybrio::interrupt::requested() {
+                    return Err(RunFailure::Interrupted);
+                }
                 if workload.warm_cache {
                     warm(&workload.options)?;
                 }

@@ -161,6 +161,13 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
     let mut chunk = vec![0u8; 1 << 20];
     let mut written = 0u64;
     while written < plan.size {
+        if hybrio::interrupt::requested() {
+            let interrupted = std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted while laying out the file",
+            );
+            return Err(io_error("write", written, interrupted));
+        }
         for word in chunk.chunks_mut(8) {
             word.copy_from_slice(&rng.next_u64().to_ne_bytes());
         }

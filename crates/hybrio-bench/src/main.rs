@@ -29,6 +29,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         Command::EngHelp => println!("{}", cli::enghelp()),
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
         Command::DefaultComparison { seconds, directory } => {
+            hybrio::interrupt::catch_signals()?;
             let directory = directory.unwrap_or_else(|| ".".into());
             let table =
                 compare::default_comparison(&directory, seconds, &mut |line| eprintln!("{line}"))?;
@@ -50,6 +51,8 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 print!("{}", run::banners(&jobs));
                 std::io::stdout().flush().ok();
             }
+            // Ctrl-C stops the jobs, which then report what they measured, as fio does.
+            hybrio::interrupt::catch_signals()?;
             let report = run::run(&jobs, &globals, &mut |line| eprintln!("{line}"))?;
             for format in &formats {
                 match format {
@@ -65,6 +68,10 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             let failures = run::failures(&report);
             for failure in &failures {
                 eprintln!("hybrio: {failure}");
+            }
+            if hybrio::interrupt::requested() {
+                eprintln!("hybrio: interrupted: the report covers the run until the interrupt");
+                return Ok(ExitCode::from(130));
             }
             if !failures.is_empty() {
                 return Ok(ExitCode::from(1));

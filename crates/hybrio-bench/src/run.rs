@@ -20,6 +20,9 @@ pub enum RunFailure {
     /// A job could not start.
     #[error("{0}")]
     Start(#[from] RunError),
+    /// Ctrl-C (or SIGTERM) arrived before anything could be reported.
+    #[error("interrupted")]
+    Interrupted,
     /// A job thread could not be started.
     #[error("cannot start a job thread: {0}")]
     Spawn(String),
@@ -119,9 +122,14 @@ pub fn run(
     }
     let mut outcomes = Vec::with_capacity(clones.len());
     for segment in segments {
+        // After Ctrl-C, the groups not yet started are not started.
+        if hybrio::interrupt::requested() {
+            break;
+        }
         outcomes.extend(run_together(&clones[segment], notice)?);
     }
-    Ok(report(&clones, outcomes, globals))
+    // Groups run in order, so the jobs that ran are the first ones.
+    Ok(report(&clones[..outcomes.len()], outcomes, globals))
 }
 
 /// Lays out the files of `clones`, then runs them all at once.

@@ -338,7 +338,11 @@ impl<'a> IoLoop<'a> {
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
             let out_of_work =
                 limit_by_size && !ramping && self.issued_bytes >= self.job.total_bytes;
-            if self.failure.is_some() || out_of_time || out_of_work {
+            if self.failure.is_some()
+                || out_of_time
+                || out_of_work
+                || hybrio::interrupt::requested()
+            {
                 break;
             }
             if self.pass_issued >= self.job.pass_bytes {

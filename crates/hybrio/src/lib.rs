@@ -47,6 +47,7 @@ pub mod clock;
 pub mod engine;
 mod error;
 pub mod file;
+pub mod interrupt;
 pub mod probe;
 pub mod request;
 pub mod rusage;

@@ -470,3 +470,48 @@ fn a_failed_request_is_reported_with_op_file_offset_and_errno() {
     let extra = &doc["hybrio"]["jobs"][0];
     assert_eq!(extra["submitted"], extra["completed"], "nothing lost");
 }
+
+#[test]
+fn ctrl_c_stops_the_run_and_still_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args([
+            "--output-format=json",
+            "--name=i",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=60",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("hybrio did not stop within 20 s of SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the report is one JSON document");
+    let read = &doc["jobs"][0]["read"];
+    assert!(read["total_ios"].as_u64().unwrap() > 0);
+    assert!(
+        read["runtime"].as_u64().unwrap() < 20_000,
+        "stopped early: {}",
+        read["runtime"]
+    );
+}

@@ -6,6 +6,7 @@
 
 mod fd;
 mod rusage;
+pub(crate) mod signal;
 pub(crate) mod tsc;
 pub(crate) mod uring;
 
