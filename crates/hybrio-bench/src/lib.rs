@@ -15,6 +15,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod diskstats;
 pub mod jobfile;
 pub mod layout;
 pub mod offsets;

@@ -4,6 +4,9 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::path::PathBuf;
+
+use crate::diskstats::DiskSnapshot;
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::layout::{self, LayoutError};
 use crate::options::JobOptions;
@@ -117,9 +120,18 @@ pub fn run(
         }
         segments.last_mut().expect("one segment at least").end = clones.len();
     }
+    let mut paths = Vec::new();
     for clone in &clones {
         runner::engine_kind(&clone.def.options)?;
+        if clone.def.options.ioengine != "null" {
+            paths.extend(
+                layout::plan_files(&clone.def.options, clone.number)?
+                    .into_iter()
+                    .map(|p| p.path),
+            );
+        }
     }
+    let disks = DiskSnapshot::take(paths.iter().map(PathBuf::as_path));
     let mut outcomes = Vec::with_capacity(clones.len());
     for segment in segments {
         // After Ctrl-C, the groups not yet started are not started.
@@ -129,7 +141,9 @@ pub fn run(
         outcomes.extend(run_together(&clones[segment], notice)?);
     }
     // Groups run in order, so the jobs that ran are the first ones.
-    Ok(report(&clones[..outcomes.len()], outcomes, globals))
+    let mut report = report(&clones[..outcomes.len()], outcomes, globals);
+    report.disk_util = disks.finish();
+    Ok(report)
 }
 
 /// Lays out the files of `clones`, then runs them all at once.
@@ -380,6 +394,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
         global_options: globals.clone(),
         jobs,
         groups,
+        disk_util: Vec::new(),
         extra: Some(extra),
     }
 }

@@ -36,6 +36,14 @@ pub fn render(report: &RunReport) -> String {
         .map(|job| Json::Obj(job_object(job, report.group(job.groupid))))
         .collect();
     root.push("jobs", Json::Arr(jobs));
+    if !report.disk_util.is_empty() {
+        let disks = report
+            .disk_util
+            .iter()
+            .map(|d| Json::Obj(disk_object(d)))
+            .collect();
+        root.push("disk_util", Json::Arr(disks));
+    }
     if let Some(extra) = &report.extra {
         root.push("hybrio", Json::from_serde(extra));
     }
@@ -43,6 +51,22 @@ pub fn render(report: &RunReport) -> String {
     print_value(&mut out, &Json::Obj(root), 0);
     out.push('\n');
     out
+}
+
+/// One `disk_util` entry, with fio 3.33's keys in its order.
+fn disk_object(disk: &crate::diskstats::DiskUtil) -> Obj {
+    let c = &disk.counters;
+    let mut o = Obj::default();
+    o.str("name", &disk.name);
+    o.uint("read_ios", c.read_ios);
+    o.uint("write_ios", c.write_ios);
+    o.uint("read_merges", c.read_merges);
+    o.uint("write_merges", c.write_merges);
+    o.uint("read_ticks", c.read_ticks);
+    o.uint("write_ticks", c.write_ticks);
+    o.uint("in_queue", c.time_in_queue);
+    o.float("util", disk.util);
+    o
 }
 
 /// fio's `json_add_job_opts()`: nothing when there are no options.

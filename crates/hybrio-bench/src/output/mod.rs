@@ -77,6 +77,8 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     /// The group summaries, in group order.
     pub groups: Vec<GroupReport>,
+    /// What the block devices under the jobs' files did (fio's "Disk stats").
+    pub disk_util: Vec<crate::diskstats::DiskUtil>,
     /// Emitted as a top-level `hybrio` key in JSON when present.
     pub extra: Option<serde_json::Value>,
 }
@@ -188,6 +190,7 @@ pub(crate) mod testutil {
             time: UNIX_EPOCH + Duration::from_millis(1_581_708_125_678),
             global_options: vec![("ioengine".to_string(), "io_uring".to_string())],
             jobs: vec![job],
+            disk_util: Vec::new(),
             groups: vec![GroupReport {
                 groupid: 0,
                 summary,

@@ -47,6 +47,24 @@ pub fn render(report: &RunReport) -> String {
     for group in &report.groups {
         group_status(&mut out, group.groupid, &group.summary);
     }
+    if !report.disk_util.is_empty() {
+        out.push_str("\nDisk stats (read/write):\n");
+        for disk in &report.disk_util {
+            let c = &disk.counters;
+            out.push_str(&format!(
+                "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%\n",
+                disk.name,
+                c.read_ios,
+                c.write_ios,
+                c.read_merges,
+                c.write_merges,
+                c.read_ticks,
+                c.write_ticks,
+                c.time_in_queue,
+                disk.util
+            ));
+        }
+    }
     out
 }
 

@@ -206,6 +206,28 @@ fn json_has_fio_keys_with_fio_types() {
         .expect("clat percentiles");
     assert!(percentiles.contains_key("99.000000") && percentiles.contains_key("50.000000"));
     assert!(job["sync"]["total_ios"].is_u64());
+    match hybrio_bench::diskstats::stat_file_for(dir.path()) {
+        Some(_) => {
+            let disk = &doc["disk_util"][0];
+            assert!(disk["name"].is_string());
+            for key in [
+                "read_ios",
+                "write_ios",
+                "read_merges",
+                "write_merges",
+                "read_ticks",
+                "write_ticks",
+                "in_queue",
+            ] {
+                assert!(disk[key].is_u64(), "disk_util.{key}");
+            }
+            assert!(disk["util"].is_f64());
+        }
+        None => eprintln!(
+            "{} is on no block device: no disk_util to check",
+            dir.path().display()
+        ),
+    }
 }
 
 #[test]
