@@ -21,6 +21,7 @@ pub mod layout;
 pub mod offsets;
 pub mod options;
 pub mod output;
+pub mod progress;
 pub mod run;
 pub mod runner;
 pub mod stats;

@@ -4,13 +4,16 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use crate::diskstats::DiskSnapshot;
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::layout::{self, LayoutError};
 use crate::options::JobOptions;
 use crate::output::{GroupReport, JobDescription, JobReport, RunReport};
+use crate::progress::{Progress, StatusLine};
 use crate::runner::{self, JobOutcome, PreparedJob, RunError};
 use crate::stats::{self, JobStats};
 
@@ -188,10 +191,11 @@ fn run_together(
     // when one could not get ready.
     let gate = Arc::new(StartGate::default());
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), RunError>>();
+    let progress: Vec<Arc<Progress>> = clones.iter().map(|_| Arc::default()).collect();
     let mut handles = Vec::with_capacity(clones.len());
     let mut spawn_error = None;
-    for (clone, plans) in clones.iter().zip(files) {
-        let (gate, ready_tx) = (gate.clone(), ready_tx.clone());
+    for ((clone, plans), progress) in clones.iter().zip(files).zip(&progress) {
+        let (gate, ready_tx, progress) = (gate.clone(), ready_tx.clone(), progress.clone());
         let options = clone.def.options.clone();
         let seed = job_seed(&options, clone.number);
         let spawned = std::thread::Builder::new()
@@ -217,7 +221,7 @@ fn run_together(
                 if !gate.wait() {
                     return None;
                 }
-                prepared.map(PreparedJob::run)
+                prepared.map(|job| job.run(&progress))
             });
         match spawned {
             Ok(handle) => handles.push(handle),
@@ -235,6 +239,24 @@ fn run_together(
         }
     }
     gate.open(start_error.is_none() && spawn_error.is_none());
+    if std::io::stderr().is_terminal() {
+        // The status line, once a second, until every job is done.
+        let jobs: Vec<(&JobOptions, &Progress)> = clones
+            .iter()
+            .zip(&progress)
+            .map(|(c, p)| (&c.def.options, p.as_ref()))
+            .collect();
+        let mut line = StatusLine::default();
+        let mut shown = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            if shown.elapsed() >= Duration::from_secs(1) {
+                eprint!("\r{}\x1b[K", line.render(&jobs));
+                shown = Instant::now();
+            }
+        }
+        eprint!("\r\x1b[K");
+    }
     let mut outcomes: Vec<JobOutcome> = Vec::with_capacity(handles.len());
     let mut crashed = None;
     for (clone, handle) in clones.iter().zip(handles) {

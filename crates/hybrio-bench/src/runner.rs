@@ -20,6 +20,7 @@ use hybrio::request::{Completion, Op, Request};
 use crate::layout::JobFile;
 use crate::offsets::{Direction, IoPlan};
 use crate::options::JobOptions;
+use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
 use crate::stats::{CpuUsage, DataDir, JobStats, StatsConfig};
 
 /// Why a job could not run, or stopped.
@@ -168,11 +169,12 @@ impl PreparedJob {
     }
 
     /// Runs the job to its end and returns what it measured.
-    pub fn run(mut self) -> JobOutcome {
+    pub fn run(mut self, progress: &Progress) -> JobOutcome {
         let usage_before = hybrio::rusage::thread_usage().ok();
         let started = SystemTime::now();
-        let mut io_loop = IoLoop::new(&mut self);
+        let mut io_loop = IoLoop::new(&mut self, progress);
         io_loop.run();
+        progress.finish();
         let IoLoop {
             mut stats,
             failure,
@@ -233,6 +235,9 @@ struct Slot {
 
 struct IoLoop<'a> {
     job: &'a mut PreparedJob,
+    progress: &'a Progress,
+    /// When to publish totals to the status line next (ns on the job's clock).
+    next_publish: u64,
     stats: JobStats,
     slots: Vec<Slot>,
     free: Vec<usize>,
@@ -251,7 +256,7 @@ struct IoLoop<'a> {
 }
 
 impl<'a> IoLoop<'a> {
-    fn new(job: &'a mut PreparedJob) -> IoLoop<'a> {
+    fn new(job: &'a mut PreparedJob, progress: &'a Progress) -> IoLoop<'a> {
         let options = &job.options;
         let config = StatsConfig {
             clat_percentiles: options.clat_percentiles,
@@ -295,6 +300,8 @@ impl<'a> IoLoop<'a> {
             done: Vec::with_capacity(depth),
             slots,
             job,
+            progress,
+            next_publish: 0,
             failure: None,
             clock,
             now: 0,
@@ -344,6 +351,9 @@ impl<'a> IoLoop<'a> {
                 || hybrio::interrupt::requested()
             {
                 break;
+            }
+            if self.now >= self.next_publish {
+                self.publish(deadline);
             }
             if self.pass_issued >= self.job.pass_bytes {
                 self.start_new_pass();
@@ -415,6 +425,20 @@ impl<'a> IoLoop<'a> {
             }
         }
         self.drain();
+    }
+
+    /// Publishes the totals for the status line, with how far the job is:
+    /// by time when it has a deadline, by bytes when it is limited by size.
+    #[cold]
+    fn publish(&mut self, deadline: Option<u64>) {
+        let by_time = deadline.map_or(0.0, |d| self.now as f64 / d.max(1) as f64);
+        let by_size = if self.job.options.time_based {
+            0.0
+        } else {
+            self.issued_bytes as f64 / self.job.total_bytes.max(1) as f64
+        };
+        self.progress.publish(&self.stats, by_time.max(by_size));
+        self.next_publish = self.now + PUBLISH_INTERVAL_NS;
     }
 
     /// Hands over what is queued and waits for everything in flight: no
