@@ -98,7 +98,12 @@ impl Engine for NullEngine {
     #[inline]
     fn reap(&mut self, _min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
         let n = max.min(self.committed);
-        out.extend(self.pending.drain(..n));
+        // Popping one by one: `extend(drain(..n))` costs several times more
+        // per element, and reaps of one are fio's default.
+        out.reserve(n);
+        for completion in std::iter::from_fn(|| self.pending.pop_front()).take(n) {
+            out.push(completion);
+        }
         self.committed -= n;
         Ok(n)
     }
