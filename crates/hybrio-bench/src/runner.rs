@@ -10,9 +10,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use hybrio::clock::Clock;
-
 use hybrio::buf::{Buf, BufPool};
+use hybrio::clock::Clock;
 use hybrio::engine::{self, Engine, EngineConfig, EngineKind, QueueOutcome};
 use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Op, Request};
