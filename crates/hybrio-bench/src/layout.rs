@@ -61,8 +61,13 @@ pub enum LayoutError {
 /// Names and sizes the job's files: `filename` (`:`-separated, `\:` escapes a
 /// colon) under `directory`, or `directory/jobname.jobnum.0`.
 pub fn plan_files(options: &JobOptions, job_number: u32) -> Result<Vec<FilePlan>, LayoutError> {
+    size_files(options, file_names(options, job_number))
+}
+
+/// The job's file paths, without looking at the files (they may not exist yet).
+pub fn file_names(options: &JobOptions, job_number: u32) -> Vec<PathBuf> {
     let directory = options.directory.as_deref().map(Path::new);
-    let names: Vec<PathBuf> = match &options.filename {
+    match &options.filename {
         Some(list) => split_filenames(list)
             .into_iter()
             .map(|name| match directory {
@@ -75,7 +80,11 @@ pub fn plan_files(options: &JobOptions, job_number: u32) -> Result<Vec<FilePlan>
                 .unwrap_or(Path::new("."))
                 .join(format!("{}.{}.0", options.name, job_number)),
         ],
-    };
+    }
+}
+
+/// Sizes the job's files; see [`plan_files`].
+fn size_files(options: &JobOptions, names: Vec<PathBuf>) -> Result<Vec<FilePlan>, LayoutError> {
     let count = names.len() as u64;
     names
         .into_iter()

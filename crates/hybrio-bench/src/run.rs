@@ -127,11 +127,8 @@ pub fn run(
     for clone in &clones {
         runner::engine_kind(&clone.def.options)?;
         if clone.def.options.ioengine != "null" {
-            paths.extend(
-                layout::plan_files(&clone.def.options, clone.number)?
-                    .into_iter()
-                    .map(|p| p.path),
-            );
+            // Names only: a file a later group reads may not exist before an earlier one writes it.
+            paths.extend(layout::file_names(&clone.def.options, clone.number));
         }
     }
     let disks = DiskSnapshot::take(paths.iter().map(PathBuf::as_path));

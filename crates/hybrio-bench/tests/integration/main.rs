@@ -537,3 +537,14 @@ fn ctrl_c_stops_the_run_and_still_reports() {
         read["runtime"]
     );
 }
+
+#[test]
+fn a_later_group_reads_the_file_an_earlier_one_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reader gives no size: its file exists only once the writer has run.
+    let job =
+        "[w]\nfilename=shared\nsize=256k\nrw=write\n\n[r]\nstonewall\nfilename=shared\nrw=read\n";
+    std::fs::write(dir.path().join("t.fio"), job).unwrap();
+    let doc = run_json(&["t.fio"], dir.path());
+    assert_eq!(doc["jobs"][1]["read"]["io_bytes"], 256 << 10);
+}
