@@ -128,7 +128,8 @@ impl BufPool {
             arena: Arc::clone(&self.arena),
             ptr,
             index,
-            len: self.arena.buf_size,
+            start: 0,
+            end: self.arena.buf_size,
         })
     }
 
@@ -177,12 +178,17 @@ impl fmt::Debug for BufPool {
 /// One buffer of a [`BufPool`], owned exclusively; returns to the pool when dropped.
 ///
 /// Its length (the bytes a request reads or writes) can be set anywhere from 0
-/// to its capacity.
+/// to its capacity. After a short transfer, [`Buf::advance`] moves the start
+/// of the window past the bytes already done, so that the same request can be
+/// sent again for the rest; [`Buf::rewind`] restores the whole view.
 pub struct Buf {
     arena: Arc<Arena>,
     ptr: NonNull<u8>,
     index: u32,
-    len: usize,
+    /// Start of the window: bytes before it were transferred already.
+    start: usize,
+    /// End of the window.
+    end: usize,
 }
 
 // SAFETY: a `Buf` is the only owner of its slot, so moving it to another
@@ -194,14 +200,39 @@ unsafe impl Send for Buf {}
 unsafe impl Sync for Buf {}
 
 impl Buf {
-    /// Bytes a request will transfer.
+    /// Bytes a request will transfer: the window from [`Buf::start`].
     pub fn len(&self) -> usize {
-        self.len
+        self.end - self.start
     }
 
     /// True when `len() == 0`.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.end == self.start
+    }
+
+    /// Bytes of the buffer before the window (0 unless [`Buf::advance`] moved it).
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// Moves the start of the window `n` bytes on: the next request with this
+    /// buffer transfers only the rest.
+    ///
+    /// # Panics
+    ///
+    /// If `n > self.len()`.
+    pub fn advance(&mut self, n: usize) {
+        assert!(
+            n <= self.len(),
+            "Buf::advance({n}) beyond the window of {}",
+            self.len()
+        );
+        self.start += n;
+    }
+
+    /// Moves the start of the window back to the start of the buffer.
+    pub fn rewind(&mut self) {
+        self.start = 0;
     }
 
     /// The buffer's full size (the pool's buffer size).
@@ -209,34 +240,36 @@ impl Buf {
         self.arena.buf_size
     }
 
-    /// Sets the number of bytes a request will transfer.
+    /// Sets the number of bytes a request will transfer (the window's length).
     ///
     /// # Panics
     ///
-    /// If `len > self.capacity()`.
+    /// If `start() + len > self.capacity()`.
     pub fn set_len(&mut self, len: usize) {
         assert!(
-            len <= self.capacity(),
-            "Buf::set_len({len}) exceeds capacity {}",
+            self.start + len <= self.capacity(),
+            "Buf::set_len({len}) from {} exceeds capacity {}",
+            self.start,
             self.capacity()
         );
-        self.len = len;
+        self.end = self.start + len;
     }
 
-    /// The first `len()` bytes.
+    /// The window's `len()` bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: `ptr` points at `capacity()` bytes inside the live arena
         // (held by `self.arena`), zero-initialised at allocation and owned by
-        // this `Buf` alone; `len <= capacity()`. The shared borrow of `self`
-        // prevents mutation through `as_mut_slice` while the slice lives.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        // this `Buf` alone; `start <= end <= capacity()`. The shared borrow of
+        // `self` prevents mutation through `as_mut_slice` while the slice lives.
+        unsafe { std::slice::from_raw_parts(self.as_ptr(), self.len()) }
     }
 
-    /// The first `len()` bytes, writable.
+    /// The window's `len()` bytes, writable.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let len = self.len();
         // SAFETY: as in `as_slice`; the exclusive borrow of `self` makes this
         // the only reference to the slot's bytes while it lives.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(), len) }
     }
 
     /// The slot index inside its pool.
@@ -249,14 +282,17 @@ impl Buf {
         self.arena.id
     }
 
-    /// Start of the buffer, for handing to the kernel.
+    /// Start of the window, for handing to the kernel.
     pub(crate) fn as_ptr(&self) -> *const u8 {
-        self.ptr.as_ptr()
+        // SAFETY: `start <= capacity()`, so the result stays inside (or one
+        // past the end of) this buffer's slot of the arena.
+        unsafe { self.ptr.as_ptr().add(self.start) }
     }
 
-    /// Start of the buffer, for the kernel to write into.
+    /// Start of the window, for the kernel to write into.
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.ptr.as_ptr()
+        // SAFETY: as in `as_ptr`.
+        unsafe { self.ptr.as_ptr().add(self.start) }
     }
 }
 
@@ -271,7 +307,8 @@ impl fmt::Debug for Buf {
         f.debug_struct("Buf")
             .field("pool_id", &self.arena.id)
             .field("index", &self.index)
-            .field("len", &self.len)
+            .field("start", &self.start)
+            .field("end", &self.end)
             .field("capacity", &self.arena.buf_size)
             .finish()
     }

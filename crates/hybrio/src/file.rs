@@ -28,6 +28,7 @@ pub struct FileEntry {
     file: File,
     path: PathBuf,
     fd: RawFd,
+    direct: bool,
 }
 
 impl FileEntry {
@@ -44,6 +45,11 @@ impl FileEntry {
     /// The path it was opened by, for error messages.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether it was opened with `O_DIRECT` when it was added.
+    pub fn is_direct(&self) -> bool {
+        self.direct
     }
 }
 
@@ -63,7 +69,14 @@ impl FileTable {
     /// Adds a file; returns its handle (the lowest free slot).
     pub fn insert(&mut self, file: File, path: PathBuf) -> FileHandle {
         let fd = file.as_raw_fd();
-        let entry = FileEntry { file, path, fd };
+        // A descriptor fcntl cannot read is a bad one; its requests will say so.
+        let direct = sys::is_direct(fd).unwrap_or(false);
+        let entry = FileEntry {
+            file,
+            path,
+            fd,
+            direct,
+        };
         if let Some(pos) = self
             .free
             .iter()

@@ -44,6 +44,7 @@
 
 pub mod buf;
 pub mod clock;
+mod device;
 pub mod engine;
 mod error;
 pub mod file;

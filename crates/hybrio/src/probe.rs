@@ -23,7 +23,8 @@ use crate::sys;
 /// Whether `kind` can run here; for io_uring the answer is probed once per process.
 pub fn engine_available(kind: EngineKind) -> Result<(), Error> {
     match kind {
-        EngineKind::Sync | EngineKind::Psync | EngineKind::Null => Ok(()),
+        EngineKind::Sync | EngineKind::Psync | EngineKind::Null | EngineKind::Pool => Ok(()),
+        EngineKind::Pvsync2 | EngineKind::Libaio => Ok(()),
         EngineKind::IoUring => io_uring_status()
             .clone()
             .map_err(|reason| Error::Unavailable {

@@ -26,6 +26,11 @@ impl Op {
             Op::Fdatasync => "fdatasync",
         }
     }
+
+    /// True for reads and writes, false for syncs.
+    pub fn moves_data(self) -> bool {
+        matches!(self, Op::Read | Op::Write)
+    }
 }
 
 /// One I/O request. Its buffer moves into the engine and comes back with the completion.

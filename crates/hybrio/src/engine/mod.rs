@@ -5,13 +5,19 @@
 
 #[cfg(test)]
 mod conformance;
+pub mod inject;
 mod io_uring;
+mod libaio;
 mod null;
+mod pool;
 mod psync;
+mod pvsync2;
+mod resubmit;
 mod sync;
 
 use std::fs::File;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::Error;
 use crate::buf::BufPool;
@@ -66,6 +72,24 @@ pub trait Engine: Send + std::fmt::Debug {
     fn description(&self) -> String {
         self.kind().name().to_owned()
     }
+
+    /// What the engine counted besides completions: resubmissions, retries,
+    /// injected faults.
+    fn counters(&self) -> EngineCounters {
+        EngineCounters::default()
+    }
+}
+
+/// Events an engine counts on the way to its completions.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct EngineCounters {
+    /// Transfers that came back short and were sent again for the rest,
+    /// reads and writes (fio's `short_ios`).
+    pub short_ios: [u64; 2],
+    /// Requests sent again after the kernel said "try again" (EINTR, EAGAIN).
+    pub retries: u64,
+    /// Faults the injection wrapper caused, by kind.
+    pub injected: inject::InjectedCounts,
 }
 
 /// The engines this library has.
@@ -75,6 +99,12 @@ pub enum EngineKind {
     Sync,
     /// `pread`/`pwrite`, as fio's `psync`.
     Psync,
+    /// `preadv2`/`pwritev2` with per-request flags (`RWF_HIPRI`, `RWF_NOWAIT`), as fio's `pvsync2`.
+    Pvsync2,
+    /// A pool of worker threads doing `pread`/`pwrite`: user space's io-wq.
+    Pool,
+    /// Linux native AIO (`io_submit`/`io_getevents`), as fio's `libaio`.
+    Libaio,
     /// io_uring, with batched submission and reaping.
     IoUring,
     /// Completes everything at once without doing I/O: measures the caller's own overhead.
@@ -83,18 +113,24 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order a comparison lists them.
-    pub const ALL: [EngineKind; 4] = [
+    pub const ALL: [EngineKind; 7] = [
         EngineKind::Sync,
         EngineKind::Psync,
+        EngineKind::Pvsync2,
+        EngineKind::Pool,
+        EngineKind::Libaio,
         EngineKind::IoUring,
         EngineKind::Null,
     ];
 
-    /// fio's name for it.
+    /// fio's name for it (`pool` is hybrio's own).
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Sync => "sync",
             EngineKind::Psync => "psync",
+            EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Pool => "pool",
+            EngineKind::Libaio => "libaio",
             EngineKind::IoUring => "io_uring",
             EngineKind::Null => "null",
         }
@@ -113,7 +149,7 @@ impl std::fmt::Display for EngineKind {
 }
 
 /// How to build an engine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
     /// Most requests queued or in flight at once (fio's `iodepth`).
     pub depth: u32,
@@ -123,8 +159,18 @@ pub struct EngineConfig {
     pub register_files: bool,
     /// A kernel thread polls the submission queue (io_uring SQPOLL; fio's `sqthread_poll`).
     pub sq_thread_poll: bool,
-    /// Polled completions (io_uring IOPOLL; fio's `hipri`). Needs O_DIRECT and a device with poll queues.
+    /// Polled completions (io_uring IOPOLL, pvsync2 `RWF_HIPRI`; fio's
+    /// `hipri`). Needs O_DIRECT and a device with poll queues.
     pub hipri: bool,
+    /// Never block in the kernel: a request that would wait fails with
+    /// `EAGAIN` (or completes short) instead (`RWF_NOWAIT`; fio's `nowait`).
+    /// pvsync2, libaio and io_uring.
+    pub nowait: bool,
+    /// Replace the medium by an emulated device whose requests complete this
+    /// long after submission (see the `device` module); `None`: real I/O.
+    pub completion_latency: Option<Duration>,
+    /// Inject faults into the engine's completions (the `inject` module).
+    pub inject: Option<inject::FaultPlan>,
 }
 
 impl EngineConfig {
@@ -136,6 +182,9 @@ impl EngineConfig {
             register_files: false,
             sq_thread_poll: false,
             hipri: false,
+            nowait: false,
+            completion_latency: None,
+            inject: None,
         }
     }
 }
@@ -148,17 +197,35 @@ impl Default for EngineConfig {
 
 /// Builds an engine. `pool` is the buffer pool whose buffers the requests will
 /// carry; with `fixed_buffers` it is registered with the kernel.
+///
+/// Every engine comes wrapped the same way: short transfers are sent again
+/// for the rest and "try again" errors retried ([`resubmit`]), under the
+/// fault injection of `config.inject` when asked.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
     pool: Option<&BufPool>,
 ) -> Result<Box<dyn Engine>, Error> {
     Ok(match kind {
-        EngineKind::Sync => Box::new(sync::SyncEngine::new(config)),
-        EngineKind::Psync => Box::new(psync::PsyncEngine::new(config)),
-        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(config, pool)?),
-        EngineKind::Null => Box::new(null::NullEngine::new(config)),
+        EngineKind::Sync => wrap(sync::SyncEngine::new(config), config),
+        EngineKind::Psync => wrap(psync::PsyncEngine::new(config), config),
+        EngineKind::Pvsync2 => wrap(pvsync2::Pvsync2Engine::new(config), config),
+        EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
+        EngineKind::Libaio => wrap(libaio::LibaioEngine::new(config)?, config),
+        EngineKind::IoUring => wrap(io_uring::IoUringEngine::new(config, pool)?, config),
+        EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })
+}
+
+/// The engine under the resubmission layer, and under fault injection if asked.
+fn wrap<E: Engine + 'static>(engine: E, config: &EngineConfig) -> Box<dyn Engine> {
+    match &config.inject {
+        Some(plan) => Box::new(resubmit::Resubmit::new(
+            inject::Inject::new(engine, plan.clone()),
+            config,
+        )),
+        None => Box::new(resubmit::Resubmit::new(engine, config)),
+    }
 }
 
 /// The errno a request fails with before it reaches the kernel, if any.

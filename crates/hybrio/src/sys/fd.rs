@@ -105,3 +105,28 @@ pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::R
         Err(io::Error::from_raw_os_error(err))
     }
 }
+
+/// Whether `fd` was opened with `O_DIRECT` (`fcntl(F_GETFL)`).
+pub(crate) fn is_direct(fd: RawFd) -> io::Result<bool> {
+    // SAFETY: F_GETFL takes no pointer; any descriptor value is safe to pass.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(flags & libc::O_DIRECT != 0)
+    }
+}
+
+/// Turns `O_DIRECT` off on `fd`, so that its I/O goes through the page cache.
+pub(crate) fn clear_direct(fd: RawFd) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL take integers; any descriptor value is safe to pass.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

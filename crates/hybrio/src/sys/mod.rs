@@ -7,10 +7,14 @@
 mod fd;
 mod rusage;
 pub(crate) mod signal;
+pub(crate) mod time;
 pub(crate) mod tsc;
 pub(crate) mod uring;
 
-pub(crate) use fd::{Advice, fadvise, fdatasync, fsync, lseek_set, pread, pwrite, read, write};
+pub(crate) use fd::{
+    Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, pwrite, read,
+    write,
+};
 pub(crate) use rusage::thread_rusage;
 
 use std::io;

@@ -1,0 +1,2 @@
+//! SCAFFOLD (replaced before merge).
+pub(crate) type Pvsync2Engine = super::psync::PsyncEngine;
