@@ -9,12 +9,14 @@ use crate::file::FileHandle;
 use crate::request::{Completion, Request};
 
 #[derive(Debug)]
+/// SCAFFOLD.
 pub struct Inject<E> {
     inner: E,
 }
 
 impl<E: Engine> Inject<E> {
-    pub(crate) fn new(inner: E, _plan: FaultPlan) -> Self {
+    /// SCAFFOLD.
+    pub fn new(inner: E, _plan: FaultPlan) -> Self {
         Inject { inner }
     }
 }
