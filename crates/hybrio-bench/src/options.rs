@@ -431,7 +431,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt!(
         "ioengine",
         &[],
-        Kind::Choice(&["sync", "psync", "io_uring", "null"]),
+        Kind::Choice(&["sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "null"]),
         "psync",
         "How I/O is issued",
         |j, v| j.ioengine = v.to_string()
