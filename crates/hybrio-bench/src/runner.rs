@@ -124,6 +124,7 @@ impl PreparedJob {
             register_files: options.registerfiles || options.sqthread_poll,
             sq_thread_poll: options.sqthread_poll,
             hipri: options.hipri,
+            ..EngineConfig::with_depth(depth)
         };
         let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
         // The first clock of the process calibrates the time-stamp counter
