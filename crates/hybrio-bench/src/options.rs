@@ -164,6 +164,16 @@ pub struct JobOptions {
     pub sqthread_poll: bool,
     /// Polled completions.
     pub hipri: bool,
+    /// `RWF_NOWAIT`: EAGAIN instead of blocking (pvsync2, libaio, io_uring).
+    pub nowait: bool,
+    /// Readahead advice for the files (fio's `fadvise_hint`): `None` gives none.
+    pub fadvise_hint: Option<FadviseHint>,
+    /// Replace the files' medium by an emulated device with this service time.
+    pub completion_latency: Option<Duration>,
+    /// Fault injection plan (hybrio's `inject`), as given.
+    pub inject: Option<String>,
+    /// Which failed requests do not stop the job (fio's `continue_on_error`).
+    pub continue_on_error: ContinueOnError,
     /// Report completion-latency percentiles.
     pub clat_percentiles: bool,
     /// Report total-latency percentiles.
@@ -172,6 +182,64 @@ pub struct JobOptions {
     pub slat_percentiles: bool,
     /// Which percentiles to report.
     pub percentile_list: Vec<f64>,
+}
+
+/// fio's `fadvise_hint`: what the job tells the kernel about its access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// Random for random workloads, sequential otherwise (fio's default `1`).
+    Workload,
+    /// `POSIX_FADV_NORMAL`.
+    Normal,
+    /// `POSIX_FADV_SEQUENTIAL`.
+    Sequential,
+    /// `POSIX_FADV_RANDOM`.
+    Random,
+}
+
+/// Which failed requests a job counts and goes on after (fio's
+/// `continue_on_error`; `verify` has nothing to apply to here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContinueOnError {
+    /// The first failure stops the job.
+    None,
+    /// Failed reads are counted, not fatal.
+    Read,
+    /// Failed writes are counted, not fatal.
+    Write,
+    /// Failed reads and writes are counted, not fatal.
+    Io,
+    /// Every failure is counted, none is fatal.
+    All,
+}
+
+impl ContinueOnError {
+    fn from_word(word: &str) -> Self {
+        match word {
+            "read" => ContinueOnError::Read,
+            "write" => ContinueOnError::Write,
+            "io" => ContinueOnError::Io,
+            "all" | "1" => ContinueOnError::All,
+            _ => ContinueOnError::None,
+        }
+    }
+
+    /// True when a failed `op` does not stop the job.
+    pub fn tolerates(self, op: hybrio::request::Op) -> bool {
+        use hybrio::request::Op;
+        match self {
+            ContinueOnError::None => false,
+            ContinueOnError::Read => op == Op::Read,
+            ContinueOnError::Write => op == Op::Write,
+            ContinueOnError::Io => op.moves_data(),
+            ContinueOnError::All => true,
+        }
+    }
+
+    /// True unless failures stop the job.
+    pub fn is_on(self) -> bool {
+        self != ContinueOnError::None
+    }
 }
 
 /// fio's default percentile list.
@@ -219,6 +287,11 @@ impl Default for JobOptions {
             registerfiles: false,
             sqthread_poll: false,
             hipri: false,
+            nowait: false,
+            fadvise_hint: Some(FadviseHint::Workload),
+            completion_latency: None,
+            inject: None,
+            continue_on_error: ContinueOnError::None,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -431,7 +504,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt!(
         "ioengine",
         &[],
-        Kind::Choice(&["sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "null"]),
+        Kind::Choice(&[
+            "sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "null"
+        ]),
         "psync",
         "How I/O is issued",
         |j, v| j.ioengine = v.to_string()
@@ -723,8 +798,61 @@ pub static OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Bool,
         "0",
-        "io_uring: polled completions (needs O_DIRECT and poll queues)",
+        "io_uring, pvsync2: polled completions (needs O_DIRECT and poll queues)",
         |j, v| j.hipri = units::parse_bool(v)?
+    ),
+    opt!(
+        "nowait",
+        &[],
+        Kind::Bool,
+        "0",
+        "pvsync2, libaio, io_uring: RWF_NOWAIT, EAGAIN instead of blocking",
+        |j, v| j.nowait = units::parse_bool(v)?
+    ),
+    opt!(
+        "fadvise_hint",
+        &[],
+        Kind::Choice(&["0", "1", "normal", "sequential", "random"]),
+        "1",
+        "posix_fadvise the files: 1 = as the workload (random or sequential), 0 = not at all",
+        |j, v| j.fadvise_hint = match v {
+            "0" => None,
+            "normal" => Some(FadviseHint::Normal),
+            "sequential" => Some(FadviseHint::Sequential),
+            "random" => Some(FadviseHint::Random),
+            _ => Some(FadviseHint::Workload),
+        }
+    ),
+    opt!(
+        "completion_latency",
+        &[],
+        Kind::Time,
+        "0",
+        "hybrio: an emulated device whose requests complete this long after submission (e.g. 30us; unit us by default)",
+        |j, v| {
+            let latency = units::parse_time(v, Duration::from_micros(1))?;
+            j.completion_latency = (!latency.is_zero()).then_some(latency);
+        }
+    ),
+    opt!(
+        "inject",
+        &[],
+        Kind::Text,
+        "",
+        "hybrio: inject faults, e.g. eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms",
+        |j, v| {
+            v.parse::<hybrio::engine::inject::FaultPlan>()
+                .map_err(|e| ValueError::Unsupported(format!("inject '{v}': {e}")))?;
+            j.inject = (!v.is_empty()).then(|| v.to_string());
+        }
+    ),
+    opt!(
+        "continue_on_error",
+        &[],
+        Kind::Choice(&["none", "read", "write", "io", "all", "0", "1"]),
+        "none",
+        "Keep going after failed reads, writes or both (io, all); count them",
+        |j, v| j.continue_on_error = ContinueOnError::from_word(v)
     ),
     opt!(
         "clat_percentiles",

@@ -12,7 +12,7 @@ use crate::diskstats::DiskSnapshot;
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::layout::{self, LayoutError};
 use crate::options::JobOptions;
-use crate::output::{GroupReport, JobDescription, JobReport, RunReport};
+use crate::output::{ErrorCount, GroupReport, JobDescription, JobReport, RunReport};
 use crate::progress::{Progress, StatusLine};
 use crate::runner::{self, JobOutcome, PreparedJob, RunError};
 use crate::stats::{self, JobStats};
@@ -36,14 +36,18 @@ pub enum RunFailure {
     #[error("job '{0}' crashed (a bug in hybrio; please report it)")]
     Crashed(String),
     /// Requests were lost; this is a bug in hybrio or the engine.
-    #[error("job '{job}': {submitted} requests submitted but {completed} completed")]
+    #[error(
+        "job '{job}': {submitted} requests submitted but {completed} completed and {failed} failed"
+    )]
     Lost {
         /// The job.
         job: String,
         /// Requests handed to the engine.
         submitted: u64,
-        /// Completions seen.
+        /// Requests that completed.
         completed: u64,
+        /// Requests that failed.
+        failed: u64,
     },
 }
 
@@ -273,11 +277,12 @@ fn run_together(
         return Err(RunFailure::Crashed(name));
     }
     for (clone, outcome) in clones.iter().zip(&outcomes) {
-        if outcome.submitted != outcome.completed {
+        if outcome.submitted != outcome.completed + outcome.failed {
             return Err(RunFailure::Lost {
                 job: clone.def.options.name.clone(),
                 submitted: outcome.submitted,
                 completed: outcome.completed,
+                failed: outcome.failed,
             });
         }
     }
@@ -348,6 +353,15 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
         elapsed_s: outcome.started.elapsed().map_or(0, |d| d.as_secs().max(1)),
         options: clone.def.own_options.clone(),
         stats: outcome.stats.clone(),
+        errors: clone
+            .def
+            .options
+            .continue_on_error
+            .is_on()
+            .then_some(ErrorCount {
+                total: outcome.failed,
+                first: outcome.first_error,
+            }),
     };
     let mut groups = Vec::new();
     let mut jobs = Vec::new();
@@ -382,6 +396,12 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             let mut merged = reports_of(first_clone, first);
             for (_, outcome) in &members[1..] {
                 merged.stats.merge(&outcome.stats);
+                if let Some(errors) = &mut merged.errors {
+                    errors.total += outcome.failed;
+                    if errors.first == 0 {
+                        errors.first = outcome.first_error;
+                    }
+                }
                 if merged.error == 0 {
                     merged.error = outcome.failure.as_ref().map_or(0, |f| f.errno);
                 }
@@ -405,6 +425,15 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             "ioengine": o.engine,
             "submitted": o.submitted,
             "completed": o.completed,
+            "failed": o.failed,
+            "short_ios": o.counters.short_ios,
+            "retries": o.counters.retries,
+            "injected": {
+                "eio": o.counters.injected.eio,
+                "short": o.counters.injected.short,
+                "eagain": o.counters.injected.eagain,
+                "delay": o.counters.injected.delay,
+            },
         })).collect::<Vec<_>>(),
     });
     RunReport {

@@ -12,13 +12,13 @@ use std::time::{Duration, SystemTime};
 
 use hybrio::buf::{Buf, BufPool};
 use hybrio::clock::Clock;
-use hybrio::engine::{self, Engine, EngineConfig, EngineKind, QueueOutcome};
-use hybrio::file::FileHandle;
+use hybrio::engine::{self, Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use hybrio::file::{AccessPattern, FileHandle};
 use hybrio::request::{Completion, Op, Request};
 
 use crate::layout::JobFile;
 use crate::offsets::{Direction, IoPlan};
-use crate::options::JobOptions;
+use crate::options::{FadviseHint, JobOptions};
 use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
 use crate::stats::{CpuUsage, DataDir, JobStats, StatsConfig};
 
@@ -63,10 +63,17 @@ pub struct JobOutcome {
     pub failure: Option<IoFailure>,
     /// Wall-clock time the job started.
     pub started: SystemTime,
-    /// Requests submitted, and completions seen: must be equal at the end.
+    /// Requests submitted: must equal `completed + failed` at the end.
     pub submitted: u64,
-    /// Completions seen (including failed ones).
+    /// Requests that completed without error.
     pub completed: u64,
+    /// Requests that completed with an error (stopping the job, or counted
+    /// under `continue_on_error`).
+    pub failed: u64,
+    /// errno of the first failed request, 0 if none.
+    pub first_error: i32,
+    /// What the engine counted: resubmitted short transfers, retries, injected faults.
+    pub counters: EngineCounters,
     /// The engine as set up, e.g. which io_uring ring flags the kernel took.
     pub engine: String,
 }
@@ -124,7 +131,10 @@ impl PreparedJob {
             register_files: options.registerfiles || options.sqthread_poll,
             sq_thread_poll: options.sqthread_poll,
             hipri: options.hipri,
-            ..EngineConfig::with_depth(depth)
+            nowait: options.nowait,
+            completion_latency: options.completion_latency,
+            // Checked when the option was read.
+            inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
         };
         let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
         // The first clock of the process calibrates the time-stamp counter
@@ -133,7 +143,18 @@ impl PreparedJob {
         let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
         let mut handles = Vec::with_capacity(files.len());
         let mut cache_files = Vec::with_capacity(files.len());
+        let advice = options.fadvise_hint.map(|hint| match hint {
+            FadviseHint::Workload if options.rw.is_random() => AccessPattern::Random,
+            FadviseHint::Workload | FadviseHint::Sequential => AccessPattern::Sequential,
+            FadviseHint::Normal => AccessPattern::Normal,
+            FadviseHint::Random => AccessPattern::Random,
+        });
         for file in files {
+            if let Some(advice) = advice
+                && kind != EngineKind::Null
+            {
+                hybrio::file::advise(&file.file, &file.path, advice).map_err(wrap)?;
+            }
             if options.invalidate && kind != EngineKind::Null {
                 let copy = file
                     .file
@@ -180,9 +201,15 @@ impl PreparedJob {
             failure,
             submitted,
             completed,
+            failed,
+            first_error,
             clock,
             ..
         } = io_loop;
+        let counters = self.engine.counters();
+        // fio counts a transfer it had to resubmit for the rest as short.
+        stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
+        stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
         if self.options.end_fsync && failure.is_none() {
             for (handle, _) in &self.files {
                 if let Ok(file) = self.engine.remove_file(*handle) {
@@ -218,6 +245,9 @@ impl PreparedJob {
             started,
             submitted,
             completed,
+            failed,
+            first_error,
+            counters,
             engine: self.engine.description(),
         }
     }
@@ -249,6 +279,8 @@ struct IoLoop<'a> {
     now: u64,
     submitted: u64,
     completed: u64,
+    failed: u64,
+    first_error: i32,
     issued_bytes: u64,
     pass_issued: u64,
     writes_since_sync: u32,
@@ -307,6 +339,8 @@ impl<'a> IoLoop<'a> {
             now: 0,
             submitted: 0,
             completed: 0,
+            failed: 0,
+            first_error: 0,
             issued_bytes: 0,
             pass_issued: 0,
             writes_since_sync: 0,
@@ -446,9 +480,9 @@ impl<'a> IoLoop<'a> {
     fn drain(&mut self) {
         self.commit();
         while self.free.len() < self.slots.len() {
-            let before = self.completed;
+            let before = self.completed + self.failed;
             self.reap(1, self.slots.len());
-            if self.completed == before
+            if self.completed + self.failed == before
                 && self.failure.is_some()
                 && self.job.engine.in_flight() == 0
             {
@@ -516,11 +550,20 @@ impl<'a> IoLoop<'a> {
 
     fn finish(&mut self, completion: Completion, slat_ns: Option<u64>, clat_ns: u64) {
         let slot = completion.user_data as usize;
-        self.completed += 1;
         let result = completion.result;
         let op = completion.op;
         let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
         if result < 0 {
+            self.failed += 1;
+            if self.first_error == 0 {
+                self.first_error = -result as i32;
+            }
+        } else {
+            self.completed += 1;
+        }
+        if result < 0 && self.job.options.continue_on_error.tolerates(op) {
+            // Counted (failed, first_error), and the job goes on, as fio's continue_on_error.
+        } else if result < 0 {
             let path = self
                 .job
                 .files

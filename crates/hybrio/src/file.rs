@@ -180,6 +180,28 @@ pub fn drop_page_cache(file: &File, path: &Path) -> Result<(), Error> {
         .map_err(|e| Error::io("posix_fadvise(DONTNEED)", path, 0, e))
 }
 
+/// How a file will be read, for the kernel's readahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessPattern {
+    /// No particular order: the default readahead.
+    Normal,
+    /// Front to back: twice the readahead window.
+    Sequential,
+    /// Random: no readahead.
+    Random,
+}
+
+/// Tells the kernel how the file will be read (`posix_fadvise` over the whole
+/// file), as fio's `fadvise_hint` does before a job.
+pub fn advise(file: &File, path: &Path, pattern: AccessPattern) -> Result<(), Error> {
+    let (advice, op) = match pattern {
+        AccessPattern::Normal => (sys::Advice::Normal, "posix_fadvise(NORMAL)"),
+        AccessPattern::Sequential => (sys::Advice::Sequential, "posix_fadvise(SEQUENTIAL)"),
+        AccessPattern::Random => (sys::Advice::Random, "posix_fadvise(RANDOM)"),
+    };
+    sys::fadvise(file.as_raw_fd(), 0, 0, advice).map_err(|e| Error::io(op, path, 0, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

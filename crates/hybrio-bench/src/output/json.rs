@@ -89,6 +89,10 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>) -> Obj {
     o.int("groupid", i128::from(job.groupid));
     o.int("job_start", i128::from(job.job_start_ms));
     o.int("error", i128::from(job.error));
+    if let Some(errors) = job.errors {
+        o.int("total_err", i128::from(errors.total));
+        o.int("first_error", i128::from(errors.first));
+    }
     // fio reports its ETA to the end of the run; the report is made at the end
     o.int("eta", 0);
     o.int("elapsed", i128::from(job.elapsed_s));

@@ -53,6 +53,17 @@ pub struct JobReport {
     pub options: Vec<(String, String)>,
     /// The statistics.
     pub stats: JobStats,
+    /// With `continue_on_error`: how many requests failed, and the first errno.
+    pub errors: Option<ErrorCount>,
+}
+
+/// Failed requests of a job that went on after them (fio's `total_err`, `first_error`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorCount {
+    /// Requests that failed.
+    pub total: u64,
+    /// errno of the first, 0 if none.
+    pub first: i32,
 }
 
 /// One reporting group's "Run status group" figures.

@@ -158,6 +158,15 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
         w.drop_ios(),
         t.drop_ios()
     );
+    if let Some(errors) = job.errors {
+        let _ = writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            errors.total,
+            errors.first,
+            strerror(errors.first)
+        );
+    }
     let _ = writeln!(
         out,
         "     latency   : target=0, window=0, percentile=100.00%, depth={}",

@@ -570,6 +570,12 @@ impl JobStats {
         }
     }
 
+    /// Counts `n` more short transfers in direction `dir` (resubmitted by the engine).
+    pub fn add_short_ios(&mut self, dir: DataDir, n: u64) {
+        let d = &mut self.dirs[dir.index()];
+        d.short_ios = d.short_ios.saturating_add(n);
+    }
+
     /// Records one completed I/O of `bytes` (fio `io_completed()` +
     /// `account_io_completion()`).
     ///

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use tempfile::TempDir;
 
@@ -40,9 +41,30 @@ impl Flavour {
         }
     }
 
+    /// On the emulated device with a 20 us service time.
+    fn emulated(kind: EngineKind, depth: u32) -> Self {
+        let mut flavour = Flavour::new(kind, depth);
+        flavour.config.completion_latency = Some(Duration::from_micros(20));
+        flavour
+    }
+
+    /// Under fault injection of every recoverable kind: each injected fault
+    /// must be invisible in the results.
+    fn injected(kind: EngineKind, depth: u32) -> Self {
+        let mut flavour = Flavour::new(kind, depth);
+        flavour.config.inject = Some(RECOVERABLE_FAULTS.parse().unwrap());
+        flavour
+    }
+
     fn name(&self) -> String {
         let c = &self.config;
         let mut name = format!("{} depth {}", self.kind, c.depth);
+        if let Some(latency) = c.completion_latency {
+            name.push_str(&format!(", emulated device {latency:?}"));
+        }
+        if c.inject.is_some() {
+            name.push_str(", injected faults");
+        }
         if let Some(rung) = self.rung {
             name.push_str(&format!(", setup rung {rung}"));
         }
@@ -89,6 +111,10 @@ impl Flavour {
     }
 }
 
+/// Faults the layers above an engine must hide completely: short transfers
+/// (sent again for the rest), EAGAIN (retried) and late completions.
+const RECOVERABLE_FAULTS: &str = "short:0.2,eagain:0.1,delay:0.02@100us,seed:7";
+
 /// Every flavour that does real I/O.
 fn io_flavours() -> Vec<Flavour> {
     let uring = |depth, tweak: fn(&mut EngineConfig)| {
@@ -101,6 +127,19 @@ fn io_flavours() -> Vec<Flavour> {
         Flavour::new(EngineKind::Sync, 8),
         Flavour::new(EngineKind::Psync, 1),
         Flavour::new(EngineKind::Psync, 8),
+        Flavour::new(EngineKind::Pvsync2, 1),
+        Flavour::new(EngineKind::Pool, 1),
+        Flavour::new(EngineKind::Pool, 8),
+        Flavour::new(EngineKind::Libaio, 1),
+        Flavour::new(EngineKind::Libaio, 8),
+        Flavour::emulated(EngineKind::Psync, 1),
+        Flavour::emulated(EngineKind::Pool, 4),
+        Flavour::emulated(EngineKind::Libaio, 4),
+        Flavour::emulated(EngineKind::IoUring, 4),
+        Flavour::injected(EngineKind::Psync, 1),
+        Flavour::injected(EngineKind::Pool, 8),
+        Flavour::injected(EngineKind::Libaio, 8),
+        Flavour::injected(EngineKind::IoUring, 8),
         uring(1, |_| {}),
         uring(8, |_| {}),
         uring(8, |c| {
@@ -1103,4 +1142,308 @@ fn io_uring_dropped_by_a_foreign_thread_never_frees_in_flight_buffers() {
     send_done.send(()).unwrap();
     owner.join().unwrap();
     drop(write_end);
+}
+
+#[test]
+fn o_direct_unaligned_requests_fail_with_einval() {
+    let dir = scratch();
+    if !probe::o_direct_supported(dir.path()) {
+        eprintln!(
+            "skipping O_DIRECT: not supported in {}",
+            dir.path().display()
+        );
+        return;
+    }
+    let direct = OpenOptions {
+        direct: true,
+        ..read_write()
+    };
+    for flavour in io_flavours() {
+        let pool = BufPool::new(8, 8192).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let (path, _) = data_file(dir.path(), &format!("unaligned-{name}"), 64 * 1024);
+        let handle = add(engine.as_mut(), &path, &direct);
+        let shifted = || {
+            // The window starts one byte into the buffer: a misaligned address.
+            let mut buf = take(&pool, 4097);
+            buf.advance(1);
+            buf
+        };
+        let requests = [
+            Request::read(handle, 0, take(&pool, 1000), 1),
+            Request::read(handle, 100, take(&pool, 4096), 2),
+            Request::read(handle, 0, shifted(), 3),
+            Request::write(handle, 0, take(&pool, 1000), 4),
+            Request::write(handle, 4096 + 7, take(&pool, 4096), 5),
+            Request::write(handle, 0, shifted(), 6),
+            Request::read(handle, 4096, take(&pool, 4096), 7),
+        ];
+        let done = run(engine.as_mut(), requests);
+        assert_eq!(done.len(), 7, "{name}");
+        for completion in &done {
+            if completion.user_data == 7 {
+                assert_eq!(completion.result, 4096, "{name}: aligned read");
+            } else {
+                assert_eq!(
+                    errno(completion),
+                    Some(libc::EINVAL),
+                    "{name}: request {}",
+                    completion.user_data
+                );
+            }
+        }
+        let shifted_back = done.iter().find(|c| c.user_data == 3).unwrap();
+        assert_eq!(
+            shifted_back.buf.as_ref().map(|b| (b.start(), b.len())),
+            Some((1, 4096)),
+            "{name}: the buffer's window comes back as it was queued"
+        );
+    }
+}
+
+/// A tiny deterministic generator for the random operations (SplitMix64).
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One operation of the random sequence.
+#[derive(Debug, Clone, Copy)]
+struct Planned {
+    op: Op,
+    offset: u64,
+    len: usize,
+}
+
+/// What the model says each request returns, and what every engine must match.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    /// Per operation: (result, FNV-1a hash of the bytes read).
+    results: Vec<(i64, u64)>,
+    /// The file's bytes at the end.
+    file: Vec<u8>,
+}
+
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
+/// `count` operations over a file that starts `initial` bytes long: reads and
+/// writes of 1 byte to 8 KiB at any offset (some across or past the end), and
+/// an occasional fsync or fdatasync.
+fn plan_operations(count: usize, initial: u64) -> Vec<Planned> {
+    let mut draw = Draw(0x5EED);
+    (0..count)
+        .map(|_| {
+            let kind = draw.below(100);
+            let len = match draw.below(4) {
+                0 => 1 + draw.below(64) as usize,
+                1 => 4096,
+                _ => 1 + draw.below(8192) as usize,
+            };
+            // Mostly inside the file, sometimes across its end or past it.
+            let span = initial + initial / 4;
+            let offset = if draw.below(2) == 0 {
+                draw.below(span / 512) * 512
+            } else {
+                draw.below(span)
+            };
+            let op = match kind {
+                0 => Op::Fsync,
+                1 => Op::Fdatasync,
+                k if k < 55 => Op::Read,
+                _ => Op::Write,
+            };
+            Planned { op, offset, len }
+        })
+        .collect()
+}
+
+/// What the file model says a planned operation returns; applies writes.
+fn apply_to_model(model: &mut Vec<u8>, planned: &Planned) -> (i64, u64) {
+    let start = planned.offset as usize;
+    match planned.op {
+        Op::Fsync | Op::Fdatasync => (0, 0),
+        Op::Read => {
+            let end = (start + planned.len).min(model.len());
+            let bytes = model.get(start..end).unwrap_or(&[]);
+            (bytes.len() as i64, fnv(bytes))
+        }
+        Op::Write => {
+            let end = start + planned.len;
+            if model.len() < end {
+                model.resize(end, 0);
+            }
+            pattern(planned.offset ^ planned.len as u64, &mut model[start..end]);
+            (planned.len as i64, 0)
+        }
+    }
+}
+
+/// Drives planned operations through an engine and records what each returned.
+struct PlanDriver<'a> {
+    engine: &'a mut dyn Engine,
+    /// Byte ranges of the requests in flight, by index.
+    in_flight: BTreeMap<u64, (u64, u64)>,
+    results: Vec<(i64, u64)>,
+    /// The file's size as the completed writes made it.
+    size: u64,
+    done: Vec<Completion>,
+}
+
+impl PlanDriver<'_> {
+    /// Records the completions gathered in `done`.
+    fn record(&mut self) {
+        for completion in self.done.drain(..) {
+            self.in_flight.remove(&completion.user_data);
+            let hash = match (completion.op, completion.result) {
+                (Op::Read, n) if n > 0 => {
+                    fnv(&completion.buf.as_ref().unwrap().as_slice()[..n as usize])
+                }
+                _ => 0,
+            };
+            if completion.op == Op::Write && completion.result > 0 {
+                self.size = self.size.max(completion.offset + completion.result as u64);
+            }
+            self.results[completion.user_data as usize] = (completion.result, hash);
+        }
+    }
+
+    /// Commits, then waits for one completion, or for all of them.
+    fn settle(&mut self, all: bool) {
+        self.engine.commit().unwrap();
+        let want = if all { self.in_flight.len() } else { 1 };
+        let mut got = 0;
+        while got < want {
+            got += self.engine.reap(1, usize::MAX, &mut self.done).unwrap();
+        }
+        self.record();
+    }
+}
+
+/// Runs the planned operations through `engine`, keeping as many in flight as
+/// the pool allows, except that requests whose byte ranges overlap never are,
+/// and an operation reaching past the end of the file (or a sync) is alone in
+/// flight: the outcome is then the same whatever order the engine completes
+/// them in.
+fn run_planned(
+    engine: &mut dyn Engine,
+    pool: &BufPool,
+    handle: FileHandle,
+    plan: &[Planned],
+    initial_len: u64,
+) -> Vec<(i64, u64)> {
+    let mut driver = PlanDriver {
+        engine,
+        in_flight: BTreeMap::new(),
+        results: vec![(i64::MIN, 0); plan.len()],
+        size: initial_len,
+        done: Vec::new(),
+    };
+    for (index, planned) in plan.iter().enumerate() {
+        let range = (planned.offset, planned.offset + planned.len as u64);
+        let alone = !planned.op.moves_data() || range.1 > driver.size;
+        loop {
+            let overlaps = driver
+                .in_flight
+                .values()
+                .any(|&(a, b)| a < range.1 && range.0 < b);
+            let full = driver.in_flight.len() >= pool.count() - 1;
+            if driver.in_flight.is_empty() || !(alone || overlaps || full) {
+                break;
+            }
+            driver.settle(alone);
+        }
+        let tag = index as u64;
+        let mut request = Some(match planned.op {
+            Op::Read => Request::read(handle, planned.offset, take(pool, planned.len), tag),
+            Op::Write => {
+                let mut buf = take(pool, planned.len);
+                pattern(planned.offset ^ planned.len as u64, buf.as_mut_slice());
+                Request::write(handle, planned.offset, buf, tag)
+            }
+            op => Request::sync(handle, op == Op::Fdatasync, tag),
+        });
+        driver.in_flight.insert(tag, range);
+        while let Some(next) = request.take() {
+            match driver.engine.queue(next) {
+                QueueOutcome::Completed(completion) => driver.done.push(completion),
+                QueueOutcome::Queued => {}
+                QueueOutcome::Busy(back) => {
+                    request = Some(back);
+                    driver.in_flight.remove(&tag);
+                    driver.settle(false);
+                    driver.in_flight.insert(tag, range);
+                }
+            }
+        }
+        driver.record();
+        if alone && !driver.in_flight.is_empty() {
+            driver.settle(true);
+        }
+    }
+    if !driver.in_flight.is_empty() {
+        driver.settle(true);
+    }
+    driver.results
+}
+
+#[test]
+fn random_mixed_operations_match_a_model_of_the_file() {
+    const OPERATIONS: usize = 10_000;
+    const INITIAL: usize = 256 * 1024;
+    let plan = plan_operations(OPERATIONS, INITIAL as u64);
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "model-seed", INITIAL);
+    let mut model = contents.clone();
+    let expected = Outcome {
+        results: plan.iter().map(|p| apply_to_model(&mut model, p)).collect(),
+        file: model,
+    };
+    for flavour in io_flavours() {
+        let pool = BufPool::new(9, 8192).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        fs::write(&path, &contents).unwrap();
+        let handle = add(engine.as_mut(), &path, &read_write());
+        let results = run_planned(engine.as_mut(), &pool, handle, &plan, INITIAL as u64);
+        engine.remove_file(handle).unwrap();
+        let outcome = Outcome {
+            results,
+            file: fs::read(&path).unwrap(),
+        };
+        if let Some(i) = (0..plan.len()).find(|&i| outcome.results[i] != expected.results[i]) {
+            panic!(
+                "{name}: operation {i} {:?} gave {:?}, the model {:?}",
+                plan[i], outcome.results[i], expected.results[i]
+            );
+        }
+        assert!(
+            outcome.file == expected.file,
+            "{name}: file contents differ"
+        );
+        assert_eq!(
+            pool.available(),
+            pool.count(),
+            "{name}: buffers not returned"
+        );
+    }
 }

@@ -17,6 +17,7 @@ use ::io_uring::IoUring;
 
 use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
 use crate::buf::BufPool;
+use crate::device::EmulatedDevice;
 use crate::file::{FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Request};
 use crate::sys::uring::{FileRef, Ring};
@@ -106,6 +107,11 @@ pub struct IoUringEngine {
     registered_files: u32,
     depth: usize,
     setup: Setup,
+    /// The emulated device the requests go to instead of their files, if any.
+    device: Option<EmulatedDevice>,
+    /// Emulated device: requests queued, not yet committed (their data moves
+    /// at commit, which is when the device receives them).
+    device_queue: Vec<Request>,
 }
 
 impl IoUringEngine {
@@ -162,12 +168,17 @@ impl IoUringEngine {
         } else {
             0
         };
+        if config.nowait {
+            ring.set_rw_flags(libc::RWF_NOWAIT);
+        }
         Ok(IoUringEngine {
             ring,
             files: FileTable::new(),
             registered_files,
             depth,
             setup,
+            device: config.completion_latency.map(EmulatedDevice::new),
+            device_queue: Vec::new(),
         })
     }
 
@@ -327,6 +338,10 @@ impl Engine for IoUringEngine {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let fd = file.as_raw_fd();
+        if self.device.is_some() {
+            EmulatedDevice::adopt(fd)
+                .map_err(|e| Error::io("fcntl (emulated device)", &path, 0, e))?;
+        }
         let handle = self.files.insert(file, path);
         let in_flight = self.ring.in_flight();
         if self.registered_files > 0 && handle.0 >= self.registered_files && in_flight > 0 {
@@ -353,7 +368,7 @@ impl Engine for IoUringEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        let in_flight = self.ring.in_flight();
+        let in_flight = self.in_flight();
         if in_flight > 0 {
             // An unsubmitted SQE names the descriptor by number: closing it now
             // could redirect the request to whatever file reuses the number.
@@ -385,8 +400,12 @@ impl Engine for IoUringEngine {
         if let Some(errno) = malformed(&request) {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
-        if self.ring.in_flight() >= self.depth {
+        if self.in_flight() >= self.depth {
             return QueueOutcome::Busy(request);
+        }
+        if self.device.is_some() {
+            self.device_queue.push(request);
+            return QueueOutcome::Queued;
         }
         let file = if self.registered_files > 0 {
             FileRef::Fixed(request.file.0)
@@ -400,6 +419,26 @@ impl Engine for IoUringEngine {
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
+        if let Some(device) = self.device {
+            // The device takes the batch now: data moves, the clock starts.
+            let mut queued = std::mem::take(&mut self.device_queue).into_iter();
+            while let Some(mut request) = queued.next() {
+                let deadline = device.deadline();
+                let result = match self.files.get(request.file) {
+                    Some(entry) => {
+                        EmulatedDevice::transfer(entry.fd(), entry.is_direct(), &mut request)
+                    }
+                    None => -i64::from(libc::EBADF),
+                };
+                if let Err(request) = self.ring.push_timed(request, result, deadline) {
+                    // queue() keeps in_flight <= depth <= the ring's size, so
+                    // this is not expected; if it happens, nothing is lost.
+                    self.device_queue.push(request);
+                    self.device_queue.extend(queued);
+                    break;
+                }
+            }
+        }
         let pending = self.ring.unsubmitted();
         if pending == 0 {
             return Ok(0);
@@ -441,7 +480,7 @@ impl Engine for IoUringEngine {
     }
 
     fn in_flight(&self) -> usize {
-        self.ring.in_flight()
+        self.ring.in_flight() + self.device_queue.len()
     }
 
     fn is_synchronous(&self) -> bool {
@@ -450,6 +489,9 @@ impl Engine for IoUringEngine {
 
     fn description(&self) -> String {
         let mut parts = vec![self.setup_flags()];
+        if let Some(device) = &self.device {
+            parts.push(format!("emulated device, {:?}", device.latency()));
+        }
         if self.registered_files > 0 {
             parts.push("registered files".to_owned());
         }

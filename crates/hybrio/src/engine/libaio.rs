@@ -8,7 +8,10 @@ pub(crate) struct LibaioEngine;
 
 impl LibaioEngine {
     pub(crate) fn new(_config: &EngineConfig) -> Result<psync_stand_in::Engine, Error> {
-        Err(Error::Unavailable { engine: EngineKind::Libaio.name(), reason: "scaffold".into() })
+        Err(Error::Unavailable {
+            engine: EngineKind::Libaio.name(),
+            reason: "scaffold".into(),
+        })
     }
 }
 

@@ -6,6 +6,7 @@
 #[cfg(test)]
 mod conformance;
 pub mod inject;
+mod inline;
 mod io_uring;
 mod libaio;
 mod null;

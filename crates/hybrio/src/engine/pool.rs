@@ -8,7 +8,10 @@ pub(crate) struct PoolEngine;
 
 impl PoolEngine {
     pub(crate) fn new(_config: &EngineConfig) -> Result<psync_stand_in::Engine, Error> {
-        Err(Error::Unavailable { engine: EngineKind::Pool.name(), reason: "scaffold".into() })
+        Err(Error::Unavailable {
+            engine: EngineKind::Pool.name(),
+            reason: "scaffold".into(),
+        })
     }
 }
 

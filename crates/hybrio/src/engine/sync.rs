@@ -1,134 +1,88 @@
 //! `sync`: `lseek` + `read`/`write` on the descriptor, one request at a time,
 //! as fio's `sync` engine.
 
-use std::fs::File;
 use std::io;
-use std::path::PathBuf;
+use std::os::fd::RawFd;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
-use crate::Error;
-use crate::file::{FileEntry, FileHandle, FileTable};
-use crate::request::{Completion, Op, Request};
-use crate::sys::{self, negative_errno, retry_on_interrupt};
+use super::inline::{InlineCalls, InlineEngine};
+use super::{EngineConfig, EngineKind};
+use crate::buf::Buf;
+use crate::file::FileHandle;
+use crate::request::Op;
+use crate::sys::{self, retry_on_interrupt};
 
 /// File position not known: the next transfer seeks.
 const UNKNOWN_POSITION: u64 = u64::MAX;
 
-/// Runs every request inline with `lseek(2)` then `read(2)`/`write(2)`.
+/// Every request inline with `lseek(2)` then `read(2)`/`write(2)`.
+pub(crate) type SyncEngine = InlineEngine<SyncCalls>;
+
+/// `lseek` + `read`/`write`.
 ///
 /// Like fio, it remembers where each descriptor's position is after a
 /// transfer and skips the `lseek` when the next request starts there, so a
 /// sequential stream costs one system call per request. The cached position
 /// assumes nothing else moves it: do not share the file's description (e.g.
-/// through [`File::try_clone`]) with other readers or writers.
-#[derive(Debug)]
-pub struct SyncEngine {
-    files: FileTable,
+/// through [`File::try_clone`](std::fs::File::try_clone)) with other readers or writers.
+#[derive(Debug, Default)]
+pub(crate) struct SyncCalls {
     /// Known file position per handle.
     positions: Vec<u64>,
 }
 
 impl SyncEngine {
-    /// A sync engine; no setting of `config` applies to it.
-    pub fn new(_config: &EngineConfig) -> Self {
-        SyncEngine {
-            files: FileTable::new(),
-            positions: Vec::new(),
-        }
-    }
-
-    /// Does the request; returns bytes transferred or a negative errno.
-    fn execute(&mut self, request: &mut Request) -> i64 {
-        let Some(entry) = self.files.get(request.file) else {
-            return -i64::from(libc::EBADF);
-        };
-        if let Some(errno) = malformed(request) {
-            return -i64::from(errno);
-        }
-        let fd = entry.fd();
-        let position = &mut self.positions[request.file.index()];
-        let outcome = match (request.op, request.buf.as_mut()) {
-            (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
-            (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
-            (Op::Read | Op::Write, None) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
-            (op @ (Op::Read | Op::Write), Some(buf)) => {
-                let offset = request.offset;
-                let seeked = if *position == offset {
-                    Ok(offset)
-                } else {
-                    retry_on_interrupt(|| sys::lseek_set(fd, offset))
-                };
-                let moved = seeked.and_then(|_| match op {
-                    Op::Read => retry_on_interrupt(|| sys::read(fd, buf.as_mut_slice())),
-                    _ => retry_on_interrupt(|| sys::write(fd, buf.as_slice())),
-                });
-                *position = match moved {
-                    Ok(n) => offset + n as u64,
-                    Err(_) => UNKNOWN_POSITION,
-                };
-                moved
-            }
-        };
-        match outcome {
-            Ok(n) => n as i64,
-            Err(e) => negative_errno(&e),
-        }
+    /// A sync engine; of `config`, only the emulated device applies.
+    pub(crate) fn new(config: &EngineConfig) -> Self {
+        InlineEngine::with_calls(SyncCalls::default(), config)
     }
 }
 
-impl Engine for SyncEngine {
-    fn kind(&self) -> EngineKind {
-        EngineKind::Sync
+impl InlineCalls for SyncCalls {
+    const KIND: EngineKind = EngineKind::Sync;
+
+    #[inline]
+    fn transfer(
+        &mut self,
+        fd: RawFd,
+        handle: FileHandle,
+        op: Op,
+        buf: &mut Buf,
+        offset: u64,
+    ) -> io::Result<usize> {
+        let position = &mut self.positions[handle.index()];
+        let seeked = if *position == offset {
+            Ok(offset)
+        } else {
+            retry_on_interrupt(|| sys::lseek_set(fd, offset))
+        };
+        let moved = seeked.and_then(|_| match op {
+            Op::Read => retry_on_interrupt(|| sys::read(fd, buf.as_mut_slice())),
+            _ => retry_on_interrupt(|| sys::write(fd, buf.as_slice())),
+        });
+        *position = match moved {
+            Ok(n) => offset + n as u64,
+            Err(_) => UNKNOWN_POSITION,
+        };
+        moved
     }
 
-    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        let handle = self.files.insert(file, path);
+    fn file_added(&mut self, handle: FileHandle) {
         if self.positions.len() <= handle.index() {
             self.positions.resize(handle.index() + 1, UNKNOWN_POSITION);
         }
         // Whatever the file was used for before, its position is not ours to know.
         self.positions[handle.index()] = UNKNOWN_POSITION;
-        Ok(handle)
-    }
-
-    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        self.files
-            .remove(handle)
-            .map(FileEntry::into_file)
-            .ok_or(Error::BadHandle(handle.0))
-    }
-
-    fn queue(&mut self, mut request: Request) -> QueueOutcome {
-        let result = self.execute(&mut request);
-        QueueOutcome::Completed(request.complete(result))
-    }
-
-    fn commit(&mut self) -> Result<usize, Error> {
-        Ok(0)
-    }
-
-    fn reap(
-        &mut self,
-        _min: usize,
-        _max: usize,
-        _out: &mut Vec<Completion>,
-    ) -> Result<usize, Error> {
-        Ok(0)
-    }
-
-    fn in_flight(&self) -> usize {
-        0
-    }
-
-    fn is_synchronous(&self) -> bool {
-        true
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use super::*;
     use crate::buf::BufPool;
+    use crate::engine::{Engine, QueueOutcome};
+    use crate::request::Request;
 
     /// The cached position must never make a read land elsewhere than asked.
     #[test]

@@ -87,6 +87,12 @@ pub(crate) fn fdatasync(fd: RawFd) -> io::Result<()> {
 pub(crate) enum Advice {
     /// `POSIX_FADV_DONTNEED`: drop the clean cached pages of the range.
     DontNeed,
+    /// `POSIX_FADV_NORMAL`: the default readahead.
+    Normal,
+    /// `POSIX_FADV_SEQUENTIAL`: twice the readahead.
+    Sequential,
+    /// `POSIX_FADV_RANDOM`: no readahead.
+    Random,
 }
 
 /// `posix_fadvise(2)` over `len` bytes from `offset` (`len == 0`: to the end of the file).
@@ -95,6 +101,9 @@ pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::R
     let len = to_off(len)?;
     let advice = match advice {
         Advice::DontNeed => libc::POSIX_FADV_DONTNEED,
+        Advice::Normal => libc::POSIX_FADV_NORMAL,
+        Advice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Advice::Random => libc::POSIX_FADV_RANDOM,
     };
     // SAFETY: posix_fadvise takes no pointers; any descriptor value is safe to pass.
     let err = unsafe { libc::posix_fadvise(fd, offset, len, advice) };
@@ -129,4 +138,31 @@ pub(crate) fn clear_direct(fd: RawFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// `preadv2(2)` of one buffer at `offset` with `RWF_*` flags.
+#[inline]
+pub(crate) fn preadv2(fd: RawFd, buf: &mut [u8], offset: u64, flags: i32) -> io::Result<usize> {
+    let offset = to_off(offset)?;
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: the one iovec describes `buf`, a live, exclusively borrowed
+    // slice, so the kernel may write up to `buf.len()` bytes at its start;
+    // `iov` outlives the call.
+    check(unsafe { libc::preadv2(fd, &iov, 1, offset, flags) })
+}
+
+/// `pwritev2(2)` of one buffer at `offset` with `RWF_*` flags.
+#[inline]
+pub(crate) fn pwritev2(fd: RawFd, buf: &[u8], offset: u64, flags: i32) -> io::Result<usize> {
+    let offset = to_off(offset)?;
+    let iov = libc::iovec {
+        iov_base: buf.as_ptr().cast_mut().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: the one iovec describes `buf`, a live slice the kernel only
+    // reads (a write never stores through iov_base); `iov` outlives the call.
+    check(unsafe { libc::pwritev2(fd, &iov, 1, offset, flags) })
 }

@@ -12,8 +12,8 @@ pub(crate) mod tsc;
 pub(crate) mod uring;
 
 pub(crate) use fd::{
-    Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, pwrite, read,
-    write,
+    Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, preadv2, pwrite,
+    pwritev2, read, write,
 };
 pub(crate) use rusage::thread_rusage;
 

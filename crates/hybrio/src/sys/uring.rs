@@ -61,6 +61,14 @@ pub(crate) struct Ring {
     sqpoll: bool,
     iopoll: bool,
     fixed: Option<FixedBuffers>,
+    /// `RWF_*` flags for every read and write (`RWF_NOWAIT`).
+    rw_flags: i32,
+    /// Emulated device: per slot, the result a timeout request completes
+    /// with (the data moved at submission), and the deadline its SQE points
+    /// at. Empty until the first [`push_timed`](Ring::push_timed); a boxed
+    /// slice, so the deadlines never move while the kernel may read them.
+    timed_results: Vec<Option<i64>>,
+    deadlines: Box<[types::Timespec]>,
     /// Tests: behave as a kernel without `IORING_REGISTER_SYNC_CANCEL` (before 6.0).
     #[cfg(test)]
     pub(crate) without_sync_cancel: bool,
@@ -94,9 +102,17 @@ impl Ring {
             sqpoll,
             iopoll,
             fixed: None,
+            rw_flags: 0,
+            timed_results: Vec::new(),
+            deadlines: Box::default(),
             #[cfg(test)]
             without_sync_cancel: false,
         }
+    }
+
+    /// Sets the `RWF_*` flags of every read and write pushed from now on.
+    pub(crate) fn set_rw_flags(&mut self, flags: i32) {
+        self.rw_flags = flags;
     }
 
     /// For registering files and other resources.
@@ -217,7 +233,7 @@ impl Ring {
         let index = slot as usize;
         let buf_index = request.buf.as_ref().and_then(|buf| self.fixed_index(buf));
         let request = self.slots[index].insert(request);
-        let entry = build_entry(request, file, buf_index).user_data(u64::from(slot));
+        let entry = build_entry(request, file, buf_index, self.rw_flags).user_data(u64::from(slot));
         // SAFETY: the entry points at the buffer of the request now stored in
         // `self.slots[index]`, and names that slot in its user_data. The slot
         // gives the request up only when `drain` sees the CQE with that
@@ -228,6 +244,52 @@ impl Ring {
         let pushed = unsafe { self.ring.submission().push(&entry) };
         if pushed.is_err() {
             let request = self.slots[index].take().expect("slot was just filled");
+            self.free.push(slot);
+            return Err(request);
+        }
+        self.occupied += 1;
+        self.unsubmitted += 1;
+        Ok(())
+    }
+
+    /// Puts a timeout request into the SQ that completes `request` with
+    /// `result` when `CLOCK_MONOTONIC` reaches `deadline_ns`: how an emulated
+    /// device's completion arrives through the ring. Hands the request back
+    /// when the ring is full.
+    pub(crate) fn push_timed(
+        &mut self,
+        request: Request,
+        result: i64,
+        deadline_ns: u64,
+    ) -> Result<(), Request> {
+        let Some(slot) = self.free.pop() else {
+            return Err(request);
+        };
+        let index = slot as usize;
+        if self.deadlines.is_empty() {
+            self.deadlines = std::iter::repeat_with(types::Timespec::new)
+                .take(self.slots.len())
+                .collect();
+            self.timed_results = vec![None; self.slots.len()];
+        }
+        self.deadlines[index] = types::Timespec::new()
+            .sec(deadline_ns / 1_000_000_000)
+            .nsec((deadline_ns % 1_000_000_000) as u32);
+        self.slots[index] = Some(request);
+        self.timed_results[index] = Some(result);
+        let entry = opcode::Timeout::new(&self.deadlines[index])
+            .flags(types::TimeoutFlags::ABS)
+            .build()
+            .user_data(u64::from(slot));
+        // SAFETY: the entry points at `self.deadlines[index]`, in a boxed
+        // slice that is neither moved nor freed while the ring lives (it is
+        // replaced only while empty, before any timed push), and that slot's
+        // deadline is rewritten only after its CQE frees the slot. The kernel
+        // reads the timespec when it takes the SQE. No buffer is involved.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        if pushed.is_err() {
+            let request = self.slots[index].take().expect("slot was just filled");
+            self.timed_results[index] = None;
             self.free.push(slot);
             return Err(request);
         }
@@ -335,10 +397,16 @@ impl Ring {
                 debug_assert!(false, "CQE for unknown slot {slot}");
                 continue;
             };
+            // A timeout's own result (-ETIME) is not the request's.
+            let result = self
+                .timed_results
+                .get_mut(slot as usize)
+                .and_then(Option::take)
+                .unwrap_or_else(|| i64::from(cqe.result()));
             // Slots are < capacity, which fits in u32 (checked in `new`).
             self.free.push(slot as u32);
             self.occupied -= 1;
-            out.push(request.complete(i64::from(cqe.result())));
+            out.push(request.complete(result));
             drained += 1;
         }
         // With SQPOLL the kernel may complete requests pushed after the last
@@ -496,7 +564,12 @@ macro_rules! with_target {
 /// when `buf_index` names the registered buffer holding its data; FSYNC,
 /// with `DATASYNC` for fdatasync.
 #[inline]
-fn build_entry(request: &mut Request, file: FileRef, buf_index: Option<u16>) -> squeue::Entry {
+fn build_entry(
+    request: &mut Request,
+    file: FileRef,
+    buf_index: Option<u16>,
+    rw_flags: i32,
+) -> squeue::Entry {
     let offset = request.offset;
     match request.op {
         Op::Read => {
@@ -507,8 +580,8 @@ fn build_entry(request: &mut Request, file: FileRef, buf_index: Option<u16>) -> 
                     (buf.as_mut_ptr(), transfer_len(buf))
                 });
             with_target!(file, target => match buf_index {
-                Some(index) => opcode::ReadFixed::new(target, ptr, len, index).offset(offset).build(),
-                None => opcode::Read::new(target, ptr, len).offset(offset).build(),
+                Some(index) => opcode::ReadFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).build(),
+                None => opcode::Read::new(target, ptr, len).offset(offset).rw_flags(rw_flags).build(),
             })
         }
         Op::Write => {
@@ -516,8 +589,8 @@ fn build_entry(request: &mut Request, file: FileRef, buf_index: Option<u16>) -> 
                 (buf.as_ptr(), transfer_len(buf))
             });
             with_target!(file, target => match buf_index {
-                Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).build(),
-                None => opcode::Write::new(target, ptr, len).offset(offset).build(),
+                Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).build(),
+                None => opcode::Write::new(target, ptr, len).offset(offset).rw_flags(rw_flags).build(),
             })
         }
         Op::Fsync => with_target!(file, target => opcode::Fsync::new(target).build()),

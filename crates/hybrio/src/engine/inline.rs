@@ -1,0 +1,145 @@
+//! What the synchronous engines (`sync`, `psync`, `pvsync2`) share: a file
+//! table, requests done inside [`Engine::queue`], and the emulated device's
+//! synchronous path. Each engine supplies only its system calls.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::PathBuf;
+
+use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use crate::Error;
+use crate::buf::Buf;
+use crate::device::EmulatedDevice;
+use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::request::{Completion, Op, Request};
+use crate::sys::{self, negative_errno, retry_on_interrupt};
+
+/// The system calls of one synchronous engine.
+pub(crate) trait InlineCalls: Send + std::fmt::Debug {
+    /// Which engine this is.
+    const KIND: EngineKind;
+
+    /// Reads or writes `buf` (its window) at `offset` of `fd`, the file at `handle`.
+    fn transfer(
+        &mut self,
+        fd: RawFd,
+        handle: FileHandle,
+        op: Op,
+        buf: &mut Buf,
+        offset: u64,
+    ) -> io::Result<usize>;
+
+    /// A file was added at `handle`.
+    fn file_added(&mut self, _handle: FileHandle) {}
+
+    /// The engine's line in reports.
+    fn description(&self) -> String {
+        Self::KIND.name().to_owned()
+    }
+}
+
+/// A synchronous engine: every request completes inside `queue`.
+#[derive(Debug)]
+pub(crate) struct InlineEngine<C> {
+    files: FileTable,
+    calls: C,
+    device: Option<EmulatedDevice>,
+}
+
+impl<C: InlineCalls> InlineEngine<C> {
+    /// An engine making `calls`, on the emulated device if `config` asks for one.
+    pub(crate) fn with_calls(calls: C, config: &EngineConfig) -> Self {
+        InlineEngine {
+            files: FileTable::new(),
+            calls,
+            device: config.completion_latency.map(EmulatedDevice::new),
+        }
+    }
+
+    /// Does the request; returns bytes transferred or a negative errno.
+    #[inline]
+    fn execute(&mut self, request: &mut Request) -> i64 {
+        let Some(entry) = self.files.get(request.file) else {
+            return -i64::from(libc::EBADF);
+        };
+        if let Some(errno) = malformed(request) {
+            return -i64::from(errno);
+        }
+        let fd = entry.fd();
+        if let Some(device) = &self.device {
+            return device.run_blocking(fd, entry.is_direct(), request);
+        }
+        let offset = request.offset;
+        let outcome = match (request.op, request.buf.as_mut()) {
+            (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
+            (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
+            (op @ (Op::Read | Op::Write), Some(buf)) => {
+                self.calls.transfer(fd, request.file, op, buf, offset)
+            }
+            (Op::Read | Op::Write, None) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        };
+        match outcome {
+            Ok(n) => n as i64,
+            Err(e) => negative_errno(&e),
+        }
+    }
+}
+
+impl<C: InlineCalls> Engine for InlineEngine<C> {
+    fn kind(&self) -> EngineKind {
+        C::KIND
+    }
+
+    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
+        if self.device.is_some() {
+            EmulatedDevice::adopt(file.as_raw_fd())
+                .map_err(|e| Error::io("fcntl (emulated device)", &path, 0, e))?;
+        }
+        let handle = self.files.insert(file, path);
+        self.calls.file_added(handle);
+        Ok(handle)
+    }
+
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        self.files
+            .remove(handle)
+            .map(FileEntry::into_file)
+            .ok_or(Error::BadHandle(handle.0))
+    }
+
+    #[inline]
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+        let result = self.execute(&mut request);
+        QueueOutcome::Completed(request.complete(result))
+    }
+
+    fn commit(&mut self) -> Result<usize, Error> {
+        Ok(0)
+    }
+
+    fn reap(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        _out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        Ok(0)
+    }
+
+    fn in_flight(&self) -> usize {
+        0
+    }
+
+    fn is_synchronous(&self) -> bool {
+        true
+    }
+
+    fn description(&self) -> String {
+        let calls = self.calls.description();
+        match &self.device {
+            Some(device) => format!("{calls} (emulated device, {:?})", device.latency()),
+            None => calls,
+        }
+    }
+}
