@@ -20,11 +20,18 @@ use crate::engine::EngineKind;
 use crate::file::{self, OpenOptions};
 use crate::sys;
 
-/// Whether `kind` can run here; for io_uring the answer is probed once per process.
+/// Whether `kind` can run here; for io_uring and libaio the answer is probed
+/// once per process.
 pub fn engine_available(kind: EngineKind) -> Result<(), Error> {
     match kind {
         EngineKind::Sync | EngineKind::Psync | EngineKind::Null | EngineKind::Pool => Ok(()),
-        EngineKind::Pvsync2 | EngineKind::Libaio => Ok(()),
+        EngineKind::Pvsync2 => Ok(()),
+        EngineKind::Libaio => libaio_status()
+            .clone()
+            .map_err(|reason| Error::Unavailable {
+                engine: EngineKind::Libaio.name(),
+                reason,
+            }),
         EngineKind::IoUring => io_uring_status()
             .clone()
             .map_err(|reason| Error::Unavailable {
@@ -156,6 +163,47 @@ fn read_io_uring_disabled() -> Option<u32> {
         .ok()
 }
 
+/// The cached result of probing native AIO (`io_setup(1)` and `io_destroy`):
+/// `Err` holds the reason it is unusable.
+fn libaio_status() -> &'static Result<(), String> {
+    static STATUS: OnceLock<Result<(), String>> = OnceLock::new();
+    STATUS.get_or_init(|| sys::aio::probe().map_err(|e| explain_aio_setup_error(&e)))
+}
+
+/// Why `io_setup` failed, naming the cause where it can be found.
+pub(crate) fn explain_aio_setup_error(err: &io::Error) -> String {
+    let what = describe(err);
+    match err.raw_os_error() {
+        Some(libc::ENOSYS) => {
+            "this kernel has no native AIO (io_setup: ENOSYS; it was built without CONFIG_AIO)"
+                .to_owned()
+        }
+        Some(libc::EAGAIN) => {
+            let usage = match (read_sysctl("fs/aio-nr"), read_sysctl("fs/aio-max-nr")) {
+                (Some(used), Some(max)) => format!("{used} of {max} events in use; "),
+                _ => String::new(),
+            };
+            format!(
+                "io_setup failed: {what} (the fs.aio-max-nr sysctl, the system-wide limit on AIO \
+                 events, is exhausted: {usage}raise it with `sysctl -w fs.aio-max-nr=N`)"
+            )
+        }
+        Some(libc::EPERM) => format!(
+            "io_setup failed: {what} (blocked, probably by a seccomp filter such as a container's)"
+        ),
+        _ => format!("io_setup failed: {what}"),
+    }
+}
+
+/// A number from `/proc/sys/`, if the kernel has it.
+fn read_sysctl(name: &str) -> Option<u64> {
+    fs::read_to_string(Path::new("/proc/sys").join(name))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The kernel's words for an error, without std's " (os error N)" suffix.
 fn describe(err: &io::Error) -> String {
     let text = err.to_string();
@@ -208,6 +256,35 @@ mod tests {
         } else if sysctl != Some(1) {
             assert!(eperm.contains("seccomp"), "{eperm}");
         }
+    }
+
+    #[test]
+    fn libaio_answer_is_stable() {
+        let first = engine_available(EngineKind::Libaio).map_err(|e| e.to_string());
+        let second = engine_available(EngineKind::Libaio).map_err(|e| e.to_string());
+        assert_eq!(first, second);
+        match first {
+            Ok(()) => assert!(available_engines().contains(&EngineKind::Libaio)),
+            Err(reason) => eprintln!("libaio unavailable here: {reason}"),
+        }
+    }
+
+    #[test]
+    fn aio_setup_errors_name_their_cause() {
+        let enosys = explain_aio_setup_error(&io::Error::from_raw_os_error(libc::ENOSYS));
+        assert!(enosys.contains("CONFIG_AIO"), "{enosys}");
+        let eagain = explain_aio_setup_error(&io::Error::from_raw_os_error(libc::EAGAIN));
+        assert!(
+            eagain.starts_with("io_setup failed: Resource temporarily unavailable ("),
+            "{eagain}"
+        );
+        assert!(eagain.contains("fs.aio-max-nr"), "{eagain}");
+        if read_sysctl("fs/aio-max-nr").is_some() {
+            assert!(eagain.contains(" events in use; "), "{eagain}");
+        }
+        let eperm = explain_aio_setup_error(&io::Error::from_raw_os_error(libc::EPERM));
+        assert!(eperm.contains("seccomp"), "{eperm}");
+        assert!(!eperm.contains("os error"), "{eperm}");
     }
 
     #[test]

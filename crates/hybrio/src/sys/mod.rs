@@ -4,6 +4,7 @@
 //! returns `io::Result` with the kernel's errno; the engines turn failures
 //! into negative results or [`Error`](crate::Error)s with context.
 
+pub(crate) mod aio;
 mod fd;
 mod rusage;
 pub(crate) mod signal;
