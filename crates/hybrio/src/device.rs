@@ -78,8 +78,9 @@ impl EmulatedDevice {
     pub(crate) fn transfer(fd: RawFd, direct: bool, request: &mut Request) -> i64 {
         if direct && request.op.moves_data() {
             let misaligned = request.buf.as_ref().is_some_and(|buf| {
-                buf.as_ptr() as u64 % DIRECT_ALIGN != 0 || buf.len() as u64 % DIRECT_ALIGN != 0
-            }) || request.offset % DIRECT_ALIGN != 0;
+                !(buf.as_ptr() as u64).is_multiple_of(DIRECT_ALIGN)
+                    || !(buf.len() as u64).is_multiple_of(DIRECT_ALIGN)
+            }) || !request.offset.is_multiple_of(DIRECT_ALIGN);
             if misaligned {
                 return -i64::from(libc::EINVAL);
             }

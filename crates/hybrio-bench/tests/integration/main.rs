@@ -35,12 +35,18 @@ fn io_uring_reason() -> Option<String> {
 }
 
 fn engines() -> Vec<&'static str> {
-    let mut engines = vec!["sync", "psync", "null"];
-    match io_uring_reason() {
-        None => engines.push("io_uring"),
-        Some(reason) => eprintln!("skipping io_uring: {reason}"),
-    }
-    engines
+    use hybrio::engine::EngineKind;
+    EngineKind::ALL
+        .into_iter()
+        .filter(|&kind| match hybrio::probe::engine_available(kind) {
+            Ok(()) => true,
+            Err(reason) => {
+                eprintln!("skipping {kind}: {reason}");
+                false
+            }
+        })
+        .map(EngineKind::name)
+        .collect()
 }
 
 #[test]
@@ -490,7 +496,12 @@ fn a_failed_request_is_reported_with_op_file_offset_and_errno() {
         serde_json::from_slice(&out.stdout).expect("the report is still one JSON document");
     assert_eq!(doc["jobs"][0]["error"], 29);
     let extra = &doc["hybrio"]["jobs"][0];
-    assert_eq!(extra["submitted"], extra["completed"], "nothing lost");
+    assert_eq!(extra["failed"], 1, "the first failure stops the job");
+    assert_eq!(
+        extra["submitted"].as_u64().unwrap(),
+        extra["completed"].as_u64().unwrap() + 1,
+        "nothing lost"
+    );
 }
 
 #[test]
@@ -547,4 +558,144 @@ fn a_later_group_reads_the_file_an_earlier_one_wrote() {
     std::fs::write(dir.path().join("t.fio"), job).unwrap();
     let doc = run_json(&["t.fio"], dir.path());
     assert_eq!(doc["jobs"][1]["read"]["io_bytes"], 256 << 10);
+}
+
+#[test]
+fn injected_faults_are_resubmitted_retried_or_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in engines().into_iter().filter(|e| *e != "null") {
+        let engine_opt = format!("--ioengine={engine}");
+        // Every transfer comes back short once (then in full), or EAGAIN then retried:
+        // the job still moves exactly its size, and counts the short ones.
+        let doc = run_json(
+            &[
+                "--name=s",
+                "--filename=short",
+                "--size=1m",
+                "--bs=8k",
+                "--rw=randrw",
+                "--iodepth=4",
+                "--inject=short:0.5,eagain:0.2,seed:3",
+                &engine_opt,
+            ],
+            dir.path(),
+        );
+        let job = &doc["jobs"][0];
+        let ios = job["read"]["total_ios"].as_u64().unwrap()
+            + job["write"]["total_ios"].as_u64().unwrap();
+        let bytes =
+            job["read"]["io_bytes"].as_u64().unwrap() + job["write"]["io_bytes"].as_u64().unwrap();
+        assert_eq!((ios, bytes), (128, 1 << 20), "{engine}");
+        let extra = &doc["hybrio"]["jobs"][0];
+        let short =
+            extra["short_ios"][0].as_u64().unwrap() + extra["short_ios"][1].as_u64().unwrap();
+        assert_eq!(
+            extra["injected"]["short"].as_u64().unwrap(),
+            short,
+            "{engine}: {extra}"
+        );
+        assert!(short > 20, "{engine}: {extra}");
+        assert!(extra["retries"].as_u64().unwrap() > 5, "{engine}: {extra}");
+        assert_eq!(extra["failed"], 0, "{engine}");
+
+        // Injected EIO with continue_on_error: every failure counted, none lost.
+        let doc = run_json(
+            &[
+                "--name=e",
+                "--filename=eio",
+                "--size=1m",
+                "--bs=4k",
+                "--rw=randread",
+                "--iodepth=4",
+                "--inject=eio:0.25,seed:9",
+                "--continue_on_error=all",
+                &engine_opt,
+            ],
+            dir.path(),
+        );
+        let job = &doc["jobs"][0];
+        let extra = &doc["hybrio"]["jobs"][0];
+        let failed = extra["failed"].as_u64().unwrap();
+        assert_eq!(job["total_err"].as_u64().unwrap(), failed, "{engine}");
+        assert_eq!(job["first_error"], 5, "{engine}: EIO");
+        assert_eq!(
+            extra["injected"]["eio"].as_u64().unwrap(),
+            failed,
+            "{engine}"
+        );
+        assert_eq!(
+            extra["submitted"].as_u64().unwrap(),
+            extra["completed"].as_u64().unwrap() + failed,
+            "{engine}"
+        );
+        assert_eq!(
+            job["read"]["total_ios"].as_u64().unwrap() + failed,
+            256,
+            "{engine}"
+        );
+        assert!(failed > 20 && failed < 128, "{engine}: {failed}");
+    }
+}
+
+#[test]
+fn injected_eio_without_continue_on_error_stops_the_job_naming_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=e",
+            "--filename=eio",
+            "--size=256k",
+            "--rw=write",
+            "--inject=eio:1",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("write of 4096 bytes at offset 0 of")
+            && stderr.contains("Input/output error"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_fault_plans_are_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for plan in ["eio:2", "bogus:0.1", "delay:0.1", "eio:0.6,short:0.6"] {
+        let option = format!("--inject={plan}");
+        let out = hybrio(&["--name=x", "--size=64k", &option], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{plan}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{plan}: {stderr}");
+        assert!(stderr.contains("inject"), "{plan}: {stderr}");
+    }
+}
+
+#[test]
+fn the_emulated_device_runs_under_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in engines().into_iter().filter(|e| *e != "null") {
+        let engine_opt = format!("--ioengine={engine}");
+        let doc = run_json(
+            &[
+                "--name=d",
+                "--filename=device",
+                "--size=256k",
+                "--bs=4k",
+                "--rw=randread",
+                "--iodepth=4",
+                "--completion_latency=20us",
+                &engine_opt,
+            ],
+            dir.path(),
+        );
+        let job = &doc["jobs"][0];
+        assert_eq!(job["read"]["total_ios"], 64, "{engine}");
+        let description = doc["hybrio"]["jobs"][0]["ioengine"].as_str().unwrap();
+        assert!(
+            description.contains("emulated device"),
+            "{engine}: {description}"
+        );
+    }
 }

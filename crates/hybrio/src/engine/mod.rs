@@ -200,7 +200,7 @@ impl Default for EngineConfig {
 /// carry; with `fixed_buffers` it is registered with the kernel.
 ///
 /// Every engine comes wrapped the same way: short transfers are sent again
-/// for the rest and "try again" errors retried ([`resubmit`]), under the
+/// for the rest and "try again" errors retried (the `resubmit` layer), under the
 /// fault injection of `config.inject` when asked.
 pub fn open(
     kind: EngineKind,
