@@ -1,23 +1,562 @@
-//! SCAFFOLD (replaced by the real fault injection before merge).
+//! Fault injection: any engine, made to fail, come back short or late now and
+//! then, to test what sits above it (the [resubmission layer](super::open)
+//! and the benchmark's error handling) on demand rather than when a disk
+//! happens to misbehave.
+//!
+//! A [`FaultPlan`] gives each fault a probability, e.g.
+//! `eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms`. Every request queued
+//! draws once from a small seeded generator (SplitMix64), so a plan and a
+//! seed give the same faults run after run, and a request that draws no
+//! fault costs the draw and one comparison:
+//!
+//! * `eio`: the request is not performed; it completes with `-EIO`.
+//! * `eagain`: not performed; it completes with `-EAGAIN`, which the
+//!   resubmission layer retries (unless the caller asked for `nowait`).
+//! * `short`: a read or write is performed with half its window, rounded
+//!   down to a multiple of 512 so that `O_DIRECT` stays valid, and completes
+//!   with that count and its buffer's window as queued: short. Requests
+//!   under 1024 bytes cannot be halved that way and are left alone.
+//! * `delay:P@D`: performed normally, its completion delivered at least `D`
+//!   later than it would have been: a synchronous engine blocks the caller
+//!   for `D` more; an asynchronous one holds the completion back.
+//!
+//! Faults of `eio` and `eagain` complete inside [`Engine::queue`], as an
+//! engine's own early errors do. Errors the engine below produces itself
+//! pass through untouched.
 
+use std::collections::VecDeque;
+use std::fmt;
 use std::fs::File;
 use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
 
+use super::resubmit::{InFlight, Key};
 use super::{Engine, EngineCounters, EngineKind, QueueOutcome};
 use crate::Error;
 use crate::file::FileHandle;
 use crate::request::{Completion, Request};
+use crate::sys::time;
 
+/// The seed of a plan that names none.
+pub const DEFAULT_SEED: u64 = 0x6879_6272_696f;
+
+/// Draws are 53-bit, the precision of an `f64` probability.
+const DRAW_BITS: u32 = 53;
+const ONE: u64 = 1 << DRAW_BITS;
+
+/// Smallest window `short` halves: half of it is the smallest multiple of 512.
+const SHORTEST_SHORTENED: usize = 1024;
+
+/// `O_DIRECT`'s alignment, which a shortened window keeps.
+const SECTOR: usize = 512;
+
+/// Which faults to inject, each with its probability per request.
+///
+/// Built by parsing ([`str::parse`], see its [`FromStr`] implementation for
+/// the form) and shown ([`Display`](fmt::Display)) in the same form. A plan built by hand with
+/// probabilities outside `[0, 1]` or adding up to more than 1 is not refused
+/// by [`Inject`]: the probabilities are clamped, in the order `eio`,
+/// `eagain`, `short`, `delay`, to what is left of 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultPlan {
+    /// Probability that a request fails with `EIO` without being performed.
+    pub eio: f64,
+    /// Probability that a read or write moves half its window and comes back short.
+    pub short: f64,
+    /// Probability that a request fails with `EAGAIN` without being performed.
+    pub eagain: f64,
+    /// Probability that a request's completion is delivered [`delay_by`](Self::delay_by) late.
+    pub delay: f64,
+    /// How much later a delayed completion is delivered.
+    pub delay_by: Duration,
+    /// Seed of the draws: the same seed gives the same faults.
+    pub seed: u64,
+}
+
+impl Default for FaultPlan {
+    /// No faults.
+    fn default() -> Self {
+        FaultPlan {
+            eio: 0.0,
+            short: 0.0,
+            eagain: 0.0,
+            delay: 0.0,
+            delay_by: Duration::ZERO,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Why a fault plan was refused: the part at fault and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad fault plan `{part}`: {reason}")]
+pub struct FaultPlanError {
+    /// The entry at fault, or the whole plan when its entries do not add up.
+    pub part: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl FaultPlanError {
+    fn new(part: &str, reason: impl Into<String>) -> Self {
+        FaultPlanError {
+            part: part.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A probability: a number from 0 to 1.
+fn parse_probability(entry: &str, text: &str) -> Result<f64, FaultPlanError> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        Ok(p) => Err(FaultPlanError::new(
+            entry,
+            format!("probability {p} is not between 0 and 1"),
+        )),
+        Err(_) => Err(FaultPlanError::new(
+            entry,
+            format!(
+                "`{}` is not a probability (a number from 0 to 1)",
+                text.trim()
+            ),
+        )),
+    }
+}
+
+/// A duration with its unit: `250us`, `5ms`, `1.5s` (also `ns`).
+fn parse_duration(entry: &str, text: &str) -> Result<Duration, FaultPlanError> {
+    let text = text.trim();
+    let bad = |why: &str| FaultPlanError::new(entry, format!("`{text}` is not a duration: {why}"));
+    let (number, ns_per_unit) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .into_iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, scale)))
+        .ok_or_else(|| bad("give a unit, us, ms or s (e.g. 5ms)"))?;
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| bad("expected a number and a unit, e.g. 5ms"))?;
+    let ns = (value * ns_per_unit).round();
+    if !(0.0..=u64::MAX as f64).contains(&ns) {
+        return Err(bad("out of range"));
+    }
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+impl FromStr for FaultPlan {
+    type Err = FaultPlanError;
+
+    /// Parses `fault:probability` entries separated by commas: `eio`,
+    /// `short`, `eagain`, and `delay:P@D` with a duration (`us`, `ms`, `s`),
+    /// plus `seed:N`. Each at most once; the probabilities add up to at most
+    /// 1. `none` is the plan without faults.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut plan = FaultPlan::default();
+        let text = s.trim();
+        if text == "none" {
+            return Ok(plan);
+        }
+        if text.is_empty() {
+            return Err(FaultPlanError::new(
+                s,
+                "empty: give e.g. eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms, or none",
+            ));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for entry in text.split(',').map(str::trim) {
+            let Some((fault, value)) = entry.split_once(':') else {
+                return Err(FaultPlanError::new(
+                    entry,
+                    "expected fault:probability, e.g. eio:0.001",
+                ));
+            };
+            let fault = fault.trim();
+            if seen.contains(&fault) {
+                return Err(FaultPlanError::new(
+                    entry,
+                    format!("{fault} is given twice"),
+                ));
+            }
+            match fault {
+                "eio" => plan.eio = parse_probability(entry, value)?,
+                "short" => plan.short = parse_probability(entry, value)?,
+                "eagain" => plan.eagain = parse_probability(entry, value)?,
+                "delay" => {
+                    let Some((p, d)) = value.split_once('@') else {
+                        return Err(FaultPlanError::new(
+                            entry,
+                            "delay needs a duration: delay:P@D, e.g. delay:0.001@5ms",
+                        ));
+                    };
+                    plan.delay = parse_probability(entry, p)?;
+                    plan.delay_by = parse_duration(entry, d)?;
+                }
+                "seed" => {
+                    plan.seed = value.trim().parse().map_err(|_| {
+                        FaultPlanError::new(
+                            entry,
+                            format!("`{}` is not a seed (a whole number)", value.trim()),
+                        )
+                    })?;
+                }
+                _ => {
+                    return Err(FaultPlanError::new(
+                        entry,
+                        format!(
+                            "unknown fault `{fault}` (expected eio, short, eagain, delay or seed)"
+                        ),
+                    ));
+                }
+            }
+            seen.push(fault);
+        }
+        let sum = plan.eio + plan.short + plan.eagain + plan.delay;
+        // Slack for decimal fractions that add up to exactly 1 on paper.
+        if sum > 1.0 + 1e-9 {
+            return Err(FaultPlanError::new(
+                s,
+                format!("the probabilities add up to {sum}, more than 1"),
+            ));
+        }
+        Ok(plan)
+    }
+}
+
+/// A duration in the largest unit that shows it whole.
+fn fmt_duration(d: Duration, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let ns = d.as_nanos();
+    match ns {
+        0 => f.write_str("0ms"),
+        _ if ns.is_multiple_of(1_000_000_000) => write!(f, "{}s", ns / 1_000_000_000),
+        _ if ns.is_multiple_of(1_000_000) => write!(f, "{}ms", ns / 1_000_000),
+        _ if ns.is_multiple_of(1_000) => write!(f, "{}us", ns / 1_000),
+        _ => write!(f, "{ns}ns"),
+    }
+}
+
+impl fmt::Display for FaultPlan {
+    /// The form [`FromStr`] reads, faults with probability 0 left out (`none`
+    /// when all are).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        let mut sep = |f: &mut fmt::Formatter<'_>| {
+            let s = if first { "" } else { "," };
+            first = false;
+            f.write_str(s)
+        };
+        for (name, p) in [
+            ("eio", self.eio),
+            ("short", self.short),
+            ("eagain", self.eagain),
+        ] {
+            if p != 0.0 {
+                sep(f)?;
+                write!(f, "{name}:{p}")?;
+            }
+        }
+        if self.delay != 0.0 || !self.delay_by.is_zero() {
+            sep(f)?;
+            write!(f, "delay:{}@", self.delay)?;
+            fmt_duration(self.delay_by, f)?;
+        }
+        if self.seed != DEFAULT_SEED {
+            sep(f)?;
+            write!(f, "seed:{}", self.seed)?;
+        }
+        if first {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
+/// Faults injected so far, by kind.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct InjectedCounts {
+    /// Requests failed with `EIO` without being performed.
+    pub eio: u64,
+    /// Reads and writes performed with half their window.
+    pub short: u64,
+    /// Requests failed with `EAGAIN` without being performed.
+    pub eagain: u64,
+    /// Completions delivered late.
+    pub delay: u64,
+}
+
+impl std::ops::Add for InjectedCounts {
+    type Output = InjectedCounts;
+
+    fn add(self, other: InjectedCounts) -> InjectedCounts {
+        InjectedCounts {
+            eio: self.eio + other.eio,
+            short: self.short + other.short,
+            eagain: self.eagain + other.eagain,
+            delay: self.delay + other.delay,
+        }
+    }
+}
+
+/// SplitMix64: one add and two multiplies a draw, good enough to pick faults.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    #[inline]
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, ONE)`.
+    #[inline]
+    fn draw(&mut self) -> u64 {
+        self.next() >> (64 - DRAW_BITS)
+    }
+}
+
+/// What an asynchronous request carried down with a fault still has to
+/// have done to its completion.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    /// Its window was shortened from this length: restore it.
+    Short(usize),
+    /// Hold it back.
+    Delay,
+}
+
+/// The fault a draw picked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    Eio,
+    Eagain,
+    Short,
+    Delay,
+}
+
+/// An engine with faults injected as a [`FaultPlan`] says. See the
+/// [module documentation](self).
+///
+/// Delayed completions count in [`Engine::in_flight`]; the layer above
+/// (which knows the depth) counts them against it, as
+/// [`open`](super::open)'s engines do.
 #[derive(Debug)]
-/// SCAFFOLD.
 pub struct Inject<E> {
     inner: E,
+    plan: FaultPlan,
+    rng: SplitMix64,
+    /// A draw below `below[i]` (and above the one before) picks fault `i`
+    /// of [`Inject::FAULTS`]; at or above the last, none.
+    below: [u64; 4],
+    /// `delay_by` in nanoseconds.
+    delay_ns: u64,
+    counts: InjectedCounts,
+    /// Shortened or delayed requests inside `inner`.
+    marks: InFlight<Mark>,
+    /// Completions held back, with the `CLOCK_MONOTONIC` time (ns) they are
+    /// due; in due order, as every delay is the same.
+    delayed: VecDeque<(u64, Completion)>,
+    /// Completions being sorted, kept to reuse the allocation.
+    scratch: Vec<Completion>,
 }
 
 impl<E: Engine> Inject<E> {
-    /// SCAFFOLD.
-    pub fn new(inner: E, _plan: FaultPlan) -> Self {
-        Inject { inner }
+    const FAULTS: [Fault; 4] = [Fault::Eio, Fault::Eagain, Fault::Short, Fault::Delay];
+
+    /// Wraps `inner`, injecting the faults of `plan`.
+    pub fn new(inner: E, plan: FaultPlan) -> Self {
+        let mut below = [0; 4];
+        let mut sum = 0;
+        for (i, p) in [plan.eio, plan.eagain, plan.short, plan.delay]
+            .into_iter()
+            .enumerate()
+        {
+            // NaN becomes 0 here: `as` saturates and maps NaN to 0.
+            let share = (p.clamp(0.0, 1.0) * ONE as f64) as u64;
+            sum = (sum + share).min(ONE);
+            below[i] = sum;
+        }
+        Inject {
+            inner,
+            rng: SplitMix64(plan.seed),
+            below,
+            delay_ns: u64::try_from(plan.delay_by.as_nanos()).unwrap_or(u64::MAX),
+            plan,
+            counts: InjectedCounts::default(),
+            marks: InFlight::new(),
+            delayed: VecDeque::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The plan it injects.
+    pub fn plan(&self) -> &FaultPlan {
+        &self.plan
+    }
+
+    /// Performs a request that drew a fault.
+    #[cold]
+    fn queue_faulty(&mut self, mut request: Request, draw: u64) -> QueueOutcome {
+        let fault = self
+            .below
+            .iter()
+            .position(|&below| draw < below)
+            .map_or(Fault::Delay, |i| Self::FAULTS[i]);
+        match fault {
+            Fault::Eio => {
+                self.counts.eio += 1;
+                QueueOutcome::Completed(request.complete(-i64::from(libc::EIO)))
+            }
+            Fault::Eagain => {
+                self.counts.eagain += 1;
+                QueueOutcome::Completed(request.complete(-i64::from(libc::EAGAIN)))
+            }
+            Fault::Short => {
+                let whole = request.len();
+                if !request.op.moves_data() || whole < SHORTEST_SHORTENED {
+                    return self.inner.queue(request);
+                }
+                let key = Key::of_request(&request);
+                if let Some(buf) = request.buf.as_mut() {
+                    buf.set_len(whole / 2 / SECTOR * SECTOR);
+                }
+                match self.inner.queue(request) {
+                    QueueOutcome::Completed(mut done) => {
+                        self.counts.short += 1;
+                        restore(done.buf.as_mut(), whole);
+                        QueueOutcome::Completed(done)
+                    }
+                    QueueOutcome::Queued => {
+                        self.counts.short += 1;
+                        self.marks.insert(key, Mark::Short(whole));
+                        QueueOutcome::Queued
+                    }
+                    QueueOutcome::Busy(mut back) => {
+                        restore(back.buf.as_mut(), whole);
+                        QueueOutcome::Busy(back)
+                    }
+                }
+            }
+            Fault::Delay => {
+                let key = Key::of_request(&request);
+                match self.inner.queue(request) {
+                    QueueOutcome::Completed(done) => {
+                        self.counts.delay += 1;
+                        std::thread::sleep(self.plan.delay_by);
+                        QueueOutcome::Completed(done)
+                    }
+                    QueueOutcome::Queued => {
+                        self.counts.delay += 1;
+                        self.marks.insert(key, Mark::Delay);
+                        QueueOutcome::Queued
+                    }
+                    busy @ QueueOutcome::Busy(_) => busy,
+                }
+            }
+        }
+    }
+
+    /// Moves the delayed completions that are due to `out`, at most `room`.
+    fn deliver_due(&mut self, room: usize, out: &mut Vec<Completion>) -> usize {
+        if self.delayed.is_empty() || room == 0 {
+            return 0;
+        }
+        let now = time::monotonic_ns();
+        let mut delivered = 0;
+        while delivered < room
+            && let Some(&(due, _)) = self.delayed.front()
+            && due <= now
+            && let Some((_, done)) = self.delayed.pop_front()
+        {
+            out.push(done);
+            delivered += 1;
+        }
+        delivered
+    }
+
+    /// Sleeps until the first delayed completion is due.
+    fn sleep_until_due(&self) {
+        if let Some(&(due, _)) = self.delayed.front() {
+            time::sleep_until(due);
+        }
+    }
+
+    /// Takes the completions `inner` appended to `out` from `base` on, undoes
+    /// the shortening of shortened ones and holds delayed ones back. Returns
+    /// how many stay in `out`.
+    fn sort_out(&mut self, base: usize, out: &mut Vec<Completion>) -> usize {
+        if self.marks.is_empty() {
+            return out.len() - base;
+        }
+        let mut tail = std::mem::take(&mut self.scratch);
+        tail.extend(out.drain(base..));
+        let mut now = None;
+        for mut done in tail.drain(..) {
+            match self.marks.take(&Key::of_completion(&done)) {
+                None => out.push(done),
+                Some(Mark::Short(whole)) => {
+                    restore(done.buf.as_mut(), whole);
+                    out.push(done);
+                }
+                Some(Mark::Delay) => {
+                    let now = *now.get_or_insert_with(time::monotonic_ns);
+                    self.delayed
+                        .push_back((now.saturating_add(self.delay_ns), done));
+                }
+            }
+        }
+        self.scratch = tail;
+        out.len() - base
+    }
+
+    /// [`Engine::reap`] with faults on their way: waits for `min` completions
+    /// the caller may see, sleeping for delayed ones when nothing else is
+    /// left to wait for.
+    #[cold]
+    fn reap_slow(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        let mut got = 0;
+        let mut reaped = false;
+        loop {
+            got += self.deliver_due(max - got, out);
+            if got >= max || (reaped && got >= min) {
+                break;
+            }
+            let want = min.saturating_sub(got);
+            if self.inner.in_flight() == 0 {
+                if want == 0 || self.delayed.is_empty() {
+                    break;
+                }
+                self.sleep_until_due();
+                continue;
+            }
+            let before = out.len();
+            let reaped_now = self.inner.reap(want, max - got, out)?;
+            reaped = true;
+            got += self.sort_out(before, out);
+            if reaped_now == 0 && want > 0 {
+                // Nothing committed below: only held-back completions can come.
+                if self.delayed.is_empty() {
+                    break;
+                }
+                self.sleep_until_due();
+            }
+        }
+        Ok(got)
+    }
+}
+
+/// Gives a shortened buffer its window's length back (its start never moved).
+fn restore(buf: Option<&mut crate::buf::Buf>, len: usize) {
+    if let Some(buf) = buf {
+        buf.set_len(len);
     }
 }
 
@@ -25,45 +564,382 @@ impl<E: Engine> Engine for Inject<E> {
     fn kind(&self) -> EngineKind {
         self.inner.kind()
     }
+
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         self.inner.add_file(file, path)
     }
+
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        if !self.delayed.is_empty() {
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight: self.in_flight(),
+            });
+        }
         self.inner.remove_file(handle)
     }
+
+    #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        self.inner.queue(request)
+        let draw = self.rng.draw();
+        if draw >= self.below[3] {
+            return self.inner.queue(request);
+        }
+        self.queue_faulty(request, draw)
     }
+
+    #[inline]
     fn commit(&mut self) -> Result<usize, Error> {
         self.inner.commit()
     }
+
+    #[inline]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        self.inner.reap(min, max, out)
+        if self.marks.is_empty() && self.delayed.is_empty() {
+            return self.inner.reap(min, max, out);
+        }
+        self.reap_slow(min, max, out)
     }
+
+    #[inline]
     fn in_flight(&self) -> usize {
-        self.inner.in_flight()
+        self.inner.in_flight() + self.delayed.len()
     }
+
     fn is_synchronous(&self) -> bool {
         self.inner.is_synchronous()
     }
+
     fn description(&self) -> String {
-        self.inner.description()
+        format!("{} + inject({})", self.inner.description(), self.plan)
     }
+
     fn counters(&self) -> EngineCounters {
-        self.inner.counters()
+        let mut counters = self.inner.counters();
+        counters.injected = counters.injected + self.counts;
+        counters
     }
 }
 
-/// SCAFFOLD.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FaultPlan {
-    /// Probability of EIO.
-    pub eio: f64,
-}
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
 
-/// SCAFFOLD.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct InjectedCounts {
-    /// EIO injected.
-    pub eio: u64,
+    use super::*;
+    use crate::buf::BufPool;
+    use crate::engine::EngineConfig;
+    use crate::engine::io_uring::IoUringEngine;
+    use crate::engine::null::NullEngine;
+    use crate::engine::psync::PsyncEngine;
+    use crate::engine::resubmit::tests::{add, data_file, finish, plan, run, scratch, take};
+    use crate::file::OpenOptions;
+    use crate::probe;
+    use crate::request::Op;
+
+    #[test]
+    fn a_plan_reads_back_as_it_shows() {
+        let text = "eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms";
+        let parsed = plan(text);
+        assert_eq!(
+            parsed,
+            FaultPlan {
+                eio: 0.001,
+                short: 0.01,
+                eagain: 0.01,
+                delay: 0.001,
+                delay_by: Duration::from_millis(5),
+                seed: DEFAULT_SEED,
+            }
+        );
+        assert_eq!(parsed.to_string(), text);
+        for (given, shown) in [
+            ("none", "none"),
+            (" eagain : 1 , seed:42 ", "eagain:1,seed:42"),
+            ("delay:0.5@250us", "delay:0.5@250us"),
+            ("delay:1@2s", "delay:1@2s"),
+            ("delay:0.1@1.5ms", "delay:0.1@1500us"),
+            ("delay:0.1@7ns", "delay:0.1@7ns"),
+            ("short:0.25,eio:0.75", "eio:0.75,short:0.25"),
+            (
+                "eio:0.1,short:0.2,eagain:0.3,delay:0.4@1ms",
+                "eio:0.1,short:0.2,eagain:0.3,delay:0.4@1ms",
+            ),
+        ] {
+            let parsed = plan(given);
+            assert_eq!(parsed.to_string(), shown, "{given}");
+            assert_eq!(plan(shown), parsed, "{given}: round trip");
+        }
+        assert_eq!(plan("none"), FaultPlan::default());
+    }
+
+    #[test]
+    fn a_bad_plan_is_refused_naming_the_bad_part() {
+        for (text, part, says) in [
+            ("eio:2", "eio:2", "not between 0 and 1"),
+            ("eio:-0.1", "eio:-0.1", "not between 0 and 1"),
+            ("eio:NaN", "eio:NaN", "not between 0 and 1"),
+            ("eio:lots", "eio:lots", "not a probability"),
+            ("foo:0.1", "foo:0.1", "unknown fault `foo`"),
+            ("eio", "eio", "expected fault:probability"),
+            ("delay:0.1", "delay:0.1", "delay needs a duration"),
+            ("delay:0.1@5", "delay:0.1@5", "give a unit"),
+            ("delay:0.1@fastms", "delay:0.1@fastms", "expected a number"),
+            ("delay:0.1@-5ms", "delay:0.1@-5ms", "out of range"),
+            ("eio:0.6,short:0.6", "eio:0.6,short:0.6", "add up to 1.2"),
+            ("eio:0.1,eio:0.2", "eio:0.2", "given twice"),
+            ("eio:0.1,", "", "expected fault:probability"),
+            ("seed:x", "seed:x", "not a seed"),
+            ("", "", "empty"),
+        ] {
+            let err = text.parse::<FaultPlan>().unwrap_err();
+            assert_eq!(err.part, part, "{text}: {err}");
+            assert!(err.reason.contains(says), "{text}: {err}");
+            let line = err.to_string();
+            assert!(
+                !line.contains('\n') && line.contains(&format!("`{part}`")),
+                "{line}"
+            );
+        }
+    }
+
+    /// An engine that completes everything inline and moves no data.
+    fn null() -> NullEngine {
+        NullEngine::new(&EngineConfig::with_depth(1))
+    }
+
+    /// Runs `n` 4096-byte reads through `engine`; returns their results.
+    fn results(engine: &mut Inject<NullEngine>, n: usize) -> Vec<i64> {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let handle = engine
+            .add_file(File::open("/dev/null").unwrap(), "/dev/null".into())
+            .unwrap();
+        (0..n)
+            .map(
+                |i| match engine.queue(Request::read(handle, 0, take(&pool, 4096), i as u64)) {
+                    QueueOutcome::Completed(done) => {
+                        assert_eq!(done.buf.as_ref().unwrap().len(), 4096, "window restored");
+                        done.result
+                    }
+                    other => panic!("{other:?}"),
+                },
+            )
+            .collect()
+    }
+
+    #[test]
+    fn draws_follow_the_plan_and_its_seed() {
+        const N: usize = 20_000;
+        let faults = "eio:0.1,eagain:0.2,short:0.3";
+        let mut engine = Inject::new(null(), plan(faults));
+        let first = results(&mut engine, N);
+        let counts = engine.counters().injected;
+        let count = |r: i64| first.iter().filter(|&&x| x == r).count() as u64;
+        assert_eq!(count(-i64::from(libc::EIO)), counts.eio);
+        assert_eq!(count(-i64::from(libc::EAGAIN)), counts.eagain);
+        assert_eq!(count(2048), counts.short);
+        assert_eq!(
+            count(4096) as usize,
+            N - (counts.eio + counts.eagain + counts.short) as usize
+        );
+        // Within 5 standard deviations of what the probabilities say.
+        for (got, p) in [(counts.eio, 0.1), (counts.eagain, 0.2), (counts.short, 0.3)] {
+            let expected = N as f64 * p;
+            let sd = (N as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (got as f64 - expected).abs() < 5.0 * sd,
+                "{got} for p = {p}: {counts:?}"
+            );
+        }
+        assert_eq!(counts.delay, 0);
+        let again = results(&mut Inject::new(null(), plan(faults)), N);
+        assert!(first == again, "the same seed gives the same faults");
+        let other = results(
+            &mut Inject::new(null(), plan(&format!("{faults},seed:1"))),
+            N,
+        );
+        assert!(first != other, "another seed gives other faults");
+    }
+
+    #[test]
+    fn nothing_is_injected_without_a_plan() {
+        let mut engine = Inject::new(null(), FaultPlan::default());
+        assert!(results(&mut engine, 1000).iter().all(|&r| r == 4096));
+        assert_eq!(engine.counters().injected, InjectedCounts::default());
+        let mut engine = Inject::new(null(), plan("eio:1"));
+        assert!(
+            results(&mut engine, 1000)
+                .iter()
+                .all(|&r| r == -i64::from(libc::EIO))
+        );
+    }
+
+    #[test]
+    fn a_shortened_request_comes_back_short_with_its_window() {
+        let pool = BufPool::new(4, 8192).unwrap();
+        let mut engine = Inject::new(PsyncEngine::new(&EngineConfig::default()), plan("short:1"));
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "f", 16384);
+        let handle = add(&mut engine, &path, &OpenOptions::default());
+        let one = |engine: &mut Inject<PsyncEngine>, request| match engine.queue(request) {
+            QueueOutcome::Completed(done) => done,
+            other => panic!("{other:?}"),
+        };
+        let done = one(
+            &mut engine,
+            Request::read(handle, 4096, take(&pool, 4096), 0),
+        );
+        let buf = done.buf.as_ref().unwrap();
+        assert_eq!((done.result, buf.start(), buf.len()), (2048, 0, 4096));
+        assert!(done.is_short());
+        assert!(buf.as_slice()[..2048] == contents[4096..6144]);
+        // A window that starts further in: halved and rounded down to 512.
+        let mut inside = take(&pool, 8192);
+        inside.advance(512);
+        inside.set_len(3584);
+        let done = one(&mut engine, Request::read(handle, 0, inside, 1));
+        let buf = done.buf.as_ref().unwrap();
+        assert_eq!((done.result, buf.start(), buf.len()), (1536, 512, 3584));
+        assert!(buf.as_slice()[..1536] == contents[..1536]);
+        assert_eq!(engine.counters().injected.short, 2);
+        // Too small to halve, or nothing to halve: left alone, not counted.
+        let done = one(&mut engine, Request::read(handle, 0, take(&pool, 1023), 2));
+        assert_eq!(done.result, 1023);
+        let done = one(&mut engine, Request::sync(handle, true, 3));
+        assert_eq!((done.op, done.result), (Op::Fdatasync, 0));
+        assert_eq!(engine.counters().injected.short, 2);
+    }
+
+    #[test]
+    fn a_shortened_request_comes_back_short_from_an_asynchronous_engine() {
+        if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+            eprintln!("skipping io_uring: {reason}");
+            return;
+        }
+        let pool = BufPool::new(4, 4096).unwrap();
+        let config = EngineConfig::with_depth(4);
+        let mut engine = Inject::new(
+            IoUringEngine::new(&config, Some(&pool)).unwrap(),
+            plan("short:1"),
+        );
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "f", 16384);
+        let handle = add(&mut engine, &path, &OpenOptions::default());
+        let done = run(
+            &mut engine,
+            (0..4)
+                .map(|k| Request::read(handle, k * 4096, take(&pool, 4096), k))
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(done.len(), 4);
+        for done in &done {
+            let buf = done.buf.as_ref().unwrap();
+            assert_eq!((done.result, buf.start(), buf.len()), (2048, 0, 4096));
+            let at = done.offset as usize;
+            assert!(buf.as_slice()[..2048] == contents[at..at + 2048]);
+        }
+        assert_eq!(engine.counters().injected.short, 4);
+    }
+
+    #[test]
+    fn errors_from_below_pass_through() {
+        let pool = BufPool::new(20, 4096).unwrap();
+        let mut engine = Inject::new(
+            PsyncEngine::new(&EngineConfig::default()),
+            plan("short:0.5,delay:0.5@1us"),
+        );
+        let done = run(
+            &mut engine,
+            (0..20)
+                .map(|k| Request::read(FileHandle(7), 0, take(&pool, 4096), k))
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(done.len(), 20);
+        for done in &done {
+            assert_eq!(done.result, -i64::from(libc::EBADF));
+            assert_eq!(done.buf.as_ref().unwrap().len(), 4096);
+        }
+        let counts = engine.counters().injected;
+        assert_eq!((counts.eio, counts.eagain), (0, 0));
+        assert_eq!(counts.short + counts.delay, 20);
+    }
+
+    #[test]
+    fn a_delayed_request_blocks_a_synchronous_caller() {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let mut engine = Inject::new(
+            PsyncEngine::new(&EngineConfig::default()),
+            plan("delay:1@3ms"),
+        );
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 4096);
+        let handle = add(&mut engine, &path, &OpenOptions::default());
+        for k in 0..3 {
+            let start = Instant::now();
+            let QueueOutcome::Completed(done) =
+                engine.queue(Request::read(handle, 0, take(&pool, 4096), k))
+            else {
+                panic!("a synchronous engine stays synchronous")
+            };
+            assert!(
+                start.elapsed() >= Duration::from_millis(3),
+                "{:?}",
+                start.elapsed()
+            );
+            assert_eq!(done.result, 4096);
+        }
+        assert_eq!(engine.counters().injected.delay, 3);
+        assert!(engine.is_synchronous());
+    }
+
+    #[test]
+    fn a_delayed_completion_is_held_back_and_still_in_flight() {
+        if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+            eprintln!("skipping io_uring: {reason}");
+            return;
+        }
+        let pool = BufPool::new(2, 4096).unwrap();
+        let config = EngineConfig::with_depth(2);
+        let mut engine = Inject::new(
+            IoUringEngine::new(&config, Some(&pool)).unwrap(),
+            plan("delay:1@30ms"),
+        );
+        let dir = scratch();
+        let (path, _) = data_file(dir.path(), "f", 8192);
+        let handle = add(&mut engine, &path, &OpenOptions::default());
+        let start = Instant::now();
+        assert!(matches!(
+            engine.queue(Request::read(handle, 0, take(&pool, 4096), 1)),
+            QueueOutcome::Queued
+        ));
+        engine.commit().unwrap();
+        let mut done = Vec::new();
+        assert_eq!(engine.reap(0, 4, &mut done).unwrap(), 0, "not yet due");
+        assert_eq!(engine.in_flight(), 1);
+        assert!(matches!(
+            engine.remove_file(handle),
+            Err(Error::FileBusy { .. })
+        ));
+        // Only the held-back completion is left: the reap sleeps until it is due.
+        assert_eq!(engine.reap(1, 4, &mut done).unwrap(), 1);
+        assert!(
+            start.elapsed() >= Duration::from_millis(30),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!((done[0].user_data, done[0].result), (1, 4096));
+        assert_eq!(engine.in_flight(), 0);
+        finish(&mut engine, &mut done);
+        engine.remove_file(handle).unwrap();
+    }
+
+    #[test]
+    fn the_description_names_the_plan() {
+        let engine = Inject::new(null(), plan("eio:0.5,delay:0.25@5ms"));
+        assert_eq!(
+            engine.description(),
+            "null + inject(eio:0.5,delay:0.25@5ms)"
+        );
+        assert_eq!(engine.kind(), EngineKind::Null);
+        assert_eq!(engine.plan(), &plan("delay:0.25@5ms,eio:0.5"));
+    }
 }

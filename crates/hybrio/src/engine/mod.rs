@@ -200,8 +200,10 @@ impl Default for EngineConfig {
 /// carry; with `fixed_buffers` it is registered with the kernel.
 ///
 /// Every engine comes wrapped the same way: short transfers are sent again
-/// for the rest and "try again" errors retried (the `resubmit` layer), under the
-/// fault injection of `config.inject` when asked.
+/// for the rest and "try again" errors (`EINTR`, and `EAGAIN` unless
+/// [`EngineConfig::nowait`]) retried a bounded number of times, so that a
+/// completion comes back short only at the end of a file or after an error;
+/// below that, the fault injection of `config.inject` ([`inject`]) when asked.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
