@@ -2,7 +2,8 @@
 //! (`usr_cpu`, `sys_cpu`, `ctx`, `minf`, `majf`).
 //!
 //! `RUSAGE_THREAD` counts only the calling thread: work done for it by io_uring's
-//! io-wq workers or an SQPOLL thread is not included.
+//! io-wq workers, an SQPOLL thread or a worker pool is not included;
+//! [`process_usage`] counts the whole process, those included.
 
 use std::io;
 
@@ -45,16 +46,26 @@ impl ThreadUsage {
 
 /// Usage of the calling thread so far (`getrusage(RUSAGE_THREAD)`).
 pub fn thread_usage() -> io::Result<ThreadUsage> {
-    let usage = crate::sys::thread_rusage()?;
+    Ok(usage_of(&crate::sys::thread_rusage()?))
+}
+
+/// Usage of the whole process so far (`getrusage(RUSAGE_SELF)`): every
+/// thread, including worker pools and io_uring's io-wq workers, which are
+/// threads of the process.
+pub fn process_usage() -> io::Result<ThreadUsage> {
+    Ok(usage_of(&crate::sys::process_rusage()?))
+}
+
+fn usage_of(usage: &libc::rusage) -> ThreadUsage {
     let count = |value: libc::c_long| u64::try_from(value).unwrap_or(0);
-    Ok(ThreadUsage {
+    ThreadUsage {
         user_ns: timeval_ns(&usage.ru_utime),
         system_ns: timeval_ns(&usage.ru_stime),
         voluntary_ctx: count(usage.ru_nvcsw),
         involuntary_ctx: count(usage.ru_nivcsw),
         minor_faults: count(usage.ru_minflt),
         major_faults: count(usage.ru_majflt),
-    })
+    }
 }
 
 fn timeval_ns(tv: &libc::timeval) -> u64 {

@@ -1282,8 +1282,10 @@ fn apply_to_model(model: &mut Vec<u8>, planned: &Planned) -> (i64, u64) {
         Op::Fsync | Op::Fdatasync => (0, 0),
         Op::Read => {
             let end = (start + planned.len).min(model.len());
-            let bytes = model.get(start..end).unwrap_or(&[]);
-            (bytes.len() as i64, fnv(bytes))
+            match model.get(start..end) {
+                Some(bytes) if !bytes.is_empty() => (bytes.len() as i64, fnv(bytes)),
+                _ => (0, 0),
+            }
         }
         Op::Write => {
             let end = start + planned.len;

@@ -16,7 +16,7 @@ pub(crate) use fd::{
     Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, preadv2, pwrite,
     pwritev2, read, write,
 };
-pub(crate) use rusage::thread_rusage;
+pub(crate) use rusage::{process_rusage, thread_rusage};
 
 use std::io;
 

@@ -1,14 +1,24 @@
-//! `getrusage(RUSAGE_THREAD)`.
+//! `getrusage(RUSAGE_THREAD)` and `getrusage(RUSAGE_SELF)`.
 
 use std::io;
 use std::mem::MaybeUninit;
 
 /// Resource usage of the calling thread.
 pub(crate) fn thread_rusage() -> io::Result<libc::rusage> {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+/// Resource usage of the whole process: every thread, io_uring's io-wq
+/// workers (threads of the process since Linux 5.12) included.
+pub(crate) fn process_rusage() -> io::Result<libc::rusage> {
+    rusage(libc::RUSAGE_SELF)
+}
+
+fn rusage(who: libc::c_int) -> io::Result<libc::rusage> {
     let mut usage = MaybeUninit::<libc::rusage>::uninit();
     // SAFETY: `usage` is valid for writes of one `rusage`, which is all
     // getrusage writes.
-    let ret = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    let ret = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
     if ret != 0 {
         return Err(io::Error::last_os_error());
     }
