@@ -93,6 +93,26 @@ impl FileTable {
         }
     }
 
+    /// Adds a file of an emulated device: the entry remembers whether it was
+    /// opened `O_DIRECT` (whose alignment rules the device keeps), then
+    /// `O_DIRECT` is turned off so that its data lives in the page cache.
+    pub(crate) fn insert_emulated(
+        &mut self,
+        file: File,
+        path: PathBuf,
+    ) -> Result<FileHandle, Error> {
+        let handle = self.insert(file, path);
+        let fd = self.get(handle).map_or(-1, FileEntry::fd);
+        if let Err(e) = crate::device::EmulatedDevice::adopt(fd) {
+            let path = self
+                .remove(handle)
+                .map(|entry| entry.path().to_owned())
+                .unwrap_or_default();
+            return Err(Error::io("fcntl(F_SETFL) clearing O_DIRECT", path, 0, e));
+        }
+        Ok(handle)
+    }
+
     /// Removes a file and gives it back; `None` if the handle is not open.
     pub fn remove(&mut self, handle: FileHandle) -> Option<FileEntry> {
         let entry = self.slots.get_mut(handle.index())?.take()?;

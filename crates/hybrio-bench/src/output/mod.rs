@@ -195,6 +195,7 @@ pub(crate) mod testutil {
                 ("iodepth".to_string(), "8".to_string()),
             ],
             stats,
+            errors: None,
         };
         RunReport {
             version: "hybrio-0.1.0".to_string(),

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
@@ -92,11 +92,11 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        if self.device.is_some() {
-            EmulatedDevice::adopt(file.as_raw_fd())
-                .map_err(|e| Error::io("fcntl (emulated device)", &path, 0, e))?;
-        }
-        let handle = self.files.insert(file, path);
+        let handle = if self.device.is_some() {
+            self.files.insert_emulated(file, path)?
+        } else {
+            self.files.insert(file, path)
+        };
         self.calls.file_added(handle);
         Ok(handle)
     }

@@ -338,11 +338,11 @@ impl Engine for IoUringEngine {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let fd = file.as_raw_fd();
-        if self.device.is_some() {
-            EmulatedDevice::adopt(fd)
-                .map_err(|e| Error::io("fcntl (emulated device)", &path, 0, e))?;
-        }
-        let handle = self.files.insert(file, path);
+        let handle = if self.device.is_some() {
+            self.files.insert_emulated(file, path)?
+        } else {
+            self.files.insert(file, path)
+        };
         let in_flight = self.ring.in_flight();
         if self.registered_files > 0 && handle.0 >= self.registered_files && in_flight > 0 {
             // Growing the table unregisters it for a moment: a request in

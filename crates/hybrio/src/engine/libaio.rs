@@ -26,7 +26,6 @@
 //! on one thread and driven from another.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, malformed};
@@ -114,19 +113,11 @@ impl Engine for LibaioEngine {
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        let fd = file.as_raw_fd();
-        // Inserted first, so that the entry remembers whether it was O_DIRECT.
-        let handle = self.files.insert(file, path);
         if self.aio.device().is_some() {
-            if let Err(e) = EmulatedDevice::adopt(fd) {
-                let path = self
-                    .files
-                    .remove(handle)
-                    .map(|entry| entry.path().to_owned())
-                    .unwrap_or_default();
-                return Err(Error::io("fcntl(F_SETFL) clearing O_DIRECT", path, 0, e));
-            }
-        } else if self
+            return self.files.insert_emulated(file, path);
+        }
+        let handle = self.files.insert(file, path);
+        if self
             .files
             .get(handle)
             .is_some_and(|entry| !entry.is_direct())

@@ -826,18 +826,11 @@ impl Engine for PoolEngine {
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         // Inserted first, so the entry records whether it was O_DIRECT
         // before the emulated device turns that off.
-        let handle = self.files.insert(file, path);
-        if self.device.is_some() {
-            let fd = self.files.get(handle).map_or(-1, FileEntry::fd);
-            if let Err(e) = EmulatedDevice::adopt(fd) {
-                let path = self
-                    .files
-                    .remove(handle)
-                    .map(|entry| entry.path().to_owned())
-                    .unwrap_or_default();
-                return Err(Error::io("clear O_DIRECT (emulated device)", path, 0, e));
-            }
-        }
+        let handle = if self.device.is_some() {
+            self.files.insert_emulated(file, path)?
+        } else {
+            self.files.insert(file, path)
+        };
         Ok(handle)
     }
 
@@ -949,8 +942,12 @@ impl Engine for PoolEngine {
     }
 
     fn description(&self) -> String {
+        let device = self
+            .device
+            .map(|device| format!(", emulated device {:?}", device.latency()))
+            .unwrap_or_default();
         format!(
-            "pool (workers 1-{}, now {})",
+            "pool (workers 1-{}, now {}{device})",
             self.max_workers,
             self.workers()
         )
