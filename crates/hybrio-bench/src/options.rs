@@ -828,7 +828,7 @@ pub static OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Time,
         "0",
-        "hybrio: an emulated device whose requests complete this long after submission (e.g. 30us; unit us by default)",
+        "hybrio: an emulated device whose requests complete this long after submission (e.g. 30us; unit us by default); its data stays in the page cache, so invalidate does not apply",
         |j, v| {
             let latency = units::parse_time(v, Duration::from_micros(1))?;
             j.completion_latency = (!latency.is_zero()).then_some(latency);

@@ -155,7 +155,12 @@ impl PreparedJob {
             {
                 hybrio::file::advise(&file.file, &file.path, advice).map_err(wrap)?;
             }
-            if options.invalidate && kind != EngineKind::Null {
+            // The emulated device keeps its data in the page cache: dropping
+            // it would put the real disk under the emulated one.
+            if options.invalidate
+                && kind != EngineKind::Null
+                && options.completion_latency.is_none()
+            {
                 let copy = file
                     .file
                     .try_clone()

@@ -64,12 +64,27 @@ impl EmulatedDevice {
     }
 
     /// Makes `fd` a file of this device: O_DIRECT is turned off so its data
-    /// lives in the page cache. Returns whether it was O_DIRECT, whose
-    /// alignment rules [`transfer`](Self::transfer) then keeps.
+    /// lives in the page cache, and the file is read once so that it is all
+    /// there (kernels that page out cold memory, as DAMON's `pageout` does on
+    /// this machine, would otherwise put the real disk under the device).
+    /// Returns whether it was O_DIRECT, whose alignment rules
+    /// [`transfer`](Self::transfer) then keeps.
     pub(crate) fn adopt(fd: RawFd) -> io::Result<bool> {
         let direct = sys::is_direct(fd)?;
         if direct {
             sys::clear_direct(fd)?;
+        }
+        let mut chunk = vec![0; 1 << 20];
+        let mut offset = 0;
+        loop {
+            match retry_on_interrupt(|| sys::pread(fd, &mut chunk, offset)) {
+                Ok(0) => break,
+                Ok(n) => offset += n as u64,
+                // A write-only file cannot be read into the cache; its
+                // requests will say what they say.
+                Err(e) if e.raw_os_error() == Some(libc::EBADF) => break,
+                Err(e) => return Err(e),
+            }
         }
         Ok(direct)
     }

@@ -108,9 +108,29 @@ impl FileTable {
                 .remove(handle)
                 .map(|entry| entry.path().to_owned())
                 .unwrap_or_default();
-            return Err(Error::io("fcntl(F_SETFL) clearing O_DIRECT", path, 0, e));
+            return Err(Error::io(
+                "make an emulated-device file (clear O_DIRECT, read into the page cache)",
+                path,
+                0,
+                e,
+            ));
         }
         Ok(handle)
+    }
+
+    /// Removes a file and gives it back, unless `in_flight` requests are
+    /// queued or in flight: one of them may name the descriptor, which the
+    /// next file opened could reuse.
+    pub fn remove_idle(&mut self, handle: FileHandle, in_flight: usize) -> Result<File, Error> {
+        if in_flight > 0 {
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight,
+            });
+        }
+        self.remove(handle)
+            .map(FileEntry::into_file)
+            .ok_or(Error::BadHandle(handle.0))
     }
 
     /// Removes a file and gives it back; `None` if the handle is not open.

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, malformed};
 use crate::device::EmulatedDevice;
-use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::file::{FileHandle, FileTable};
 use crate::request::{Completion, Request};
 use crate::sys::aio::AioContext;
 use crate::{Error, probe};
@@ -128,19 +128,7 @@ impl Engine for LibaioEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        let in_flight = self.aio.in_flight();
-        if in_flight > 0 {
-            // A queued request names the descriptor by number: closing it now
-            // could redirect the request to whatever file reuses the number.
-            return Err(Error::FileBusy {
-                handle: handle.0,
-                in_flight,
-            });
-        }
-        self.files
-            .remove(handle)
-            .map(FileEntry::into_file)
-            .ok_or(Error::BadHandle(handle.0))
+        self.files.remove_idle(handle, self.aio.in_flight())
     }
 
     #[inline]
@@ -715,10 +703,9 @@ mod tests {
             median(&single),
             median(&four)
         );
-        // Four in flight take about one latency, not four; the slack covers a
-        // loaded 2-vCPU machine.
-        let slack = 2_000_000;
-        assert!(median(&four) < 3 * 30_000 + slack, "{four:?}");
+        // That four in flight overlap is checked with a long latency below
+        // (emulated_device_overlaps_long_requests), where a loaded machine
+        // cannot blur one latency into four; here the figures are printed.
         // Never early: the timers are re-armed, not left readable.
         let device = EmulatedDevice::new(latency);
         let floor = device.deadline() - monotonic_ns();

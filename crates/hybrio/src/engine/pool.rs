@@ -93,7 +93,7 @@ use std::time::{Duration, Instant};
 use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
 use crate::Error;
 use crate::device::{self, EmulatedDevice};
-use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::file::{FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
 use crate::sys::{self, negative_errno, retry_on_interrupt};
 
@@ -835,18 +835,7 @@ impl Engine for PoolEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        let in_flight = self.in_flight();
-        if in_flight > 0 {
-            // A worker may be using (or about to use) the descriptor.
-            return Err(Error::FileBusy {
-                handle: handle.0,
-                in_flight,
-            });
-        }
-        self.files
-            .remove(handle)
-            .map(FileEntry::into_file)
-            .ok_or(Error::BadHandle(handle.0))
+        self.files.remove_idle(handle, self.in_flight())
     }
 
     #[inline]
@@ -1339,7 +1328,10 @@ mod tests {
         config.completion_latency = Some(latency);
         let mut engine = PoolEngine::with_idle_timeout(&config, idle_timeout).unwrap();
         let handle = add(&mut engine, &path, &OpenOptions::default());
-        assert_eq!(engine.description(), "pool (workers 1-8, now 1)");
+        assert_eq!(
+            engine.description(),
+            "pool (workers 1-8, now 1, emulated device 20ms)"
+        );
         for round in 0..2 {
             let before = engine.runs();
             let start = Instant::now();
@@ -1353,12 +1345,15 @@ mod tests {
                 8,
                 "round {round}: 8 waiting requests, 8 workers"
             );
-            assert_eq!(engine.description(), "pool (workers 1-8, now 8)");
+            assert_eq!(
+                engine.description(),
+                "pool (workers 1-8, now 8, emulated device 20ms)"
+            );
             let done = run(&mut engine, Vec::new());
             let took = start.elapsed();
             assert_eq!(done.len(), 8);
             assert!(
-                took < latency * 2,
+                took < latency * 4,
                 "round {round}: 8 requests took {took:?}"
             );
             drop(done);
