@@ -362,6 +362,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                 total: outcome.failed,
                 first: outcome.first_error,
             }),
+        engine: Some(outcome.engine.clone()),
     };
     let mut groups = Vec::new();
     let mut jobs = Vec::new();

@@ -55,6 +55,8 @@ pub struct JobReport {
     pub stats: JobStats,
     /// With `continue_on_error`: how many requests failed, and the first errno.
     pub errors: Option<ErrorCount>,
+    /// The engine as set up, in one line (hybrio's own line in the normal output).
+    pub engine: Option<String>,
 }
 
 /// Failed requests of a job that went on after them (fio's `total_err`, `first_error`).
@@ -196,6 +198,7 @@ pub(crate) mod testutil {
             ],
             stats,
             errors: None,
+            engine: None,
         };
         RunReport {
             version: "hybrio-0.1.0".to_string(),

@@ -172,6 +172,11 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
         "     latency   : target=0, window=0, percentile=100.00%, depth={}",
         job.desc.iodepth
     );
+    // hybrio's own line: the engine as the system set it up (io_uring's ring
+    // flags, libaio's synchronous buffered I/O, the emulated device).
+    if let Some(engine) = &job.engine {
+        let _ = writeln!(out, "     engine    : {engine}");
+    }
 }
 
 fn dir_status(out: &mut String, s: &JobStats, dir: DataDir, rs: Option<&GroupSummary>) {

@@ -699,3 +699,29 @@ fn the_emulated_device_runs_under_every_engine() {
         );
     }
 }
+
+#[test]
+fn the_report_names_the_engine_as_set_up() {
+    if let Err(reason) = hybrio::probe::engine_available(hybrio::engine::EngineKind::Libaio) {
+        eprintln!("skipping libaio: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=b",
+            "--filename=buffered",
+            "--size=256k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout
+            .contains("     engine    : libaio (depth 4; buffered I/O completes inside io_submit)"),
+        "{stdout}"
+    );
+}
