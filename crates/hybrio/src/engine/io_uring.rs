@@ -28,6 +28,10 @@ const ENGINE: &str = "io_uring";
 /// Size of the registered-file table at first; it doubles when outgrown.
 const INITIAL_REGISTERED_FILES: u32 = 64;
 
+/// Waits in a row that may return without a completion before reaping
+/// gives up with an error instead of spinning.
+const MAX_FRUITLESS_WAITS: u32 = 1_000_000;
+
 /// How long an idle SQPOLL thread spins before it sleeps (the kernel's default too).
 const SQPOLL_IDLE_MS: u32 = 1000;
 
@@ -458,6 +462,7 @@ impl Engine for IoUringEngine {
         let want = min.min(max).min(self.ring.in_kernel());
         let mut got = self.ring.drain(max, out);
         let mut entered = false;
+        let mut fruitless = 0u32;
         while got < max && self.ring.in_kernel() > 0 {
             if got >= want {
                 // Enough to return, but the kernel may hold completions back
@@ -474,7 +479,24 @@ impl Engine for IoUringEngine {
                 self.enter(want - got)?;
             }
             entered = true;
-            got += self.ring.drain(max - got, out);
+            let drained = self.ring.drain(max - got, out);
+            got += drained;
+            // An enter that returns at once without a completion (an
+            // interruption, a transient refusal) is asked again; one that
+            // keeps doing so must not spin for ever.
+            fruitless = if drained == 0 { fruitless + 1 } else { 0 };
+            if fruitless > 0 && fruitless.is_multiple_of(64) {
+                std::thread::yield_now();
+            }
+            if fruitless > MAX_FRUITLESS_WAITS {
+                return Err(engine_error(
+                    "io_uring_enter (wait)",
+                    io::Error::other(format!(
+                        "returned {MAX_FRUITLESS_WAITS} times in a row without a completion, with {} requests in the kernel",
+                        self.ring.in_kernel()
+                    )),
+                ));
+            }
         }
         Ok(got)
     }

@@ -198,18 +198,12 @@ mod tests {
     use std::path::Path;
     use std::time::Duration;
 
-    use tempfile::TempDir;
-
     use super::*;
     use crate::buf::{Buf, BufPool};
+    use crate::engine::testkit::{add, pattern, scratch, take};
     use crate::file::{self, OpenOptions};
     use crate::request::Op;
     use crate::sys::time::monotonic_ns;
-
-    /// A scratch directory on the disk filesystem (/tmp, ext4 here), not tmpfs.
-    fn scratch() -> TempDir {
-        tempfile::tempdir_in(std::env::temp_dir()).unwrap()
-    }
 
     fn engine(config: EngineConfig) -> LibaioEngine {
         LibaioEngine::new(&config).unwrap()
@@ -225,17 +219,6 @@ mod tests {
         engine(config)
     }
 
-    /// Fills `out` with bytes that differ for every `seed`.
-    fn pattern(seed: u64, out: &mut [u8]) {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        for byte in out {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *byte = (state >> 32) as u8;
-        }
-    }
-
     fn read_write(direct: bool) -> OpenOptions {
         OpenOptions {
             read: true,
@@ -245,23 +228,12 @@ mod tests {
         }
     }
 
-    fn add(engine: &mut LibaioEngine, path: &Path, opts: &OpenOptions) -> FileHandle {
-        let file = file::open(path, opts).unwrap();
-        engine.add_file(file, path.to_owned()).unwrap()
-    }
-
     /// A file of `len` patterned bytes; returns its contents.
     fn data_file(path: &Path, len: usize) -> Vec<u8> {
         let mut contents = vec![0; len];
         pattern(len as u64, &mut contents);
         std::fs::write(path, &contents).unwrap();
         contents
-    }
-
-    fn take(pool: &BufPool, len: usize) -> Buf {
-        let mut buf = pool.take().expect("pool has a free buffer");
-        buf.set_len(len);
-        buf
     }
 
     fn queued(engine: &mut LibaioEngine, request: Request) {

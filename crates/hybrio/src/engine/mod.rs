@@ -15,6 +15,8 @@ mod psync;
 mod pvsync2;
 mod resubmit;
 mod sync;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use std::fs::File;
 use std::path::PathBuf;

@@ -994,84 +994,19 @@ mod tests {
     use std::sync::mpsc;
 
     use super::*;
-    use crate::buf::{Buf, BufPool};
-    use crate::file::{self, OpenOptions};
-
-    fn scratch() -> tempfile::TempDir {
-        tempfile::tempdir_in(std::env::temp_dir()).unwrap()
-    }
-
-    /// Bytes that differ for every `seed`.
-    fn pattern(seed: u64, out: &mut [u8]) {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        for byte in out {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *byte = state as u8;
-        }
-    }
-
-    fn read_write() -> OpenOptions {
-        OpenOptions {
-            read: true,
-            write: true,
-            create: true,
-            direct: false,
-        }
-    }
-
-    fn add(engine: &mut PoolEngine, path: &Path, opts: &OpenOptions) -> FileHandle {
-        let file = file::open(path, opts).unwrap();
-        engine.add_file(file, path.to_owned()).unwrap()
-    }
+    use crate::buf::BufPool;
+    use crate::engine::testkit::{add, pattern, read_write, run, scratch, take};
+    use crate::file::OpenOptions;
 
     /// A file of `len` patterned bytes.
     fn data_file(dir: &Path, len: usize) -> (PathBuf, Vec<u8>) {
-        let path = dir.join("data");
-        let mut contents = vec![0; len];
-        pattern(len as u64, &mut contents);
-        std::fs::write(&path, &contents).unwrap();
-        (path, contents)
-    }
-
-    fn take(pool: &BufPool, len: usize) -> Buf {
-        let mut buf = pool.take().expect("a free buffer");
-        buf.set_len(len);
-        buf
+        crate::engine::testkit::data_file(dir, "data", len)
     }
 
     fn engine(depth: u32, latency: Option<Duration>) -> PoolEngine {
         let mut config = EngineConfig::with_depth(depth);
         config.completion_latency = latency;
         PoolEngine::new(&config).unwrap()
-    }
-
-    /// Queues every request (committing and reaping one when full), then
-    /// waits for all; returns the completions.
-    fn run(engine: &mut PoolEngine, requests: Vec<Request>) -> Vec<Completion> {
-        let mut done = Vec::new();
-        for mut request in requests {
-            loop {
-                match engine.queue(request) {
-                    QueueOutcome::Completed(completion) => done.push(completion),
-                    QueueOutcome::Queued => {}
-                    QueueOutcome::Busy(back) => {
-                        request = back;
-                        engine.commit().unwrap();
-                        assert!(engine.reap(1, usize::MAX, &mut done).unwrap() >= 1);
-                        continue;
-                    }
-                }
-                break;
-            }
-        }
-        engine.commit().unwrap();
-        while engine.in_flight() > 0 {
-            assert!(engine.reap(1, usize::MAX, &mut done).unwrap() >= 1);
-        }
-        assert_eq!(engine.reap(0, usize::MAX, &mut done).unwrap(), 0);
-        done
     }
 
     /// Writes patterned blocks, syncs, reads them back and compares.
@@ -1093,7 +1028,7 @@ mod tests {
             pattern(offset, buf.as_mut_slice());
             Request::write(handle, offset, buf, i as u64)
         });
-        for done in run(engine, writes.collect()) {
+        for done in run(engine, writes.collect::<Vec<_>>()) {
             assert_eq!(done.result, blocks[done.user_data as usize].1 as i64);
         }
         let synced = run(
@@ -1109,7 +1044,7 @@ mod tests {
             buf.as_mut_slice().fill(0xEE);
             Request::read(handle, offset, buf, i as u64)
         });
-        let done = run(engine, reads.collect());
+        let done = run(engine, reads);
         assert_eq!(done.len(), blocks.len());
         for done in done {
             let (offset, len) = blocks[done.user_data as usize];
@@ -1161,7 +1096,7 @@ mod tests {
             let tag = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(depth);
             let offset = |i: u64| (i * 7919) % (250 * 1024);
             let len = |i: u64| 512 + (i as usize % 5) * 300;
-            let requests = (0..N)
+            let requests: Vec<Request> = (0..N)
                 .map(|i| Request::read(handle, offset(i), take(&pool, len(i)), tag(i)))
                 .collect();
             let done = run(&mut engine, requests);
@@ -1394,7 +1329,7 @@ mod tests {
         let mut engine = engine(4, Some(Duration::from_millis(20)));
         let handle = add(&mut engine, &path, &OpenOptions::default());
         let burst = |engine: &mut PoolEngine, n: u64| {
-            let requests = (0..n)
+            let requests: Vec<Request> = (0..n)
                 .map(|tag| Request::read(handle, 0, take(&pool, 4096), tag))
                 .collect();
             let before = engine.runs();
@@ -1435,7 +1370,7 @@ mod tests {
             let posts = engine.shared.posts.load(Ordering::Relaxed);
             let reads =
                 (0..32).map(|tag| Request::read(handle, tag * 4096, take(&pool, 4096), tag));
-            let done = run(&mut engine, reads.collect());
+            let done = run(&mut engine, reads);
             assert!(done.iter().all(|c| c.result == 4096));
             fewest = fewest.min(engine.shared.posts.load(Ordering::Relaxed) - posts);
         }

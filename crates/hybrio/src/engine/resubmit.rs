@@ -694,106 +694,22 @@ impl<E: Engine> Engine for Resubmit<E> {
 #[cfg(test)]
 pub(super) mod tests {
     use std::collections::BTreeMap;
-    use std::path::Path;
     use std::time::Instant;
-
-    use tempfile::TempDir;
 
     use super::*;
     use crate::buf::BufPool;
     use crate::engine::inject::{FaultPlan, Inject};
     use crate::engine::io_uring::IoUringEngine;
     use crate::engine::psync::PsyncEngine;
-    use crate::file::{self, OpenOptions};
+    use crate::file::OpenOptions;
     use crate::probe;
 
-    /// A scratch directory on the disk filesystem (/tmp), not tmpfs.
-    pub(in crate::engine) fn scratch() -> TempDir {
-        tempfile::tempdir_in(std::env::temp_dir()).unwrap()
-    }
-
-    /// Fills `out` with bytes that differ for every `seed` (xorshift64*).
-    pub(in crate::engine) fn pattern(seed: u64, out: &mut [u8]) {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        for chunk in out.chunks_mut(8) {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            let word = state.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
-
-    /// A file of `len` patterned bytes; returns its path and contents.
-    pub(in crate::engine) fn data_file(dir: &Path, name: &str, len: usize) -> (PathBuf, Vec<u8>) {
-        let path = dir.join(name);
-        let mut contents = vec![0; len];
-        pattern(len as u64, &mut contents);
-        std::fs::write(&path, &contents).unwrap();
-        (path, contents)
-    }
-
-    pub(in crate::engine) fn read_write() -> OpenOptions {
-        OpenOptions {
-            read: true,
-            write: true,
-            create: true,
-            direct: false,
-        }
-    }
-
-    pub(in crate::engine) fn add(
-        engine: &mut dyn Engine,
-        path: &Path,
-        opts: &OpenOptions,
-    ) -> FileHandle {
-        let file = file::open(path, opts).unwrap();
-        engine.add_file(file, path.to_owned()).unwrap()
-    }
-
-    pub(in crate::engine) fn take(pool: &BufPool, len: usize) -> Buf {
-        let mut buf = pool.take().expect("pool has a free buffer");
-        buf.set_len(len);
-        buf
-    }
+    pub(in crate::engine) use crate::engine::testkit::{
+        add, data_file, finish, pattern, read_write, run, scratch, take,
+    };
 
     pub(in crate::engine) fn plan(text: &str) -> FaultPlan {
         text.parse().unwrap()
-    }
-
-    /// Drives `requests` through the engine as a benchmark does (queue; when
-    /// busy, commit and reap) and returns every completion.
-    pub(in crate::engine) fn run(
-        engine: &mut dyn Engine,
-        requests: impl IntoIterator<Item = Request>,
-    ) -> Vec<Completion> {
-        let mut done = Vec::new();
-        for mut request in requests {
-            loop {
-                match engine.queue(request) {
-                    QueueOutcome::Completed(completion) => done.push(completion),
-                    QueueOutcome::Queued => {}
-                    QueueOutcome::Busy(back) => {
-                        request = back;
-                        engine.commit().unwrap();
-                        engine.reap(1, usize::MAX, &mut done).unwrap();
-                        continue;
-                    }
-                }
-                break;
-            }
-        }
-        finish(engine, &mut done);
-        done
-    }
-
-    /// Commits and reaps until nothing is in flight.
-    pub(in crate::engine) fn finish(engine: &mut dyn Engine, done: &mut Vec<Completion>) {
-        engine.commit().unwrap();
-        while engine.in_flight() > 0 {
-            engine.reap(1, usize::MAX, done).unwrap();
-        }
-        assert_eq!(engine.reap(0, usize::MAX, done).unwrap(), 0);
     }
 
     fn errno(completion: &Completion) -> Option<i32> {

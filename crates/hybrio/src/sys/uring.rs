@@ -354,6 +354,12 @@ impl Ring {
     /// flushes overflowed CQEs, and waits until `min_complete` CQEs are in the
     /// CQ (0: does not wait).
     pub(crate) fn wait(&mut self, min_complete: usize) -> io::Result<()> {
+        if self.sqpoll {
+            // The kernel thread takes the SQ on its own; the crate's submit
+            // path wakes it if it fell asleep (a waiter that did not would
+            // wait for requests nobody picks up), then waits.
+            return self.ring.submit_and_wait(min_complete).map(drop);
+        }
         let min_complete = u32::try_from(min_complete).unwrap_or(u32::MAX);
         let flags = io_uring::EnterFlags::GETEVENTS.bits();
         // SAFETY: to_submit is 0, so the kernel reads no SQE; without
