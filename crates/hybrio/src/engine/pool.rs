@@ -995,7 +995,7 @@ mod tests {
 
     use super::*;
     use crate::buf::BufPool;
-    use crate::engine::testkit::{add, pattern, read_write, run, scratch, take};
+    use crate::engine::testkit::{add, read_write, run, scratch, take};
     use crate::file::OpenOptions;
 
     /// A file of `len` patterned bytes.
@@ -1009,57 +1009,10 @@ mod tests {
         PoolEngine::new(&config).unwrap()
     }
 
-    /// Writes patterned blocks, syncs, reads them back and compares.
+    /// The suite's round trip on a pool engine.
     fn round_trip(engine: &mut PoolEngine, pool: &BufPool, path: &Path, opts: &OpenOptions) {
-        let handle = add(engine, path, opts);
-        let mut blocks: Vec<(u64, usize)> = [0u64, 5, 2, 9, 7, 12, 1, 30, 64, 3, 17, 4]
-            .iter()
-            .map(|&k| (k * 4096, 4096))
-            .collect();
-        if !opts.direct {
-            blocks.extend([
-                (40 * 4096 + 512, 1000),
-                (41 * 4096 + 17, 4096),
-                (50 * 4096 + 4095, 1),
-            ]);
-        }
-        let writes = blocks.iter().enumerate().map(|(i, &(offset, len))| {
-            let mut buf = take(pool, len);
-            pattern(offset, buf.as_mut_slice());
-            Request::write(handle, offset, buf, i as u64)
-        });
-        for done in run(engine, writes.collect::<Vec<_>>()) {
-            assert_eq!(done.result, blocks[done.user_data as usize].1 as i64);
-        }
-        let synced = run(
-            engine,
-            vec![
-                Request::sync(handle, false, 0),
-                Request::sync(handle, true, 1),
-            ],
-        );
-        assert!(synced.iter().all(|c| c.result == 0), "{synced:?}");
-        let reads = blocks.iter().enumerate().map(|(i, &(offset, len))| {
-            let mut buf = take(pool, len);
-            buf.as_mut_slice().fill(0xEE);
-            Request::read(handle, offset, buf, i as u64)
-        });
-        let done = run(engine, reads);
-        assert_eq!(done.len(), blocks.len());
-        for done in done {
-            let (offset, len) = blocks[done.user_data as usize];
-            assert_eq!(
-                (done.op, done.offset, done.result),
-                (Op::Read, offset, len as i64)
-            );
-            let mut expected = vec![0; len];
-            pattern(offset, &mut expected);
-            assert!(
-                done.buf.as_ref().unwrap().as_slice() == expected,
-                "data at {offset}"
-            );
-        }
-        engine.remove_file(handle).unwrap();
+        let name = engine.description();
+        crate::engine::testkit::round_trip(engine, pool, path, opts, &name);
     }
 
     #[test]

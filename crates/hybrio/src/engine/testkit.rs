@@ -9,7 +9,7 @@ use tempfile::TempDir;
 use super::{Engine, QueueOutcome};
 use crate::buf::{Buf, BufPool};
 use crate::file::{self, FileHandle, OpenOptions};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Op, Request};
 
 /// A scratch directory on the disk filesystem (/tmp), not tmpfs.
 pub(crate) fn scratch() -> TempDir {
@@ -100,4 +100,71 @@ pub(crate) fn finish(engine: &mut dyn Engine, done: &mut Vec<Completion>) {
         0,
         "completions after the last one"
     );
+}
+
+/// Writes patterned blocks at scattered offsets (odd lengths and offsets
+/// included unless `direct`), syncs, and reads them back byte for byte.
+pub(crate) fn round_trip(
+    engine: &mut dyn Engine,
+    pool: &BufPool,
+    path: &Path,
+    opts: &OpenOptions,
+    name: &str,
+) {
+    let handle = add(engine, path, opts);
+    let mut blocks: Vec<(u64, usize)> = [0u64, 5, 2, 9, 7, 12, 1, 30, 64, 3, 17, 4]
+        .iter()
+        .map(|&k| (k * 4096, 4096))
+        .collect();
+    if !opts.direct {
+        blocks.extend([
+            (40 * 4096 + 512, 1000),
+            (41 * 4096 + 17, 4096),
+            (50 * 4096 + 4095, 1),
+        ]);
+    }
+    let writes = blocks.iter().enumerate().map(|(i, &(offset, len))| {
+        let mut buf = take(pool, len);
+        pattern(offset, buf.as_mut_slice());
+        Request::write(handle, offset, buf, i as u64)
+    });
+    for done in run(engine, writes.collect::<Vec<_>>()) {
+        let (_, len) = blocks[done.user_data as usize];
+        assert_eq!(done.op, Op::Write);
+        assert_eq!(done.result, len as i64, "{name}: write {}", done.user_data);
+    }
+    let synced = run(
+        engine,
+        [
+            Request::sync(handle, false, 100),
+            Request::sync(handle, true, 101),
+        ],
+    );
+    assert_eq!(synced.len(), 2);
+    for done in &synced {
+        assert_eq!(done.result, 0, "{name}: {:?}", done.op);
+    }
+    let reads: Vec<Request> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, &(offset, len))| {
+            let mut buf = take(pool, len);
+            buf.as_mut_slice().fill(0xEE);
+            Request::read(handle, offset, buf, i as u64)
+        })
+        .collect();
+    let done = run(engine, reads);
+    assert_eq!(done.len(), blocks.len());
+    for done in done {
+        let (offset, len) = blocks[done.user_data as usize];
+        assert_eq!((done.op, done.offset), (Op::Read, offset));
+        assert_eq!(done.result, len as i64, "{name}: read at {offset}");
+        let mut expected = vec![0; len];
+        pattern(offset, &mut expected);
+        assert!(
+            done.buf.as_ref().unwrap().as_slice() == expected,
+            "{name}: data at {offset} differs"
+        );
+    }
+    engine.remove_file(handle).unwrap();
 }
