@@ -505,7 +505,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "ioengine",
         &[],
         Kind::Choice(&[
-            "sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "null"
+            "sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "adaptive", "null"
         ]),
         "psync",
         "How I/O is issued",

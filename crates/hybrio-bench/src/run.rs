@@ -363,6 +363,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                 first: outcome.first_error,
             }),
         engine: Some(outcome.engine.clone()),
+        paths: outcome.counters.paths,
     };
     let mut groups = Vec::new();
     let mut jobs = Vec::new();
@@ -397,6 +398,12 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             let mut merged = reports_of(first_clone, first);
             for (_, outcome) in &members[1..] {
                 merged.stats.merge(&outcome.stats);
+                if let (Some(sum), Some(more)) = (&mut merged.paths, outcome.counters.paths) {
+                    sum.inline += more.inline;
+                    sum.asynchronous += more.asynchronous;
+                    sum.explored += more.explored;
+                    sum.switches += more.switches;
+                }
                 if let Some(errors) = &mut merged.errors {
                     errors.total += outcome.failed;
                     if errors.first == 0 {
@@ -435,6 +442,12 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                 "eagain": o.counters.injected.eagain,
                 "delay": o.counters.injected.delay,
             },
+            "paths": o.counters.paths.map(|p| serde_json::json!({
+                "inline": p.inline,
+                "async": p.asynchronous,
+                "explored": p.explored,
+                "switches": p.switches,
+            })),
         })).collect::<Vec<_>>(),
     });
     RunReport {

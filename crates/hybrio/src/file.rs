@@ -242,6 +242,24 @@ pub fn advise(file: &File, path: &Path, pattern: AccessPattern) -> Result<(), Er
     sys::fadvise(file.as_raw_fd(), 0, 0, advice).map_err(|e| Error::io(op, path, 0, e))
 }
 
+/// A second, independent open of the file `file` has open: same access mode
+/// and `O_DIRECT`/`O_SYNC`/`O_DSYNC`/`O_NOATIME` flags, but its own open file
+/// description, so that changing its flags (as the emulated device does with
+/// `O_DIRECT`) leaves `file` alone. Goes through `/proc/self/fd`, so it works
+/// for files already unlinked.
+pub(crate) fn reopen(file: &File, path: &Path) -> Result<File, Error> {
+    let fd = file.as_raw_fd();
+    let flags = sys::status_flags(fd).map_err(|e| Error::io("read the flags of", path, 0, e))?;
+    let access = flags & libc::O_ACCMODE;
+    let kept = flags & (libc::O_DIRECT | libc::O_SYNC | libc::O_DSYNC | libc::O_NOATIME);
+    std::fs::OpenOptions::new()
+        .read(access != libc::O_WRONLY)
+        .write(access != libc::O_RDONLY)
+        .custom_flags(kept)
+        .open(format!("/proc/self/fd/{fd}"))
+        .map_err(|e| Error::io("open a second time", path, 0, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,8 @@ use crate::sys;
 pub fn engine_available(kind: EngineKind) -> Result<(), Error> {
     match kind {
         EngineKind::Sync | EngineKind::Psync | EngineKind::Null | EngineKind::Pool => Ok(()),
-        EngineKind::Pvsync2 => Ok(()),
+        // The adaptive engine falls back to the pool where io_uring is refused.
+        EngineKind::Pvsync2 | EngineKind::Adaptive => Ok(()),
         EngineKind::Libaio => libaio_status()
             .clone()
             .map_err(|reason| Error::Unavailable {

@@ -57,6 +57,8 @@ pub struct JobReport {
     pub errors: Option<ErrorCount>,
     /// The engine as set up, in one line (hybrio's own line in the normal output).
     pub engine: Option<String>,
+    /// The adaptive engine's choices (summed over a merged group).
+    pub paths: Option<hybrio::engine::PathCounts>,
 }
 
 /// Failed requests of a job that went on after them (fio's `total_err`, `first_error`).
@@ -199,6 +201,7 @@ pub(crate) mod testutil {
             stats,
             errors: None,
             engine: None,
+            paths: None,
         };
         RunReport {
             version: "hybrio-0.1.0".to_string(),

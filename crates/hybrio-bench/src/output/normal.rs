@@ -177,6 +177,20 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     if let Some(engine) = &job.engine {
         let _ = writeln!(out, "     engine    : {engine}");
     }
+    // The adaptive engine's choices: what it did, not only how fast.
+    if let Some(p) = &job.paths {
+        let total = (p.inline + p.asynchronous).max(1) as f64;
+        let _ = writeln!(
+            out,
+            "     paths     : inline={} ({:.1}%), async={} ({:.1}%), explored={}, switches={}",
+            p.inline,
+            100.0 * p.inline as f64 / total,
+            p.asynchronous,
+            100.0 * p.asynchronous as f64 / total,
+            p.explored,
+            p.switches
+        );
+    }
 }
 
 fn dir_status(out: &mut String, s: &JobStats, dir: DataDir, rs: Option<&GroupSummary>) {

@@ -3,6 +3,7 @@
 //! Every engine behaves the same from the outside: the same results for the same
 //! requests, errors as a negative errno in the completion, never a panic.
 
+mod adaptive;
 #[cfg(test)]
 mod conformance;
 pub mod inject;
@@ -77,7 +78,7 @@ pub trait Engine: Send + std::fmt::Debug {
     }
 
     /// What the engine counted besides completions: resubmissions, retries,
-    /// injected faults.
+    /// injected faults, and the adaptive engine's choices.
     fn counters(&self) -> EngineCounters {
         EngineCounters::default()
     }
@@ -93,6 +94,22 @@ pub struct EngineCounters {
     pub retries: u64,
     /// Faults the injection wrapper caused, by kind.
     pub injected: inject::InjectedCounts,
+    /// The adaptive engine's choices; `None` for the other engines.
+    pub paths: Option<PathCounts>,
+}
+
+/// Which way the adaptive engine sent its requests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PathCounts {
+    /// Requests done inline, in the caller's thread.
+    pub inline: u64,
+    /// Requests handed to the asynchronous engine.
+    pub asynchronous: u64,
+    /// Of those, requests sent the other way than their class's choice, to
+    /// keep the price of that way current.
+    pub explored: u64,
+    /// Times a class changed its choice.
+    pub switches: u64,
 }
 
 /// The engines this library has.
@@ -110,19 +127,23 @@ pub enum EngineKind {
     Libaio,
     /// io_uring, with batched submission and reaping.
     IoUring,
+    /// Each request inline or asynchronous, whichever has cost less lately
+    /// for requests like it: hybrio's own, and the library's default.
+    Adaptive,
     /// Completes everything at once without doing I/O: measures the caller's own overhead.
     Null,
 }
 
 impl EngineKind {
     /// Every engine, in the order a comparison lists them.
-    pub const ALL: [EngineKind; 7] = [
+    pub const ALL: [EngineKind; 8] = [
         EngineKind::Sync,
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Pool,
         EngineKind::Libaio,
         EngineKind::IoUring,
+        EngineKind::Adaptive,
         EngineKind::Null,
     ];
 
@@ -135,6 +156,7 @@ impl EngineKind {
             EngineKind::Pool => "pool",
             EngineKind::Libaio => "libaio",
             EngineKind::IoUring => "io_uring",
+            EngineKind::Adaptive => "adaptive",
             EngineKind::Null => "null",
         }
     }
@@ -142,6 +164,13 @@ impl EngineKind {
     /// Looks an engine up by fio's name.
     pub fn from_name(name: &str) -> Option<EngineKind> {
         EngineKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl Default for EngineKind {
+    /// The adaptive engine.
+    fn default() -> Self {
+        EngineKind::Adaptive
     }
 }
 
@@ -218,6 +247,7 @@ pub fn open(
         EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
         EngineKind::Libaio => wrap(libaio::LibaioEngine::new(config)?, config),
         EngineKind::IoUring => wrap(io_uring::IoUringEngine::new(config, pool)?, config),
+        EngineKind::Adaptive => wrap(adaptive::AdaptiveEngine::new(config, pool)?, config),
         EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })
 }

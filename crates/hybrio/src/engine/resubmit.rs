@@ -687,6 +687,7 @@ impl<E: Engine> Engine for Resubmit<E> {
             ],
             retries: self.retries + inner.retries,
             injected: inner.injected,
+            paths: inner.paths,
         }
     }
 }

@@ -126,6 +126,17 @@ pub(crate) fn is_direct(fd: RawFd) -> io::Result<bool> {
     }
 }
 
+/// The status flags of `fd` (`fcntl(F_GETFL)`): access mode, `O_DIRECT`, ...
+pub(crate) fn status_flags(fd: RawFd) -> io::Result<i32> {
+    // SAFETY: F_GETFL takes no pointer; any descriptor value is safe to pass.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(flags)
+    }
+}
+
 /// Turns `O_DIRECT` off on `fd`, so that its I/O goes through the page cache.
 pub(crate) fn clear_direct(fd: RawFd) -> io::Result<()> {
     // SAFETY: F_GETFL/F_SETFL take integers; any descriptor value is safe to pass.

@@ -14,7 +14,7 @@ pub(crate) mod uring;
 
 pub(crate) use fd::{
     Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, preadv2, pwrite,
-    pwritev2, read, write,
+    pwritev2, read, status_flags, write,
 };
 pub(crate) use rusage::{process_rusage, thread_rusage};
 

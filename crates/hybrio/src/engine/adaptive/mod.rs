@@ -1,0 +1,442 @@
+//! `adaptive`: each request runs inline (a `pread`/`pwrite` in the caller)
+//! or goes to an asynchronous engine (io_uring where the kernel allows it,
+//! else the worker pool), whichever has cost less lately for requests like
+//! it. No option tunes it.
+//!
+//! Requests are told apart by class: file, operation (read, write, sync) and
+//! size (by powers of two); a file opened with `O_DIRECT` is its own file, so
+//! buffered and direct I/O are learned apart. Each class learns on its own
+//! ([`policy`]): ext4's buffered writes, which io_uring hands to a kernel
+//! worker, come out inline; page-cache hits come out inline; a device with
+//! several requests outstanding comes out asynchronous. Nothing is probed per
+//! request (no `fincore`, no `RWF_NOWAIT` try): the engine prices each path
+//! from the completions it already has.
+//!
+//! An inline request completes inside [`Engine::queue`], unless asynchronous
+//! requests are outstanding: then its completion waits in the engine and
+//! comes out of the next [`Engine::reap`], with the others. A caller that
+//! reaps only when its queue is full would otherwise never reap the
+//! asynchronous requests again once the class turned inline.
+//!
+//! Every run reports how many requests took each path, how many were sent
+//! the other way to explore, and how often a class changed its choice
+//! ([`PathCounts`](super::PathCounts)).
+
+mod policy;
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::path::PathBuf;
+
+use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome};
+use crate::Error;
+use crate::buf::BufPool;
+use crate::clock::Clock;
+use crate::file::FileHandle;
+use crate::request::{Completion, Op, Request};
+use policy::{ClassPolicy, GAP_CAP_NS, Occupancy, Path};
+
+/// Size classes: powers of two up to 16 MiB, then one for everything larger.
+const SIZE_CLASSES: usize = 25;
+/// Read, write, sync.
+const OPERATION_CLASSES: usize = 3;
+
+/// Where the engine reads the time.
+#[derive(Debug, Clone)]
+enum Time {
+    Real(Clock),
+    /// A clock the tests move by hand, shared with their synthetic engines.
+    #[cfg(test)]
+    Virtual(std::sync::Arc<std::sync::atomic::AtomicU64>),
+}
+
+impl Time {
+    #[inline]
+    fn now(&self) -> u64 {
+        match self {
+            Time::Real(clock) => clock.now(),
+            #[cfg(test)]
+            Time::Virtual(ns) => ns.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+}
+
+/// What the engine keeps per file: its handle in the asynchronous engine
+/// and the decision state of each class of its requests.
+#[derive(Debug)]
+struct FileRoute {
+    backend: FileHandle,
+    classes: Vec<Option<Box<ClassPolicy>>>,
+}
+
+/// An asynchronous request's bookkeeping while the other engine holds it.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    user_data: u64,
+    file: FileHandle,
+    class: u16,
+    epoch: u32,
+    queued_ns: u64,
+}
+
+impl Slot {
+    /// A slot no request holds.
+    const FREE: Slot = Slot {
+        user_data: 0,
+        file: FileHandle(u32::MAX),
+        class: 0,
+        epoch: 0,
+        queued_ns: 0,
+    };
+}
+
+/// The adaptive engine.
+#[derive(Debug)]
+pub(crate) struct AdaptiveEngine {
+    inline: Box<dyn Engine>,
+    backend: Box<dyn Engine>,
+    /// Reopen files for the asynchronous engine instead of duplicating the
+    /// descriptor (the emulated device changes a file's flags).
+    reopen_files: bool,
+    depth: u32,
+    routes: Vec<Option<FileRoute>>,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    async_in_flight: usize,
+    /// Inline completions held back while asynchronous requests are outstanding.
+    ready: VecDeque<Completion>,
+    held_since_commit: usize,
+    occupancy: Occupancy,
+    /// When the engine last returned to its caller.
+    last_return_ns: u64,
+    time: Time,
+    counts: PathCounts,
+}
+
+impl AdaptiveEngine {
+    /// The engine with psync (pvsync2 when `hipri` or `nowait` asks for its
+    /// flags) inline, and io_uring, or the pool where io_uring is refused,
+    /// for the asynchronous path.
+    pub(crate) fn new(config: &EngineConfig, pool: Option<&BufPool>) -> Result<Self, Error> {
+        let inline: Box<dyn Engine> = if config.hipri || config.nowait {
+            Box::new(super::pvsync2::Pvsync2Engine::new(config))
+        } else {
+            Box::new(super::psync::PsyncEngine::new(config))
+        };
+        let io_uring = crate::probe::engine_available(EngineKind::IoUring)
+            .and_then(|()| super::io_uring::IoUringEngine::new(config, pool));
+        let backend: Box<dyn Engine> = match io_uring {
+            Ok(ring) => Box::new(ring),
+            Err(_) => Box::new(super::pool::PoolEngine::new(config)?),
+        };
+        Ok(Self::with_engines(
+            inline,
+            backend,
+            config,
+            Time::Real(Clock::new()),
+        ))
+    }
+
+    fn with_engines(
+        inline: Box<dyn Engine>,
+        backend: Box<dyn Engine>,
+        config: &EngineConfig,
+        time: Time,
+    ) -> Self {
+        let last_return_ns = time.now();
+        AdaptiveEngine {
+            inline,
+            backend,
+            reopen_files: config.completion_latency.is_some(),
+            depth: config.depth.max(1),
+            routes: Vec::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            async_in_flight: 0,
+            ready: VecDeque::new(),
+            held_since_commit: 0,
+            occupancy: Occupancy::default(),
+            last_return_ns,
+            time,
+            counts: PathCounts::default(),
+        }
+    }
+
+    /// Which class `request` belongs to.
+    #[inline]
+    fn class_of(request: &Request) -> usize {
+        let operation = match request.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Fsync | Op::Fdatasync => 2,
+        };
+        let len = request.len().max(1) as u64;
+        let size = (u64::BITS - (len - 1).leading_zeros()) as usize;
+        operation * SIZE_CLASSES + size.min(SIZE_CLASSES - 1)
+    }
+
+    /// The request's slot for its trip through the asynchronous engine.
+    fn take_slot(&mut self, slot: Slot) -> u32 {
+        match self.free_slots.pop() {
+            Some(index) => {
+                self.slots[index as usize] = slot;
+                index
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Hands a completion over now, or holds it for the next reap while
+    /// asynchronous requests are outstanding.
+    #[inline]
+    fn deliver(&mut self, completion: Completion, outstanding: usize) -> QueueOutcome {
+        if outstanding == 0 {
+            QueueOutcome::Completed(completion)
+        } else {
+            self.ready.push_back(completion);
+            self.held_since_commit += 1;
+            QueueOutcome::Queued
+        }
+    }
+
+    /// Puts the caller's tag and handle back on a completion from the
+    /// asynchronous engine, and records what it cost.
+    fn finish_async(&mut self, completion: &mut Completion, now: u64) {
+        let index = completion.user_data as u32;
+        let slot = std::mem::replace(&mut self.slots[index as usize], Slot::FREE);
+        self.free_slots.push(index);
+        completion.user_data = slot.user_data;
+        completion.file = slot.file;
+        if completion.result < 0 {
+            // A failure's latency says nothing about the path.
+            return;
+        }
+        let policy = self
+            .routes
+            .get_mut(slot.file.index())
+            .and_then(Option::as_mut)
+            .and_then(|route| route.classes[usize::from(slot.class)].as_mut());
+        if let Some(policy) = policy {
+            policy.record(
+                Path::Async,
+                slot.epoch,
+                slot.queued_ns,
+                now.saturating_sub(slot.queued_ns),
+                now,
+                &self.occupancy,
+            );
+        }
+    }
+
+    fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
+        self.routes.get(handle.index()).and_then(Option::as_ref)
+    }
+}
+
+impl Engine for AdaptiveEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Adaptive
+    }
+
+    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
+        let twin = if self.reopen_files {
+            crate::file::reopen(&file, &path)?
+        } else {
+            file.try_clone()
+                .map_err(|e| Error::io("duplicate the descriptor of", &path, 0, e))?
+        };
+        let backend = self.backend.add_file(twin, path.clone())?;
+        let handle = match self.inline.add_file(file, path) {
+            Ok(handle) => handle,
+            Err(error) => {
+                let _ = self.backend.remove_file(backend);
+                return Err(error);
+            }
+        };
+        if self.routes.len() <= handle.index() {
+            self.routes.resize_with(handle.index() + 1, || None);
+        }
+        self.routes[handle.index()] = Some(FileRoute {
+            backend,
+            classes: (0..OPERATION_CLASSES * SIZE_CLASSES)
+                .map(|_| None)
+                .collect(),
+        });
+        Ok(handle)
+    }
+
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
+        let busy = self.ready.iter().any(|c| c.file == handle)
+            || self.slots.iter().any(|slot| slot.file == handle);
+        if busy {
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight: self.in_flight(),
+            });
+        }
+        self.backend.remove_file(route.backend)?;
+        self.routes[handle.index()] = None;
+        self.inline.remove_file(handle)
+    }
+
+    #[inline]
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+        let outstanding = self.ready.len() + self.async_in_flight;
+        if outstanding >= self.depth as usize {
+            return QueueOutcome::Busy(request);
+        }
+        let now = self.time.now();
+        let class = Self::class_of(&request);
+        let Some(route) = self
+            .routes
+            .get_mut(request.file.index())
+            .and_then(Option::as_mut)
+        else {
+            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
+        };
+        let depth = self.depth;
+        let policy = route.classes[class].get_or_insert_with(|| Box::new(ClassPolicy::new(depth)));
+        let decision = policy.route(now, &self.occupancy);
+        self.counts.switches += u64::from(decision.switched);
+        self.counts.explored += u64::from(decision.epoch != 0);
+        match decision.path {
+            Path::Inline => {
+                self.counts.inline += 1;
+                let gap = now.saturating_sub(self.last_return_ns).min(GAP_CAP_NS);
+                let outcome = self.inline.queue(request);
+                let end = self.time.now();
+                self.last_return_ns = end;
+                match outcome {
+                    QueueOutcome::Completed(completion) => {
+                        if completion.result >= 0 {
+                            let cost = end.saturating_sub(now) + gap;
+                            policy.record(
+                                Path::Inline,
+                                decision.epoch,
+                                now,
+                                cost,
+                                end,
+                                &self.occupancy,
+                            );
+                        }
+                        self.deliver(completion, outstanding)
+                    }
+                    other => other,
+                }
+            }
+            Path::Async => {
+                let (user_data, file) = (request.user_data, request.file);
+                request.file = route.backend;
+                let slot = self.take_slot(Slot {
+                    user_data,
+                    file,
+                    class: class as u16,
+                    epoch: decision.epoch,
+                    queued_ns: now,
+                });
+                request.user_data = u64::from(slot);
+                self.occupancy.add(now, 1);
+                self.async_in_flight += 1;
+                self.last_return_ns = now;
+                match self.backend.queue(request) {
+                    QueueOutcome::Queued => {
+                        self.counts.asynchronous += 1;
+                        QueueOutcome::Queued
+                    }
+                    QueueOutcome::Completed(mut completion) => {
+                        self.counts.asynchronous += 1;
+                        let end = self.time.now();
+                        self.occupancy.remove(end, 1);
+                        self.async_in_flight -= 1;
+                        self.finish_async(&mut completion, end);
+                        self.last_return_ns = end;
+                        self.deliver(completion, outstanding)
+                    }
+                    QueueOutcome::Busy(mut request) => {
+                        self.occupancy.remove(now, 1);
+                        self.async_in_flight -= 1;
+                        self.slots[slot as usize] = Slot::FREE;
+                        self.free_slots.push(slot);
+                        request.user_data = user_data;
+                        request.file = file;
+                        QueueOutcome::Busy(request)
+                    }
+                }
+            }
+        }
+    }
+
+    fn commit(&mut self) -> Result<usize, Error> {
+        let committed = if self.async_in_flight > 0 {
+            self.backend.commit()?
+        } else {
+            0
+        };
+        let held = std::mem::take(&mut self.held_since_commit);
+        Ok(committed + held)
+    }
+
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let mut got = 0;
+        while got < max {
+            let Some(completion) = self.ready.pop_front() else {
+                break;
+            };
+            out.push(completion);
+            got += 1;
+        }
+        if got < max && self.async_in_flight > 0 {
+            let start = out.len();
+            let wait_for = min.saturating_sub(got).min(self.async_in_flight);
+            let reaped = self.backend.reap(wait_for, max - got, out)?;
+            if reaped > 0 {
+                let now = self.time.now();
+                self.occupancy.remove(now, reaped as u64);
+                self.async_in_flight -= reaped;
+                for completion in &mut out[start..] {
+                    self.finish_async(completion, now);
+                }
+                self.last_return_ns = now;
+            }
+            got += reaped;
+        }
+        Ok(got)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.ready.len() + self.async_in_flight
+    }
+
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "adaptive (inline {}, async {})",
+            self.inline.description(),
+            self.backend.description()
+        )
+    }
+
+    fn counters(&self) -> EngineCounters {
+        let inline = self.inline.counters();
+        let backend = self.backend.counters();
+        EngineCounters {
+            short_ios: [
+                inline.short_ios[0] + backend.short_ios[0],
+                inline.short_ios[1] + backend.short_ios[1],
+            ],
+            retries: inline.retries + backend.retries,
+            injected: inline.injected + backend.injected,
+            paths: Some(self.counts),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

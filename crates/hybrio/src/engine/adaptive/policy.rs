@@ -1,0 +1,501 @@
+//! The adaptive engine's choice, for one class of requests: inline or
+//! asynchronous, from what each path has cost lately.
+//!
+//! # What a path costs
+//! Both paths are priced in the same unit, the wall time one request takes
+//! of the caller's life, so that they compare whatever the machine does
+//! underneath (a kernel worker taking ext4's buffered writes, a device
+//! overlapping requests, the page cache answering at once):
+//!
+//! - **inline**: the time inside the call, plus the caller's own time since
+//!   the engine last returned to it (what it spends between requests, which
+//!   an inline call cannot overlap with anything);
+//! - **asynchronous**: the mean latency from queue to reap divided by the
+//!   mean number of asynchronous requests in flight over the same time
+//!   (Little's law: in-flight / latency is the throughput, so this is the
+//!   time per request). Time with nothing in flight counts too, so a caller
+//!   that keeps one request outstanding and works between them pays for its
+//!   work on both paths alike.
+//!
+//! # How it learns
+//! A class starts inline, measures a window, then sends one exploration
+//! epoch the other way, and from then on keeps the cheaper path. Its costs
+//! are measured in windows of completed requests; the chosen path's cost is
+//! watched all the time, the other path's only during explorations, which
+//! come back at a low rate (at most every [`EXPLORE_INTERVAL_NS`], and no
+//! more than one request in [`EXPLORE_SPACING`] per epoch length) and at once
+//! when the chosen path's cost moves by half or more (a cache dropped, a
+//! device saturated). An epoch is long enough for the caller to fill its
+//! queue (four depths), and its first depth's worth of completions is left
+//! out, so an exploration of the asynchronous path sees the concurrency the
+//! caller really keeps.
+
+/// The two paths a request can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// Done inside `queue`, in the caller's thread.
+    Inline,
+    /// Handed to the asynchronous engine.
+    Async,
+}
+
+impl Path {
+    fn index(self) -> usize {
+        match self {
+            Path::Inline => 0,
+            Path::Async => 1,
+        }
+    }
+
+    fn other(self) -> Path {
+        match self {
+            Path::Inline => Path::Async,
+            Path::Async => Path::Inline,
+        }
+    }
+}
+
+/// Completed requests per measurement window of the chosen path...
+const WINDOW: u32 = 32;
+/// ...and the least time it spans: 32 page-cache hits take 30 us, in which
+/// one interrupt is a large share.
+const WINDOW_NS: u64 = 200_000;
+/// Weight of a new window in the chosen path's running cost.
+const SMOOTHING: f64 = 0.25;
+/// The other path must be this much cheaper to be chosen: a tie is not worth a switch.
+const MARGIN: f64 = 0.03;
+/// Two windows in a row whose cost is this many times the running cost (or
+/// this many times less) replace it and start an exploration soon: one such
+/// window is noise (a writeback stall), two are a change.
+const DRIFT: f64 = 1.5;
+/// Explorations come back after at least this long...
+pub(crate) const EXPLORE_INTERVAL_NS: u64 = 100_000_000;
+/// ...and after at least this many epoch lengths of requests, so that they
+/// never take more than about half a percent of a class's requests (and so
+/// stay out of its 99th percentile).
+pub(crate) const EXPLORE_SPACING: u64 = 200;
+/// An exploration started by a drift, or checking a switch just made, waits
+/// at least this many epoch lengths after the last one, so that a cost that
+/// keeps moving cannot make the engine explore all the time.
+const DRIFT_SPACING: u64 = 4;
+/// The time with nothing in flight (or between two inline requests) counted
+/// for one gap at most: a caller that stops for a second is idle, not slow.
+pub(crate) const GAP_CAP_NS: u64 = 1_000_000;
+
+/// The asynchronous engine's occupancy over time: the integral of requests
+/// in flight, so that a window can read the mean in-flight count.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Occupancy {
+    in_flight: u64,
+    last_ns: u64,
+    area: f64,
+    span: f64,
+}
+
+/// A point on the occupancy integral.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct OccupancyMark {
+    area: f64,
+    span: f64,
+}
+
+impl Occupancy {
+    fn advance(&mut self, now: u64) {
+        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS) as f64;
+        self.area += self.in_flight as f64 * dt;
+        self.span += dt;
+        self.last_ns = self.last_ns.max(now);
+    }
+
+    /// `n` requests were handed to the asynchronous engine at `now`.
+    pub(crate) fn add(&mut self, now: u64, n: u64) {
+        self.advance(now);
+        self.in_flight += n;
+    }
+
+    /// `n` requests came back from the asynchronous engine at `now`.
+    pub(crate) fn remove(&mut self, now: u64, n: u64) {
+        self.advance(now);
+        self.in_flight = self.in_flight.saturating_sub(n);
+    }
+
+    /// Where the integral is at `now` (not before the last event).
+    pub(crate) fn mark(&self, now: u64) -> OccupancyMark {
+        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS) as f64;
+        OccupancyMark {
+            area: self.area + self.in_flight as f64 * dt,
+            span: self.span + dt,
+        }
+    }
+
+    /// Mean requests in flight from `mark` to `now`, at least one; `None`
+    /// if no time passed.
+    fn mean_since(&self, mark: OccupancyMark, now: u64) -> Option<f64> {
+        let end = self.mark(now);
+        let span = end.span - mark.span;
+        (span > 0.0).then(|| ((end.area - mark.area) / span).max(1.0))
+    }
+}
+
+/// Samples of one path, turning into one cost.
+#[derive(Debug, Default, Clone, Copy)]
+struct Window {
+    sum_ns: f64,
+    samples: u32,
+    /// Requests started before this are left out: they waited through
+    /// whatever came before the window.
+    opened_ns: u64,
+    /// Asynchronous windows: the occupancy when the window opened.
+    opened: OccupancyMark,
+}
+
+impl Window {
+    fn open(now: u64, occupancy: &Occupancy) -> Window {
+        Window {
+            opened_ns: now,
+            opened: occupancy.mark(now),
+            ..Window::default()
+        }
+    }
+
+    fn add(&mut self, started_ns: u64, ns: u64) {
+        if started_ns >= self.opened_ns {
+            self.sum_ns += ns as f64;
+            self.samples += 1;
+        }
+    }
+
+    /// Time per request up to `now`, in nanoseconds.
+    fn cost(&self, path: Path, now: u64, occupancy: &Occupancy) -> Option<f64> {
+        if self.samples == 0 {
+            return None;
+        }
+        let mean = self.sum_ns / f64::from(self.samples);
+        match path {
+            Path::Inline => Some(mean),
+            Path::Async => Some(mean / occupancy.mean_since(self.opened, now)?),
+        }
+    }
+}
+
+/// An epoch of requests sent the other way, to price that path.
+#[derive(Debug, Clone, Copy)]
+struct Exploration {
+    path: Path,
+    /// Requests still to send the other way.
+    to_route: u32,
+    /// Completions still to leave out while the caller's queue fills.
+    to_skip: u32,
+    window: Window,
+    /// Tells this epoch's requests from earlier ones.
+    epoch: u32,
+}
+
+/// The decision state of one class of requests (one file, one operation,
+/// one size class).
+#[derive(Debug, Clone)]
+pub(crate) struct ClassPolicy {
+    chosen: Path,
+    /// Latest cost per path, nanoseconds per request; `None`: never measured.
+    /// The chosen path's is a running average of its windows.
+    cost: [Option<f64>; 2],
+    /// The last window drifted: +1 up, -1 down, 0 not; and its cost.
+    drift: (i8, f64),
+    window: Window,
+    exploring: Option<Exploration>,
+    epoch: u32,
+    /// Requests of the class since the last exploration ended.
+    since_exploration: u64,
+    last_exploration_ns: u64,
+    /// An exploration is wanted soon: the cost drifted, or a switch was just
+    /// made on one epoch's figures and deserves a second look.
+    recheck: bool,
+    epoch_length: u32,
+    skip: u32,
+}
+
+/// What [`ClassPolicy::route`] decided for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    /// Where the request goes.
+    pub(crate) path: Path,
+    /// The exploration epoch it belongs to, 0 when it follows the choice.
+    pub(crate) epoch: u32,
+    /// An exploration just ended by switching the class to the other path.
+    pub(crate) switched: bool,
+}
+
+impl ClassPolicy {
+    /// A class whose caller keeps at most `depth` requests outstanding.
+    pub(crate) fn new(depth: u32) -> ClassPolicy {
+        let epoch_length = depth.saturating_mul(4).clamp(32, 256);
+        ClassPolicy {
+            chosen: Path::Inline,
+            cost: [None; 2],
+            drift: (0, 0.0),
+            window: Window::default(),
+            exploring: None,
+            epoch: 0,
+            since_exploration: 0,
+            last_exploration_ns: 0,
+            recheck: false,
+            epoch_length,
+            skip: depth.min(epoch_length / 4),
+        }
+    }
+
+    /// The path this class takes when it is not exploring.
+    #[cfg(test)]
+    pub(crate) fn chosen(&self) -> Path {
+        self.chosen
+    }
+
+    /// Where the next request of the class goes, at `now`.
+    #[inline]
+    pub(crate) fn route(&mut self, now: u64, occupancy: &Occupancy) -> Route {
+        if let Some(exploration) = &mut self.exploring {
+            if exploration.to_route > 0 {
+                exploration.to_route -= 1;
+                return Route {
+                    path: exploration.path,
+                    epoch: exploration.epoch,
+                    switched: false,
+                };
+            }
+            // Every request of the epoch has gone; it ends with what it measured.
+            let before = self.chosen;
+            let path = self.finish_exploration(now, occupancy);
+            return Route {
+                path,
+                epoch: 0,
+                switched: path != before,
+            };
+        }
+        self.since_exploration += 1;
+        if self.exploration_due(now) {
+            self.start_exploration(now, occupancy);
+            return self.route(now, occupancy);
+        }
+        Route {
+            path: self.chosen,
+            epoch: 0,
+            switched: false,
+        }
+    }
+
+    #[inline]
+    fn exploration_due(&self, now: u64) -> bool {
+        let length = u64::from(self.epoch_length);
+        if self.cost[self.chosen.other().index()].is_none() {
+            // Price the other path as soon as this one has a first figure.
+            return self.cost[self.chosen.index()].is_some();
+        }
+        if self.recheck && self.since_exploration >= DRIFT_SPACING * length {
+            return true;
+        }
+        self.since_exploration >= EXPLORE_SPACING * length
+            && now.saturating_sub(self.last_exploration_ns) >= EXPLORE_INTERVAL_NS
+    }
+
+    fn start_exploration(&mut self, now: u64, occupancy: &Occupancy) {
+        self.epoch = self.epoch.wrapping_add(1).max(1);
+        self.exploring = Some(Exploration {
+            path: self.chosen.other(),
+            to_route: self.epoch_length,
+            to_skip: self.skip,
+            window: Window::open(now, occupancy),
+            epoch: self.epoch,
+        });
+        self.last_exploration_ns = now;
+        self.recheck = false;
+    }
+
+    /// Ends the exploration: prices the other path and keeps the cheaper.
+    /// Returns the path now chosen.
+    fn finish_exploration(&mut self, now: u64, occupancy: &Occupancy) -> Path {
+        let Some(exploration) = self.exploring.take() else {
+            return self.chosen;
+        };
+        self.since_exploration = 0;
+        let explored = exploration.window.cost(exploration.path, now, occupancy);
+        let Some(explored) = explored else {
+            return self.chosen;
+        };
+        self.cost[exploration.path.index()] = Some(explored);
+        let current = self.cost[self.chosen.index()].unwrap_or(f64::INFINITY);
+        if explored < current * (1.0 - MARGIN) {
+            self.chosen = exploration.path;
+            self.recheck = true;
+        }
+        self.drift = (0, 0.0);
+        // The chosen path's window starts afresh: the epoch changed what was
+        // in flight while it ran, and would read as a drift.
+        self.window = Window::open(now, occupancy);
+        self.chosen
+    }
+
+    /// Records what one request of the class cost on `path`: for inline, its
+    /// time in the call plus the caller's gap before it; for asynchronous,
+    /// its latency from queue to reap. `epoch` is what [`route`](Self::route)
+    /// said for it, `started_ns` when it was queued, `now` the time.
+    pub(crate) fn record(
+        &mut self,
+        path: Path,
+        epoch: u32,
+        started_ns: u64,
+        ns: u64,
+        now: u64,
+        occupancy: &Occupancy,
+    ) {
+        if let Some(exploration) = &mut self.exploring
+            && exploration.epoch == epoch
+            && exploration.path == path
+        {
+            if exploration.to_skip > 0 {
+                exploration.to_skip -= 1;
+                if exploration.to_skip == 0 {
+                    exploration.window = Window::open(now, occupancy);
+                }
+            } else {
+                exploration.window.add(started_ns, ns);
+            }
+            return;
+        }
+        if epoch != 0 || path != self.chosen {
+            // A straggler from an epoch that has ended, or from before a switch.
+            return;
+        }
+        self.window.add(started_ns, ns);
+        if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
+            return;
+        }
+        let Some(cost) = self.window.cost(path, now, occupancy) else {
+            self.window = Window::open(now, occupancy);
+            return;
+        };
+        self.window = Window::open(now, occupancy);
+        let slot = &mut self.cost[path.index()];
+        let Some(previous) = *slot else {
+            *slot = Some(cost);
+            return;
+        };
+        let ratio = cost / previous.max(1.0);
+        let direction = if ratio > DRIFT {
+            1
+        } else if ratio < 1.0 / DRIFT {
+            -1
+        } else {
+            0
+        };
+        if direction != 0 && direction == self.drift.0 {
+            // The world changed: follow it now, and look at the other path soon.
+            *slot = Some((cost + self.drift.1) / 2.0);
+            self.recheck = true;
+            self.drift = (0, 0.0);
+        } else {
+            *slot = Some(previous + SMOOTHING * (cost - previous));
+            self.drift = (direction, cost);
+        }
+    }
+
+    /// The latest cost of each path in nanoseconds (inline, asynchronous).
+    #[cfg(test)]
+    pub(crate) fn costs(&self) -> [Option<f64>; 2] {
+        self.cost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `n` inline requests costing `ns` each, one every `ns`.
+    fn inline_requests(
+        policy: &mut ClassPolicy,
+        occupancy: &mut Occupancy,
+        now: &mut u64,
+        n: usize,
+        ns: u64,
+    ) -> usize {
+        let mut asynchronous = 0;
+        for _ in 0..n {
+            let route = policy.route(*now, occupancy);
+            match route.path {
+                Path::Inline => {
+                    let start = *now;
+                    *now += ns;
+                    policy.record(Path::Inline, route.epoch, start, ns, *now, occupancy);
+                }
+                Path::Async => {
+                    // One at a time, taking 3 ns.
+                    asynchronous += 1;
+                    let start = *now;
+                    occupancy.add(*now, 1);
+                    *now += 3 * ns;
+                    occupancy.remove(*now, 1);
+                    policy.record(Path::Async, route.epoch, start, 3 * ns, *now, occupancy);
+                }
+            }
+        }
+        asynchronous
+    }
+
+    #[test]
+    fn a_new_class_prices_both_paths_then_keeps_the_cheaper() {
+        let mut policy = ClassPolicy::new(1);
+        let mut occupancy = Occupancy::default();
+        let mut now = 0;
+        let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 2000, 1000);
+        assert_eq!(explored, 32, "one epoch of 32 requests went asynchronous");
+        assert_eq!(policy.chosen(), Path::Inline);
+        let [inline, asynchronous] = policy.costs();
+        assert_eq!(inline, Some(1000.0));
+        assert_eq!(asynchronous, Some(3000.0));
+    }
+
+    #[test]
+    fn explorations_stay_rare() {
+        let mut policy = ClassPolicy::new(1);
+        let mut occupancy = Occupancy::default();
+        let mut now = 0;
+        // A million requests of 1 us: a second of requests.
+        let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 1_000_000, 1000);
+        let share = explored as f64 / 1e6;
+        assert!(share < 0.005, "{explored} of a million requests explored");
+        assert!(
+            explored >= 32 * 9,
+            "explored only {explored}: not every 100 ms"
+        );
+    }
+
+    #[test]
+    fn the_mean_in_flight_divides_the_latency() {
+        let mut occupancy = Occupancy::default();
+        let mark = occupancy.mark(0);
+        // Four requests in flight for 100 ns, then none for 100 ns.
+        occupancy.add(0, 4);
+        occupancy.remove(100, 4);
+        assert_eq!(occupancy.mean_since(mark, 200), Some(2.0));
+        let mut window = Window {
+            opened: mark,
+            ..Window::default()
+        };
+        window.add(0, 100);
+        assert_eq!(window.cost(Path::Async, 200, &occupancy), Some(50.0));
+        assert_eq!(window.cost(Path::Inline, 200, &occupancy), Some(100.0));
+    }
+
+    #[test]
+    fn an_idle_gap_counts_for_at_most_a_millisecond() {
+        let mut occupancy = Occupancy::default();
+        let mark = occupancy.mark(0);
+        occupancy.add(0, 1);
+        occupancy.remove(1_000_000, 1);
+        assert_eq!(
+            occupancy.mean_since(mark, 60_000_000_000),
+            Some(1.0),
+            "floored at one"
+        );
+        assert_eq!(occupancy.mark(60_000_000_000).span, 2_000_000.0);
+    }
+}

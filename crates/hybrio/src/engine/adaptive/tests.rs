@@ -1,0 +1,548 @@
+//! The policy driven through the engine by synthetic engines whose costs
+//! the tests set, on a clock the tests move: every figure is exact, so
+//! the checks are about decisions, never about timing.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::*;
+use crate::buf::{Buf, BufPool};
+use crate::engine::testkit;
+
+/// The shared virtual clock, in nanoseconds.
+type Ticks = Arc<AtomicU64>;
+
+fn advance(clock: &Ticks, ns: u64) {
+    clock.fetch_add(ns, Ordering::Relaxed);
+}
+
+fn now(clock: &Ticks) -> u64 {
+    clock.load(Ordering::Relaxed)
+}
+
+/// Costs a test sets, and may change mid-run.
+#[derive(Debug, Default)]
+struct Costs {
+    /// An inline request blocks the caller this long.
+    inline_ns: AtomicU64,
+    /// The caller's CPU per asynchronous request, at commit (a kernel doing
+    /// page-cache copies inside the submit call).
+    async_cpu_ns: AtomicU64,
+    /// Then the request takes this long on the device.
+    async_latency_ns: AtomicU64,
+    /// How many requests the device serves at once (0: any number).
+    async_parallelism: AtomicU64,
+}
+
+impl Costs {
+    fn set(&self, inline: u64, cpu: u64, latency: u64, parallelism: u64) {
+        self.inline_ns.store(inline, Ordering::Relaxed);
+        self.async_cpu_ns.store(cpu, Ordering::Relaxed);
+        self.async_latency_ns.store(latency, Ordering::Relaxed);
+        self.async_parallelism.store(parallelism, Ordering::Relaxed);
+    }
+}
+
+/// Completes every request in `queue`, after moving the clock by its cost.
+#[derive(Debug)]
+struct SyntheticInline {
+    clock: Ticks,
+    costs: Arc<Costs>,
+    files: u32,
+}
+
+impl Engine for SyntheticInline {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Psync
+    }
+    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
+        self.files += 1;
+        Ok(FileHandle(self.files - 1))
+    }
+    fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
+        unreachable!("the tests remove no file")
+    }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        advance(&self.clock, self.costs.inline_ns.load(Ordering::Relaxed));
+        let len = request.len() as i64;
+        QueueOutcome::Completed(request.complete(len))
+    }
+    fn commit(&mut self) -> Result<usize, Error> {
+        Ok(0)
+    }
+    fn reap(&mut self, _: usize, _: usize, _: &mut Vec<Completion>) -> Result<usize, Error> {
+        Ok(0)
+    }
+    fn in_flight(&self) -> usize {
+        0
+    }
+    fn is_synchronous(&self) -> bool {
+        true
+    }
+}
+
+/// A device behind a queue: commit charges the caller's CPU, the device
+/// serves `parallelism` requests at a time, reap waits (moves the clock) for
+/// the completions it needs.
+#[derive(Debug)]
+struct SyntheticAsync {
+    clock: Ticks,
+    costs: Arc<Costs>,
+    queued: Vec<Request>,
+    /// (done at, request), in no order.
+    on_device: Vec<(u64, Request)>,
+    /// When each of the device's servers is next free.
+    servers: Vec<u64>,
+}
+
+impl Engine for SyntheticAsync {
+    fn kind(&self) -> EngineKind {
+        EngineKind::IoUring
+    }
+    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
+        Ok(FileHandle(100))
+    }
+    fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
+        unreachable!("the tests remove no file")
+    }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        assert_eq!(request.file, FileHandle(100), "the backend's own handle");
+        self.queued.push(request);
+        QueueOutcome::Queued
+    }
+    fn commit(&mut self) -> Result<usize, Error> {
+        let n = self.queued.len();
+        let latency = self.costs.async_latency_ns.load(Ordering::Relaxed);
+        let parallelism = self.costs.async_parallelism.load(Ordering::Relaxed) as usize;
+        for request in self.queued.drain(..) {
+            advance(&self.clock, self.costs.async_cpu_ns.load(Ordering::Relaxed));
+            let start = if parallelism == 0 {
+                now(&self.clock)
+            } else {
+                self.servers.resize(parallelism, 0);
+                let server = (0..parallelism)
+                    .min_by_key(|&i| self.servers[i])
+                    .expect("a server");
+                let start = self.servers[server].max(now(&self.clock));
+                self.servers[server] = start + latency;
+                start
+            };
+            self.on_device.push((start + latency, request));
+        }
+        Ok(n)
+    }
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        self.on_device.sort_by_key(|(at, _)| *at);
+        let min = min.min(self.on_device.len());
+        if min > 0 {
+            let needed = self.on_device[min - 1].0;
+            if needed > now(&self.clock) {
+                self.clock.store(needed, Ordering::Relaxed);
+            }
+        }
+        let t = now(&self.clock);
+        let ready = self.on_device.iter().take_while(|(at, _)| *at <= t).count();
+        let n = ready.min(max);
+        for (_, request) in self.on_device.drain(..n) {
+            let len = request.len() as i64;
+            out.push(request.complete(len));
+        }
+        Ok(n)
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len() + self.on_device.len()
+    }
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+}
+
+/// A caller keeping `depth` requests outstanding, as the benchmark does:
+/// queue while it can, commit each, reap one when full.
+struct Caller {
+    engine: Box<dyn Engine>,
+    clock: Ticks,
+    depth: usize,
+    handle: FileHandle,
+    buffers: Vec<Buf>,
+    outstanding: usize,
+    spare: Option<Buf>,
+    done: Vec<Completion>,
+    /// The caller's own time per request.
+    own_ns: u64,
+    _pool: BufPool,
+    _dir: tempfile::TempDir,
+}
+
+impl Caller {
+    fn new(engine: Box<dyn Engine>, clock: Ticks, depth: usize) -> Caller {
+        let dir = testkit::scratch();
+        let (path, _) = testkit::data_file(dir.path(), "data", 4096);
+        let mut engine = engine;
+        let handle = testkit::add(engine.as_mut(), &path, &testkit::read_write());
+        let pool = BufPool::new(depth + 1, 4096).unwrap();
+        let buffers = (0..depth).map(|_| testkit::take(&pool, 4096)).collect();
+        let spare = Some(testkit::take(&pool, 4096));
+        Caller {
+            engine,
+            clock,
+            depth,
+            handle,
+            buffers,
+            outstanding: 0,
+            spare,
+            done: Vec::new(),
+            own_ns: 100,
+            _pool: pool,
+            _dir: dir,
+        }
+    }
+
+    /// Completes `n` requests; returns the virtual time they took.
+    fn run(&mut self, n: usize) -> u64 {
+        let start = now(&self.clock);
+        let mut completed = 0;
+        while completed < n {
+            if self.outstanding < self.depth
+                && let Some(buf) = self.buffers.pop()
+            {
+                advance(&self.clock, self.own_ns);
+                match self.engine.queue(Request::read(self.handle, 0, buf, 7)) {
+                    QueueOutcome::Completed(done) => {
+                        assert_eq!(done.result, 4096);
+                        self.buffers.push(done.buf.expect("the buffer comes back"));
+                        completed += 1;
+                    }
+                    QueueOutcome::Queued => {
+                        self.outstanding += 1;
+                        self.engine.commit().unwrap();
+                    }
+                    QueueOutcome::Busy(_) => panic!("busy below the depth"),
+                }
+                continue;
+            }
+            self.done.clear();
+            let n = self.engine.reap(1, self.depth, &mut self.done).unwrap();
+            assert!(n >= 1, "a full caller's reap waits for one");
+            for done in self.done.drain(..) {
+                assert_eq!(
+                    (done.result, done.user_data, done.file),
+                    (4096, 7, self.handle)
+                );
+                self.buffers.push(done.buf.expect("the buffer comes back"));
+                self.outstanding -= 1;
+                completed += 1;
+            }
+        }
+        now(&self.clock) - start
+    }
+
+    /// Reaps everything outstanding.
+    fn drain(&mut self) {
+        while self.outstanding > 0 {
+            self.done.clear();
+            self.engine.reap(1, self.depth, &mut self.done).unwrap();
+            for done in self.done.drain(..) {
+                self.buffers.push(done.buf.expect("the buffer comes back"));
+                self.outstanding -= 1;
+            }
+        }
+    }
+
+    fn paths(&self) -> PathCounts {
+        self.engine.counters().paths.unwrap_or_default()
+    }
+}
+
+struct Rig {
+    clock: Ticks,
+    costs: Arc<Costs>,
+}
+
+impl Rig {
+    fn new(inline: u64, cpu: u64, latency: u64, parallelism: u64) -> Rig {
+        let costs = Arc::new(Costs::default());
+        costs.set(inline, cpu, latency, parallelism);
+        Rig {
+            clock: Arc::new(AtomicU64::new(1)),
+            costs,
+        }
+    }
+
+    fn inline_engine(&self) -> SyntheticInline {
+        SyntheticInline {
+            clock: self.clock.clone(),
+            costs: self.costs.clone(),
+            files: 0,
+        }
+    }
+
+    fn async_engine(&self) -> SyntheticAsync {
+        SyntheticAsync {
+            clock: self.clock.clone(),
+            costs: self.costs.clone(),
+            queued: Vec::new(),
+            on_device: Vec::new(),
+            servers: Vec::new(),
+        }
+    }
+
+    fn adaptive(&self, depth: u32) -> Caller {
+        let engine = AdaptiveEngine::with_engines(
+            Box::new(self.inline_engine()),
+            Box::new(self.async_engine()),
+            &EngineConfig::with_depth(depth),
+            Time::Virtual(self.clock.clone()),
+        );
+        Caller::new(Box::new(engine), self.clock.clone(), depth as usize)
+    }
+
+    /// Virtual time for `n` requests on each static engine alone.
+    fn static_times(&self, depth: usize, n: usize) -> (u64, u64) {
+        let mut inline = Caller::new(Box::new(self.inline_engine()), self.clock.clone(), depth);
+        let mut asynchronous =
+            Caller::new(Box::new(self.async_engine()), self.clock.clone(), depth);
+        (inline.run(n), asynchronous.run(n))
+    }
+}
+
+/// Share of the requests between two counts that went asynchronous.
+fn async_share(before: PathCounts, after: PathCounts) -> f64 {
+    let inline = after.inline - before.inline;
+    let asynchronous = after.asynchronous - before.asynchronous;
+    asynchronous as f64 / (inline + asynchronous).max(1) as f64
+}
+
+/// Checks that adaptive settles on the cheaper path, and that once settled
+/// it takes at most 3% longer than the best static engine.
+fn converges(rig: &Rig, depth: u32, expect: Path) {
+    let n = 20_000;
+    let (inline_ns, async_ns) = rig.static_times(depth as usize, n);
+    let best = inline_ns.min(async_ns);
+    assert_eq!(
+        expect == Path::Inline,
+        inline_ns < async_ns,
+        "the rig's cheaper path: inline {inline_ns} ns, async {async_ns} ns"
+    );
+    let mut caller = rig.adaptive(depth);
+    caller.run(1_000);
+    let settled = caller.paths();
+    let took = caller.run(n);
+    let share = async_share(settled, caller.paths());
+    match expect {
+        Path::Inline => assert!(share < 0.01, "{share:.3} asynchronous"),
+        Path::Async => assert!(share > 0.99, "{share:.3} asynchronous"),
+    }
+    let ratio = took as f64 / best as f64;
+    assert!(
+        ratio < 1.03,
+        "adaptive took {ratio:.3}x the best static engine (inline {inline_ns}, async {async_ns}, adaptive {took})"
+    );
+}
+
+#[test]
+fn page_cache_hits_stay_inline_at_any_depth() {
+    // io_uring copies a cached page inside the submit call: more CPU than pread.
+    let rig = Rig::new(1_000, 1_300, 0, 0);
+    converges(&rig, 1, Path::Inline);
+    converges(&rig, 16, Path::Inline);
+}
+
+#[test]
+fn writes_a_kernel_worker_serialises_stay_inline() {
+    // ext4's buffered writes through io_uring: one worker per inode, 20 us each.
+    let rig = Rig::new(6_000, 500, 20_000, 1);
+    converges(&rig, 1, Path::Inline);
+    converges(&rig, 4, Path::Inline);
+}
+
+#[test]
+fn a_device_with_one_request_outstanding_goes_inline() {
+    // seeds/003 at one request: the synchronous call saves the submit and reap.
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    converges(&rig, 1, Path::Inline);
+}
+
+#[test]
+fn a_device_with_requests_to_overlap_goes_asynchronous() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    converges(&rig, 2, Path::Async);
+    converges(&rig, 4, Path::Async);
+    let rig = Rig::new(60_000, 1_000, 60_000, 8);
+    converges(&rig, 32, Path::Async);
+}
+
+/// Requests after a change of costs until the share of asynchronous
+/// requests over the next 256 crosses to the new choice.
+fn requests_to_follow(caller: &mut Caller, expect: Path) -> usize {
+    for step in 0..200 {
+        let before = caller.paths();
+        caller.run(256);
+        let share = async_share(before, caller.paths());
+        let there = match expect {
+            Path::Inline => share < 0.1,
+            Path::Async => share > 0.9,
+        };
+        if there {
+            return step * 256;
+        }
+    }
+    panic!("never followed the change to {expect:?}");
+}
+
+#[test]
+fn follows_the_cache_being_dropped_and_filled_again() {
+    let cached = |rig: &Rig| rig.costs.set(1_000, 1_300, 0, 0);
+    let device = |rig: &Rig| rig.costs.set(60_000, 1_000, 60_000, 0);
+    let rig = Rig::new(0, 0, 0, 0);
+    cached(&rig);
+    let mut caller = rig.adaptive(4);
+    caller.run(5_000);
+    assert!(async_share(PathCounts::default(), caller.paths()) < 0.01);
+    let switches = caller.paths().switches;
+
+    device(&rig);
+    let followed = requests_to_follow(&mut caller, Path::Async);
+    assert!(
+        followed <= 512,
+        "followed the dropped cache after {followed} requests"
+    );
+    let before = caller.paths();
+    caller.run(5_000);
+    assert!(async_share(before, caller.paths()) > 0.99);
+
+    cached(&rig);
+    let followed = requests_to_follow(&mut caller, Path::Inline);
+    assert!(
+        followed <= 512,
+        "followed the refilled cache after {followed} requests"
+    );
+    assert_eq!(
+        caller.paths().switches,
+        switches + 2,
+        "{:?}",
+        caller.paths()
+    );
+}
+
+#[test]
+fn follows_a_slow_change_through_its_regular_explorations() {
+    // The device speeds up by a third: less than a drift, so only the
+    // regular explorations (every 100 ms of the class's time) can see it.
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(2);
+    caller.run(2_000);
+    let before = caller.paths();
+    caller.run(2_000);
+    assert!(async_share(before, caller.paths()) > 0.99);
+    // Now inline is cheaper even at two outstanding: a page cache, say,
+    // filling up.
+    rig.costs.set(8_000, 1_500, 30_000, 0);
+    let started = now(&rig.clock);
+    let followed = requests_to_follow(&mut caller, Path::Inline);
+    let virtual_ms = (now(&rig.clock) - started) / 1_000_000;
+    assert!(
+        virtual_ms <= 400,
+        "followed after {followed} requests and {virtual_ms} ms"
+    );
+}
+
+#[test]
+fn inline_completions_wait_for_the_reap_while_asynchronous_ones_are_out() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(4);
+    caller.run(2_000);
+    caller.drain();
+    // Fill the queue with reads, which this class sends asynchronously.
+    while caller.outstanding < 3 {
+        let buf = caller.buffers.pop().unwrap();
+        let read = Request::read(caller.handle, 0, buf, 7);
+        assert!(matches!(caller.engine.queue(read), QueueOutcome::Queued));
+        caller.outstanding += 1;
+    }
+    caller.engine.commit().unwrap();
+    let before = caller.paths();
+    // An fsync is a class of its own, which starts inline.
+    let sync = Request::sync(caller.handle, false, 99);
+    assert!(
+        matches!(caller.engine.queue(sync), QueueOutcome::Queued),
+        "an inline fsync is held while reads are out"
+    );
+    assert_eq!(caller.paths().inline, before.inline + 1);
+    assert_eq!(caller.engine.in_flight(), 4);
+    assert_eq!(
+        caller.engine.commit().unwrap(),
+        1,
+        "the held completion counts as handed over"
+    );
+    let mut done = Vec::new();
+    assert_eq!(caller.engine.reap(4, 4, &mut done).unwrap(), 4);
+    let mut tags: Vec<u64> = done.iter().map(|c| c.user_data).collect();
+    tags.sort_unstable();
+    assert_eq!(tags, [7, 7, 7, 99]);
+    assert!(
+        done.iter()
+            .all(|c| c.file == caller.handle && c.result >= 0)
+    );
+    assert_eq!(caller.engine.in_flight(), 0);
+    assert!(
+        matches!(
+            caller.engine.queue(Request::sync(caller.handle, false, 100)),
+            QueueOutcome::Completed(c) if c.user_data == 100
+        ),
+        "nothing out: inline completes at once"
+    );
+}
+
+#[test]
+fn every_request_is_counted_on_one_path() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(4);
+    caller.run(3_000);
+    let paths = caller.paths();
+    // The caller leaves at most its depth outstanding.
+    let queued = paths.inline + paths.asynchronous;
+    assert!((3_000..=3_004).contains(&queued), "{paths:?}");
+    assert!(paths.explored >= 16 && paths.explored < 3_000, "{paths:?}");
+    assert!(paths.switches >= 1, "{paths:?}");
+}
+
+#[test]
+fn busy_at_depth_and_files_held_while_requests_are_out() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(4);
+    caller.run(2_000);
+    caller.drain();
+    for tag in 0..4 {
+        let buf = caller.buffers.pop().unwrap();
+        let read = Request::read(caller.handle, 0, buf, tag);
+        assert!(matches!(caller.engine.queue(read), QueueOutcome::Queued));
+        assert_eq!(caller.engine.in_flight(), tag as usize + 1);
+    }
+    let extra = back_buffer(&mut caller);
+    let QueueOutcome::Busy(back) =
+        caller
+            .engine
+            .queue(Request::read(caller.handle, 8192, extra, 99))
+    else {
+        panic!("not busy at depth 4")
+    };
+    assert_eq!(
+        (back.user_data, back.offset, back.file),
+        (99, 8192, caller.handle)
+    );
+    match caller.engine.remove_file(caller.handle) {
+        Err(Error::FileBusy {
+            handle,
+            in_flight: 4,
+        }) => assert_eq!(handle, caller.handle.0),
+        other => panic!("expected FileBusy, got {other:?}"),
+    }
+}
+
+/// A buffer beyond the caller's depth (it has one spare).
+fn back_buffer(caller: &mut Caller) -> Buf {
+    caller.spare.take().expect("one spare buffer")
+}
