@@ -499,6 +499,85 @@ mod tests {
     }
 
     #[test]
+    fn compare_takes_its_flags_and_the_jobs() {
+        let cmd = parse(&args(&[
+            "compare",
+            "--engines=psync, null,psync",
+            "--rounds",
+            "5",
+            "--name=t",
+            "--rw=randread",
+            "--size=1m",
+            "--name=u",
+            "--stonewall",
+            "--size=1m",
+            "--output-format=json",
+            "--output=r.json",
+        ]))
+        .unwrap();
+        let Command::Compare {
+            jobs,
+            engines,
+            rounds,
+            format,
+            output,
+        } = cmd
+        else {
+            panic!("expected compare")
+        };
+        assert_eq!(engines, [EngineKind::Psync, EngineKind::Null]);
+        assert_eq!((rounds, format), (5, Format::Json));
+        assert_eq!(output, Some(PathBuf::from("r.json")));
+        assert_eq!(jobs.len(), 2);
+        assert!(jobs[1].options.stonewall && !jobs[0].options.stonewall);
+
+        let Command::Compare {
+            engines, rounds, ..
+        } = parse(&args(&["compare", "--name=t", "--size=1m"])).unwrap()
+        else {
+            panic!("expected compare")
+        };
+        assert_eq!(rounds, DEFAULT_COMPARE_ROUNDS);
+        assert_eq!(engines, crate::compare::default_engines());
+        assert!(engines.contains(&EngineKind::Psync));
+        assert!(!engines.contains(&EngineKind::Null) && !engines.contains(&EngineKind::Pvsync2));
+        assert!(matches!(
+            parse(&args(&["compare", "--name=t", "--help"])).unwrap(),
+            Command::CompareHelp
+        ));
+    }
+
+    #[test]
+    fn compare_mistakes_are_one_line_errors() {
+        let error = |list: &[&str]| {
+            let mut all = vec!["compare"];
+            all.extend_from_slice(list);
+            let err = parse(&args(&all)).expect_err("must fail").to_string();
+            assert!(!err.contains('\n') && !err.is_empty(), "{list:?}: {err}");
+            err
+        };
+        for bad in ["--rounds=0", "--rounds=-1", "--rounds=x", "--rounds="] {
+            let err = error(&[bad, "--name=t", "--size=1m"]);
+            assert!(err.starts_with("option --rounds:"), "{err}");
+        }
+        let err = error(&["--engines=psync,warp", "--name=t", "--size=1m"]);
+        assert!(
+            err.contains("unknown engine 'warp'") && err.contains("io_uring"),
+            "{err}"
+        );
+        let err = error(&["--engines=,", "--name=t", "--size=1m"]);
+        assert!(err.starts_with("option --engines:"), "{err}");
+        let err = error(&["--output-format=normal,json", "--name=t", "--size=1m"]);
+        assert!(err.starts_with("option --output-format:"), "{err}");
+        for nothing in [&[][..], &["--engines=psync"], &["--rounds=2"]] {
+            let err = error(nothing);
+            assert!(err.contains("no jobs given"), "{err}");
+        }
+        let err = error(&["--name=t", "--size=1m", "--bs=abc"]);
+        assert!(err.contains("'bs'"), "{err}");
+    }
+
+    #[test]
     fn no_arguments_is_the_default_comparison() {
         assert!(matches!(
             parse(&[]).unwrap(),
