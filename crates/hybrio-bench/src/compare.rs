@@ -703,7 +703,12 @@ impl Comparison {
         self.engines.iter().map(|e| e.name()).collect()
     }
 
-    /// The JSON report: one document.
+    /// The JSON report, one document: `hybrio_version`, `rounds`, `engines`
+    /// and per cell `name`, `description`, `jobs`, `best_static` (the best
+    /// engine but the adaptive one), `adaptive_vs_best_static` (ratios, or
+    /// null) and per engine the median figures, `iops_vs_best`,
+    /// `p99_vs_best`, `samples` (each round's figures and paths) and `paths`
+    /// (summed over the rounds; null for engines that do not report them).
     pub fn json(&self) -> String {
         let names = self.names();
         let cells = self
