@@ -1,7 +1,11 @@
 //! The command line: hybrio's own flags, then fio's job options in fio's
 //! order-sensitive form (`--name=` starts a job), then job files.
 
+use std::iter::Peekable;
 use std::path::PathBuf;
+use std::slice::Iter;
+
+use hybrio::engine::EngineKind;
 
 use crate::jobfile::{self, GlobalOptions, JobDef, JobError, Section};
 use crate::options::{self, Kind};
@@ -31,6 +35,21 @@ pub enum Command {
         /// Only check the jobs.
         parse_only: bool,
     },
+    /// `hybrio compare`: the jobs' reporting groups on each engine, side by side.
+    Compare {
+        /// The jobs.
+        jobs: Vec<JobDef>,
+        /// The engines, in the order they run.
+        engines: Vec<EngineKind>,
+        /// Rounds of alternation.
+        rounds: usize,
+        /// The output format (one).
+        format: Format,
+        /// Write the report here instead of stdout.
+        output: Option<PathBuf>,
+    },
+    /// `hybrio compare --help`.
+    CompareHelp,
     /// The default engine comparison on a temporary file.
     DefaultComparison {
         /// Seconds per cell.
@@ -62,15 +81,24 @@ pub enum CliError {
         /// What is wrong.
         message: String,
     },
+    /// `hybrio compare` without anything to compare.
+    #[error(
+        "compare: no jobs given (give fio job options such as --name=JOB --rw=randread --size=64m, or a job file; see hybrio compare --help)"
+    )]
+    NoCompareJobs,
 }
 
 /// Seconds per cell of the default comparison: 4 workloads x 3 engines x 3
 /// rounds plus the null engine stay under a minute.
 pub const DEFAULT_COMPARE_SECONDS: f64 = 1.0;
 
+/// Rounds of `hybrio compare` unless `--rounds` says otherwise.
+pub const DEFAULT_COMPARE_ROUNDS: usize = 3;
+
 /// hybrio's usage text.
 pub const USAGE: &str = "\
 usage: hybrio [OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
+       hybrio compare [COMPARE OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
 
 With no arguments, hybrio compares its engines (sync, psync, io_uring, null) on a
 temporary file in the current directory and prints a side-by-side table.
@@ -85,9 +113,46 @@ hybrio options:
   --compare-dir=DIR        directory for the default comparison's file (default .)
   --version, --help
 
+hybrio compare runs each reporting group of the jobs (a group ends where a job
+has stonewall or new_group) once per engine, in alternation, for several rounds,
+and prints the median figures of each engine side by side (hybrio compare --help).
+
 Job options are fio's: --name=JOB starts a job and the options after it apply to
 it; options before the first --name apply to every job. Job files use fio's ini
 format ([global] and [job] sections).";
+
+/// `hybrio compare --help`.
+pub const COMPARE_USAGE: &str = "\
+usage: hybrio compare [COMPARE OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
+
+Runs the jobs on each engine side by side. Each reporting group of the jobs is a
+cell (a group ends where a job has stonewall or new_group; jobs without either are
+one cell and run together, as in a normal run). Every cell runs once per engine,
+cells and engines in alternation (round 1: cell A on each engine, cell B on each
+engine; round 2: ...), with the jobs' ioengine replaced. Buffered reads with
+invalidate=0 re-read their files through the page cache before each run.
+
+Per cell and engine: IOPS and bandwidth summed over the cell's jobs; total latency
+(mean weighted by I/O count, p50 and p99 of the merged histograms); CPU per I/O of
+the job threads and of the whole process; each a median over the rounds. Then IOPS
+and p99 against the engine with the best IOPS, the spread of the rounds' IOPS, and
+the adaptive engine's inline/async split; with adaptive among the engines, a line
+setting it against the best other engine.
+
+compare options:
+  --engines=E1,E2,...      engines to compare (default: every engine this system
+                           allows but null and pvsync2)
+  --rounds=N               rounds of alternation, N >= 1 (default 3)
+  --output-format=FORMAT   normal (markdown tables, default) or json (one document)
+  --output=FILE            write the report to FILE instead of standard output
+  --help
+
+Progress goes to standard error; Ctrl-C stops between runs.
+
+example:
+  hybrio compare --engines=psync,io_uring --rounds=5 --name=r --rw=randread \\
+      --bs=4k --size=64m --runtime=2 --time_based
+  hybrio compare scenarios/seed003-sync-vs-async.fio";
 
 /// Reads the command line (without the program name).
 pub fn parse(args: &[String]) -> Result<Command, CliError> {
@@ -97,34 +162,21 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             directory: None,
         });
     }
+    if args[0] == "compare" {
+        return parse_compare(&args[1..]);
+    }
     let mut formats = vec![Format::Normal];
     let mut output = None;
     let mut parse_only = false;
     let mut compare: Option<(f64, Option<PathBuf>)> = None;
-    let mut job_args: Vec<String> = Vec::new();
-    let mut files: Vec<PathBuf> = Vec::new();
+    let mut job_args = JobArgs::default();
     let mut iter = args.iter().peekable();
     while let Some(arg) = iter.next() {
-        let Some(flag) = arg
-            .strip_prefix("--")
-            .or_else(|| arg.strip_prefix('-').filter(|_| arg.len() > 1))
-        else {
-            files.push(PathBuf::from(arg));
+        let Some((key, inline_value)) = split_flag(arg) else {
+            job_args.files.push(PathBuf::from(arg));
             continue;
         };
-        let (key, inline_value) = match flag.split_once('=') {
-            Some((k, v)) => (k, Some(v.to_string())),
-            None => (flag, None),
-        };
-        let mut value_for = |flag: &'static str| -> Result<String, CliError> {
-            inline_value
-                .clone()
-                .or_else(|| iter.next().cloned())
-                .ok_or(CliError::Flag {
-                    flag,
-                    message: "needs a value".into(),
-                })
-        };
+        let mut value_for = |flag: &'static str| flag_value(flag, inline_value.clone(), &mut iter);
         match key {
             "help" | "h" => return Ok(Command::Help),
             "version" => return Ok(Command::Version),
@@ -153,51 +205,15 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
                 compare.get_or_insert((DEFAULT_COMPARE_SECONDS, None)).1 =
                     Some(PathBuf::from(value_for("compare-dir")?))
             }
-            _ => {
-                // A job option: keep it in order; `--opt value` takes the next argument
-                // unless the option is a boolean switch.
-                let takes_value = options::find(key).is_some_and(|o| o.kind != Kind::Bool);
-                let value = match inline_value {
-                    Some(v) => Some(v),
-                    None if takes_value
-                        && iter.peek().is_some_and(|next| !next.starts_with('-')) =>
-                    {
-                        iter.next().cloned()
-                    }
-                    None => None,
-                };
-                job_args.push(match value {
-                    Some(v) => format!("{key}={v}"),
-                    None => key.to_string(),
-                });
-            }
+            _ => job_args.push_option(key, inline_value, &mut iter),
         }
     }
     if let Some((seconds, directory)) = compare
         && job_args.is_empty()
-        && files.is_empty()
     {
         return Ok(Command::DefaultComparison { seconds, directory });
     }
-    let mut sections: Vec<Section> =
-        jobfile::sections_from_args(job_args.iter().map(String::as_str));
-    for path in &files {
-        let text = std::fs::read(path).map_err(|source| JobError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let text = String::from_utf8(text).map_err(|_| JobError::Read {
-            path: path.clone(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "not a text file (invalid UTF-8)",
-            ),
-        })?;
-        // Options given before the first --name on the command line are
-        // defaults for the job files too, as in fio.
-        sections.extend(jobfile::parse_job_file(path, &text)?);
-    }
-    let (jobs, globals) = jobfile::resolve(&sections)?;
+    let (jobs, globals) = job_args.resolve()?;
     Ok(Command::Run {
         jobs,
         globals,
@@ -205,6 +221,174 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         output,
         parse_only,
     })
+}
+
+/// `hybrio compare`'s arguments (after the word `compare`): its own flags
+/// anywhere, the rest job options and job files as in a run.
+fn parse_compare(args: &[String]) -> Result<Command, CliError> {
+    let mut engines = None;
+    let mut rounds = DEFAULT_COMPARE_ROUNDS;
+    let mut format = Format::Normal;
+    let mut output = None;
+    let mut job_args = JobArgs::default();
+    let mut iter = args.iter().peekable();
+    while let Some(arg) = iter.next() {
+        let Some((key, inline_value)) = split_flag(arg) else {
+            job_args.files.push(PathBuf::from(arg));
+            continue;
+        };
+        let mut value_for = |flag: &'static str| flag_value(flag, inline_value.clone(), &mut iter);
+        match key {
+            "help" | "h" => return Ok(Command::CompareHelp),
+            "engines" => engines = Some(parse_engines(&value_for("engines")?)?),
+            "rounds" => rounds = parse_rounds(&value_for("rounds")?)?,
+            "output" => output = Some(PathBuf::from(value_for("output")?)),
+            "output-format" => {
+                format = match parse_formats(&value_for("output-format")?)?[..] {
+                    [one] => one,
+                    _ => {
+                        return Err(CliError::Flag {
+                            flag: "output-format",
+                            message: "compare writes one format: normal or json".into(),
+                        });
+                    }
+                }
+            }
+            _ => job_args.push_option(key, inline_value, &mut iter),
+        }
+    }
+    if job_args.is_empty() {
+        return Err(CliError::NoCompareJobs);
+    }
+    let (jobs, _globals) = job_args.resolve()?;
+    Ok(Command::Compare {
+        jobs,
+        engines: engines.unwrap_or_else(crate::compare::default_engines),
+        rounds,
+        format,
+        output,
+    })
+}
+
+/// `--engines=`: known names, each allowed by this system, in the order
+/// given, each once.
+fn parse_engines(text: &str) -> Result<Vec<EngineKind>, CliError> {
+    let bad = |message: String| CliError::Flag {
+        flag: "engines",
+        message,
+    };
+    let mut engines = Vec::new();
+    for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        let kind = EngineKind::from_name(word).ok_or_else(|| {
+            let known: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+            bad(format!(
+                "unknown engine '{word}' (known: {})",
+                known.join(", ")
+            ))
+        })?;
+        hybrio::probe::engine_available(kind).map_err(|e| bad(e.to_string()))?;
+        if !engines.contains(&kind) {
+            engines.push(kind);
+        }
+    }
+    if engines.is_empty() {
+        return Err(bad("needs at least one engine name".into()));
+    }
+    Ok(engines)
+}
+
+fn parse_rounds(text: &str) -> Result<usize, CliError> {
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| CliError::Flag {
+            flag: "rounds",
+            message: format!("'{text}' is not a whole number of rounds, 1 or more"),
+        })
+}
+
+/// `--key=value`, `--key` or `-k` as (key, inline value); `None` for a job file.
+fn split_flag(arg: &str) -> Option<(&str, Option<String>)> {
+    let flag = arg
+        .strip_prefix("--")
+        .or_else(|| arg.strip_prefix('-').filter(|_| arg.len() > 1))?;
+    Some(match flag.split_once('=') {
+        Some((k, v)) => (k, Some(v.to_string())),
+        None => (flag, None),
+    })
+}
+
+/// The value of one of hybrio's own flags: inline, or the next argument.
+fn flag_value(
+    flag: &'static str,
+    inline_value: Option<String>,
+    rest: &mut Peekable<Iter<'_, String>>,
+) -> Result<String, CliError> {
+    inline_value
+        .or_else(|| rest.next().cloned())
+        .ok_or(CliError::Flag {
+            flag,
+            message: "needs a value".into(),
+        })
+}
+
+/// Job options (in order) and job files, as given on the command line.
+#[derive(Debug, Default)]
+struct JobArgs {
+    options: Vec<String>,
+    files: Vec<PathBuf>,
+}
+
+impl JobArgs {
+    fn is_empty(&self) -> bool {
+        self.options.is_empty() && self.files.is_empty()
+    }
+
+    /// Keeps a job option in order; `--opt value` takes the next argument
+    /// unless the option is a boolean switch.
+    fn push_option(
+        &mut self,
+        key: &str,
+        inline_value: Option<String>,
+        rest: &mut Peekable<Iter<'_, String>>,
+    ) {
+        let takes_value = options::find(key).is_some_and(|o| o.kind != Kind::Bool);
+        let value = match inline_value {
+            Some(v) => Some(v),
+            None if takes_value && rest.peek().is_some_and(|next| !next.starts_with('-')) => {
+                rest.next().cloned()
+            }
+            None => None,
+        };
+        self.options.push(match value {
+            Some(v) => format!("{key}={v}"),
+            None => key.to_string(),
+        });
+    }
+
+    /// Reads the job files and resolves every section into jobs.
+    fn resolve(&self) -> Result<(Vec<JobDef>, GlobalOptions), CliError> {
+        let mut sections: Vec<Section> =
+            jobfile::sections_from_args(self.options.iter().map(String::as_str));
+        for path in &self.files {
+            let text = std::fs::read(path).map_err(|source| JobError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let text = String::from_utf8(text).map_err(|_| JobError::Read {
+                path: path.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "not a text file (invalid UTF-8)",
+                ),
+            })?;
+            // Options given before the first --name on the command line are
+            // defaults for the job files too, as in fio.
+            sections.extend(jobfile::parse_job_file(path, &text)?);
+        }
+        Ok(jobfile::resolve(&sections)?)
+    }
 }
 
 fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
@@ -311,6 +495,85 @@ mod tests {
         let err = parse(&args(&["--name=t", "--size=1m", "--bs=abc"]))
             .unwrap_err()
             .to_string();
+        assert!(err.contains("'bs'"), "{err}");
+    }
+
+    #[test]
+    fn compare_takes_its_flags_and_the_jobs() {
+        let cmd = parse(&args(&[
+            "compare",
+            "--engines=psync, null,psync",
+            "--rounds",
+            "5",
+            "--name=t",
+            "--rw=randread",
+            "--size=1m",
+            "--name=u",
+            "--stonewall",
+            "--size=1m",
+            "--output-format=json",
+            "--output=r.json",
+        ]))
+        .unwrap();
+        let Command::Compare {
+            jobs,
+            engines,
+            rounds,
+            format,
+            output,
+        } = cmd
+        else {
+            panic!("expected compare")
+        };
+        assert_eq!(engines, [EngineKind::Psync, EngineKind::Null]);
+        assert_eq!((rounds, format), (5, Format::Json));
+        assert_eq!(output, Some(PathBuf::from("r.json")));
+        assert_eq!(jobs.len(), 2);
+        assert!(jobs[1].options.stonewall && !jobs[0].options.stonewall);
+
+        let Command::Compare {
+            engines, rounds, ..
+        } = parse(&args(&["compare", "--name=t", "--size=1m"])).unwrap()
+        else {
+            panic!("expected compare")
+        };
+        assert_eq!(rounds, DEFAULT_COMPARE_ROUNDS);
+        assert_eq!(engines, crate::compare::default_engines());
+        assert!(engines.contains(&EngineKind::Psync));
+        assert!(!engines.contains(&EngineKind::Null) && !engines.contains(&EngineKind::Pvsync2));
+        assert!(matches!(
+            parse(&args(&["compare", "--name=t", "--help"])).unwrap(),
+            Command::CompareHelp
+        ));
+    }
+
+    #[test]
+    fn compare_mistakes_are_one_line_errors() {
+        let error = |list: &[&str]| {
+            let mut all = vec!["compare"];
+            all.extend_from_slice(list);
+            let err = parse(&args(&all)).expect_err("must fail").to_string();
+            assert!(!err.contains('\n') && !err.is_empty(), "{list:?}: {err}");
+            err
+        };
+        for bad in ["--rounds=0", "--rounds=-1", "--rounds=x", "--rounds="] {
+            let err = error(&[bad, "--name=t", "--size=1m"]);
+            assert!(err.starts_with("option --rounds:"), "{err}");
+        }
+        let err = error(&["--engines=psync,warp", "--name=t", "--size=1m"]);
+        assert!(
+            err.contains("unknown engine 'warp'") && err.contains("io_uring"),
+            "{err}"
+        );
+        let err = error(&["--engines=,", "--name=t", "--size=1m"]);
+        assert!(err.starts_with("option --engines:"), "{err}");
+        let err = error(&["--output-format=normal,json", "--name=t", "--size=1m"]);
+        assert!(err.starts_with("option --output-format:"), "{err}");
+        for nothing in [&[][..], &["--engines=psync"], &["--rounds=2"]] {
+            let err = error(nothing);
+            assert!(err.contains("no jobs given"), "{err}");
+        }
+        let err = error(&["--name=t", "--size=1m", "--bs=abc"]);
         assert!(err.contains("'bs'"), "{err}");
     }
 

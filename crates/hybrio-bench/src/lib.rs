@@ -8,8 +8,8 @@
 //! [`options`], into typed jobs; [`layout`] names and lays out each job's
 //! files; [`runner`] runs each job on its own thread (I/O offsets from
 //! [`offsets`]); [`stats`] measures as fio does; [`output`] prints fio's text
-//! and JSON; [`run`] ties them together and [`compare`] runs one workload per
-//! engine side by side.
+//! and JSON; [`run`] ties them together and [`compare`] runs the same jobs
+//! on each engine side by side.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -28,6 +28,27 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         Command::Version => println!("{}", run::version()),
         Command::EngHelp => println!("{}", cli::enghelp()),
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
+        Command::CompareHelp => println!("{}", cli::COMPARE_USAGE),
+        Command::Compare {
+            jobs,
+            engines,
+            rounds,
+            format,
+            output,
+        } => {
+            hybrio::interrupt::catch_signals()?;
+            let comparison =
+                compare::compare(&jobs, &engines, rounds, &mut |line| eprintln!("{line}"))?;
+            let text = match format {
+                Format::Normal => comparison.text(),
+                Format::Json => comparison.json(),
+            };
+            match &output {
+                Some(path) => std::fs::write(path, &text)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+                None => print!("{text}"),
+            }
+        }
         Command::DefaultComparison { seconds, directory } => {
             hybrio::interrupt::catch_signals()?;
             let directory = directory.unwrap_or_else(|| ".".into());

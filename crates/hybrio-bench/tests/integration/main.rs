@@ -725,3 +725,187 @@ fn the_report_names_the_engine_as_set_up() {
         "{stdout}"
     );
 }
+
+const COMPARE_JOB: [&str; 8] = [
+    "--name=t",
+    "--rw=randread",
+    "--bs=4k",
+    "--size=1m",
+    "--runtime=0.05",
+    "--time_based",
+    "--filename=data",
+    "--thread",
+];
+
+/// The cells of a markdown table row, trimmed.
+fn table_cells(row: &str) -> Vec<&str> {
+    row.trim_matches('|').split('|').map(str::trim).collect()
+}
+
+#[test]
+fn compare_ranks_each_engine_in_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["compare", "--engines=psync,null", "--rounds=2"];
+    args.extend_from_slice(&COMPARE_JOB);
+    let out = hybrio(&args, dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("round 2/2: t on null"), "{stderr}");
+    assert!(stdout.contains("t: randread, bs=4k, iodepth=1, numjobs=1, buffered"));
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("| engine |"))
+        .expect("a table");
+    let columns = table_cells(header);
+    let iops_vs_best = columns.iter().position(|c| *c == "IOPS vs best").unwrap();
+    assert_eq!(columns.len(), 12, "{header}");
+    let rows: Vec<Vec<&str>> = ["psync", "null"]
+        .iter()
+        .map(|engine| {
+            let prefix = format!("| {engine} |");
+            table_cells(
+                stdout
+                    .lines()
+                    .find(|l| l.starts_with(&prefix))
+                    .unwrap_or_else(|| panic!("no {engine} row: {stdout}")),
+            )
+        })
+        .collect();
+    let iops = |row: &[&str]| row[1].trim_end_matches('k').parse::<f64>().unwrap();
+    let ratios: Vec<f64> = rows
+        .iter()
+        .map(|r| r[iops_vs_best].parse::<f64>().unwrap())
+        .collect();
+    let best = if iops(&rows[0]) >= iops(&rows[1]) {
+        0
+    } else {
+        1
+    };
+    assert_eq!(rows[best][iops_vs_best], "1.00", "{stdout}");
+    assert!(ratios[1 - best] < 1.0, "{stdout}");
+    assert!(!stdout.contains("adaptive vs best static"));
+}
+
+#[test]
+fn compare_json_has_every_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "compare",
+        "--engines=psync,null",
+        "--rounds=2",
+        "--output-format=json",
+        "--output=report.json",
+    ];
+    args.extend_from_slice(&COMPARE_JOB);
+    let out = hybrio(&args, dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "the report goes to the file");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(doc["rounds"], 2);
+    assert_eq!(doc["engines"], serde_json::json!(["psync", "null"]));
+    let cells = doc["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1);
+    assert_eq!(cells[0]["name"], "t");
+    assert_eq!(cells[0]["jobs"], serde_json::json!(["t"]));
+    let results = cells[0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for (result, engine) in results.iter().zip(["psync", "null"]) {
+        assert_eq!(result["engine"], engine);
+        assert!(result["iops"].as_f64().unwrap() > 0.0, "{result}");
+        assert!(result["paths"].is_null());
+        let samples = result["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        for sample in samples {
+            assert!(sample["iops"].as_f64().unwrap() > 0.0, "{sample}");
+            assert!(
+                sample["lat_p99_us"].as_f64().unwrap() >= sample["lat_p50_us"].as_f64().unwrap()
+            );
+        }
+    }
+    let best = results
+        .iter()
+        .find(|r| r["iops_vs_best"].as_f64() == Some(1.0))
+        .expect("one engine is the best");
+    assert_eq!(cells[0]["best_static"], best["engine"]);
+    assert_eq!(best["p99_vs_best"].as_f64(), Some(1.0));
+}
+
+#[test]
+fn compare_runs_each_reporting_group_as_a_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cells.fio"),
+        "[global]\nsize=1m\nruntime=0.05\ntime_based\nthread\nfilename=data\n\
+         [a]\nrw=randread\ninvalidate=0\nnumjobs=2\n\
+         [b]\nrw=read\ninvalidate=0\n\
+         [c]\nstonewall\nrw=randwrite\nfilename=written\n",
+    )
+    .unwrap();
+    let out = hybrio(
+        &[
+            "compare",
+            "--engines=psync",
+            "--rounds=1",
+            "--output-format=json",
+            "cells.fio",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells = doc["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[0]["jobs"], serde_json::json!(["a", "b"]));
+    assert_eq!(cells[1]["jobs"], serde_json::json!(["c"]));
+    assert!(
+        cells[0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 jobs: randread"),
+        "{}",
+        cells[0]
+    );
+    for cell in cells {
+        assert!(cell["results"][0]["iops"].as_f64().unwrap() > 0.0, "{cell}");
+    }
+}
+
+#[test]
+fn compare_mistakes_are_one_line_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in [
+        &["compare", "--engines=psync,warp"][..],
+        &["compare", "--rounds=0"],
+        &["compare"],
+    ] {
+        let mut args = bad.to_vec();
+        if bad.len() > 1 {
+            args.extend_from_slice(&COMPARE_JOB);
+        }
+        let out = hybrio(&args, dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad:?}: {stderr}");
+        assert!(stderr.starts_with("hybrio: "), "{stderr}");
+        assert!(out.stdout.is_empty(), "{bad:?}");
+    }
+    let out = hybrio(&["compare", "--help"], dir.path());
+    let usage = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        usage.contains("--engines=") && usage.contains("--rounds=N"),
+        "{usage}"
+    );
+    let out = hybrio(&["--help"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hybrio compare"));
+}
