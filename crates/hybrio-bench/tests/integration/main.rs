@@ -825,3 +825,50 @@ fn drop_cache_after_records_when_it_dropped_the_cache() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("drop_cache_after"), "{stderr}");
 }
+
+fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn every_matrix_job_file_is_accepted() {
+    let dir = workspace_root().join("scenarios/matrix");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 9, "matrix job files: {files:?}");
+    for file in files {
+        let out = hybrio(&["--parse-only", file.to_str().unwrap()], &dir);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_matrix_report_passes_its_self_test_on_the_fixture() {
+    let script = workspace_root().join("scenarios/matrix_report.py");
+    let out = match Command::new("python3")
+        .arg(&script)
+        .arg("--self-test")
+        .output()
+    {
+        Ok(out) => out,
+        Err(error) => {
+            eprintln!("skipping: python3 cannot run ({error})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
