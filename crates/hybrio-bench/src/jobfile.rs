@@ -292,6 +292,20 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
     if job.time_based && job.runtime.is_none() {
         return Err(invalid("time_based needs runtime=".into()));
     }
+    // With O_DIRECT there is no page cache to drop; the emulated device must
+    // keep its data cached, or the real disk would sit under it. Either way
+    // the option could only mislead, so it is refused rather than ignored.
+    if job.drop_cache_after.is_some() && job.direct {
+        return Err(invalid(
+            "drop_cache_after has nothing to drop with direct=1 (O_DIRECT bypasses the page cache)"
+                .into(),
+        ));
+    }
+    if job.drop_cache_after.is_some() && job.completion_latency.is_some() {
+        return Err(invalid(
+            "drop_cache_after does not apply to the emulated device (completion_latency), whose data stays in the page cache".into(),
+        ));
+    }
     if job.hipri && !job.direct {
         return Err(invalid(
             "hipri needs direct=1 (polled completions only exist for O_DIRECT)".into(),
@@ -387,5 +401,28 @@ mod tests {
             "a bare non-boolean option needs a value"
         );
         assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn drop_cache_after_is_refused_where_there_is_no_cache_to_drop() {
+        assert!(file("[a]\nsize=1m\ndrop_cache_after=1\n").is_ok());
+        let err = file("[a]\nsize=1m\ndirect=1\ndrop_cache_after=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("drop_cache_after") && err.contains("direct=1"),
+            "{err}"
+        );
+        let err = file("[a]\nsize=1m\ncompletion_latency=30us\ndrop_cache_after=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("completion_latency"), "{err}");
+        let err = file("[a]\nsize=1m\nstartdelay=1-5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'startdelay'") && err.contains("t.fio:3"),
+            "{err}"
+        );
     }
 }

@@ -118,6 +118,10 @@ pub struct JobOptions {
     pub time_based: bool,
     /// Time to run before recording statistics.
     pub ramp_time: Duration,
+    /// How long after the start of the run the job starts its I/O (fio's `startdelay`).
+    pub startdelay: Duration,
+    /// hybrio: drop the files' page cache once, this long after the job's I/O started.
+    pub drop_cache_after: Option<Duration>,
     /// Passes over the workload.
     pub loops: u32,
     /// Number of clones of the job.
@@ -264,6 +268,8 @@ impl Default for JobOptions {
             runtime: None,
             time_based: false,
             ramp_time: Duration::ZERO,
+            startdelay: Duration::ZERO,
+            drop_cache_after: None,
             loops: 1,
             numjobs: 1,
             thread: false,
@@ -387,6 +393,17 @@ fn nonzero_u32(v: &str) -> Result<u32, ValueError> {
 
 fn seconds(v: &str) -> Result<Duration, ValueError> {
     units::parse_time(v, Duration::from_secs(1))
+}
+
+/// fio's `startdelay` is an irange: `1-5` (or `1:5`) gives each clone a random
+/// delay in that range. hybrio takes one time, and says so rather than guessing.
+fn start_delay(v: &str) -> Result<Duration, ValueError> {
+    if v.contains('-') || v.contains(':') {
+        return Err(ValueError::Unsupported(format!(
+            "'{v}': startdelay ranges are not supported by hybrio; give one time, e.g. startdelay=2s"
+        )));
+    }
+    seconds(v)
 }
 
 fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
@@ -612,6 +629,14 @@ pub static OPTIONS: &[OptionDef] = &[
         |j, v| j.ramp_time = seconds(v)?
     ),
     opt!(
+        "startdelay",
+        &[],
+        Kind::Time,
+        "0",
+        "Start the job's I/O this long after the run started (unit s by default)",
+        |j, v| j.startdelay = start_delay(v)?
+    ),
+    opt!(
         "loops",
         &[],
         Kind::Int,
@@ -835,6 +860,14 @@ pub static OPTIONS: &[OptionDef] = &[
         }
     ),
     opt!(
+        "drop_cache_after",
+        &[],
+        Kind::Time,
+        "",
+        "hybrio: once the job's I/O has run this long, drop its files' page cache (posix_fadvise DONTNEED) once, so cached reads turn into device reads mid-run (unit s by default; not with direct=1 or completion_latency)",
+        |j, v| j.drop_cache_after = Some(seconds(v)?)
+    ),
+    opt!(
         "inject",
         &[],
         Kind::Text,
@@ -1020,6 +1053,56 @@ mod tests {
                 job.depth_low()
             ),
             (64, 16, 16)
+        );
+    }
+
+    #[test]
+    fn startdelay_is_one_time_in_seconds_by_default() {
+        assert_eq!(
+            apply("startdelay", "2").unwrap().startdelay,
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            apply("startdelay", "250ms").unwrap().startdelay,
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            apply("startdelay", "0.5").unwrap().startdelay,
+            Duration::from_millis(500)
+        );
+        assert!(matches!(
+            apply("startdelay", "soon"),
+            Err(ValueError::Time(_))
+        ));
+        for range in ["1-5", "1s:5s"] {
+            let err = apply("startdelay", range).unwrap_err();
+            assert!(
+                matches!(&err, ValueError::Unsupported(m) if m.contains("ranges are not supported")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn drop_cache_after_is_unset_unless_given() {
+        assert_eq!(JobOptions::default().drop_cache_after, None);
+        assert_eq!(
+            apply("drop_cache_after", "2").unwrap().drop_cache_after,
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            apply("drop_cache_after", "1500ms")
+                .unwrap()
+                .drop_cache_after,
+            Some(Duration::from_millis(1500))
+        );
+        assert!(apply("drop_cache_after", "").is_err());
+        assert!(apply("drop_cache_after", "2x").is_err());
+        assert!(
+            find("drop_cache_after")
+                .unwrap()
+                .help
+                .starts_with("hybrio:")
         );
     }
 

@@ -137,12 +137,15 @@ pub fn run(
     }
     let disks = DiskSnapshot::take(paths.iter().map(PathBuf::as_path));
     let mut outcomes = Vec::with_capacity(clones.len());
+    // When the first group's I/O started: `startdelay` counts from here, as
+    // fio counts it from its "genesis", for the jobs of every group.
+    let mut run_start = None;
     for segment in segments {
         // After Ctrl-C, the groups not yet started are not started.
         if hybrio::interrupt::requested() {
             break;
         }
-        outcomes.extend(run_together(&clones[segment], notice)?);
+        outcomes.extend(run_together(&clones[segment], &mut run_start, notice)?);
     }
     // Groups run in order, so the jobs that ran are the first ones.
     let mut report = report(&clones[..outcomes.len()], outcomes, globals);
@@ -153,6 +156,7 @@ pub fn run(
 /// Lays out the files of `clones`, then runs them all at once.
 fn run_together(
     clones: &[JobClone],
+    run_start: &mut Option<Instant>,
     notice: &mut dyn FnMut(&str),
 ) -> Result<Vec<JobOutcome>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
@@ -219,10 +223,12 @@ fn run_together(
                 };
                 // The receiver lives until every thread has reported.
                 let _ = ready_tx.send(report);
-                if !gate.wait() {
-                    return None;
-                }
-                prepared.map(|job| job.run(&progress))
+                let run_start = gate.wait()?;
+                let job = prepared?;
+                // fio's startdelay: the job's clock, and so its runtime,
+                // starts only once the delay is over.
+                sleep_until(run_start + options.startdelay);
+                Some(job.run(&progress))
             });
         match spawned {
             Ok(handle) => handles.push(handle),
@@ -239,7 +245,8 @@ fn run_together(
             start_error.get_or_insert(error);
         }
     }
-    gate.open(start_error.is_none() && spawn_error.is_none());
+    let go = start_error.is_none() && spawn_error.is_none();
+    gate.open(go.then(|| *run_start.get_or_insert_with(Instant::now)));
     if std::io::stderr().is_terminal() {
         // The status line, once a second, until every job is done.
         let jobs: Vec<(&JobOptions, &Progress)> = clones
@@ -305,13 +312,14 @@ fn job_seed(options: &JobOptions, number: u32) -> u64 {
 /// Holds job threads until every one is ready, then lets all go (or all quit).
 #[derive(Debug, Default)]
 struct StartGate {
-    state: Mutex<Option<bool>>,
+    /// `None` while closed; then `Some(Some(run start))` to run, `Some(None)` to quit.
+    state: Mutex<Option<Option<Instant>>>,
     opened: Condvar,
 }
 
 impl StartGate {
-    /// Blocks until the gate opens; true means run.
-    fn wait(&self) -> bool {
+    /// Blocks until the gate opens; the run's start means run, `None` quit.
+    fn wait(&self) -> Option<Instant> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(go) = *state {
@@ -321,9 +329,22 @@ impl StartGate {
         }
     }
 
-    fn open(&self, go: bool) {
-        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(go);
+    fn open(&self, run_start: Option<Instant>) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(run_start);
         self.opened.notify_all();
+    }
+}
+
+/// Sleeps until `when` in short steps, so that Ctrl-C during a long
+/// `startdelay` stops the run at once instead of after the delay.
+fn sleep_until(when: Instant) {
+    const STEP: Duration = Duration::from_millis(20);
+    while !hybrio::interrupt::requested() {
+        let now = Instant::now();
+        if now >= when {
+            return;
+        }
+        std::thread::sleep((when - now).min(STEP));
     }
 }
 
@@ -448,6 +469,8 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                 "explored": p.explored,
                 "switches": p.switches,
             })),
+            // Milliseconds from the job's I/O start; null when the cache was never dropped.
+            "cache_dropped_at_ms": o.cache_dropped_at.map(|d| d.as_secs_f64() * 1e3),
         })).collect::<Vec<_>>(),
     });
     RunReport {

@@ -76,6 +76,9 @@ pub struct JobOutcome {
     pub counters: EngineCounters,
     /// The engine as set up, e.g. which io_uring ring flags the kernel took.
     pub engine: String,
+    /// When `drop_cache_after` dropped the files' page cache, counted from
+    /// the job's I/O start; `None` if it never did.
+    pub cache_dropped_at: Option<Duration>,
 }
 
 /// Looks the engine up, checking that this kernel allows it.
@@ -103,7 +106,8 @@ pub struct PreparedJob {
     engine: Box<dyn Engine>,
     pool: BufPool,
     files: Vec<(FileHandle, PathBuf)>,
-    /// The same files, for dropping their page cache between passes.
+    /// The same files, for dropping their page cache between passes
+    /// (`invalidate`) and once mid-run (`drop_cache_after`).
     cache_files: Vec<(File, PathBuf)>,
     plan: IoPlan,
     /// Bytes of one pass over the files.
@@ -157,7 +161,7 @@ impl PreparedJob {
             }
             // The emulated device keeps its data in the page cache: dropping
             // it would put the real disk under the emulated one.
-            if options.invalidate
+            if (options.invalidate || options.drop_cache_after.is_some())
                 && kind != EngineKind::Null
                 && options.completion_latency.is_none()
             {
@@ -209,6 +213,7 @@ impl PreparedJob {
             failed,
             first_error,
             clock,
+            cache_dropped_at,
             ..
         } = io_loop;
         let counters = self.engine.counters();
@@ -254,6 +259,7 @@ impl PreparedJob {
             first_error,
             counters,
             engine: self.engine.description(),
+            cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
         }
     }
 }
@@ -290,6 +296,8 @@ struct IoLoop<'a> {
     pass_issued: u64,
     writes_since_sync: u32,
     last_written: FileHandle,
+    /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
+    cache_dropped_at: Option<u64>,
 }
 
 impl<'a> IoLoop<'a> {
@@ -350,6 +358,7 @@ impl<'a> IoLoop<'a> {
             pass_issued: 0,
             writes_since_sync: 0,
             last_written,
+            cache_dropped_at: None,
         }
     }
 
@@ -361,6 +370,9 @@ impl<'a> IoLoop<'a> {
             .runtime
             .map(|r| nanos(options.ramp_time).saturating_add(nanos(r)));
         let mut ramping = ramp_end.is_some();
+        // Counted from the job's own I/O start, ramp time included: the point
+        // is when the cache state changes, not what the statistics record.
+        let mut drop_cache_at = options.drop_cache_after.map(nanos);
         let batch_submit = options.batch_submit() as usize;
         let complete_min = options.iodepth_batch_complete_min as usize;
         let complete_max = options.batch_complete_max() as usize;
@@ -390,6 +402,10 @@ impl<'a> IoLoop<'a> {
                 || hybrio::interrupt::requested()
             {
                 break;
+            }
+            if drop_cache_at.is_some_and(|at| self.now >= at) {
+                drop_cache_at = None;
+                self.drop_cache_mid_run();
             }
             if self.now >= self.next_publish {
                 self.publish(deadline);
@@ -502,6 +518,38 @@ impl<'a> IoLoop<'a> {
     /// at offset 0. Doing the same keeps the two tools' workloads identical.
     fn start_new_pass(&mut self) {
         self.drain();
+        if self.job.options.invalidate {
+            self.drop_page_cache();
+        }
+        self.job.plan.restart();
+        self.pass_issued = 0;
+    }
+
+    /// `drop_cache_after`: unlike a new pass, nothing is drained, so the
+    /// requests in flight carry on and only the cache state changes under them.
+    #[cold]
+    fn drop_cache_mid_run(&mut self) {
+        // posix_fadvise(DONTNEED) leaves dirty pages alone, and a file just
+        // laid out may still be dirty: writing it back first makes the drop
+        // real for a job that only reads. A job that writes keeps its dirty
+        // pages, which would otherwise be flushed here, inside its measurement.
+        if !self.job.options.rw.writes() {
+            for (file, path) in &self.job.cache_files {
+                if let Err(error) = file.sync_data() {
+                    let error = hybrio::Error::io("fdatasync", path, 0, error);
+                    self.fail(error_errno(&error), error.to_string());
+                    return;
+                }
+            }
+        }
+        self.drop_page_cache();
+        // The null engine has no files to drop: it records nothing.
+        if !self.job.cache_files.is_empty() {
+            self.cache_dropped_at = Some(self.clock.now());
+        }
+    }
+
+    fn drop_page_cache(&mut self) {
         let dropped: Result<(), hybrio::Error> = self
             .job
             .cache_files
@@ -510,8 +558,6 @@ impl<'a> IoLoop<'a> {
         if let Err(error) = dropped {
             self.fail(error_errno(&error), error.to_string());
         }
-        self.job.plan.restart();
-        self.pass_issued = 0;
     }
 
     fn commit(&mut self) {

@@ -909,3 +909,150 @@ fn compare_mistakes_are_one_line_and_exit_1() {
     let out = hybrio(&["--help"], dir.path());
     assert!(String::from_utf8_lossy(&out.stdout).contains("hybrio compare"));
 }
+
+#[test]
+fn startdelay_delays_the_job_and_its_runtime_counts_from_its_own_start() {
+    let dir = tempfile::tempdir().unwrap();
+    // b starts 0.3 s after a, then runs its own 0.3 s: the run cannot end
+    // before 0.6 s. Had its runtime counted from the run's start, b would
+    // stop as soon as it started, and the run would end after about 0.3 s.
+    let job = "[global]\nfilename=data\nsize=256k\nrw=randread\ntime_based\nruntime=300ms\n\
+               [a]\n[b]\nstartdelay=0.3\n";
+    std::fs::write(dir.path().join("t.fio"), job).unwrap();
+    let begun = std::time::Instant::now();
+    let doc = run_json(&["t.fio"], dir.path());
+    let wall = begun.elapsed();
+    assert!(
+        wall >= std::time::Duration::from_millis(600),
+        "the run took {wall:?}"
+    );
+    let b = &doc["jobs"][1];
+    assert_eq!(b["jobname"], "b");
+    assert!(b["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(
+        b["read"]["runtime"].as_u64().unwrap() >= 300,
+        "b ran {} ms",
+        b["read"]["runtime"]
+    );
+}
+
+#[test]
+fn ctrl_c_during_startdelay_stops_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args([
+            "--output-format=json",
+            "--name=late",
+            "--ioengine=null",
+            "--size=1m",
+            "--startdelay=1h",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("hybrio waited out its startdelay after SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+}
+
+#[test]
+fn drop_cache_after_records_when_it_dropped_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "--name=r",
+        "--filename=data",
+        "--size=1m",
+        "--rw=randread",
+        "--invalidate=0",
+        "--time_based",
+        "--runtime=400ms",
+    ];
+    let mut args = common.to_vec();
+    args.push("--drop_cache_after=0.2");
+    let doc = run_json(&args, dir.path());
+    let at = doc["hybrio"]["jobs"][0]["cache_dropped_at_ms"]
+        .as_f64()
+        .expect("a number once the cache was dropped");
+    assert!(at >= 200.0, "dropped at {at} ms, before the 200 ms asked");
+    assert_eq!(doc["jobs"][0]["error"], 0);
+
+    let doc = run_json(&common, dir.path());
+    assert!(doc["hybrio"]["jobs"][0]["cache_dropped_at_ms"].is_null());
+
+    let out = hybrio(
+        &[
+            "--name=d",
+            "--size=1m",
+            "--direct=1",
+            "--drop_cache_after=1",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("drop_cache_after"), "{stderr}");
+}
+
+fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn every_matrix_job_file_is_accepted() {
+    let dir = workspace_root().join("scenarios/matrix");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 9, "matrix job files: {files:?}");
+    for file in files {
+        let out = hybrio(&["--parse-only", file.to_str().unwrap()], &dir);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_matrix_report_passes_its_self_test_on_the_fixture() {
+    let script = workspace_root().join("scenarios/matrix_report.py");
+    let out = match Command::new("python3")
+        .arg(&script)
+        .arg("--self-test")
+        .output()
+    {
+        Ok(out) => out,
+        Err(error) => {
+            eprintln!("skipping: python3 cannot run ({error})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
