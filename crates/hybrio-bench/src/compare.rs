@@ -233,6 +233,9 @@ pub struct Paths {
     /// Requests handed to the asynchronous path.
     #[serde(rename = "async")]
     pub asynchronous: u64,
+    /// Of all requests, those sent against their class's choice to keep the
+    /// other path's price current.
+    pub explored: u64,
     /// Times the engine changed path.
     pub switches: u64,
 }
@@ -248,11 +251,16 @@ impl Paths {
     pub fn of_extra(extra: &serde_json::Value) -> Option<Paths> {
         let jobs = extra.get("jobs")?.as_array()?;
         let mut total: Option<Paths> = None;
-        for paths in jobs.iter().filter_map(|job| job.get("paths")) {
+        // Engines that do not choose report `"paths": null`.
+        let counted = jobs
+            .iter()
+            .filter_map(|job| job.get("paths").filter(|p| p.is_object()));
+        for paths in counted {
             let count = |key: &str| paths.get(key).and_then(|v| v.as_u64()).unwrap_or(0);
             let sum = total.get_or_insert_default();
             sum.inline += count("inline");
             sum.asynchronous += count("async");
+            sum.explored += count("explored");
             sum.switches += count("switches");
         }
         total
@@ -262,6 +270,7 @@ impl Paths {
         Paths {
             inline: self.inline + other.inline,
             asynchronous: self.asynchronous + other.asynchronous,
+            explored: self.explored + other.explored,
             switches: self.switches + other.switches,
         }
     }
@@ -1004,6 +1013,7 @@ mod tests {
         let paths = Paths {
             inline: 300,
             asynchronous: 100,
+            explored: 0,
             switches: 2,
         };
         let row = vec![
@@ -1061,15 +1071,17 @@ mod tests {
     #[test]
     fn paths_are_summed_over_the_jobs_that_report_them() {
         let extra = serde_json::json!({"jobs": [
-            {"jobname": "a", "paths": {"inline": 10, "async": 5, "switches": 1}},
-            {"jobname": "a", "paths": {"inline": 7, "async": 0, "switches": 2}},
+            {"jobname": "a", "paths": {"inline": 10, "async": 5, "explored": 4, "switches": 1}},
+            {"jobname": "a", "paths": {"inline": 7, "async": 0, "explored": 0, "switches": 2}},
             {"jobname": "b"},
+            {"jobname": "c", "paths": null},
         ]});
         assert_eq!(
             Paths::of_extra(&extra),
             Some(Paths {
                 inline: 17,
                 asynchronous: 5,
+                explored: 4,
                 switches: 3
             })
         );
@@ -1084,6 +1096,7 @@ mod tests {
                 Some(Paths {
                     inline: 1,
                     asynchronous: 1,
+                    explored: 0,
                     switches: 0,
                 }),
             ],
