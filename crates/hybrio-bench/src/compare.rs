@@ -494,6 +494,11 @@ fn warm(jobs: &[JobDef]) -> Result<(), RunFailure> {
                 end_fsync: false,
                 fsync: 0,
                 fdatasync: 0,
+                // The warm-up reads, once, at once: it must not drop what it
+                // read (`drop_cache_after`) nor wait for the job's start.
+                numjobs: 1,
+                startdelay: Duration::ZERO,
+                drop_cache_after: None,
                 ..job.options.clone()
             },
             own_options: Vec::new(),

@@ -16,7 +16,9 @@
 //! requests are outstanding: then its completion waits in the engine and
 //! comes out of the next [`Engine::reap`], with the others. A caller that
 //! reaps only when its queue is full would otherwise never reap the
-//! asynchronous requests again once the class turned inline.
+//! asynchronous requests again once the class turned inline. Once those
+//! are reaped, the next `queue` answers `Busy` until the caller has reaped
+//! the held completions too, so that none waits for long.
 //!
 //! Every run reports how many requests took each path, how many were sent
 //! the other way to explore, and how often a class changed its choice
@@ -192,8 +194,8 @@ impl AdaptiveEngine {
     /// Hands a completion over now, or holds it for the next reap while
     /// asynchronous requests are outstanding.
     #[inline]
-    fn deliver(&mut self, completion: Completion, outstanding: usize) -> QueueOutcome {
-        if outstanding == 0 {
+    fn deliver(&mut self, completion: Completion) -> QueueOutcome {
+        if self.async_in_flight == 0 {
             QueueOutcome::Completed(completion)
         } else {
             self.ready.push_back(completion);
@@ -229,6 +231,31 @@ impl AdaptiveEngine {
                 &self.occupancy,
             );
         }
+    }
+
+    /// Reaps from the asynchronous engine, waiting for `min` (at most what
+    /// it holds), and gives the completions their caller's tag and handle.
+    fn reap_async(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        if self.async_in_flight == 0 || max == 0 {
+            return Ok(0);
+        }
+        let start = out.len();
+        let reaped = self.backend.reap(min.min(self.async_in_flight), max, out)?;
+        if reaped > 0 {
+            let now = self.time.now();
+            self.occupancy.remove(now, reaped as u64);
+            self.async_in_flight -= reaped;
+            for completion in &mut out[start..] {
+                self.finish_async(completion, now);
+            }
+            self.last_return_ns = now;
+        }
+        Ok(reaped)
     }
 
     fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
@@ -285,8 +312,12 @@ impl Engine for AdaptiveEngine {
 
     #[inline]
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
-        let outstanding = self.ready.len() + self.async_in_flight;
-        if outstanding >= self.depth as usize {
+        if self.ready.len() + self.async_in_flight >= self.depth as usize
+            || (self.async_in_flight == 0 && !self.ready.is_empty())
+        {
+            // Full; or held completions wait while nothing asynchronous is
+            // left to bring the caller back to reap: it must come now, or a
+            // caller that reaps only when full would leave them there.
             return QueueOutcome::Busy(request);
         }
         let now = self.time.now();
@@ -323,7 +354,7 @@ impl Engine for AdaptiveEngine {
                                 &self.occupancy,
                             );
                         }
-                        self.deliver(completion, outstanding)
+                        self.deliver(completion)
                     }
                     other => other,
                 }
@@ -354,7 +385,7 @@ impl Engine for AdaptiveEngine {
                         self.async_in_flight -= 1;
                         self.finish_async(&mut completion, end);
                         self.last_return_ns = end;
-                        self.deliver(completion, outstanding)
+                        self.deliver(completion)
                     }
                     QueueOutcome::Busy(mut request) => {
                         self.occupancy.remove(now, 1);
@@ -381,7 +412,11 @@ impl Engine for AdaptiveEngine {
     }
 
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        let mut got = 0;
+        // The asynchronous engine first, without waiting: its requests are
+        // older than any held inline completion, and a caller reaping only
+        // as many as it has free slots would otherwise always be served
+        // from the held ones and never see them.
+        let mut got = self.reap_async(0, max, out)?;
         while got < max {
             let Some(completion) = self.ready.pop_front() else {
                 break;
@@ -389,20 +424,8 @@ impl Engine for AdaptiveEngine {
             out.push(completion);
             got += 1;
         }
-        if got < max && self.async_in_flight > 0 {
-            let start = out.len();
-            let wait_for = min.saturating_sub(got).min(self.async_in_flight);
-            let reaped = self.backend.reap(wait_for, max - got, out)?;
-            if reaped > 0 {
-                let now = self.time.now();
-                self.occupancy.remove(now, reaped as u64);
-                self.async_in_flight -= reaped;
-                for completion in &mut out[start..] {
-                    self.finish_async(completion, now);
-                }
-                self.last_return_ns = now;
-            }
-            got += reaped;
+        if got < min.min(max) && self.async_in_flight > 0 {
+            got += self.reap_async(min - got, max - got, out)?;
         }
         Ok(got)
     }

@@ -19,7 +19,8 @@
 //!
 //! # How it learns
 //! A class starts inline, measures a window, then sends one exploration
-//! epoch the other way, and from then on keeps the cheaper path. Its costs
+//! epoch the other way, and from then on keeps the cheaper path; it changes
+//! path only when two epochs in a row found the other one cheaper. Its costs
 //! are measured in windows of completed requests; the chosen path's cost is
 //! watched all the time, the other path's only during explorations, which
 //! come back at a low rate (at most every [`EXPLORE_INTERVAL_NS`], and no
@@ -63,7 +64,12 @@ const WINDOW_NS: u64 = 200_000;
 /// Weight of a new window in the chosen path's running cost.
 const SMOOTHING: f64 = 0.25;
 /// The other path must be this much cheaper to be chosen: a tie is not worth a switch.
-const MARGIN: f64 = 0.03;
+const MARGIN: f64 = 0.05;
+/// One sample counts for at most this many times the path's typical sample:
+/// a thread preempted for 100 us in the middle of a 2 us read says nothing
+/// about reads, and would otherwise move a whole window. A real change still
+/// shows: two windows of capped samples are a drift, and the cap follows.
+const OUTLIER: f64 = 8.0;
 /// Two windows in a row whose cost is this many times the running cost (or
 /// this many times less) replace it and start an exploration soon: one such
 /// window is noise (a writeback stall), two are a change.
@@ -138,10 +144,13 @@ impl Occupancy {
 }
 
 /// Samples of one path, turning into one cost.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Window {
     sum_ns: f64,
     samples: u32,
+    /// The smallest sample so far, which bounds outliers until the path has
+    /// a typical sample.
+    least_ns: f64,
     /// Requests started before this are left out: they waited through
     /// whatever came before the window.
     opened_ns: u64,
@@ -149,28 +158,46 @@ struct Window {
     opened: OccupancyMark,
 }
 
+impl Default for Window {
+    fn default() -> Window {
+        Window {
+            sum_ns: 0.0,
+            samples: 0,
+            least_ns: f64::INFINITY,
+            opened_ns: 0,
+            opened: OccupancyMark::default(),
+        }
+    }
+}
+
 impl Window {
     fn open(now: u64, occupancy: &Occupancy) -> Window {
         Window {
+            least_ns: f64::INFINITY,
             opened_ns: now,
             opened: occupancy.mark(now),
             ..Window::default()
         }
     }
 
-    fn add(&mut self, started_ns: u64, ns: u64) {
+    /// Adds a sample, at most `OUTLIER` times `typical` or the least sample so far.
+    fn add(&mut self, started_ns: u64, ns: u64, typical: f64) {
         if started_ns >= self.opened_ns {
-            self.sum_ns += ns as f64;
+            let ns = ns as f64;
+            self.sum_ns += ns.min(OUTLIER * typical.min(self.least_ns));
+            self.least_ns = self.least_ns.min(ns);
             self.samples += 1;
         }
     }
 
+    /// The mean sample, before any division by what was in flight.
+    fn mean(&self) -> Option<f64> {
+        (self.samples > 0).then(|| self.sum_ns / f64::from(self.samples))
+    }
+
     /// Time per request up to `now`, in nanoseconds.
     fn cost(&self, path: Path, now: u64, occupancy: &Occupancy) -> Option<f64> {
-        if self.samples == 0 {
-            return None;
-        }
-        let mean = self.sum_ns / f64::from(self.samples);
+        let mean = self.mean()?;
         match path {
             Path::Inline => Some(mean),
             Path::Async => Some(mean / occupancy.mean_since(self.opened, now)?),
@@ -201,15 +228,20 @@ pub(crate) struct ClassPolicy {
     cost: [Option<f64>; 2],
     /// The last window drifted: +1 up, -1 down, 0 not; and its cost.
     drift: (i8, f64),
+    /// Per path, the mean sample of its latest window (latency, for
+    /// asynchronous): the scale for outliers.
+    typical: [f64; 2],
     window: Window,
     exploring: Option<Exploration>,
     epoch: u32,
     /// Requests of the class since the last exploration ended.
     since_exploration: u64,
     last_exploration_ns: u64,
-    /// An exploration is wanted soon: the cost drifted, or a switch was just
-    /// made on one epoch's figures and deserves a second look.
+    /// An exploration is wanted soon: the cost drifted, or the last epoch
+    /// found the other path cheaper and a second must confirm it.
     recheck: bool,
+    /// The last exploration found the other path cheaper.
+    tempted: bool,
     epoch_length: u32,
     skip: u32,
 }
@@ -233,12 +265,14 @@ impl ClassPolicy {
             chosen: Path::Inline,
             cost: [None; 2],
             drift: (0, 0.0),
+            typical: [f64::INFINITY; 2],
             window: Window::default(),
             exploring: None,
             epoch: 0,
             since_exploration: 0,
             last_exploration_ns: 0,
             recheck: false,
+            tempted: false,
             epoch_length,
             skip: depth.min(epoch_length / 4),
         }
@@ -321,11 +355,24 @@ impl ClassPolicy {
         let Some(explored) = explored else {
             return self.chosen;
         };
+        if let Some(mean) = exploration.window.mean() {
+            self.typical[exploration.path.index()] = mean;
+        }
         self.cost[exploration.path.index()] = Some(explored);
         let current = self.cost[self.chosen.index()].unwrap_or(f64::INFINITY);
+        // One epoch is a few dozen requests: a switch needs two in a row to
+        // agree, or noise (a preemption, a writeback stall) would flip the
+        // class back and forth, paying the worse path each time.
         if explored < current * (1.0 - MARGIN) {
-            self.chosen = exploration.path;
-            self.recheck = true;
+            if self.tempted {
+                self.chosen = exploration.path;
+                self.tempted = false;
+            } else {
+                self.tempted = true;
+                self.recheck = true;
+            }
+        } else {
+            self.tempted = false;
         }
         self.drift = (0, 0.0);
         // The chosen path's window starts afresh: the epoch changed what was
@@ -357,7 +404,9 @@ impl ClassPolicy {
                     exploration.window = Window::open(now, occupancy);
                 }
             } else {
-                exploration.window.add(started_ns, ns);
+                exploration
+                    .window
+                    .add(started_ns, ns, self.typical[path.index()]);
             }
             return;
         }
@@ -365,7 +414,7 @@ impl ClassPolicy {
             // A straggler from an epoch that has ended, or from before a switch.
             return;
         }
-        self.window.add(started_ns, ns);
+        self.window.add(started_ns, ns, self.typical[path.index()]);
         if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
             return;
         }
@@ -373,7 +422,14 @@ impl ClassPolicy {
             self.window = Window::open(now, occupancy);
             return;
         };
+        let first = self.typical[path.index()].is_infinite();
+        self.typical[path.index()] = self.window.mean().unwrap_or(f64::INFINITY);
         self.window = Window::open(now, occupancy);
+        if first {
+            // Its outliers were bounded only by its own least sample: it sets
+            // the scale, and the next window the cost.
+            return;
+        }
         let slot = &mut self.cost[path.index()];
         let Some(previous) = *slot else {
             *slot = Some(cost);
@@ -454,6 +510,41 @@ mod tests {
     }
 
     #[test]
+    fn preempted_requests_do_not_move_the_choice() {
+        let mut policy = ClassPolicy::new(1);
+        let mut occupancy = Occupancy::default();
+        let mut now = 0u64;
+        let mut switches = 0;
+        for i in 0..1_000_000u64 {
+            let route = policy.route(now, &occupancy);
+            switches += u64::from(route.switched);
+            let start = now;
+            match route.path {
+                Path::Inline => {
+                    // 1 us, but one request in 150 is preempted for 200 us.
+                    now += if i % 150 == 0 { 200_000 } else { 1_000 };
+                    policy.record(
+                        Path::Inline,
+                        route.epoch,
+                        start,
+                        now - start,
+                        now,
+                        &occupancy,
+                    );
+                }
+                Path::Async => {
+                    occupancy.add(now, 1);
+                    now += 1_300;
+                    occupancy.remove(now, 1);
+                    policy.record(Path::Async, route.epoch, start, 1_300, now, &occupancy);
+                }
+            }
+        }
+        assert_eq!(policy.chosen(), Path::Inline);
+        assert_eq!(switches, 0, "costs {:?}", policy.costs());
+    }
+
+    #[test]
     fn explorations_stay_rare() {
         let mut policy = ClassPolicy::new(1);
         let mut occupancy = Occupancy::default();
@@ -480,7 +571,7 @@ mod tests {
             opened: mark,
             ..Window::default()
         };
-        window.add(0, 100);
+        window.add(0, 100, f64::INFINITY);
         assert_eq!(window.cost(Path::Async, 200, &occupancy), Some(50.0));
         assert_eq!(window.cost(Path::Inline, 200, &occupancy), Some(100.0));
     }
