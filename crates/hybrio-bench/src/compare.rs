@@ -434,13 +434,17 @@ pub fn measure(
         vec![vec![Measured::new(Vec::new(), Vec::new()); engines.len()]; cells.len()];
     for round in 0..rounds {
         for (c, cell) in cells.iter().enumerate() {
-            for (e, &engine) in engines.iter().enumerate() {
+            // Each round starts one engine further on, so that no engine always
+            // runs right after the same other one (and inherits, say, its dirty pages).
+            for e in (0..engines.len()).map(|i| (i + round) % engines.len()) {
+                let engine = engines[e];
                 if hybrio::interrupt::requested() {
                     return Err(RunFailure::Interrupted);
                 }
                 if cell.warm_cache {
                     warm(&cell.jobs)?;
                 }
+                flush_written(&cell.jobs);
                 notice(&format!(
                     "round {}/{rounds}: {} on {engine}",
                     round + 1,
@@ -468,6 +472,21 @@ pub fn measure(
         measured.median = median(&measured.samples);
     }
     Ok(results)
+}
+
+/// Writes back what the cell's writing jobs left dirty in the page cache, so
+/// that the next run does not pay for the last one's writeback. Files that
+/// do not exist yet are skipped; a failure only costs fairness, not data.
+fn flush_written(jobs: &[JobDef]) {
+    for job in jobs.iter().filter(|j| j.options.rw.writes()) {
+        for number in 0..job.options.numjobs {
+            for path in crate::layout::file_names(&job.options, number) {
+                if let Ok(file) = std::fs::OpenOptions::new().write(true).open(&path) {
+                    let _ = file.sync_data();
+                }
+            }
+        }
+    }
 }
 
 /// Reads the files of the jobs that read from the page cache once, through it.

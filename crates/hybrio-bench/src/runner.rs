@@ -298,6 +298,9 @@ struct IoLoop<'a> {
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
     cache_dropped_at: Option<u64>,
+    /// A request the engine answered `Busy` to, with its slot: offered again
+    /// after a reap, before any new one (its bytes are already counted).
+    refused: Option<(usize, Request)>,
 }
 
 impl<'a> IoLoop<'a> {
@@ -359,6 +362,7 @@ impl<'a> IoLoop<'a> {
             writes_since_sync: 0,
             last_written,
             cache_dropped_at: None,
+            refused: None,
         }
     }
 
@@ -394,13 +398,19 @@ impl<'a> IoLoop<'a> {
                 deadline = options.runtime.map(|r| self.now.saturating_add(nanos(r)));
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
-            let out_of_work =
-                limit_by_size && !ramping && self.issued_bytes >= self.job.total_bytes;
+            let out_of_work = limit_by_size
+                && !ramping
+                && self.issued_bytes >= self.job.total_bytes
+                && self.refused.is_none();
             if self.failure.is_some()
                 || out_of_time
                 || out_of_work
                 || hybrio::interrupt::requested()
             {
+                if let Some((slot, request)) = self.refused.take() {
+                    self.slots[slot].buf = request.buf;
+                    self.free.push(slot);
+                }
                 break;
             }
             if drop_cache_at.is_some_and(|at| self.now >= at) {
@@ -410,8 +420,12 @@ impl<'a> IoLoop<'a> {
             if self.now >= self.next_publish {
                 self.publish(deadline);
             }
-            if self.pass_issued >= self.job.pass_bytes {
+            if self.refused.is_none() && self.pass_issued >= self.job.pass_bytes {
                 self.start_new_pass();
+            }
+            if let Some((slot, request)) = self.refused.take() {
+                self.offer(slot, request, batch_submit, complete_min, complete_max);
+                continue;
             }
             let Some(slot) = self.free.pop() else {
                 self.commit();
@@ -447,39 +461,52 @@ impl<'a> IoLoop<'a> {
                     }
                 }
             };
-            let start = self.clock.now();
-            self.submitted += 1;
-            match self.job.engine.queue(request) {
-                QueueOutcome::Completed(completion) => {
-                    let end = self.clock.now();
-                    self.now = end;
-                    self.stats.record_submit(1, 1);
-                    self.stats.record_complete(1);
-                    self.finish(completion, None, end.saturating_sub(start));
-                    self.stats.sample(end);
-                }
-                QueueOutcome::Queued => {
-                    self.slots[slot].start = start;
-                    self.now = start;
-                    self.pending.push(slot);
-                    if self.pending.len() >= batch_submit {
-                        self.commit();
-                    }
-                    if complete_min == 0 {
-                        self.reap(0, complete_max);
-                    }
-                }
-                QueueOutcome::Busy(request) => {
-                    // Only possible if the engine holds fewer requests than we have slots.
-                    self.submitted -= 1;
-                    self.slots[slot].buf = request.buf;
-                    self.free.push(slot);
-                    self.commit();
-                    self.reap(1, complete_max);
-                }
-            }
+            self.offer(slot, request, batch_submit, complete_min, complete_max);
         }
         self.drain();
+    }
+
+    /// Offers one request to the engine and records what it did with it.
+    fn offer(
+        &mut self,
+        slot: usize,
+        request: Request,
+        batch_submit: usize,
+        complete_min: usize,
+        complete_max: usize,
+    ) {
+        let start = self.clock.now();
+        self.submitted += 1;
+        match self.job.engine.queue(request) {
+            QueueOutcome::Completed(completion) => {
+                let end = self.clock.now();
+                self.now = end;
+                self.stats.record_submit(1, 1);
+                self.stats.record_complete(1);
+                self.finish(completion, None, end.saturating_sub(start));
+                self.stats.sample(end);
+            }
+            QueueOutcome::Queued => {
+                self.slots[slot].start = start;
+                self.now = start;
+                self.pending.push(slot);
+                if self.pending.len() >= batch_submit {
+                    self.commit();
+                }
+                if complete_min == 0 {
+                    self.reap(0, complete_max);
+                }
+            }
+            QueueOutcome::Busy(request) => {
+                // The engine holds completions it wants collected first (the
+                // adaptive engine does, when it mixes paths): reap, then offer
+                // the same request again.
+                self.submitted -= 1;
+                self.refused = Some((slot, request));
+                self.commit();
+                self.reap(1, complete_max);
+            }
+        }
     }
 
     /// Publishes the totals for the status line, with how far the job is:
