@@ -100,8 +100,9 @@ pub const USAGE: &str = "\
 usage: hybrio [OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
        hybrio compare [COMPARE OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
 
-With no arguments, hybrio compares its engines (sync, psync, io_uring, null) on a
-temporary file in the current directory and prints a side-by-side table.
+With no arguments, hybrio compares every engine this system allows (the adaptive
+one included) on a temporary file in the current directory and prints a side-by-side
+table, with each engine's ratio to the best and the adaptive engine's choices.
 
 hybrio options:
   --output-format=FORMAT   normal (default) or json, or both: normal,json

@@ -910,7 +910,7 @@ pub fn default_comparison(
         directory.display()
     );
     let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
-    text.push_str(&table(&cells, &names, &results, Columns::Default));
+    text.push_str(&table(&cells, &names, &results, Columns::Full));
     text.push_str(
         "CPU us/IO thread is the job thread's own CPU time (getrusage RUSAGE_THREAD, as fio's usr/sys): it leaves\n\
          out the pool's workers and the kernel workers io_uring hands work to (every buffered ext4 write goes to\n\

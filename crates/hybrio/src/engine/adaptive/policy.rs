@@ -24,9 +24,9 @@
 //! are measured in windows of completed requests; the chosen path's cost is
 //! watched all the time, the other path's only during explorations, which
 //! come back at a low rate (at most every [`EXPLORE_INTERVAL_NS`], and no
-//! more than one request in [`EXPLORE_SPACING`] per epoch length) and at once
-//! when the chosen path's cost moves by half or more (a cache dropped, a
-//! device saturated). An epoch is long enough for the caller to fill its
+//! more than one request in [`EXPLORE_SPACING`] per epoch length), soon after
+//! a switch (to look back once), and soon when the chosen path's cost moves
+//! by half or more for two windows (a cache dropped, a device saturated). An epoch is long enough for the caller to fill its
 //! queue (four depths), and its first depth's worth of completions is left
 //! out, so an exploration of the asynchronous path sees the concurrency the
 //! caller really keeps.
@@ -61,6 +61,8 @@ const WINDOW: u32 = 32;
 /// ...and the least time it spans: 32 page-cache hits take 30 us, in which
 /// one interrupt is a large share.
 const WINDOW_NS: u64 = 200_000;
+/// Requests in an inline exploration epoch (the first is left out).
+const INLINE_EPOCH: u32 = 32;
 /// Weight of a new window in the chosen path's running cost.
 const SMOOTHING: f64 = 0.25;
 /// The other path must be this much cheaper to be chosen: a tie is not worth a switch.
@@ -69,7 +71,7 @@ const MARGIN: f64 = 0.05;
 /// a thread preempted for 100 us in the middle of a 2 us read says nothing
 /// about reads, and would otherwise move a whole window. A real change still
 /// shows: two windows of capped samples are a drift, and the cap follows.
-const OUTLIER: f64 = 8.0;
+const OUTLIER: f64 = 4.0;
 /// Two windows in a row whose cost is this many times the running cost (or
 /// this many times less) replace it and start an exploration soon: one such
 /// window is noise (a writeback stall), two are a change.
@@ -77,12 +79,12 @@ const DRIFT: f64 = 1.5;
 /// Explorations come back after at least this long...
 pub(crate) const EXPLORE_INTERVAL_NS: u64 = 100_000_000;
 /// ...and after at least this many epoch lengths of requests, so that they
-/// never take more than about half a percent of a class's requests (and so
-/// stay out of its 99th percentile).
-pub(crate) const EXPLORE_SPACING: u64 = 200;
-/// An exploration started by a drift, or checking a switch just made, waits
-/// at least this many epoch lengths after the last one, so that a cost that
-/// keeps moving cannot make the engine explore all the time.
+/// never take more than a fifth of a percent of a class's requests (and so
+/// stay out of its 99th percentile, with the completions held behind them).
+pub(crate) const EXPLORE_SPACING: u64 = 500;
+/// An exploration started by a drift, or looking back at the path just left,
+/// waits at least this many epoch lengths after the last one, so that a cost
+/// that keeps moving cannot make the engine explore all the time.
 const DRIFT_SPACING: u64 = 4;
 /// The time with nothing in flight (or between two inline requests) counted
 /// for one gap at most: a caller that stops for a second is idle, not slow.
@@ -148,9 +150,6 @@ impl Occupancy {
 struct Window {
     sum_ns: f64,
     samples: u32,
-    /// The smallest sample so far, which bounds outliers until the path has
-    /// a typical sample.
-    least_ns: f64,
     /// Requests started before this are left out: they waited through
     /// whatever came before the window.
     opened_ns: u64,
@@ -163,7 +162,6 @@ impl Default for Window {
         Window {
             sum_ns: 0.0,
             samples: 0,
-            least_ns: f64::INFINITY,
             opened_ns: 0,
             opened: OccupancyMark::default(),
         }
@@ -173,19 +171,17 @@ impl Default for Window {
 impl Window {
     fn open(now: u64, occupancy: &Occupancy) -> Window {
         Window {
-            least_ns: f64::INFINITY,
             opened_ns: now,
             opened: occupancy.mark(now),
             ..Window::default()
         }
     }
 
-    /// Adds a sample, at most `OUTLIER` times `typical` or the least sample so far.
+    /// Adds a sample, at most `OUTLIER` times `typical` (the path's mean
+    /// sample in its latest window; infinite before it has one).
     fn add(&mut self, started_ns: u64, ns: u64, typical: f64) {
         if started_ns >= self.opened_ns {
-            let ns = ns as f64;
-            self.sum_ns += ns.min(OUTLIER * typical.min(self.least_ns));
-            self.least_ns = self.least_ns.min(ns);
+            self.sum_ns += (ns as f64).min(OUTLIER * typical);
             self.samples += 1;
         }
     }
@@ -237,12 +233,16 @@ pub(crate) struct ClassPolicy {
     /// Requests of the class since the last exploration ended.
     since_exploration: u64,
     last_exploration_ns: u64,
-    /// An exploration is wanted soon: the cost drifted, or the last epoch
-    /// found the other path cheaper and a second must confirm it.
+    /// An exploration is wanted soon: the cost drifted, the last epoch found
+    /// the other path cheaper and a second must confirm it, or the class just
+    /// switched and looks back once at the path it left.
     recheck: bool,
     /// The last exploration found the other path cheaper.
     tempted: bool,
+    /// Requests in an asynchronous epoch: four depths, so that the caller's
+    /// queue fills, and the unit of the spacing between explorations.
     epoch_length: u32,
+    /// Completions an asynchronous epoch leaves out while the queue fills.
     skip: u32,
 }
 
@@ -260,7 +260,7 @@ pub(crate) struct Route {
 impl ClassPolicy {
     /// A class whose caller keeps at most `depth` requests outstanding.
     pub(crate) fn new(depth: u32) -> ClassPolicy {
-        let epoch_length = depth.saturating_mul(4).clamp(32, 256);
+        let epoch_length = depth.saturating_mul(4).clamp(INLINE_EPOCH, 128);
         ClassPolicy {
             chosen: Path::Inline,
             cost: [None; 2],
@@ -333,10 +333,17 @@ impl ClassPolicy {
 
     fn start_exploration(&mut self, now: u64, occupancy: &Occupancy) {
         self.epoch = self.epoch.wrapping_add(1).max(1);
+        let path = self.chosen.other();
+        // An inline epoch has no queue to fill: each request is priced as it
+        // returns, and a short one keeps a deep device queue from draining.
+        let (to_route, to_skip) = match path {
+            Path::Inline => (INLINE_EPOCH, 1),
+            Path::Async => (self.epoch_length, self.skip),
+        };
         self.exploring = Some(Exploration {
-            path: self.chosen.other(),
-            to_route: self.epoch_length,
-            to_skip: self.skip,
+            path,
+            to_route,
+            to_skip,
             window: Window::open(now, occupancy),
             epoch: self.epoch,
         });
@@ -367,6 +374,9 @@ impl ClassPolicy {
             if self.tempted {
                 self.chosen = exploration.path;
                 self.tempted = false;
+                // Two epochs can still be unlucky: look back soon, and come
+                // back (on two epochs again) if the old path was better after all.
+                self.recheck = true;
             } else {
                 self.tempted = true;
                 self.recheck = true;
@@ -426,8 +436,8 @@ impl ClassPolicy {
         self.typical[path.index()] = self.window.mean().unwrap_or(f64::INFINITY);
         self.window = Window::open(now, occupancy);
         if first {
-            // Its outliers were bounded only by its own least sample: it sets
-            // the scale, and the next window the cost.
+            // Its outliers were not bounded: it sets the scale, and the next
+            // window the cost.
             return;
         }
         let slot = &mut self.cost[path.index()];
