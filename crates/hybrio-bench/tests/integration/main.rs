@@ -507,35 +507,19 @@ fn a_failed_request_is_reported_with_op_file_offset_and_errno() {
 #[test]
 fn ctrl_c_stops_the_run_and_still_reports() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hybrio"))
-        .args([
+    let out = interrupted(
+        &[
             "--output-format=json",
             "--name=i",
             "--ioengine=null",
             "--size=1m",
             "--time_based",
             "--runtime=60",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("hybrio did not stop within 20 s of SIGINT");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+        ],
+        dir.path(),
+        500,
+        "hybrio did not stop within 20 s of SIGINT",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
@@ -939,34 +923,18 @@ fn startdelay_delays_the_job_and_its_runtime_counts_from_its_own_start() {
 #[test]
 fn ctrl_c_during_startdelay_stops_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hybrio"))
-        .args([
+    let out = interrupted(
+        &[
             "--output-format=json",
             "--name=late",
             "--ioengine=null",
             "--size=1m",
             "--startdelay=1h",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("hybrio waited out its startdelay after SIGINT");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+        ],
+        dir.path(),
+        300,
+        "hybrio waited out its startdelay after SIGINT",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
 }
@@ -1055,4 +1023,31 @@ fn the_matrix_report_passes_its_self_test_on_the_fixture() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Runs hybrio with `args` in `dir`, sends it SIGINT after `after_ms`, and
+/// returns its output; fails with `stuck` if it has not exited 20 s later.
+fn interrupted(args: &[&str], dir: &Path, after_ms: u64, stuck: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{stuck}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }

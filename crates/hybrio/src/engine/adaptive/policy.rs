@@ -63,8 +63,6 @@ const WINDOW: u32 = 32;
 const WINDOW_NS: u64 = 200_000;
 /// Requests in an inline exploration epoch (the first is left out).
 const INLINE_EPOCH: u32 = 32;
-/// Weight of a new window in the chosen path's running cost.
-const SMOOTHING: f64 = 0.25;
 /// The other path must be this much cheaper to be chosen: a tie is not worth a switch.
 const MARGIN: f64 = 0.05;
 /// One sample counts for at most this many times the path's typical sample:
@@ -224,6 +222,11 @@ pub(crate) struct ClassPolicy {
     cost: [Option<f64>; 2],
     /// The last window drifted: +1 up, -1 down, 0 not; and its cost.
     drift: (i8, f64),
+    /// The chosen path's latest window costs, oldest first (up to three):
+    /// its cost is their median, which one window with a writeback stall or
+    /// a burst of preemptions cannot move.
+    recent: [f64; 3],
+    recent_len: usize,
     /// Per path, the mean sample of its latest window (latency, for
     /// asynchronous): the scale for outliers.
     typical: [f64; 2],
@@ -265,6 +268,8 @@ impl ClassPolicy {
             chosen: Path::Inline,
             cost: [None; 2],
             drift: (0, 0.0),
+            recent: [0.0; 3],
+            recent_len: 0,
             typical: [f64::INFINITY; 2],
             window: Window::default(),
             exploring: None,
@@ -373,6 +378,7 @@ impl ClassPolicy {
         if explored < current * (1.0 - MARGIN) {
             if self.tempted {
                 self.chosen = exploration.path;
+                self.remember(explored, true);
                 self.tempted = false;
                 // Two epochs can still be unlucky: look back soon, and come
                 // back (on two epochs again) if the old path was better after all.
@@ -443,6 +449,7 @@ impl ClassPolicy {
         let slot = &mut self.cost[path.index()];
         let Some(previous) = *slot else {
             *slot = Some(cost);
+            self.remember(cost, true);
             return;
         };
         let ratio = cost / previous.max(1.0);
@@ -455,13 +462,37 @@ impl ClassPolicy {
         };
         if direction != 0 && direction == self.drift.0 {
             // The world changed: follow it now, and look at the other path soon.
-            *slot = Some((cost + self.drift.1) / 2.0);
+            let earlier = self.drift.1;
+            self.remember(earlier, true);
+            self.remember(cost, false);
             self.recheck = true;
             self.drift = (0, 0.0);
         } else {
-            *slot = Some(previous + SMOOTHING * (cost - previous));
+            self.remember(cost, false);
             self.drift = (direction, cost);
         }
+    }
+
+    /// Adds a window cost of the chosen path (after forgetting the others,
+    /// with `afresh`) and sets the path's cost to the median of the latest three.
+    fn remember(&mut self, cost: f64, afresh: bool) {
+        if afresh {
+            self.recent_len = 0;
+        }
+        if self.recent_len == self.recent.len() {
+            self.recent.rotate_left(1);
+            self.recent_len -= 1;
+        }
+        self.recent[self.recent_len] = cost;
+        self.recent_len += 1;
+        let mut sorted = self.recent;
+        let held = &mut sorted[..self.recent_len];
+        held.sort_by(f64::total_cmp);
+        let median = match held.len() {
+            2 => (held[0] + held[1]) / 2.0,
+            n => held[n / 2],
+        };
+        self.cost[self.chosen.index()] = Some(median);
     }
 
     /// The latest cost of each path in nanoseconds (inline, asynchronous).
