@@ -217,16 +217,17 @@ impl AdaptiveEngine {
         self.free_slots.push(index);
         completion.user_data = slot.user_data;
         completion.file = slot.file;
-        if completion.result < 0 {
-            // A failure's latency says nothing about the path.
-            return;
-        }
         let policy = self
             .routes
             .get_mut(slot.file.index())
             .and_then(Option::as_mut)
             .and_then(|route| route.classes[usize::from(slot.class)].as_mut());
-        if let Some(policy) = policy {
+        let Some(policy) = policy else {
+            return;
+        };
+        policy.async_out = policy.async_out.saturating_sub(1);
+        // A failure's latency says nothing about the path.
+        if completion.result >= 0 {
             policy.record(
                 Path::Async,
                 slot.epoch,
@@ -371,7 +372,7 @@ impl Engine for AdaptiveEngine {
                 };
                 match outcome {
                     QueueOutcome::Completed(completion) => {
-                        if timed && completion.result >= 0 {
+                        if timed && completion.result >= 0 && policy.async_out == 0 {
                             let cost = end.saturating_sub(start) + gap;
                             policy.record(
                                 Path::Inline,
@@ -392,6 +393,7 @@ impl Engine for AdaptiveEngine {
                 let now = if timed { now } else { self.time.now() };
                 let (user_data, file) = (request.user_data, request.file);
                 request.file = route.backend;
+                policy.async_out += 1;
                 let slot = self.take_slot(Slot {
                     user_data,
                     file,
@@ -418,6 +420,12 @@ impl Engine for AdaptiveEngine {
                         self.deliver(completion)
                     }
                     QueueOutcome::Busy(mut request) => {
+                        if let Some(policy) = self.routes[file.index()]
+                            .as_mut()
+                            .and_then(|route| route.classes[class].as_mut())
+                        {
+                            policy.async_out -= 1;
+                        }
                         self.occupancy.remove(now, 1);
                         self.async_in_flight -= 1;
                         self.slots[slot as usize] = Slot::FREE;

@@ -247,6 +247,11 @@ pub(crate) struct ClassPolicy {
     epoch_length: u32,
     /// Completions an asynchronous epoch leaves out while the queue fills.
     skip: u32,
+    /// Requests of the class the asynchronous engine holds: an inline
+    /// request timed beside them measures the contention with them (ext4's
+    /// inode lock, held by a kernel worker writing the same file), not the
+    /// inline path, and is not recorded.
+    pub(crate) async_out: u32,
 }
 
 /// What [`ClassPolicy::route`] decided for one request.
@@ -280,6 +285,7 @@ impl ClassPolicy {
             tempted: false,
             epoch_length,
             skip: depth.min(epoch_length / 4),
+            async_out: 0,
         }
     }
 
