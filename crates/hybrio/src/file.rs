@@ -264,31 +264,6 @@ pub(crate) fn reopen(file: &File, path: &Path) -> Result<File, Error> {
 mod tests {
     use super::*;
 
-    /// Pages of `file` (of `len` bytes) in the page cache, by mincore over a
-    /// mapping that is never touched, so counting faults nothing in.
-    fn resident_pages(file: &File, len: usize) -> usize {
-        // SAFETY: a fresh read-only shared mapping of a live fd; the result is checked.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        assert_ne!(map, libc::MAP_FAILED, "{}", std::io::Error::last_os_error());
-        let page = 4096;
-        let mut vec = vec![0u8; len.div_ceil(page)];
-        // SAFETY: `map` is a live mapping of `len` bytes and `vec` has one byte per 4 KiB page of it.
-        let ret = unsafe { libc::mincore(map, len, vec.as_mut_ptr()) };
-        assert_eq!(ret, 0, "{}", std::io::Error::last_os_error());
-        // SAFETY: unmaps exactly the mapping made above, which nothing else uses.
-        unsafe { libc::munmap(map, len) };
-        vec.iter().filter(|&&b| b & 1 == 1).count()
-    }
-
     #[test]
     fn drop_page_cache_empties_the_cache_of_a_clean_file() {
         use std::io::{Read, Write};
@@ -308,15 +283,12 @@ mod tests {
         let mut back = Vec::new();
         File::open(&path).unwrap().read_to_end(&mut back).unwrap();
         let pages = len / 4096;
-        let before = resident_pages(&file, len);
+        let resident = |file: &File| sys::resident_pages(file.as_raw_fd(), len).unwrap();
+        let before = resident(&file);
         assert_eq!(before, pages, "the file was just read, so it is cached");
         drop_page_cache(&file, &path).unwrap();
-        let after = resident_pages(&file, len);
-        // SAFETY: fstatfs writes one statfs into a live local.
-        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: `fs` is a live statfs and the fd is open.
-        assert_eq!(unsafe { libc::fstatfs(file.as_raw_fd(), &mut fs) }, 0);
-        if fs.f_type == libc::TMPFS_MAGIC {
+        let after = resident(&file);
+        if sys::is_tmpfs(file.as_raw_fd()).unwrap() {
             // tmpfs pages are the file itself: nothing can be dropped.
             eprintln!("skipping: the temporary directory is on tmpfs");
             return;

@@ -177,3 +177,51 @@ pub(crate) fn pwritev2(fd: RawFd, buf: &[u8], offset: u64, flags: i32) -> io::Re
     // reads (a write never stores through iov_base); `iov` outlives the call.
     check(unsafe { libc::pwritev2(fd, &iov, 1, offset, flags) })
 }
+
+/// How many 4 KiB pages of the first `len` bytes of `fd` are in the page
+/// cache: `mincore` over a mapping that is never touched, so counting faults
+/// nothing in.
+#[cfg(test)]
+pub(crate) fn resident_pages(fd: RawFd, len: usize) -> io::Result<usize> {
+    // SAFETY: a fresh read-only shared mapping chosen by the kernel; no
+    // existing memory is affected, and the result is checked before use.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let mut pages = vec![0u8; len.div_ceil(4096)];
+    // SAFETY: `map` is a live mapping of `len` bytes, and `pages` has one
+    // byte per 4 KiB page of it, as mincore(2) requires.
+    let ret = unsafe { libc::mincore(map, len, pages.as_mut_ptr()) };
+    let outcome = if ret == 0 {
+        Ok(pages.iter().filter(|&&b| b & 1 == 1).count())
+    } else {
+        Err(io::Error::last_os_error())
+    };
+    // SAFETY: unmaps exactly the mapping made above, which nothing else uses.
+    unsafe { libc::munmap(map, len) };
+    outcome
+}
+
+/// Whether `fd` is on tmpfs (`fstatfs`).
+#[cfg(test)]
+pub(crate) fn is_tmpfs(fd: RawFd) -> io::Result<bool> {
+    let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes one statfs into `fs`, which is large enough; any
+    // descriptor value is safe to pass.
+    if unsafe { libc::fstatfs(fd, fs.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatfs returned 0, so it filled `fs`.
+    let fs = unsafe { fs.assume_init() };
+    Ok(fs.f_type == libc::TMPFS_MAGIC)
+}

@@ -16,6 +16,8 @@ pub(crate) use fd::{
     Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, preadv2, pwrite,
     pwritev2, read, status_flags, write,
 };
+#[cfg(test)]
+pub(crate) use fd::{is_tmpfs, resident_pages};
 pub(crate) use rusage::{process_rusage, thread_rusage};
 
 use std::io;
