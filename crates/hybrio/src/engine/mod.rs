@@ -98,6 +98,31 @@ pub struct EngineCounters {
     pub paths: Option<PathCounts>,
 }
 
+impl std::ops::Add for EngineCounters {
+    type Output = EngineCounters;
+
+    /// The counts of two engines (or layers) together.
+    fn add(self, other: EngineCounters) -> EngineCounters {
+        EngineCounters {
+            short_ios: [
+                self.short_ios[0] + other.short_ios[0],
+                self.short_ios[1] + other.short_ios[1],
+            ],
+            retries: self.retries + other.retries,
+            injected: self.injected + other.injected,
+            paths: match (self.paths, other.paths) {
+                (Some(a), Some(b)) => Some(PathCounts {
+                    inline: a.inline + b.inline,
+                    asynchronous: a.asynchronous + b.asynchronous,
+                    explored: a.explored + b.explored,
+                    switches: a.switches + b.switches,
+                }),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+}
+
 /// Which way the adaptive engine sent its requests.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct PathCounts {

@@ -679,16 +679,12 @@ impl<E: Engine> Engine for Resubmit<E> {
     }
 
     fn counters(&self) -> EngineCounters {
-        let inner = self.inner.counters();
-        EngineCounters {
-            short_ios: [
-                self.short_ios[0] + inner.short_ios[0],
-                self.short_ios[1] + inner.short_ios[1],
-            ],
-            retries: self.retries + inner.retries,
-            injected: inner.injected,
-            paths: inner.paths,
-        }
+        self.inner.counters()
+            + EngineCounters {
+                short_ios: self.short_ios,
+                retries: self.retries,
+                ..EngineCounters::default()
+            }
     }
 }
 

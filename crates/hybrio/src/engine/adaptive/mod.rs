@@ -485,16 +485,9 @@ impl Engine for AdaptiveEngine {
     }
 
     fn counters(&self) -> EngineCounters {
-        let inline = self.inline.counters();
-        let backend = self.backend.counters();
         EngineCounters {
-            short_ios: [
-                inline.short_ios[0] + backend.short_ios[0],
-                inline.short_ios[1] + backend.short_ios[1],
-            ],
-            retries: inline.retries + backend.retries,
-            injected: inline.injected + backend.injected,
             paths: Some(self.counts),
+            ..self.inline.counters() + self.backend.counters()
         }
     }
 }
