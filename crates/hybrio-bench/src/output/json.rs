@@ -173,15 +173,15 @@ fn dir_object(cfg: &StatsConfig, d: &DirStats, agg_bw: Option<u64>) -> Obj {
     o.uint("drop_ios", d.drop_ios());
     o.obj(
         "slat_ns",
-        lat_object(cfg, cfg.slat_percentiles, d.slat(), d.slat_hist()),
+        lat_object(cfg, cfg.slat_percentiles, &d.slat(), d.slat_hist()),
     );
     o.obj(
         "clat_ns",
-        lat_object(cfg, cfg.clat_percentiles, d.clat(), Some(d.clat_hist())),
+        lat_object(cfg, cfg.clat_percentiles, &d.clat(), Some(d.clat_hist())),
     );
     o.obj(
         "lat_ns",
-        lat_object(cfg, cfg.lat_percentiles, d.lat(), d.lat_hist()),
+        lat_object(cfg, cfg.lat_percentiles, &d.lat(), d.lat_hist()),
     );
     let bw = d.bw_samples();
     let agg = if bw.is_empty() {

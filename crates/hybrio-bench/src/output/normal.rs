@@ -221,11 +221,11 @@ fn dir_status(out: &mut String, s: &JobStats, dir: DataDir, rs: Option<&GroupSum
     );
     for (name, stat) in [("slat", d.slat()), ("clat", d.clat()), (" lat", d.lat())] {
         if !stat.is_empty() {
-            out.push_str(&lat_line(name, stat));
+            out.push_str(&lat_line(name, &stat));
         }
     }
     let cfg = s.config();
-    let kinds: [(&str, bool, &LatStat, Option<&LatHistogram>); 3] = [
+    let kinds: [(&str, bool, LatStat, Option<&LatHistogram>); 3] = [
         ("slat", cfg.slat_percentiles, d.slat(), d.slat_hist()),
         ("clat", cfg.clat_percentiles, d.clat(), Some(d.clat_hist())),
         ("lat", cfg.lat_percentiles, d.lat(), d.lat_hist()),

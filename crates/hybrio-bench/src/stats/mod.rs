@@ -3,9 +3,9 @@
 //! The job loop owns one [`JobStats`] per job and calls its `record_*`
 //! methods on the hot path; they are allocation-free and cheap: integer
 //! adds, one Welford update per latency kind and one histogram increment per
-//! kept histogram (measured at about 10 ns per `record_io` for a synchronous
-//! engine, where lat is clat and is not stored twice, and about 18 ns with a
-//! submission latency, on a 2-vCPU EPYC VM). [`JobStats::sample`] is a single
+//! kept histogram (measured at about 10 ns per `record_io` for an I/O without
+//! submission latency, where lat is clat and is not stored twice, and about
+//! 18 ns with one, on a 2-vCPU EPYC VM). [`JobStats::sample`] is a single
 //! comparison until the bandwidth/IOPS window (500 ms by default) has elapsed.
 //!
 //! Times are nanoseconds on the job's own clock (`start`, `now`), as read
@@ -197,18 +197,30 @@ pub struct DirStats {
     short_ios: u64,
     drop_ios: u64,
     slat: LatStat,
-    clat: LatStat,
-    lat: LatStat,
+    // An I/O without submission latency (completed inside `queue`) has
+    // lat = clat, so it is recorded once, in `plain`, whatever the other
+    // I/Os of the run did; [`DirStats::clat`] and [`DirStats::lat`] merge it
+    // with the statistics of the I/Os that had a slat. An engine that mixes
+    // both paths (adaptive) thus pays for a second Welford update only on
+    // the I/Os that have a slat.
+    /// clat (= lat) of the I/Os without slat.
+    plain: LatStat,
+    /// clat of the I/Os with slat.
+    clat_timed: LatStat,
+    /// lat (slat + clat) of the I/Os with slat.
+    lat_timed: LatStat,
     clat_hist: LatHistogram,
     lat_hist: Option<LatHistogram>,
     slat_hist: Option<LatHistogram>,
     bw: LatStat,
     iops: LatStat,
     runtime_ms: u64,
-    /// While no I/O had a submission latency, lat equals clat and is not
-    /// stored separately (saves a Welford update and a histogram increment
-    /// per I/O for synchronous engines).
-    lat_is_clat: bool,
+    /// While no I/O had a submission latency, the lat histogram equals the
+    /// clat histogram and is not filled (saves a histogram increment per I/O
+    /// for synchronous engines). Histograms are not split like the Welford
+    /// statistics: that would take a second 30 KB clat histogram and a merge
+    /// on every read, and `lat_hist` is only kept with `lat_percentiles`.
+    lat_hist_is_clat: bool,
 }
 
 impl DirStats {
@@ -219,30 +231,31 @@ impl DirStats {
             short_ios: 0,
             drop_ios: 0,
             slat: LatStat::new(),
-            clat: LatStat::new(),
-            lat: LatStat::new(),
+            plain: LatStat::new(),
+            clat_timed: LatStat::new(),
+            lat_timed: LatStat::new(),
             clat_hist: LatHistogram::new(),
             lat_hist: config.lat_percentiles.then(LatHistogram::new),
             slat_hist: config.slat_percentiles.then(LatHistogram::new),
             bw: LatStat::new(),
             iops: LatStat::new(),
             runtime_ms: 0,
-            lat_is_clat: true,
+            lat_hist_is_clat: true,
         }
     }
 
-    /// Stops mirroring clat: lat (and its histogram) start as copies of clat.
+    /// Stops mirroring the clat histogram: the lat histogram starts as a
+    /// copy of it.
     #[cold]
-    fn split_lat(&mut self) {
-        if !self.lat_is_clat {
+    fn split_lat_hist(&mut self) {
+        if !self.lat_hist_is_clat {
             return;
         }
-        self.lat = self.clat;
         if let Some(h) = &mut self.lat_hist {
             h.reset();
             h.merge(&self.clat_hist);
         }
-        self.lat_is_clat = false;
+        self.lat_hist_is_clat = false;
     }
 
     fn reset(&mut self) {
@@ -251,8 +264,9 @@ impl DirStats {
         self.short_ios = 0;
         self.drop_ios = 0;
         self.slat = LatStat::new();
-        self.clat = LatStat::new();
-        self.lat = LatStat::new();
+        self.plain = LatStat::new();
+        self.clat_timed = LatStat::new();
+        self.lat_timed = LatStat::new();
         self.clat_hist.reset();
         if let Some(h) = &mut self.lat_hist {
             h.reset();
@@ -263,7 +277,7 @@ impl DirStats {
         self.bw = LatStat::new();
         self.iops = LatStat::new();
         self.runtime_ms = 0;
-        self.lat_is_clat = true;
+        self.lat_hist_is_clat = true;
     }
 
     fn merge(&mut self, other: &DirStats) {
@@ -271,14 +285,13 @@ impl DirStats {
         self.total_ios = self.total_ios.saturating_add(other.total_ios);
         self.short_ios = self.short_ios.saturating_add(other.short_ios);
         self.drop_ios = self.drop_ios.saturating_add(other.drop_ios);
-        if self.lat_is_clat && other.lat_is_clat {
-            // lat stays a mirror of the merged clat
+        if self.lat_hist_is_clat && other.lat_hist_is_clat {
+            // the lat histogram stays a mirror of the merged clat histogram
             if self.lat_hist.is_none() && other.lat_hist.is_some() {
                 self.lat_hist = Some(LatHistogram::new());
             }
         } else {
-            self.split_lat();
-            self.lat.merge(other.lat());
+            self.split_lat_hist();
             match (&mut self.lat_hist, other.lat_hist()) {
                 (Some(d), Some(s)) => d.merge(s),
                 (d @ None, Some(s)) => *d = Some(s.clone()),
@@ -286,7 +299,9 @@ impl DirStats {
             }
         }
         self.slat.merge(&other.slat);
-        self.clat.merge(&other.clat);
+        self.plain.merge(&other.plain);
+        self.clat_timed.merge(&other.clat_timed);
+        self.lat_timed.merge(&other.lat_timed);
         self.clat_hist.merge(&other.clat_hist);
         merge_opt_hist(&mut self.slat_hist, &other.slat_hist);
         self.bw.sum_merge(&other.bw);
@@ -310,21 +325,25 @@ impl DirStats {
     pub fn drop_ios(&self) -> u64 {
         self.drop_ios
     }
-    /// Submission latency (ns); empty for synchronous engines.
-    pub fn slat(&self) -> &LatStat {
-        &self.slat
+    /// Submission latency (ns); empty for synchronous engines. Returned by
+    /// value like [`DirStats::clat`] and [`DirStats::lat`].
+    pub fn slat(&self) -> LatStat {
+        self.slat
     }
-    /// Completion latency (ns).
-    pub fn clat(&self) -> &LatStat {
-        &self.clat
+    /// Completion latency (ns) of all I/Os, computed by merging those
+    /// without and with slat (exact up to the rounding of the merge; when
+    /// one of the two is empty, the other is returned unchanged).
+    pub fn clat(&self) -> LatStat {
+        let mut clat = self.plain;
+        clat.merge(&self.clat_timed);
+        clat
     }
-    /// Total latency (ns), slat + clat.
-    pub fn lat(&self) -> &LatStat {
-        if self.lat_is_clat {
-            &self.clat
-        } else {
-            &self.lat
-        }
+    /// Total latency (ns), slat + clat, of all I/Os: as [`DirStats::clat`],
+    /// with the lat of the I/Os that had a slat.
+    pub fn lat(&self) -> LatStat {
+        let mut lat = self.plain;
+        lat.merge(&self.lat_timed);
+        lat
     }
     /// Completion-latency histogram (always kept).
     pub fn clat_hist(&self) -> &LatHistogram {
@@ -333,7 +352,7 @@ impl DirStats {
     /// Total-latency histogram, kept with `lat_percentiles`.
     pub fn lat_hist(&self) -> Option<&LatHistogram> {
         match &self.lat_hist {
-            Some(_) if self.lat_is_clat => Some(&self.clat_hist),
+            Some(_) if self.lat_hist_is_clat => Some(&self.clat_hist),
             h => h.as_ref(),
         }
     }
@@ -598,24 +617,29 @@ impl JobStats {
         d.short_ios += u64::from(short);
         let lat_ns = match slat_ns {
             Some(slat) => {
-                if d.lat_is_clat {
-                    d.split_lat();
+                if d.lat_hist_is_clat {
+                    d.split_lat_hist();
                 }
                 d.slat.add(slat);
                 if let Some(h) = &mut d.slat_hist {
                     h.record(slat);
                 }
-                slat.saturating_add(clat_ns)
+                let lat_ns = slat.saturating_add(clat_ns);
+                d.clat_timed.add(clat_ns);
+                d.lat_timed.add(lat_ns);
+                lat_ns
             }
-            None => clat_ns,
+            // lat = clat: one update serves both (see `DirStats::plain`)
+            None => {
+                d.plain.add(clat_ns);
+                clat_ns
+            }
         };
-        d.clat.add(clat_ns);
         d.clat_hist.record(clat_ns);
-        if !d.lat_is_clat {
-            d.lat.add(lat_ns);
-            if let Some(h) = &mut d.lat_hist {
-                h.record(lat_ns);
-            }
+        if !d.lat_hist_is_clat
+            && let Some(h) = &mut d.lat_hist
+        {
+            h.record(lat_ns);
         }
         self.lat_buckets[lat_bucket(clat_ns)] += 1;
     }
@@ -981,7 +1005,7 @@ mod tests {
         let r = s.dir(DataDir::Read);
         let mut want = LatStat::new();
         [1000, 3000, 2500, 4000].iter().for_each(|&v| want.add(v));
-        assert_eq!(r.lat(), &want);
+        assert_eq!(r.lat(), want);
         assert_eq!(r.clat().count(), 4);
         let mut h = LatHistogram::new();
         [1000, 3000, 2500, 4000].iter().for_each(|&v| h.record(v));
@@ -1008,6 +1032,88 @@ mod tests {
         c.merge(&sync_job);
         assert_eq!(c.dir(DataDir::Read).lat(), c.dir(DataDir::Read).clat());
         assert_eq!(c.dir(DataDir::Read).lat_hist().unwrap().total(), 2);
+    }
+
+    /// Asserts that `stat` describes `values`: count, min and max exactly,
+    /// mean and sample stddev (two-pass) up to floating rounding.
+    fn assert_describes(stat: LatStat, values: &[u64]) {
+        let n = values.len() as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let ss: f64 = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum();
+        let stddev = (ss / (n - 1.0)).sqrt();
+        assert_eq!(stat.count(), values.len() as u64);
+        assert_eq!(stat.min(), *values.iter().min().unwrap());
+        assert_eq!(stat.max(), *values.iter().max().unwrap());
+        assert!(
+            (stat.mean() - mean).abs() <= 1e-9 * mean,
+            "{stat:?} vs {mean}"
+        );
+        assert!(
+            (stat.stddev() - stddev).abs() <= 1e-9 * stddev,
+            "{stat:?} vs {stddev}"
+        );
+    }
+
+    #[test]
+    fn mixed_slat_and_no_slat_samples_give_exact_clat_and_lat() {
+        let cfg = StatsConfig {
+            lat_percentiles: true,
+            slat_percentiles: true,
+            ..StatsConfig::default()
+        };
+        // (slat, clat): mostly without slat, as the adaptive engine's inline
+        // requests; the first one without, so lat starts as clat's mirror
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let samples: Vec<(Option<u64>, u64)> = (0..5_000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let clat = 500 + x % 2_000_000;
+                let slat = (i > 0 && x.is_multiple_of(8)).then_some(100 + (x >> 20) % 50_000);
+                (slat, clat)
+            })
+            .collect();
+        let clats: Vec<u64> = samples.iter().map(|&(_, c)| c).collect();
+        let lats: Vec<u64> = samples.iter().map(|&(s, c)| s.unwrap_or(0) + c).collect();
+        let slats: Vec<u64> = samples.iter().filter_map(|&(s, _)| s).collect();
+        assert!(slats.len() > 100 && slats.len() < samples.len() / 4);
+        let mut clat_hist = LatHistogram::new();
+        clats.iter().for_each(|&v| clat_hist.record(v));
+        let mut lat_hist = LatHistogram::new();
+        lats.iter().for_each(|&v| lat_hist.record(v));
+
+        let record = |part: &[(Option<u64>, u64)]| {
+            let mut s = JobStats::new(cfg.clone(), 0u64);
+            for &(slat, clat) in part {
+                s.record_io(DataDir::Read, 4096, false, slat, clat);
+            }
+            s
+        };
+        let check = |s: &JobStats| {
+            let r = s.dir(DataDir::Read);
+            assert_describes(r.clat(), &clats);
+            assert_describes(r.lat(), &lats);
+            assert_describes(r.slat(), &slats);
+            assert_eq!(r.clat_hist(), &clat_hist);
+            assert_eq!(r.lat_hist().unwrap(), &lat_hist);
+            assert_eq!(r.slat_hist().unwrap().total(), slats.len() as u64);
+        };
+        check(&record(&samples));
+        // group_reporting: one job without any slat merged with a mixed one,
+        // in both orders, and two mixed jobs
+        let (head, tail) = samples.split_at(1);
+        let (a, b) = (record(head), record(tail));
+        let mut m = a.clone();
+        m.merge(&b);
+        check(&m);
+        let mut m = b.clone();
+        m.merge(&a);
+        check(&m);
+        let (first, second) = samples.split_at(2_345);
+        let mut m = record(first);
+        m.merge(&record(second));
+        check(&m);
     }
 
     #[test]
@@ -1228,6 +1334,7 @@ mod tests {
         let r = s.dir(DataDir::Read);
         assert_eq!((r.io_bytes(), r.total_ios(), r.drop_ios()), (0, 0, 0));
         assert!(r.clat().is_empty() && r.slat().is_empty() && r.bw_samples().is_empty());
+        assert!(r.lat().is_empty());
         assert_eq!(r.clat_hist().total(), 0);
         assert_eq!(r.lat_hist().unwrap().total(), 0);
         assert_eq!(s.sync().total_ios(), 0);
