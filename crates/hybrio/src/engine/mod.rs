@@ -272,7 +272,7 @@ pub fn open(
         EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
         EngineKind::Libaio => wrap(libaio::LibaioEngine::new(config)?, config),
         EngineKind::IoUring => wrap(io_uring::IoUringEngine::new(config, pool)?, config),
-        EngineKind::Adaptive => wrap(adaptive::AdaptiveEngine::new(config, pool)?, config),
+        EngineKind::Adaptive => adaptive::open(config, pool)?,
         EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })
 }

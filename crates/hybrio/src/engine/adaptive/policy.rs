@@ -18,18 +18,25 @@
 //!   work on both paths alike.
 //!
 //! # How it learns
-//! A class starts inline, measures a window, then sends one exploration
-//! epoch the other way, and from then on keeps the cheaper path; it changes
-//! path only when two epochs in a row found the other one cheaper. Its costs
-//! are measured in windows of completed requests; the chosen path's cost is
-//! watched all the time, the other path's only during explorations, which
-//! come back at a low rate (at most every [`EXPLORE_INTERVAL_NS`], and no
-//! more than one request in [`EXPLORE_SPACING`] per epoch length), soon after
-//! a switch (to look back once), and soon when the chosen path's cost moves
-//! by half or more for two windows (a cache dropped, a device saturated). An epoch is long enough for the caller to fill its
-//! queue (four depths), and its first depth's worth of completions is left
-//! out, so an exploration of the asynchronous path sees the concurrency the
-//! caller really keeps.
+//! A class starts inline and times every request until it has a price for
+//! each path: a window inline, then one exploration epoch the other way,
+//! which alone decides this first time (the starting path was no choice).
+//! From then on it keeps the cheaper path and changes only when two epochs
+//! in a row find the other one cheaper by a margin: 5%, or as much as the
+//! chosen path's own window costs have varied lately, up to 25% (a
+//! difference smaller than a path's own variation is not evidence).
+//!
+//! The chosen path's cost is watched all the time, the other path's only
+//! during explorations. They come back at a low rate: at most every
+//! [`EXPLORE_INTERVAL_NS`] (doubling up to four times that while the other
+//! path keeps coming out far dearer), and no more than once per
+//! [`EXPLORE_SPACING`] epoch lengths of requests. They come sooner after a
+//! switch (to look back once), and when the chosen path's cost moves by
+//! half or more for two windows (a cache dropped, a device saturated).
+//!
+//! An asynchronous epoch is long enough for the caller to fill its queue
+//! (four depths), and its first depth's worth of completions is left out,
+//! so it sees the concurrency the caller really keeps.
 
 /// The two paths a request can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,8 +70,20 @@ const WINDOW: u32 = 32;
 const WINDOW_NS: u64 = 200_000;
 /// Requests in an inline exploration epoch (the first is left out).
 const INLINE_EPOCH: u32 = 32;
+/// An inline request taking this long (a typical one, in the class's latest
+/// window) is timed every time: the clock costs nothing beside it.
+const SLOW_INLINE_NS: f64 = 16_000.0;
 /// The other path must be this much cheaper to be chosen: a tie is not worth a switch.
 const MARGIN: f64 = 0.05;
+/// ...or as much cheaper as the chosen path's own windows vary, up to this.
+const MAX_MARGIN: f64 = 0.25;
+/// No window cost seen yet.
+const NO_RANGE: (f64, f64) = (f64::INFINITY, 0.0);
+/// An explored path this many times dearer than the chosen one is far off...
+const FAR: f64 = 1.5;
+/// ...and each such exploration in a row doubles the interval to the next,
+/// this many times at most (so 400 ms).
+const MAX_CALM: u32 = 2;
 /// One sample counts for at most this many times the path's typical sample:
 /// a thread preempted for 100 us in the middle of a 2 us read says nothing
 /// about reads, and would otherwise move a whole window. A real change still
@@ -235,6 +254,20 @@ pub(crate) struct ClassPolicy {
     epoch: u32,
     /// Requests of the class since the last exploration ended.
     since_exploration: u64,
+    /// Below this many requests since the last exploration, none can be
+    /// due, so a request follows the choice without looking further
+    /// ([`settled_inline`](Self::settled_inline)); 0 while a path is unpriced.
+    next_check: u64,
+    /// Explorations that found the other path far dearer in a row (at most
+    /// [`MAX_CALM`]): each doubles the time to the next regular one.
+    calm: u32,
+    /// The class has compared its paths at least once.
+    compared: bool,
+    /// The lowest and highest window cost of the chosen path lately (since
+    /// it was chosen or drifted; each exploration halves the range towards
+    /// the current cost, so it remembers a few hundred milliseconds): how
+    /// much the path varies by itself, which sets the [`margin`](Self::margin).
+    range: (f64, f64),
     last_exploration_ns: u64,
     /// An exploration is wanted soon: the cost drifted, the last epoch found
     /// the other path cheaper and a second must confirm it, or the class just
@@ -280,6 +313,10 @@ impl ClassPolicy {
             exploring: None,
             epoch: 0,
             since_exploration: 0,
+            next_check: 0,
+            calm: 0,
+            compared: false,
+            range: NO_RANGE,
             last_exploration_ns: 0,
             recheck: false,
             tempted: false,
@@ -293,6 +330,62 @@ impl ClassPolicy {
     #[cfg(test)]
     pub(crate) fn chosen(&self) -> Path {
         self.chosen
+    }
+
+    /// Whether the next request follows an inline choice with no
+    /// exploration running or due, counting it if so: the engine then sends
+    /// it inline without asking [`route`](Self::route) (the path a page-cache
+    /// hit takes, where every instruction shows).
+    #[inline]
+    pub(crate) fn settled_inline(&mut self) -> bool {
+        if self.chosen == Path::Inline
+            && self.exploring.is_none()
+            && self.since_exploration < self.next_check
+        {
+            self.since_exploration += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Both paths have a price.
+    fn priced(&self) -> bool {
+        self.cost[0].is_some() && self.cost[1].is_some()
+    }
+
+    /// Every request is to be timed: until both paths have a price, so that
+    /// a class decides within a few dozen requests, and while its inline
+    /// requests take long enough (from a device) that two clock reads are
+    /// nothing beside them and a window should fill soon.
+    #[inline]
+    pub(crate) fn times_every_request(&self) -> bool {
+        !self.priced() || self.typical[Path::Inline.index()] >= SLOW_INLINE_NS
+    }
+
+    /// Sets [`next_check`](Self::next_check) after the state it depends on changed.
+    fn refresh_next_check(&mut self) {
+        let length = u64::from(self.epoch_length);
+        self.next_check = if self.times_every_request() {
+            0
+        } else if self.recheck {
+            DRIFT_SPACING * length
+        } else {
+            EXPLORE_SPACING * length
+        };
+    }
+
+    /// How much cheaper the other path must look to be chosen: [`MARGIN`],
+    /// or more when the chosen path's own recent windows differ by more
+    /// than that, since a difference smaller than a path's own
+    /// window-to-window variation is not evidence (buffered writes racing
+    /// writeback, where both paths are close, would flap otherwise).
+    fn margin(&self) -> f64 {
+        let (low, high) = self.range;
+        if high <= low {
+            return MARGIN;
+        }
+        ((high - low) / high).clamp(MARGIN, MAX_MARGIN)
     }
 
     /// Where the next request of the class goes, at `now`.
@@ -339,7 +432,7 @@ impl ClassPolicy {
             return true;
         }
         self.since_exploration >= EXPLORE_SPACING * length
-            && now.saturating_sub(self.last_exploration_ns) >= EXPLORE_INTERVAL_NS
+            && now.saturating_sub(self.last_exploration_ns) >= EXPLORE_INTERVAL_NS << self.calm
     }
 
     fn start_exploration(&mut self, now: u64, occupancy: &Occupancy) {
@@ -365,6 +458,12 @@ impl ClassPolicy {
     /// Ends the exploration: prices the other path and keeps the cheaper.
     /// Returns the path now chosen.
     fn finish_exploration(&mut self, now: u64, occupancy: &Occupancy) -> Path {
+        let chosen = self.finish_epoch(now, occupancy);
+        self.refresh_next_check();
+        chosen
+    }
+
+    fn finish_epoch(&mut self, now: u64, occupancy: &Occupancy) -> Path {
         let Some(exploration) = self.exploring.take() else {
             return self.chosen;
         };
@@ -378,12 +477,31 @@ impl ClassPolicy {
         }
         self.cost[exploration.path.index()] = Some(explored);
         let current = self.cost[self.chosen.index()].unwrap_or(f64::INFINITY);
+        // A path far dearer than the chosen one is looked at less often (up
+        // to 2^MAX_CALM times the interval): an inline epoch on a deep
+        // device queue drains it, and costs more the more often it runs. A
+        // drift still brings the next exploration soon.
+        self.calm = if explored > current * FAR {
+            (self.calm + 1).min(MAX_CALM)
+        } else {
+            0
+        };
+        let first = !self.compared;
+        self.compared = true;
         // One epoch is a few dozen requests: a switch needs two in a row to
         // agree, or noise (a preemption, a writeback stall) would flip the
-        // class back and forth, paying the worse path each time.
-        if explored < current * (1.0 - MARGIN) {
-            if self.tempted {
+        // class back and forth, paying the worse path each time. The very
+        // first comparison decides on one: the path the class started on
+        // was no choice at all, and a wrong first pick is looked back at.
+        let margin = self.margin();
+        if current.is_finite() {
+            let (low, high) = self.range;
+            self.range = (low + (current - low) / 2.0, high - (high - current) / 2.0);
+        }
+        if explored < current * (1.0 - margin) {
+            if self.tempted || first {
                 self.chosen = exploration.path;
+                self.range = NO_RANGE;
                 self.remember(explored, true);
                 self.tempted = false;
                 // Two epochs can still be unlucky: look back soon, and come
@@ -440,6 +558,12 @@ impl ClassPolicy {
         if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
             return;
         }
+        self.close_window(path, now, occupancy);
+        self.refresh_next_check();
+    }
+
+    /// Ends a full window of the chosen path: its cost, a drift, the range.
+    fn close_window(&mut self, path: Path, now: u64, occupancy: &Occupancy) {
         let Some(cost) = self.window.cost(path, now, occupancy) else {
             self.window = Window::open(now, occupancy);
             return;
@@ -471,10 +595,13 @@ impl ClassPolicy {
             let earlier = self.drift.1;
             self.remember(earlier, true);
             self.remember(cost, false);
+            self.range = (earlier.min(cost), earlier.max(cost));
             self.recheck = true;
+            self.calm = 0;
             self.drift = (0, 0.0);
         } else {
             self.remember(cost, false);
+            self.range = (self.range.0.min(cost), self.range.1.max(cost));
             self.drift = (direction, cost);
         }
     }
@@ -543,6 +670,17 @@ mod tests {
         asynchronous
     }
 
+    /// Moves the clock over one request of `ns` on `path`, alone in flight.
+    fn advance(occupancy: &mut Occupancy, now: &mut u64, path: Path, ns: u64) {
+        if path == Path::Async {
+            occupancy.add(*now, 1);
+        }
+        *now += ns;
+        if path == Path::Async {
+            occupancy.remove(*now, 1);
+        }
+    }
+
     #[test]
     fn a_new_class_prices_both_paths_then_keeps_the_cheaper() {
         let mut policy = ClassPolicy::new(1);
@@ -596,14 +734,64 @@ mod tests {
         let mut policy = ClassPolicy::new(1);
         let mut occupancy = Occupancy::default();
         let mut now = 0;
-        // A million requests of 1 us: a second of requests.
-        let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 1_000_000, 1000);
-        let share = explored as f64 / 1e6;
-        assert!(share < 0.005, "{explored} of a million requests explored");
+        // Two million requests of 1 us: two seconds of requests.
+        let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 2_000_000, 1000);
+        let share = explored as f64 / 2e6;
+        assert!(share < 0.005, "{explored} of two million requests explored");
+        // The other path costs 3 times as much: after 100 and 200 ms, the
+        // explorations settle at one every 400 ms.
+        assert_eq!(
+            explored,
+            32 * 6,
+            "explorations at 0, 0.2, 0.6, 1.0, 1.4, 1.8 s"
+        );
+    }
+
+    /// Sends `n` requests through a fresh policy of depth 1, one at a time,
+    /// the `i`th costing `ns(i, path)`; returns (requests explored, switches).
+    fn drive(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u64) -> (u64, u64) {
+        let mut occupancy = Occupancy::default();
+        let (mut now, mut explored, mut switches) = (0u64, 0, 0);
+        for i in 0..n {
+            let route = policy.route(now, &occupancy);
+            explored += u64::from(route.epoch != 0);
+            switches += u64::from(route.switched);
+            let start = now;
+            let cost = ns(i, route.path);
+            advance(&mut occupancy, &mut now, route.path, cost);
+            policy.record(route.path, route.epoch, start, cost, now, &occupancy);
+        }
+        (explored, switches)
+    }
+
+    #[test]
+    fn explorations_come_every_100_ms_while_the_other_path_is_close() {
+        let mut policy = ClassPolicy::new(1);
+        // Inline 1 us, asynchronous 1.2 us: close, but not worth a switch.
+        let (explored, _) = drive(&mut policy, 1_000_000, |_, path| match path {
+            Path::Inline => 1_000,
+            Path::Async => 1_200,
+        });
+        assert_eq!(policy.chosen(), Path::Inline);
         assert!(
             explored >= 32 * 9,
             "explored only {explored}: not every 100 ms"
         );
+    }
+
+    #[test]
+    fn a_chosen_path_that_varies_needs_a_wider_margin() {
+        let mut policy = ClassPolicy::new(1);
+        // Inline alternates between windows of 0.8 and 1.2 us (a writeback
+        // flush coming and going); asynchronous is a steady 0.92 us, 8% below
+        // the inline mean: within the inline path's own variation, so no
+        // evidence for a switch.
+        let (_, switches) = drive(&mut policy, 2_000_000, |i, path| match path {
+            Path::Inline if (i / 4096) % 2 == 0 => 800,
+            Path::Inline => 1_200,
+            Path::Async => 920,
+        });
+        assert_eq!(switches, 0, "costs {:?}", policy.costs());
     }
 
     #[test]

@@ -296,7 +296,7 @@ impl Rig {
 
     fn adaptive(&self, depth: u32) -> Caller {
         let engine = AdaptiveEngine::with_engines(
-            Box::new(self.inline_engine()),
+            self.inline_engine(),
             Box::new(self.async_engine()),
             &EngineConfig::with_depth(depth),
             Time::Virtual(self.clock.clone()),
