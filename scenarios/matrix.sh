@@ -3,7 +3,14 @@
 # `hybrio compare` under each engine, in alternation, ROUNDS times; then
 # scenarios/matrix_report.py writes scenarios/RESULTS.md from the JSON documents.
 #
-#   scenarios/matrix.sh [ROUNDS]        # default 3: about 10-15 minutes with 5 engines
+#   scenarios/matrix.sh [ROUNDS [CONFIRM_ROUNDS]]
+#
+# First stage: every engine, ROUNDS rounds (default 3: about 10-15 minutes with 5 engines).
+# Confirmation stage: for each job file, adaptive against the static engines that came
+# within 10% of the best static engine's median IOPS in any of its cells, CONFIRM_ROUNDS
+# more rounds (default 9; 0 skips it). On this machine one engine's rounds of one cell
+# spread by 10-30% (the disk is shared, the vCPUs too), so settling a 5% difference takes
+# more pairs than a five-engine round can afford; the report pairs both stages' rounds.
 #
 # SCRATCH   directory for the data files (default /var/tmp/hybrio-matrix, on the root ext4);
 #           the job files name their files relative to it, and compare runs from there
@@ -15,12 +22,16 @@
 set -euo pipefail
 
 rounds=${1:-3}
+confirm_rounds=${2:-9}
 here=$(cd "$(dirname "$0")/.." && pwd)
 scratch=${SCRATCH:-/var/tmp/hybrio-matrix}
 engines=${ENGINES:-psync,pool,libaio,io_uring,adaptive}
 results=${RESULTS:-$here/scenarios/results}
 case $rounds in
     '' | *[!0-9]* | 0) echo "matrix.sh: ROUNDS must be a positive whole number, got '$rounds'" >&2; exit 1 ;;
+esac
+case $confirm_rounds in
+    '' | *[!0-9]*) echo "matrix.sh: CONFIRM_ROUNDS must be a whole number, got '$confirm_rounds'" >&2; exit 1 ;;
 esac
 
 echo "matrix.sh: building hybrio (release)" >&2
@@ -58,6 +69,36 @@ for job in "${jobs[@]}"; do
     (cd "$scratch" && "$hybrio" compare --engines="$engines" --rounds="$rounds" \
         --output-format=json --output="$results/$name.json" "$job")
 done
+
+# The confirmation stage; stale documents from an earlier run must not be paired with this one.
+rm -rf "$results/confirm"
+if [ "$confirm_rounds" -gt 0 ]; then
+    mkdir -p "$results/confirm"
+    for job in "${jobs[@]}"; do
+        job=$(cd "$(dirname "$job")" && pwd)/$(basename "$job")
+        name=$(basename "$job" .fio)
+        contenders=$(python3 - "$results/$name.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+keep = set()
+for cell in doc.get("cells", []):
+    iops = {r["engine"]: r.get("iops") or 0 for r in cell.get("results", []) if r["engine"] != "adaptive"}
+    if iops:
+        best = max(iops.values())
+        keep |= {engine for engine, value in iops.items() if value >= 0.9 * best}
+engines = [e for e in doc.get("engines", []) if e in keep]
+if "adaptive" in doc.get("engines", []) and engines:
+    print(",".join(engines + ["adaptive"]))
+PY
+)
+        if [ -z "$contenders" ]; then
+            continue
+        fi
+        echo "matrix.sh: $name, confirmation ($confirm_rounds rounds: $contenders)" >&2
+        (cd "$scratch" && "$hybrio" compare --engines="$contenders" --rounds="$confirm_rounds" \
+            --output-format=json --output="$results/confirm/$name.json" "$job")
+    done
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # The machine: what RESULTS.md opens with. "busy" when other work used more than 15% of
