@@ -25,7 +25,7 @@ use crate::sys;
 pub fn engine_available(kind: EngineKind) -> Result<(), Error> {
     match kind {
         EngineKind::Sync | EngineKind::Psync | EngineKind::Null | EngineKind::Pool => Ok(()),
-        // The adaptive engine falls back to the pool where io_uring is refused.
+        // The adaptive engine falls back to libaio and the pool where io_uring is refused.
         EngineKind::Pvsync2 | EngineKind::Adaptive => Ok(()),
         EngineKind::Libaio => libaio_status()
             .clone()

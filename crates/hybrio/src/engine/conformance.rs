@@ -21,6 +21,9 @@ struct Flavour {
     /// io_uring only: start the setup ladder at this rung, to run the
     /// fallbacks this kernel would not need.
     rung: Option<usize>,
+    /// adaptive only: built as where the kernel refuses io_uring (the pool,
+    /// and libaio for O_DIRECT files).
+    without_io_uring: bool,
 }
 
 impl Flavour {
@@ -29,6 +32,14 @@ impl Flavour {
             kind,
             config: EngineConfig::with_depth(depth),
             rung: None,
+            without_io_uring: false,
+        }
+    }
+
+    fn without_io_uring(depth: u32) -> Self {
+        Flavour {
+            without_io_uring: true,
+            ..Flavour::new(EngineKind::Adaptive, depth)
         }
     }
 
@@ -66,6 +77,9 @@ impl Flavour {
         if let Some(rung) = self.rung {
             name.push_str(&format!(", setup rung {rung}"));
         }
+        if self.without_io_uring {
+            name.push_str(", without io_uring");
+        }
         for (on, what) in [
             (c.fixed_buffers, "fixed buffers"),
             (c.register_files, "registered files"),
@@ -90,6 +104,9 @@ impl Flavour {
             Some(rung) => {
                 super::io_uring::IoUringEngine::starting_at_rung(&self.config, pool, rung)
                     .map(|engine| Box::new(engine) as Box<dyn Engine>)
+            }
+            None if self.without_io_uring => {
+                super::adaptive::open_without_io_uring(&self.config, pool)
             }
             None => super::open(self.kind, &self.config, pool),
         };
@@ -134,6 +151,7 @@ fn io_flavours() -> Vec<Flavour> {
         Flavour::new(EngineKind::Adaptive, 8),
         Flavour::emulated(EngineKind::Adaptive, 4),
         Flavour::injected(EngineKind::Adaptive, 8),
+        Flavour::without_io_uring(8),
         Flavour::emulated(EngineKind::Psync, 1),
         Flavour::emulated(EngineKind::Pool, 4),
         Flavour::emulated(EngineKind::Libaio, 4),

@@ -1,7 +1,7 @@
 //! `adaptive`: each request runs inline (a `pread`/`pwrite` in the caller)
-//! or goes to an asynchronous engine (io_uring where the kernel allows it,
-//! else the worker pool), whichever has cost less lately for requests like
-//! it. No option tunes it.
+//! or goes to an asynchronous engine (io_uring where the kernel allows it;
+//! else libaio for `O_DIRECT` files and the worker pool for the others),
+//! whichever has cost less lately for requests like it. No option tunes it.
 //!
 //! Requests are told apart by class: file, operation (read, write, sync) and
 //! size (by powers of two); a file opened with `O_DIRECT` is its own file, so
@@ -28,6 +28,7 @@ mod policy;
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome};
@@ -71,7 +72,9 @@ impl Time {
 /// and the decision state of each class of its requests.
 #[derive(Debug)]
 struct FileRoute {
-    backend: FileHandle,
+    /// Which asynchronous engine takes the file's requests, and its handle there.
+    backend: usize,
+    handle: FileHandle,
     classes: Vec<Option<Box<ClassPolicy>>>,
 }
 
@@ -96,13 +99,31 @@ impl Slot {
     };
 }
 
+/// One asynchronous engine and what the adaptive engine has handed it.
+#[derive(Debug)]
+struct Backend {
+    engine: Box<dyn Engine>,
+    in_flight: usize,
+}
+
+impl Backend {
+    fn new(engine: Box<dyn Engine>) -> Backend {
+        Backend {
+            engine,
+            in_flight: 0,
+        }
+    }
+}
+
 /// The adaptive engine, with `I` for the inline path (a concrete type: on a
 /// page-cache hit the engine's own cost shows, and a call through a box
 /// moved every request once more).
 #[derive(Debug)]
 pub(crate) struct AdaptiveEngine<I> {
     inline: I,
-    backend: Box<dyn Engine>,
+    /// The asynchronous engines: io_uring for every file; or, where the
+    /// kernel refuses io_uring, the pool, and libaio for `O_DIRECT` files.
+    backends: Vec<Backend>,
     /// Reopen files for the asynchronous engine instead of duplicating the
     /// descriptor (the emulated device changes a file's flags).
     reopen_files: bool,
@@ -125,44 +146,79 @@ pub(crate) struct AdaptiveEngine<I> {
 
 /// The adaptive engine, wrapped as [`super::open`] wraps every engine: psync
 /// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
-/// io_uring, or the pool where io_uring is refused, for the asynchronous path.
+/// io_uring for the asynchronous path; where the kernel refuses io_uring,
+/// the pool, and libaio for `O_DIRECT` files when it is allowed (for
+/// buffered files it runs inside `io_submit`, which is no asynchronous path).
 pub(crate) fn open(
     config: &EngineConfig,
     pool: Option<&BufPool>,
 ) -> Result<Box<dyn Engine>, Error> {
-    let io_uring = crate::probe::engine_available(EngineKind::IoUring)
-        .and_then(|()| super::io_uring::IoUringEngine::new(config, pool));
-    let backend: Box<dyn Engine> = match io_uring {
-        Ok(ring) => Box::new(ring),
-        Err(_) => Box::new(super::pool::PoolEngine::new(config)?),
+    open_with(config, pool, true)
+}
+
+/// [`open`], as on a kernel that refuses io_uring.
+#[cfg(test)]
+pub(crate) fn open_without_io_uring(
+    config: &EngineConfig,
+    pool: Option<&BufPool>,
+) -> Result<Box<dyn Engine>, Error> {
+    open_with(config, pool, false)
+}
+
+fn open_with(
+    config: &EngineConfig,
+    pool: Option<&BufPool>,
+    try_io_uring: bool,
+) -> Result<Box<dyn Engine>, Error> {
+    let io_uring = if try_io_uring {
+        crate::probe::engine_available(EngineKind::IoUring)
+            .and_then(|()| super::io_uring::IoUringEngine::new(config, pool))
+            .ok()
+    } else {
+        None
+    };
+    let backends: Vec<Box<dyn Engine>> = match io_uring {
+        Some(ring) => vec![Box::new(ring)],
+        None => {
+            let mut backends: Vec<Box<dyn Engine>> =
+                vec![Box::new(super::pool::PoolEngine::new(config)?)];
+            let libaio = crate::probe::engine_available(EngineKind::Libaio)
+                .and_then(|()| super::libaio::LibaioEngine::new(config));
+            if let Ok(libaio) = libaio {
+                backends.push(Box::new(libaio));
+            }
+            backends
+        }
     };
     let time = Time::Real(Clock::new());
     Ok(if config.hipri || config.nowait {
         let inline = super::pvsync2::Pvsync2Engine::new(config);
         super::wrap(
-            AdaptiveEngine::with_engines(inline, backend, config, time),
+            AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
     } else {
         let inline = super::psync::PsyncEngine::new(config);
         super::wrap(
-            AdaptiveEngine::with_engines(inline, backend, config, time),
+            AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
     })
 }
 
 impl<I: Engine> AdaptiveEngine<I> {
+    /// The engine with `backends[0]` for every file, or for buffered files
+    /// only when `backends[1]` is there for `O_DIRECT` ones.
     fn with_engines(
         inline: I,
-        backend: Box<dyn Engine>,
+        backends: Vec<Box<dyn Engine>>,
         config: &EngineConfig,
         time: Time,
     ) -> Self {
         let last_return_ns = time.now();
         AdaptiveEngine {
             inline,
-            backend,
+            backends: backends.into_iter().map(Backend::new).collect(),
             reopen_files: config.completion_latency.is_some(),
             depth: config.depth.max(1),
             routes: Vec::new(),
@@ -249,8 +305,8 @@ impl<I: Engine> AdaptiveEngine<I> {
         }
     }
 
-    /// Reaps from the asynchronous engine, waiting for `min` (at most what
-    /// it holds), and gives the completions their caller's tag and handle.
+    /// Reaps from the asynchronous engines, waiting for `min` (at most what
+    /// they hold), and gives the completions their caller's tag and handle.
     fn reap_async(
         &mut self,
         min: usize,
@@ -260,12 +316,56 @@ impl<I: Engine> AdaptiveEngine<I> {
         if self.async_in_flight == 0 || max == 0 {
             return Ok(0);
         }
+        let min = min.min(self.async_in_flight);
+        let holding = self.backends.iter().filter(|b| b.in_flight > 0).count();
+        if holding == 1 {
+            let backend = self
+                .backends
+                .iter()
+                .position(|b| b.in_flight > 0)
+                .unwrap_or(0);
+            return self.reap_from(backend, min, max, out);
+        }
+        // Two engines hold requests (only without io_uring, with buffered and
+        // O_DIRECT files at once): take what either has, then wait on the one
+        // holding more. They have no common wait, so a completion of the other
+        // can wait behind it; each of them completes on its own, so none is lost.
+        let mut got = 0;
+        for backend in 0..self.backends.len() {
+            if got < max && self.backends[backend].in_flight > 0 {
+                got += self.reap_from(backend, 0, max - got, out)?;
+            }
+        }
+        while got < min {
+            let Some(backend) =
+                (0..self.backends.len()).max_by_key(|&b| self.backends[b].in_flight)
+            else {
+                break;
+            };
+            let wanted = (min - got).min(self.backends[backend].in_flight);
+            if wanted == 0 {
+                break;
+            }
+            got += self.reap_from(backend, wanted, max - got, out)?;
+        }
+        Ok(got)
+    }
+
+    /// Reaps from one asynchronous engine, waiting for `min` of its requests.
+    fn reap_from(
+        &mut self,
+        backend: usize,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
         let start = out.len();
-        let reaped = self.backend.reap(min.min(self.async_in_flight), max, out)?;
+        let reaped = self.backends[backend].engine.reap(min, max, out)?;
         if reaped > 0 {
             let now = self.time.now();
             self.occupancy.remove(now, reaped as u64);
             self.async_in_flight -= reaped;
+            self.backends[backend].in_flight -= reaped;
             for completion in &mut out[start..] {
                 self.finish_async(completion, now);
             }
@@ -346,7 +446,8 @@ impl<I: Engine> AdaptiveEngine<I> {
                 // Every asynchronous request is timed: its latency is its price.
                 let now = if timed { now } else { self.time.now() };
                 let (user_data, file) = (request.user_data, request.file);
-                request.file = route.backend;
+                let backend = route.backend;
+                request.file = route.handle;
                 policy.async_out += 1;
                 let slot = self.take_slot(Slot {
                     user_data,
@@ -359,12 +460,15 @@ impl<I: Engine> AdaptiveEngine<I> {
                 self.occupancy.add(now, 1);
                 self.async_in_flight += 1;
                 self.last_return_ns = now;
-                match self.backend.queue(request) {
+                let target = &mut self.backends[backend];
+                target.in_flight += 1;
+                match target.engine.queue(request) {
                     QueueOutcome::Queued => {
                         self.counts.asynchronous += 1;
                         QueueOutcome::Queued
                     }
                     QueueOutcome::Completed(mut completion) => {
+                        target.in_flight -= 1;
                         self.counts.asynchronous += 1;
                         let end = self.time.now();
                         self.occupancy.remove(end, 1);
@@ -374,6 +478,7 @@ impl<I: Engine> AdaptiveEngine<I> {
                         self.deliver(completion)
                     }
                     QueueOutcome::Busy(mut request) => {
+                        target.in_flight -= 1;
                         if let Some(policy) = self.routes[file.index()]
                             .as_mut()
                             .and_then(|route| route.classes[class].as_mut())
@@ -410,11 +515,19 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
             file.try_clone()
                 .map_err(|e| Error::io("duplicate the descriptor of", &path, 0, e))?
         };
-        let backend = self.backend.add_file(twin, path.clone())?;
+        // With a second asynchronous engine (libaio, no io_uring), it takes
+        // the O_DIRECT files. The flags are the caller's file's: the emulated
+        // device's twin has O_DIRECT cleared.
+        let direct = crate::sys::status_flags(file.as_raw_fd())
+            .map_err(|e| Error::io("read the flags of", &path, 0, e))?
+            & libc::O_DIRECT
+            != 0;
+        let backend = usize::from(direct && self.backends.len() > 1);
+        let twin = self.backends[backend].engine.add_file(twin, path.clone())?;
         let handle = match self.inline.add_file(file, path) {
             Ok(handle) => handle,
             Err(error) => {
-                let _ = self.backend.remove_file(backend);
+                let _ = self.backends[backend].engine.remove_file(twin);
                 return Err(error);
             }
         };
@@ -423,6 +536,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         }
         self.routes[handle.index()] = Some(FileRoute {
             backend,
+            handle: twin,
             classes: (0..OPERATION_CLASSES * SIZE_CLASSES)
                 .map(|_| None)
                 .collect(),
@@ -432,6 +546,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
+        let (backend, twin) = (route.backend, route.handle);
         let busy = self.ready.iter().any(|c| c.file == handle)
             || self.slots.iter().any(|slot| slot.file == handle);
         if busy {
@@ -440,7 +555,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
                 in_flight: self.in_flight(),
             });
         }
-        self.backend.remove_file(route.backend)?;
+        self.backends[backend].engine.remove_file(twin)?;
         self.routes[handle.index()] = None;
         self.inline.remove_file(handle)
     }
@@ -488,11 +603,12 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
-        let committed = if self.async_in_flight > 0 {
-            self.backend.commit()?
-        } else {
-            0
-        };
+        let mut committed = 0;
+        for backend in &mut self.backends {
+            if backend.in_flight > 0 {
+                committed += backend.engine.commit()?;
+            }
+        }
         let held = std::mem::take(&mut self.held_since_commit);
         Ok(committed + held)
     }
@@ -525,17 +641,28 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     }
 
     fn description(&self) -> String {
+        let asynchronous: Vec<String> = self
+            .backends
+            .iter()
+            .map(|b| b.engine.description())
+            .collect();
+        let asynchronous = match asynchronous.as_slice() {
+            [buffered, direct] => format!("{buffered}, O_DIRECT {direct}"),
+            all => all.join(", "),
+        };
         format!(
-            "adaptive (inline {}, async {})",
-            self.inline.description(),
-            self.backend.description()
+            "adaptive (inline {}, async {asynchronous})",
+            self.inline.description()
         )
     }
 
     fn counters(&self) -> EngineCounters {
         EngineCounters {
             paths: Some(self.counts),
-            ..self.inline.counters() + self.backend.counters()
+            ..self
+                .backends
+                .iter()
+                .fold(self.inline.counters(), |sum, b| sum + b.engine.counters())
         }
     }
 }

@@ -297,7 +297,7 @@ impl Rig {
     fn adaptive(&self, depth: u32) -> Caller {
         let engine = AdaptiveEngine::with_engines(
             self.inline_engine(),
-            Box::new(self.async_engine()),
+            vec![Box::new(self.async_engine())],
             &EngineConfig::with_depth(depth),
             Time::Virtual(self.clock.clone()),
         );
@@ -561,4 +561,70 @@ fn busy_at_depth_and_files_held_while_requests_are_out() {
 /// A buffer beyond the caller's depth (it has one spare).
 fn back_buffer(caller: &mut Caller) -> Buf {
     caller.spare.take().expect("one spare buffer")
+}
+
+#[test]
+fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
+    let dir = testkit::scratch();
+    if let Err(reason) = crate::probe::engine_available(EngineKind::Libaio) {
+        eprintln!("skipping: libaio refused here ({reason})");
+        return;
+    }
+    if !crate::probe::o_direct_supported(dir.path()) {
+        eprintln!("skipping: no O_DIRECT in {}", dir.path().display());
+        return;
+    }
+    let config = EngineConfig::with_depth(8);
+    let backends: Vec<Box<dyn Engine>> = vec![
+        Box::new(crate::engine::pool::PoolEngine::new(&config).unwrap()),
+        Box::new(crate::engine::libaio::LibaioEngine::new(&config).unwrap()),
+    ];
+    let mut engine = AdaptiveEngine::with_engines(
+        crate::engine::psync::PsyncEngine::new(&config),
+        backends,
+        &config,
+        Time::Real(Clock::new()),
+    );
+    const LEN: usize = 1 << 20;
+    let (buffered_path, buffered_data) = testkit::data_file(dir.path(), "buffered", LEN);
+    let (direct_path, direct_data) = testkit::data_file(dir.path(), "direct", LEN);
+    let buffered = testkit::add(&mut engine, &buffered_path, &testkit::read_write());
+    let direct_options = crate::file::OpenOptions {
+        direct: true,
+        ..testkit::read_write()
+    };
+    let direct = testkit::add(&mut engine, &direct_path, &direct_options);
+    assert_eq!(engine.route_of(buffered).unwrap().backend, 0, "the pool");
+    assert_eq!(engine.route_of(direct).unwrap().backend, 1, "libaio");
+    // Reads of both files in one queue: each class explores the asynchronous
+    // path, so both engines hold requests at once and are reaped together.
+    let pool = BufPool::new(8, 4096).unwrap();
+    for batch in 0..400u64 {
+        let requests = (0..8u64).map(|i| {
+            let n = batch * 8 + i;
+            let file = if n % 2 == 0 { buffered } else { direct };
+            let offset = (n * 7919 % (LEN as u64 / 4096)) * 4096;
+            Request::read(file, offset, testkit::take(&pool, 4096), n)
+        });
+        for completion in testkit::run(&mut engine, requests) {
+            let at = completion.offset as usize;
+            let data = if completion.file == buffered {
+                &buffered_data
+            } else {
+                &direct_data
+            };
+            assert_eq!(completion.result, 4096, "read {}", completion.user_data);
+            assert!(
+                completion.buf.as_ref().unwrap().as_slice() == &data[at..at + 4096],
+                "read {} of {:?} at {at}: wrong bytes",
+                completion.user_data,
+                completion.file
+            );
+        }
+    }
+    let paths = engine.counters().paths.unwrap();
+    assert!(paths.asynchronous > 0, "{paths:?}");
+    assert_eq!(paths.inline + paths.asynchronous, 3200);
+    engine.remove_file(direct).unwrap();
+    engine.remove_file(buffered).unwrap();
 }
