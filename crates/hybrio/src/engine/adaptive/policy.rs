@@ -491,15 +491,18 @@ impl ClassPolicy {
         // One epoch is a few dozen requests: a switch needs two in a row to
         // agree, or noise (a preemption, a writeback stall) would flip the
         // class back and forth, paying the worse path each time. The very
-        // first comparison decides on one: the path the class started on
-        // was no choice at all, and a wrong first pick is looked back at.
+        // first comparison decides on one when the other path is far cheaper
+        // (a device at depth 4): the path the class started on was no choice
+        // at all, and a wrong first pick is looked back at. A close first
+        // call waits for a second epoch like any other (eight threads on two
+        // CPUs flipped classes back and forth on one).
         let margin = self.margin();
         if current.is_finite() {
             let (low, high) = self.range;
             self.range = (low + (current - low) / 2.0, high - (high - current) / 2.0);
         }
         if explored < current * (1.0 - margin) {
-            if self.tempted || first {
+            if self.tempted || (first && explored * FAR < current) {
                 self.chosen = exploration.path;
                 self.range = NO_RANGE;
                 self.remember(explored, true);
