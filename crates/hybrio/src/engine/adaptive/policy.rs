@@ -20,8 +20,9 @@
 //! # How it learns
 //! A class starts inline and times every request until it has a price for
 //! each path: a window inline, then one exploration epoch the other way,
-//! which alone decides this first time (the starting path was no choice).
-//! From then on it keeps the cheaper path and changes only when two epochs
+//! which alone decides this first time if it finds the other path 1.5 times
+//! cheaper (the starting path was no choice). Otherwise, and from then on,
+//! it keeps the cheaper path and changes only when two epochs
 //! in a row find the other one cheaper by a margin: 5%, or as much as the
 //! chosen path's own window costs have varied lately, up to 25% (a
 //! difference smaller than a path's own variation is not evidence).
