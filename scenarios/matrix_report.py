@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -504,10 +505,8 @@ def self_test():
     }
     with tempfile.TemporaryDirectory() as tmp:
         results = os.path.join(tmp, "results")
+        shutil.copytree(fixture, results)
         os.makedirs(os.path.join(results, "confirm"))
-        for entry in os.listdir(fixture):
-            with open(os.path.join(fixture, entry)) as src, open(os.path.join(results, entry), "w") as dst:
-                dst.write(src.read())
         with open(os.path.join(results, "confirm", "seed000-buffered-writes.json"), "w") as f:
             json.dump(confirm, f)
         confirmed = write_report(results, os.path.join(HERE, "matrix"), os.path.join(tmp, "RESULTS.md"))

@@ -317,14 +317,9 @@ impl<I: Engine> AdaptiveEngine<I> {
             return Ok(0);
         }
         let min = min.min(self.async_in_flight);
-        let holding = self.backends.iter().filter(|b| b.in_flight > 0).count();
-        if holding == 1 {
-            let backend = self
-                .backends
-                .iter()
-                .position(|b| b.in_flight > 0)
-                .unwrap_or(0);
-            return self.reap_from(backend, min, max, out);
+        let mut holding = (0..self.backends.len()).filter(|&b| self.backends[b].in_flight > 0);
+        if let (Some(only), None) = (holding.next(), holding.next()) {
+            return self.reap_from(only, min, max, out);
         }
         // Two engines hold requests (only without io_uring, with buffered and
         // O_DIRECT files at once): take what either has, then wait on the one
