@@ -109,6 +109,14 @@ pub(crate) const EXPLORE_SPACING: u64 = 500;
 /// waits at least this many epoch lengths after the last one, so that a cost
 /// that keeps moving cannot make the engine explore all the time.
 const DRIFT_SPACING: u64 = 4;
+/// Once a class has counted enough requests for its next exploration but not
+/// enough time has passed, it looks at the clock again after this many more
+/// (its timed requests look anyway): the requests between go straight
+/// through, and a page-cache hit takes 1-3 us, so the exploration starts at
+/// most a fraction of a millisecond late. Without this, every request after
+/// the count took the slower routed path until the time came: 90% of them at
+/// 400 ms between explorations, 10% of the throughput of 8k buffered writes.
+const CLOCK_CHECK_SPACING: u64 = 64;
 /// The time with nothing in flight (or between two inline requests) counted
 /// for one gap at most: a caller that stops for a second is idle, not slow.
 pub(crate) const GAP_CAP_NS: u64 = 1_000_000;
@@ -432,6 +440,9 @@ impl ClassPolicy {
         if self.exploration_due(now) {
             self.start_exploration(now, occupancy);
             return self.route(now, occupancy);
+        }
+        if self.next_check != 0 && self.since_exploration >= self.next_check {
+            self.next_check = self.since_exploration + CLOCK_CHECK_SPACING;
         }
         Route {
             path: self.chosen,
@@ -860,6 +871,40 @@ mod tests {
         });
         assert_eq!(switches, 1, "costs {:?}", policy.costs());
         assert_eq!(policy.chosen(), Path::Async);
+    }
+
+    #[test]
+    fn requests_between_explorations_go_straight_through() {
+        // As the engine does: one request in 8 is timed and routed; the
+        // others go straight inline when the class says it is settled.
+        let mut policy = ClassPolicy::new(1);
+        let mut occupancy = Occupancy::default();
+        let (mut now, mut straight) = (0u64, 0u64);
+        let n = 2_000_000u64;
+        for i in 0..n {
+            if i % 8 != 0 && policy.settled_inline() {
+                straight += 1;
+                now += 1_000;
+                continue;
+            }
+            let route = policy.route(now, &occupancy);
+            let start = now;
+            let ns = if route.path == Path::Inline {
+                1_000
+            } else {
+                3_000
+            };
+            advance(&mut occupancy, &mut now, route.path, ns);
+            policy.record(route.path, route.epoch, start, ns, now, &occupancy);
+        }
+        // 7 in 8 could; explorations (every 400 ms) and clock checks (every
+        // 64 requests) take a few of those.
+        let share = straight as f64 / n as f64;
+        assert!(
+            share > 0.85,
+            "only {:.1}% went straight through",
+            share * 100.0
+        );
     }
 
     #[test]
