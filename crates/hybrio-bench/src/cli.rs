@@ -50,6 +50,8 @@ pub enum Command {
     },
     /// `hybrio compare --help`.
     CompareHelp,
+    /// `--showcmd`: the jobs as command lines (one per job file), checked.
+    ShowCmd(String),
     /// The default engine comparison on a temporary file.
     DefaultComparison {
         /// Seconds per cell.
@@ -108,6 +110,8 @@ hybrio options:
   --output-format=FORMAT   normal (default) or json, or both: normal,json
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
+  --showcmd                print each job file as the equivalent command line
+  --section=NAME           run only the job NAME (repeat for several)
   --cmdhelp[=OPTION]       list job options (or describe one)
   --enghelp                list the engines and whether this system allows each
   --compare-seconds=SECS   seconds per cell of the default comparison (default 1.0)
@@ -120,7 +124,9 @@ and prints the median figures of each engine side by side (hybrio compare --help
 
 Job options are fio's: --name=JOB starts a job and the options after it apply to
 it; options before the first --name apply to every job. Job files use fio's ini
-format ([global] and [job] sections).";
+format: [global] sections apply to the jobs below them in the same file, ';' and
+'#' start comments, 'include FILE' reads options into a section, and values may
+use ${VAR}, $ncpus, $pagesize, $mb_memory and arithmetic in parentheses.";
 
 /// `hybrio compare --help`.
 pub const COMPARE_USAGE: &str = "\
@@ -188,6 +194,8 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
                 ));
             }
             "parse-only" => parse_only = true,
+            "showcmd" => job_args.showcmd = true,
+            "section" => job_args.only.push(value_for("section")?),
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => formats = parse_formats(&value_for("output-format")?)?,
             "compare-seconds" => {
@@ -215,6 +223,9 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         return Ok(Command::DefaultComparison { seconds, directory });
     }
     let (jobs, globals) = job_args.resolve()?;
+    if job_args.showcmd {
+        return Ok(Command::ShowCmd(job_args.showcmd_text()?));
+    }
     Ok(Command::Run {
         jobs,
         globals,
@@ -243,6 +254,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
             "help" | "h" => return Ok(Command::CompareHelp),
             "engines" => engines = Some(parse_engines(&value_for("engines")?)?),
             "rounds" => rounds = parse_rounds(&value_for("rounds")?)?,
+            "section" => job_args.only.push(value_for("section")?),
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => {
                 format = match parse_formats(&value_for("output-format")?)?[..] {
@@ -339,6 +351,10 @@ fn flag_value(
 struct JobArgs {
     options: Vec<String>,
     files: Vec<PathBuf>,
+    /// `--section=NAME`s: run only these jobs.
+    only: Vec<String>,
+    /// `--showcmd`.
+    showcmd: bool,
 }
 
 impl JobArgs {
@@ -368,27 +384,35 @@ impl JobArgs {
         });
     }
 
+    /// The command line's sections, and each job file's.
+    fn sections(&self) -> Result<(Vec<Section>, Vec<Vec<Section>>), CliError> {
+        let command_line = jobfile::sections_from_args(self.options.iter().map(String::as_str))?;
+        let files = self
+            .files
+            .iter()
+            .map(|path| jobfile::read_job_file(path))
+            .collect::<Result<_, _>>()?;
+        Ok((command_line, files))
+    }
+
     /// Reads the job files and resolves every section into jobs.
     fn resolve(&self) -> Result<(Vec<JobDef>, GlobalOptions), CliError> {
-        let mut sections: Vec<Section> =
-            jobfile::sections_from_args(self.options.iter().map(String::as_str));
-        for path in &self.files {
-            let text = std::fs::read(path).map_err(|source| JobError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            let text = String::from_utf8(text).map_err(|_| JobError::Read {
-                path: path.clone(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "not a text file (invalid UTF-8)",
-                ),
-            })?;
-            // Options given before the first --name on the command line are
-            // defaults for the job files too, as in fio.
-            sections.extend(jobfile::parse_job_file(path, &text)?);
+        let (command_line, files) = self.sections()?;
+        Ok(jobfile::resolve(&command_line, &files, &self.only)?)
+    }
+
+    /// `--showcmd`: a command line for the command line's own jobs, and one
+    /// per job file.
+    fn showcmd_text(&self) -> Result<String, CliError> {
+        let (command_line, files) = self.sections()?;
+        let mut lines = Vec::new();
+        if command_line.iter().any(|s| !s.is_global()) {
+            lines.push(jobfile::showcmd(&[], &command_line));
         }
-        Ok(jobfile::resolve(&sections)?)
+        for file in &files {
+            lines.push(jobfile::showcmd(&command_line, file));
+        }
+        Ok(lines.join("\n"))
     }
 }
 

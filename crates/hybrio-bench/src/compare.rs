@@ -1169,7 +1169,7 @@ mod tests {
 
     fn jobs_from(text: &str) -> Vec<JobDef> {
         let sections = crate::jobfile::parse_job_file(Path::new("t.fio"), text).unwrap();
-        crate::jobfile::resolve(&sections).unwrap().0
+        crate::jobfile::resolve(&[], &[sections], &[]).unwrap().0
     }
 
     #[test]

@@ -29,6 +29,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         Command::EngHelp => println!("{}", cli::enghelp()),
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
         Command::CompareHelp => println!("{}", cli::COMPARE_USAGE),
+        Command::ShowCmd(text) => println!("{text}"),
         Command::Compare {
             jobs,
             engines,

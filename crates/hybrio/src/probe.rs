@@ -50,6 +50,11 @@ pub fn available_engines() -> Vec<EngineKind> {
         .collect()
 }
 
+/// Bytes per memory page (what fio's `$pagesize` stands for).
+pub fn page_size() -> usize {
+    crate::sys::page_size()
+}
+
 /// Whether files in `dir` can be opened with `O_DIRECT` and do one aligned
 /// 4096-byte write and read. Creates and removes a small file in `dir`.
 pub fn o_direct_supported(dir: &Path) -> bool {

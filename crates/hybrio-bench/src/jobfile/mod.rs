@@ -1,9 +1,19 @@
 //! Reading jobs: fio's job-file language and its command-line form, into
-//! ordered sections of raw `key=value` entries, then into typed jobs through
-//! the option table. Both forms go through the same code after tokenising.
+//! ordered sections of `key=value` entries (values expanded, includes
+//! followed), then into typed jobs through the option table. Both forms go
+//! through the same code after tokenising.
+//!
+//! As in fio: `;` and `#` start a comment anywhere on a line; `include FILE`
+//! inside a section reads FILE's options into it (FILE may not start
+//! sections); each job file starts from the command line's global options,
+//! not from another file's `[global]`.
+
+mod expand;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+pub use expand::{ExpandError, Keywords};
 
 use crate::options::{self, JobOptions, Kind};
 use crate::units::ValueError;
@@ -34,6 +44,27 @@ impl fmt::Display for Origin {
 /// A mistake in the jobs, in one line naming where it is.
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
+    /// An option fio has and hybrio does not implement.
+    #[error("option '{name}' ({origin}) is not supported by hybrio")]
+    Unsupported {
+        /// The option.
+        name: String,
+        /// Where.
+        origin: Origin,
+    },
+    /// A value whose `${VAR}`, keyword or arithmetic cannot be expanded.
+    #[error("option '{name}' ({origin}): {source}")]
+    Expand {
+        /// The option.
+        name: String,
+        /// Where.
+        origin: Origin,
+        /// What is wrong.
+        source: ExpandError,
+    },
+    /// `--section=NAME` names no job.
+    #[error("--section={0}: no job section of that name")]
+    NoSuchSection(String),
     /// An option nobody knows.
     #[error("unknown option '{name}' ({origin}){}", suggestion.map(|s| format!("; did you mean '{s}'?")).unwrap_or_default())]
     UnknownOption {
@@ -110,71 +141,198 @@ impl Section {
     }
 }
 
-/// Splits a job file into sections.
-pub fn parse_job_file(path: &Path, text: &str) -> Result<Vec<Section>, JobError> {
-    let mut sections: Vec<Section> = Vec::new();
-    for (index, raw) in text.lines().enumerate() {
-        let origin = Origin::File {
-            path: path.to_path_buf(),
-            line: index + 1,
-        };
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
-            continue;
-        }
-        if let Some(header) = line.strip_prefix('[') {
-            let name = header
-                .strip_suffix(']')
-                .map(str::trim)
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| JobError::Syntax {
-                    origin,
-                    message: format!("malformed section header '{line}'"),
-                })?;
-            sections.push(Section {
-                name: name.to_string(),
-                entries: Vec::new(),
-            });
-            continue;
-        }
-        let entry = split_entry(line, origin.clone());
-        match sections.last_mut() {
-            Some(section) => section.entries.push(entry),
-            None => {
-                return Err(JobError::Syntax {
-                    origin,
-                    message: format!("option '{}' appears before any [section]", entry.key),
-                });
-            }
-        }
-    }
-    Ok(sections)
+/// Includes nested deeper than this are refused (a cycle is refused at once).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Reads a job file into sections, following its includes.
+pub fn read_job_file(path: &Path) -> Result<Vec<Section>, JobError> {
+    let text = read_text(path)?;
+    parse_job_file(path, &text)
 }
 
-fn split_entry(text: &str, origin: Origin) -> Entry {
-    match text.split_once('=') {
-        Some((key, value)) => Entry {
-            key: key.trim().to_string(),
-            value: Some(value.trim().to_string()),
-            origin,
-        },
-        None => Entry {
+/// Splits the text of the job file at `path` into sections. Includes are
+/// read relative to the file's directory.
+pub fn parse_job_file(path: &Path, text: &str) -> Result<Vec<Section>, JobError> {
+    let mut reader = Reader {
+        sections: Vec::new(),
+        including: vec![path.to_path_buf()],
+        keywords: Keywords::of_this_machine(),
+    };
+    reader.lines(path, text, false)?;
+    Ok(reader.sections)
+}
+
+/// A job file's text: it must be UTF-8 without NUL bytes (a binary file
+/// given by mistake is refused, not parsed into nonsense).
+fn read_text(path: &Path) -> Result<String, JobError> {
+    let not_text = |why: &str| JobError::Read {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string()),
+    };
+    let bytes = std::fs::read(path).map_err(|source| JobError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if bytes.contains(&0) {
+        return Err(not_text("not a text file (it holds NUL bytes)"));
+    }
+    String::from_utf8(bytes).map_err(|_| not_text("not a text file (invalid UTF-8)"))
+}
+
+struct Reader {
+    sections: Vec<Section>,
+    /// The file being read and the files including it, outermost first.
+    including: Vec<PathBuf>,
+    keywords: Keywords,
+}
+
+impl Reader {
+    fn lines(&mut self, path: &Path, text: &str, included: bool) -> Result<(), JobError> {
+        for (index, raw) in text.lines().enumerate() {
+            let origin = Origin::File {
+                path: path.to_path_buf(),
+                line: index + 1,
+            };
+            let line = strip_comment(raw).trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(header) = line.strip_prefix('[') {
+                let name = header
+                    .strip_suffix(']')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .ok_or_else(|| JobError::Syntax {
+                        origin: origin.clone(),
+                        message: format!("malformed section header '{line}'"),
+                    })?;
+                if included {
+                    return Err(JobError::Syntax {
+                        origin,
+                        message: format!(
+                            "an included file may hold options only, not a section ([{name}])"
+                        ),
+                    });
+                }
+                self.sections.push(Section {
+                    name: name.to_string(),
+                    entries: Vec::new(),
+                });
+                continue;
+            }
+            if let Some(target) = include_target(line) {
+                self.include(path, target, origin)?;
+                continue;
+            }
+            let entry = split_entry(line, origin.clone(), &self.keywords)?;
+            match self.sections.last_mut() {
+                Some(section) => section.entries.push(entry),
+                None => {
+                    return Err(JobError::Syntax {
+                        origin,
+                        message: format!("option '{}' appears before any [section]", entry.key),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the options of `target` (relative to `from`'s directory) into
+    /// the current section.
+    fn include(&mut self, from: &Path, target: &str, origin: Origin) -> Result<(), JobError> {
+        let refuse = |message: String| JobError::Syntax {
+            origin: origin.clone(),
+            message,
+        };
+        if self.sections.is_empty() {
+            return Err(refuse(format!(
+                "include {target} appears before any [section] (its options need one)"
+            )));
+        }
+        let path = match from.parent() {
+            Some(dir) if Path::new(target).is_relative() => dir.join(target),
+            _ => PathBuf::from(target),
+        };
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        if self.including.iter().any(|p| same(p, &path)) {
+            return Err(refuse(format!(
+                "include {target} includes itself (through {})",
+                self.including
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            )));
+        }
+        if self.including.len() > MAX_INCLUDE_DEPTH {
+            return Err(refuse(format!(
+                "include {target}: includes nested more than {MAX_INCLUDE_DEPTH} deep"
+            )));
+        }
+        let text = read_text(&path)?;
+        self.including.push(path.clone());
+        let result = self.lines(&path, &text, true);
+        self.including.pop();
+        result
+    }
+}
+
+/// fio ends a line at its first `;` or `#`, wherever it is.
+fn strip_comment(line: &str) -> &str {
+    match line.find([';', '#']) {
+        Some(at) => &line[..at],
+        None => line,
+    }
+}
+
+/// The file named by an `include FILE` line.
+fn include_target(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("include")?;
+    let target = rest.trim();
+    (rest.starts_with([' ', '\t']) && !target.is_empty() && !target.contains('=')).then_some(target)
+}
+
+/// Splits `key=value` and expands the value.
+fn split_entry(text: &str, origin: Origin, keywords: &Keywords) -> Result<Entry, JobError> {
+    let Some((key, value)) = text.split_once('=') else {
+        return Ok(Entry {
             key: text.trim().to_string(),
             value: None,
             origin,
-        },
+        });
+    };
+    let key = key.trim().to_string();
+    let env = |name: &str| std::env::var(name).ok();
+    match expand::expand(value.trim(), keywords, &env) {
+        Ok(value) => Ok(Entry {
+            key,
+            value: Some(value),
+            origin,
+        }),
+        Err(source) => Err(JobError::Expand {
+            name: key,
+            origin,
+            source,
+        }),
     }
 }
 
 /// Turns command-line job options (`--name=a --rw=read --name=b ...`) into
 /// sections: options before the first `--name` form a leading `global` section.
-pub fn sections_from_args<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<Section> {
+pub fn sections_from_args<'a>(
+    args: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Section>, JobError> {
     let mut sections = vec![Section {
         name: "global".into(),
         entries: Vec::new(),
     }];
+    let keywords = Keywords::of_this_machine();
     for arg in args {
-        let entry = split_entry(arg.trim_start_matches('-'), Origin::CommandLine);
+        let entry = split_entry(arg.trim_start_matches('-'), Origin::CommandLine, &keywords)?;
         if entry.key == "name" {
             let name = entry.value.clone().unwrap_or_default();
             sections.push(Section {
@@ -189,7 +347,7 @@ pub fn sections_from_args<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<Se
             .push(entry);
     }
     sections.retain(|s| !(s.is_global() && s.entries.is_empty()));
-    sections
+    Ok(sections)
 }
 
 /// One job to run: its typed options and what its own section set.
@@ -204,16 +362,50 @@ pub struct JobDef {
 /// Options that `[global]` sections set, in order ("global options" in JSON).
 pub type GlobalOptions = Vec<(String, String)>;
 
-/// Applies `[global]` sections to the jobs below them, then each job's own
-/// options, checking every option against the table.
-pub fn resolve(sections: &[Section]) -> Result<(Vec<JobDef>, GlobalOptions), JobError> {
-    let mut defaults = JobOptions::default();
+/// Resolves the command line's sections and each job file's into jobs:
+/// `[global]` sections apply to the jobs below them in their own file; the
+/// command line's global options apply to every file. With `only`
+/// non-empty, just the jobs of those names are kept (fio's `--section`).
+pub fn resolve(
+    command_line: &[Section],
+    files: &[Vec<Section>],
+    only: &[String],
+) -> Result<(Vec<JobDef>, GlobalOptions), JobError> {
+    let mut base = JobOptions::default();
     let mut globals = Vec::new();
     let mut jobs = Vec::new();
+    resolve_unit(command_line, &mut base, &mut globals, &mut jobs)?;
+    for file in files {
+        let mut defaults = base.clone();
+        resolve_unit(file, &mut defaults, &mut globals, &mut jobs)?;
+    }
+    if let Some(missing) = only
+        .iter()
+        .find(|name| !jobs.iter().any(|j: &JobDef| &j.options.name == *name))
+    {
+        return Err(JobError::NoSuchSection(missing.clone()));
+    }
+    if !only.is_empty() {
+        jobs.retain(|j| only.contains(&j.options.name));
+    }
+    if jobs.is_empty() {
+        return Err(JobError::NoJobs);
+    }
+    Ok((jobs, globals))
+}
+
+/// One file's sections (or the command line's), from `defaults`, which its
+/// `[global]` sections change for the jobs below them.
+fn resolve_unit(
+    sections: &[Section],
+    defaults: &mut JobOptions,
+    globals: &mut GlobalOptions,
+    jobs: &mut Vec<JobDef>,
+) -> Result<(), JobError> {
     for section in sections {
         if section.is_global() {
             for entry in &section.entries {
-                apply_entry(&mut defaults, entry)?;
+                apply_entry(defaults, entry)?;
                 globals.push((entry.key.clone(), entry.value.clone().unwrap_or_default()));
             }
             continue;
@@ -232,17 +424,65 @@ pub fn resolve(sections: &[Section]) -> Result<(Vec<JobDef>, GlobalOptions), Job
             own_options: own,
         });
     }
-    if jobs.is_empty() {
-        return Err(JobError::NoJobs);
+    Ok(())
+}
+
+/// The command line equivalent to the command line's global options and
+/// one file's sections (`--showcmd`). A `[global]` below a job cannot be
+/// written as global options there (they would belong to the job above), so
+/// its options are repeated in each job below it.
+pub fn showcmd(command_line: &[Section], file: &[Section]) -> String {
+    let mut words = vec!["hybrio".to_string()];
+    let mut later_globals: Vec<&Entry> = Vec::new();
+    let mut seen_job = false;
+    let option = |entry: &Entry| match &entry.value {
+        Some(value) => format!("--{}={}", entry.key, shell_quote(value)),
+        None => format!("--{}", entry.key),
+    };
+    for section in command_line.iter().filter(|s| s.is_global()).chain(file) {
+        if section.is_global() {
+            if seen_job {
+                later_globals.extend(&section.entries);
+            } else {
+                words.extend(section.entries.iter().map(option));
+            }
+            continue;
+        }
+        seen_job = true;
+        let own = section.entries.iter().filter(|e| e.key != "name");
+        words.push(format!("--name={}", shell_quote(&section.name)));
+        words.extend(later_globals.iter().copied().chain(own).map(option));
     }
-    Ok((jobs, globals))
+    words.join(" ")
+}
+
+/// `text` as one shell word.
+fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:,=+%@^".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
-    let option = options::find(&entry.key).ok_or_else(|| JobError::UnknownOption {
-        name: entry.key.clone(),
-        origin: entry.origin.clone(),
-        suggestion: options::suggest(&entry.key),
+    let option = options::find(&entry.key).ok_or_else(|| {
+        if options::is_fio_option(&entry.key) {
+            JobError::Unsupported {
+                name: entry.key.clone(),
+                origin: entry.origin.clone(),
+            }
+        } else {
+            JobError::UnknownOption {
+                name: entry.key.clone(),
+                origin: entry.origin.clone(),
+                suggestion: options::suggest(&entry.key),
+            }
+        }
     })?;
     let bad = |source| JobError::BadValue {
         name: entry.key.clone(),
@@ -320,7 +560,7 @@ mod tests {
     use crate::options::RwMode;
 
     fn file(text: &str) -> Result<Vec<JobDef>, JobError> {
-        resolve(&parse_job_file(Path::new("t.fio"), text)?).map(|(jobs, _)| jobs)
+        resolve(&[], &[parse_job_file(Path::new("t.fio"), text)?], &[]).map(|(jobs, _)| jobs)
     }
 
     #[test]
@@ -362,7 +602,7 @@ mod tests {
             "--name=b",
             "--size=2m",
         ];
-        let (jobs, globals) = resolve(&sections_from_args(args)).unwrap();
+        let (jobs, globals) = resolve(&sections_from_args(args).unwrap(), &[], &[]).unwrap();
         assert_eq!(globals, vec![("bs".to_string(), "8k".to_string())]);
         assert_eq!(jobs[0].options.rw, RwMode::Write);
         assert_eq!(jobs[1].options.rw, RwMode::Read);
@@ -401,6 +641,199 @@ mod tests {
             "a bare non-boolean option needs a value"
         );
         assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn comments_start_anywhere_on_a_line() {
+        // As fio 3.33 (`--showcmd`): `description=a;b#c` is "a".
+        let jobs = file("[a] ; first\nsize=1m # one MiB\nbs=8k;x\ndescription=a;b#c\n").unwrap();
+        assert_eq!(jobs[0].options.size, Some(1 << 20));
+        assert_eq!(jobs[0].options.bs[0], 8192);
+        assert_eq!(jobs[0].options.description, "a");
+    }
+
+    #[test]
+    fn values_are_expanded_and_bad_expansions_name_the_option() {
+        let jobs = file("[a]\nsize=(2*3)m\niodepth=($ncpus*0+4)\n").unwrap();
+        assert_eq!(jobs[0].options.size, Some(6 << 20));
+        assert_eq!(jobs[0].options.iodepth, 4);
+        let err = file("[a]\nsize=1m\nbs=${HYBRIO_TEST_SURELY_UNSET}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "option 'bs' (t.fio:3): environment variable HYBRIO_TEST_SURELY_UNSET is not set"
+        );
+        let err = file("[a]\nsize=(1/0)m\n").unwrap_err().to_string();
+        assert!(
+            err.contains("'size' (t.fio:2)") && err.contains("division by zero"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn fio_options_hybrio_lacks_are_unsupported_not_unknown() {
+        let err = file("[a]\nsize=1m\nverify=md5\n").unwrap_err().to_string();
+        assert_eq!(err, "option 'verify' (t.fio:3) is not supported by hybrio");
+        // An alias fio knows counts too.
+        let err = file("[a]\nsize=1m\nblockalign=4k\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not supported by hybrio"), "{err}");
+        let err = file("[a]\nsize=1m\nverifyy=md5\n").unwrap_err().to_string();
+        assert!(err.starts_with("unknown option 'verifyy'"), "{err}");
+        // An engine fio has and hybrio lacks, against a misspelt one.
+        let err = file("[a]\nsize=1m\nioengine=net\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("option 'ioengine' (t.fio:3): engine 'net' is not supported by hybrio"),
+            "{err}"
+        );
+        let err = file("[a]\nsize=1m\nioengine=io_urign\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("invalid value 'io_urign'"), "{err}");
+    }
+
+    /// Writes `files` (name, text) into a temporary directory.
+    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn include_reads_options_into_the_section() {
+        let dir = dir_with(&[
+            ("main.fio", "[global]\ninclude common.fio\n[a]\nsize=1m\n"),
+            ("common.fio", "; shared\nbs=32k\niodepth=3\n"),
+        ]);
+        let sections = read_job_file(&dir.path().join("main.fio")).unwrap();
+        let (jobs, _) = resolve(&[], &[sections], &[]).unwrap();
+        assert_eq!((jobs[0].options.bs[0], jobs[0].options.iodepth), (32768, 3));
+        // Errors in the included file name that file and its line.
+        std::fs::write(dir.path().join("common.fio"), "bs=32k\nbs=huge\n").unwrap();
+        let sections = read_job_file(&dir.path().join("main.fio")).unwrap();
+        let err = resolve(&[], &[sections], &[]).unwrap_err().to_string();
+        assert!(err.contains("common.fio:2"), "{err}");
+    }
+
+    #[test]
+    fn bad_includes_are_refused_with_their_place() {
+        let dir = dir_with(&[
+            ("self.fio", "[a]\nsize=1m\ninclude self.fio\n"),
+            ("one.fio", "[a]\ninclude two.fio\n"),
+            ("two.fio", "size=1m\ninclude one.fio\n"),
+            ("early.fio", "include two.fio\n[a]\n"),
+            ("sections.fio", "[a]\ninclude job.fio\n"),
+            ("job.fio", "size=1m\n[b]\n"),
+            ("missing.fio", "[a]\ninclude nowhere.fio\n"),
+        ]);
+        let err = |name: &str| {
+            read_job_file(&dir.path().join(name))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            err("self.fio").contains("includes itself"),
+            "{}",
+            err("self.fio")
+        );
+        assert!(
+            err("one.fio").contains("includes itself"),
+            "{}",
+            err("one.fio")
+        );
+        assert!(
+            err("early.fio").contains("before any [section]"),
+            "{}",
+            err("early.fio")
+        );
+        let sections = err("sections.fio");
+        assert!(
+            sections.contains("job.fio:2") && sections.contains("options only"),
+            "{sections}"
+        );
+        let missing = err("missing.fio");
+        assert!(missing.contains("nowhere.fio"), "{missing}");
+        for name in [
+            "self.fio",
+            "one.fio",
+            "early.fio",
+            "sections.fio",
+            "missing.fio",
+        ] {
+            assert!(!err(name).contains('\n'));
+        }
+    }
+
+    #[test]
+    fn binary_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("garbage.fio");
+        std::fs::write(&path, b"[a]\nsize=1m\n\x00\xff\xfe").unwrap();
+        let err = read_job_file(&path).unwrap_err().to_string();
+        assert!(err.contains("not a text file"), "{err}");
+    }
+
+    #[test]
+    fn each_job_file_has_its_own_globals() {
+        // As fio 3.33: b.fio's job does not get a.fio's bs; the command
+        // line's global options reach both.
+        let a = parse_job_file(Path::new("a.fio"), "[global]\nbs=8k\n[x]\nsize=1m\n").unwrap();
+        let b = parse_job_file(Path::new("b.fio"), "[y]\nsize=1m\n").unwrap();
+        let command_line = sections_from_args(["--iodepth=2"]).unwrap();
+        let (jobs, _) = resolve(&command_line, &[a, b], &[]).unwrap();
+        assert_eq!(jobs[0].options.bs[0], 8192);
+        assert_eq!(jobs[1].options.bs[0], 4096);
+        assert_eq!((jobs[0].options.iodepth, jobs[1].options.iodepth), (2, 2));
+    }
+
+    #[test]
+    fn section_selects_jobs() {
+        let sections = parse_job_file(
+            Path::new("t.fio"),
+            "[global]\nsize=1m\n[a]\n[b]\nbs=8k\n[c]\n",
+        )
+        .unwrap();
+        let only = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            resolve(&[], std::slice::from_ref(&sections), &names).map(|(jobs, _)| {
+                jobs.iter()
+                    .map(|j| j.options.name.clone())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(only(&["b"]).unwrap(), ["b"]);
+        assert_eq!(only(&["c", "a"]).unwrap(), ["a", "c"]);
+        assert_eq!(only(&[]).unwrap(), ["a", "b", "c"]);
+        assert_eq!(
+            only(&["d"]).unwrap_err().to_string(),
+            "--section=d: no job section of that name"
+        );
+    }
+
+    #[test]
+    fn showcmd_writes_later_globals_into_the_jobs_below_them() {
+        let sections = parse_job_file(
+            Path::new("t.fio"),
+            "[global]\nbs=8k\n[a]\nsize=1m\ndescription=first job\n[global]\niodepth=4\n[b]\nsize=2m\ntime_based\n",
+        )
+        .unwrap();
+        let command_line = sections_from_args(["--direct=1"]).unwrap();
+        let line = showcmd(&command_line, &sections);
+        assert_eq!(
+            line,
+            "hybrio --direct=1 --bs=8k --name=a --size=1m --description='first job' --name=b --iodepth=4 --size=2m --time_based"
+        );
+        // The line means the same jobs.
+        let words: Vec<&str> = line.split(" --").skip(1).collect();
+        assert!(words.contains(&"iodepth=4"));
+        let own = sections_from_args(["--name=x", "--size=1m"]).unwrap();
+        assert_eq!(showcmd(&[], &own), "hybrio --name=x --size=1m");
     }
 
     #[test]

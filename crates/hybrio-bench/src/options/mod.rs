@@ -2,6 +2,8 @@
 //! and help. It drives the command line, job files, `--cmdhelp` and validation,
 //! so there is one parser and one place where an option is defined.
 
+mod fio_names;
+
 use std::time::Duration;
 
 use crate::units::{self, ValueError};
@@ -354,9 +356,22 @@ pub struct OptionDef {
 impl OptionDef {
     /// Reads `value` and stores it in `job`. A bare boolean passes "1".
     pub fn apply(&self, job: &mut JobOptions, value: &str) -> Result<(), ValueError> {
+        // `rw=write:4k` is a known word with fio's offset modifier: the
+        // option's own reader says what it makes of the modifier.
+        let word = match self.name {
+            "rw" => value.trim().split(':').next().unwrap_or_default(),
+            _ => value.trim(),
+        };
         if let Kind::Choice(words) = self.kind
-            && !words.contains(&value.trim())
+            && !words.contains(&word)
         {
+            if self.name == "ioengine" && is_fio_engine(value.trim()) {
+                return Err(ValueError::Unsupported(format!(
+                    "engine '{}' is not supported by hybrio (its engines: {})",
+                    value.trim(),
+                    words.join(", ")
+                )));
+            }
             return Err(ValueError::Choice {
                 value: value.to_string(),
                 allowed: words.join(", "),
@@ -448,6 +463,11 @@ fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
         "randwrite" => RwMode::RandWrite,
         "rw" | "readwrite" => RwMode::ReadWrite,
         "randrw" => RwMode::RandReadWrite,
+        other if other.contains(':') => {
+            return Err(ValueError::Unsupported(format!(
+                "rw={other}: the ':N' offset modifier is not supported by hybrio"
+            )));
+        }
         other => {
             return Err(ValueError::Unsupported(format!(
                 "rw={other} is not supported by hybrio"
@@ -926,6 +946,17 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
     OPTIONS
         .iter()
         .find(|o| o.name == name || o.aliases.contains(&name))
+}
+
+/// Whether fio 3.33 has an option (or alias) of this name: one hybrio does
+/// not know is then unsupported rather than misspelt.
+pub fn is_fio_option(name: &str) -> bool {
+    fio_names::FIO_OPTION_NAMES.binary_search(&name).is_ok()
+}
+
+/// Whether fio 3.33 has an engine of this name (`--enghelp`).
+pub fn is_fio_engine(name: &str) -> bool {
+    fio_names::FIO_ENGINES.binary_search(&name).is_ok()
 }
 
 /// The known option closest to a misspelt one, for "did you mean".
