@@ -348,7 +348,8 @@ def specific_checks(cells):
     out = ["## The issue's checks", ""]
     seed000 = [c for c in cells if c.stem.startswith("seed000")]
     out.append(
-        "**seeds/000** (buffered writes): adaptive IOPS >= psync's, and >= 1.3 x io_uring's."
+        "**seeds/000** (buffered writes): adaptive IOPS >= psync's, and >= 1.3 x io_uring's. The "
+        "issue asks it at depth 1; deeper cells are shown against the same bar, marked as beyond it."
     )
     out.append("")
     if not seed000:
@@ -361,8 +362,11 @@ def specific_checks(cells):
         vs_psync = cell.paired(ADAPTIVE, "psync", "iops")
         vs_uring = cell.paired(ADAPTIVE, "io_uring", "iops")
         ok1, ok2 = vs_psync >= 1.0, vs_uring >= 1.3
+        beyond = "" if (cell.in_flight or 1) == 1 else " (beyond the issue's check, at depth 1)"
+        # Three decimals where two would print 1.00 beside a fail.
+        digits = 3 if round(vs_psync, 2) == 1.0 else 2
         out.append(
-            f"- {cell.name}: adaptive {fmt_iops(a)}, psync {fmt_iops(p)} (ratio {vs_psync:.2f}: "
+            f"- {cell.name}{beyond}: adaptive {fmt_iops(a)}, psync {fmt_iops(p)} (ratio {vs_psync:.{digits}f}: "
             f"{'pass' if ok1 else '**FAIL**'}), io_uring {fmt_iops(u)} (ratio {vs_uring:.2f}, needs 1.30: "
             f"{'pass' if ok2 else '**FAIL**'})."
         )
@@ -467,7 +471,7 @@ def self_test():
         # seeds/000 depth 1: adaptive 150k against psync 140k and io_uring 50k: both checks pass.
         ("w8k-qd1: adaptive 150.0k, psync 140.0k (ratio 1.07: pass), io_uring 50.0k (ratio 3.00", "seed000 qd1"),
         # seeds/000 depth 4: adaptive 100k against psync 140k: fails the psync check.
-        ("w8k-qd4: adaptive 100.0k, psync 140.0k (ratio 0.71: **FAIL**)", "seed000 qd4 fails"),
+        ("w8k-qd4 (beyond the issue's check, at depth 1): adaptive 100.0k, psync 140.0k (ratio 0.71: **FAIL**)", "seed000 qd4 fails"),
         # Summary: qd4's IOPS ratio 100/140 < 0.95 fails; qd1 passes.
         ("| seed000-buffered-writes / w8k-qd4 | psync | 0.71 | 1.00 | 0% inline, 12 switches | **FAIL** |", "summary fail"),
         ("| seed000-buffered-writes / w8k-qd1 | psync | 1.07 | 0.90 | 100% inline, 0 switches | pass |", "summary pass"),
