@@ -17,6 +17,8 @@ pub enum Format {
     Normal,
     /// fio's JSON.
     Json,
+    /// fio's semicolon-separated terse lines, version 3.
+    Terse,
 }
 
 /// What the user asked for.
@@ -107,7 +109,8 @@ one included) on a temporary file in the current directory and prints a side-by-
 table, with each engine's ratio to the best and the adaptive engine's choices.
 
 hybrio options:
-  --output-format=FORMAT   normal (default) or json, or both: normal,json
+  --output-format=FORMAT   normal (default), json or terse, or several: normal,json
+  --minimal                the same as --output-format=terse
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
   --showcmd                print each job file as the equivalent command line
@@ -198,6 +201,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             "section" => job_args.only.push(value_for("section")?),
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => formats = parse_formats(&value_for("output-format")?)?,
+            "minimal" => formats = vec![Format::Terse],
             "compare-seconds" => {
                 let text = value_for("compare-seconds")?;
                 let seconds = text
@@ -258,7 +262,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => {
                 format = match parse_formats(&value_for("output-format")?)?[..] {
-                    [one] => one,
+                    [one @ (Format::Normal | Format::Json)] => one,
                     _ => {
                         return Err(CliError::Flag {
                             flag: "output-format",
@@ -422,18 +426,19 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
         let format = match word.trim() {
             "normal" => Format::Normal,
             "json" => Format::Json,
-            "json+" | "terse" => {
+            "terse" => Format::Terse,
+            "json+" => {
                 return Err(CliError::Flag {
                     flag: "output-format",
                     message: format!(
-                        "'{word}' is not supported by hybrio yet (use normal or json)"
+                        "'{word}' is not supported by hybrio yet (use normal, json or terse)"
                     ),
                 });
             }
             other => {
                 return Err(CliError::Flag {
                     flag: "output-format",
-                    message: format!("unknown format '{other}' (allowed: normal, json)"),
+                    message: format!("unknown format '{other}' (allowed: normal, json, terse)"),
                 });
             }
         };

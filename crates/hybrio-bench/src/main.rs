@@ -43,6 +43,8 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             let text = match format {
                 Format::Normal => comparison.text(),
                 Format::Json => comparison.json(),
+                // The flag parser refuses it; kept an error, not a panic.
+                Format::Terse => anyhow::bail!("compare writes normal or json, not terse"),
             };
             match &output {
                 Some(path) => std::fs::write(path, &text)
@@ -80,6 +82,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 match format {
                     Format::Normal => text.push_str(&output::normal::render(&report)),
                     Format::Json => text.push_str(&output::json::render(&report)),
+                    Format::Terse => text.push_str(&output::terse::render(&report)),
                 }
             }
             match &output {

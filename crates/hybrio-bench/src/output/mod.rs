@@ -1,5 +1,5 @@
-//! Reports in fio's formats: the normal text output ([`normal`]) and
-//! `--output-format=json` ([`json`]), laid out as fio 3.33 does, with fio's
+//! Reports in fio's formats: the normal text output ([`normal`]),
+//! `--output-format=json` ([`json`]) and `terse` ([`terse`]), laid out as fio 3.33 does, with fio's
 //! number formatting in [`num`].
 //!
 //! The input is a [`RunReport`]: one [`JobReport`] per reported job (a job,
@@ -10,6 +10,7 @@ pub mod json;
 mod localtime;
 pub mod normal;
 pub mod num;
+pub mod terse;
 
 use std::time::SystemTime;
 

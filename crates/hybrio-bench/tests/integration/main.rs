@@ -1051,3 +1051,42 @@ fn interrupted(args: &[&str], dir: &Path, after_ms: u64, stuck: &str) -> Output 
     }
     child.wait_with_output().unwrap()
 }
+
+#[test]
+fn terse_output_is_one_fio_v3_line_per_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--minimal",
+            "--ioengine=psync",
+            "--name=r",
+            "--filename=terse-r",
+            "--size=256k",
+            "--rw=read",
+            "--bs=4k",
+            "--name=w",
+            "--filename=terse-w",
+            "--size=128k",
+            "--rw=write",
+            "--bs=8k",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(';').collect()).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let disks = usize::from(hybrio_bench::diskstats::stat_file_for(dir.path()).is_some());
+    for (fields, name) in lines.iter().zip(["r", "w"]) {
+        // fio 3.33's v3 layout: 121 fields, then 9 per disk.
+        assert_eq!(fields.len(), 121 + 9 * disks, "{fields:?}");
+        assert_eq!((fields[0], fields[2], fields[4]), ("3", name, "0"));
+    }
+    // Read KiB in field 6, write KiB in field 47.
+    assert_eq!((lines[0][5], lines[0][46]), ("256", "0"));
+    assert_eq!((lines[1][5], lines[1][46]), ("0", "128"));
+}
