@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Checks hybrio against every example job file Debian's fio-examples package installs
 # (apt-get install fio-examples; nothing of it is committed) and writes the outcome of
-# each to tools/FIO-EXAMPLES.md: "parses" (with its jobs) or hybrio's one-line refusal.
-# A panic, a multi-line error or an exit status other than 0 or 1 fails the script.
+# each to tools/FIO-EXAMPLES.md: hybrio's one-line refusal, or, for a file that parses,
+# the outcome of running a copy of it made small (sizes 1 MiB, runtime 1 s, at most 2
+# loops, directories in a scratch directory).
+# A panic, a multi-line error, an exit status other than 0 or 1, or a file that parses
+# and then does not run (or runs a job that does no I/O) fails the script.
 #
 #   tools/fio-examples.sh [HYBRIO]
 set -euo pipefail
@@ -18,7 +21,34 @@ trap 'rm -rf "$work"' EXIT
 export FIO_BS=4k FIO_DIR=$work FIO_IODEPTH=4 FIO_RW=randread
 export S3_KEY=key S3_ID=id CONT=cont POOL=pool SSE_KEY=key STORAGE_CLASS=STANDARD SWIFT_id=id
 export GPU_DEV_IDS=0 unixsocket=$work/nbd.sock uri=nbd://localhost
-parsed=0 refused=0 broken=0
+# Runs a copy of the job file with its sizes and times made small, in a scratch
+# directory, and prints "N job(s), K KiB" or why it failed.
+run_small() {
+    local file=$1 dir=$work/run
+    rm -rf "$dir" && mkdir -p "$dir"
+    sed -E -e 's/^([[:space:]]*(size|filesize|io_size))[[:space:]]*=.*/\1=1m/' \
+        -e 's/^([[:space:]]*runtime)[[:space:]]*=.*/\1=1/' \
+        -e 's/^([[:space:]]*loops)[[:space:]]*=.*/\1=2/' \
+        -e "s|^([[:space:]]*directory)[[:space:]]*=.*|\\1=$dir|" \
+        "$file" > "$dir/job.fio"
+    local status=0
+    (cd "$dir" && timeout 120 "$hybrio" --output-format=json job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
+    if [ "$status" != 0 ]; then
+        echo "exit $status running it: $(head -c 300 "$dir/err" | tr '\n|' '  ')"
+        return 1
+    fi
+    python3 - "$dir/out.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+jobs = doc["jobs"]
+kib = [sum(j[d]["io_kbytes"] for d in ("read", "write", "trim")) for j in jobs]
+if not jobs or min(kib) == 0:
+    print(f"a job did no I/O ({kib} KiB per job)")
+    sys.exit(1)
+print(f"{len(jobs)} job(s), {sum(kib)} KiB")
+PY
+}
+parsed=0 ran=0 refused=0 broken=0
 rows=()
 for file in "$examples"/*.fio; do
     name=$(basename "$file")
@@ -29,8 +59,13 @@ for file in "$examples"/*.fio; do
     lines=$(wc -l < "$work/err")
     if [ "$status" = 0 ] && [ "$lines" = 0 ]; then
         parsed=$((parsed + 1))
-        jobs=$(grep -o -- '--name=[^ ]*' "$work/out" | wc -l)
-        rows+=("| $name | parses: $jobs job(s) |")
+        if outcome=$(run_small "$file"); then
+            ran=$((ran + 1))
+            rows+=("| $name | parses and runs small: $outcome |")
+        else
+            broken=$((broken + 1))
+            rows+=("| $name | **BROKEN**: parses, then $outcome |")
+        fi
     elif [ "$status" = 1 ] && [ "$lines" = 1 ] && ! grep -q panicked "$work/err"; then
         refused=$((refused + 1))
         message=$(sed -e "s|$examples/||g" -e 's/|/\\|/g' "$work/err")
@@ -44,13 +79,13 @@ done
     echo "# fio's example job files"
     echo
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
-    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script)."
+    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, its directory a scratch one) and must do I/O in every job."
     echo
-    echo "$parsed parse, $refused are refused with one line, $broken broken."
+    echo "$parsed parse ($ran of them run small), $refused are refused with one line, $broken broken."
     echo
     echo "| job file | outcome |"
     echo "|---|---|"
     printf '%s\n' "${rows[@]}"
 } > "$out"
-echo "fio-examples.sh: $parsed parse, $refused refused, $broken broken; wrote $out" >&2
+echo "fio-examples.sh: $parsed parse ($ran run small), $refused refused, $broken broken; wrote $out" >&2
 [ "$broken" = 0 ]
