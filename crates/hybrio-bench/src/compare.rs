@@ -97,11 +97,11 @@ fn describe_job(o: &JobOptions) -> String {
         parts.push(format!("rwmixread={}", o.rwmixread));
     }
     parts.push(match (o.rw.reads(), o.rw.writes()) {
-        (true, true) if o.bs[0] != o.bs[1] => {
-            format!("bs={},{}", short_size(o.bs[0]), short_size(o.bs[1]))
+        (true, true) if o.block_range(0) != o.block_range(1) => {
+            format!("bs={},{}", block_sizes(o, 0), block_sizes(o, 1))
         }
-        (false, true) => format!("bs={}", short_size(o.bs[1])),
-        _ => format!("bs={}", short_size(o.bs[0])),
+        (false, true) => format!("bs={}", block_sizes(o, 1)),
+        _ => format!("bs={}", block_sizes(o, 0)),
     });
     parts.push(format!("iodepth={}", o.iodepth));
     parts.push(format!("numjobs={}", o.numjobs));
@@ -122,6 +122,15 @@ fn describe_job(o: &JobOptions) -> String {
         parts.push(format!("inject={plan}"));
     }
     parts.join(", ")
+}
+
+/// One direction's block size, or its range (a `bssplit` shows as the range
+/// of its sizes).
+fn block_sizes(o: &JobOptions, dir: usize) -> String {
+    match o.block_range(dir) {
+        (min, max) if min == max => short_size(min),
+        (min, max) => format!("{}-{}", short_size(min), short_size(max)),
+    }
 }
 
 fn short_size(bytes: u64) -> String {

@@ -100,7 +100,7 @@ fn size_files(options: &JobOptions, names: Vec<PathBuf>) -> Result<Vec<FilePlan>
                         }
                     })?,
                 };
-            let bs = options.max_block_size();
+            let bs = options.min_block_size();
             if size < bs && options.ioengine != "null" {
                 return Err(LayoutError::TooSmall {
                     job: options.name.clone(),

@@ -5,7 +5,7 @@
 //! keyed permutation, which needs no bitmap and costs O(1) per offset; with
 //! `norandommap` offsets are drawn uniformly and may repeat.
 
-use crate::options::RwMode;
+use crate::options::{BlockSplit, JobOptions, RwMode};
 
 /// The direction of one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,10 +30,89 @@ pub struct PlannedIo {
     pub direction: Direction,
     /// Index of the file in the job's file list.
     pub file: usize,
-    /// Byte offset, a multiple of `len`.
+    /// Byte offset, a multiple of the direction's smallest block size.
     pub offset: u64,
-    /// Bytes.
+    /// Bytes, a multiple of the direction's smallest block size.
     pub len: u64,
+}
+
+/// How one direction sizes its I/Os.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockSizing {
+    /// Every I/O the same size (`bs=4k`).
+    Fixed(u64),
+    /// A size drawn uniformly from `min..=max` bytes, then rounded down to a
+    /// multiple of `min`, as fio draws it (`bs=4k-16k`): `max` itself comes
+    /// up only when it is drawn exactly.
+    Range {
+        /// Smallest size, and the unit of every size.
+        min: u64,
+        /// Largest size.
+        max: u64,
+    },
+    /// Sizes with cumulative shares out of 100 (`bssplit=4k/60:64k/40` is
+    /// `[(4096, 60), (65536, 100)]`); a draw past the last share takes the
+    /// last size, as fio's does when the shares add up to less than 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl From<u64> for BlockSizing {
+    fn from(size: u64) -> BlockSizing {
+        BlockSizing::Fixed(size)
+    }
+}
+
+impl BlockSizing {
+    /// Direction `dir` (0 reads, 1 writes) of a job: `bssplit` when set, as
+    /// fio takes it, else `bs`.
+    pub fn of_job(options: &JobOptions, dir: usize) -> BlockSizing {
+        let split: &[BlockSplit] = &options.bssplit[dir];
+        if !split.is_empty() {
+            let mut cumulative = 0;
+            return BlockSizing::Split(
+                split
+                    .iter()
+                    .map(|s| {
+                        cumulative += s.percent;
+                        (s.size, cumulative)
+                    })
+                    .collect(),
+            );
+        }
+        match options.block_range(dir) {
+            (min, max) if min == max => BlockSizing::Fixed(min),
+            (min, max) => BlockSizing::Range { min, max },
+        }
+    }
+
+    /// The unit of offsets and lengths: the smallest size.
+    fn unit(&self) -> u64 {
+        match self {
+            BlockSizing::Fixed(size) => *size,
+            BlockSizing::Range { min, .. } => *min,
+            BlockSizing::Split(sizes) => sizes.iter().map(|s| s.0).min().unwrap_or(1),
+        }
+    }
+
+    /// The size of the next I/O, in units.
+    #[inline]
+    fn pick_units(&self, unit: u64, rng: &mut Rng) -> u64 {
+        match self {
+            BlockSizing::Fixed(_) => 1,
+            BlockSizing::Range { min, max } => (min + rng.below(max - min + 1)) / unit,
+            BlockSizing::Split(sizes) => {
+                let draw = rng.below(100) as u32;
+                let size = sizes
+                    .iter()
+                    .find(|(_, cumulative)| draw < *cumulative)
+                    .or(sizes.last())
+                    .map_or(unit, |(size, _)| *size);
+                // A split size that is not a multiple of the smallest one is
+                // rounded down, as fio rounds it without bs_unaligned.
+                (size / unit).max(1)
+            }
+        }
+    }
 }
 
 /// A small, fast, seedable generator (SplitMix64): reproducible runs need our
@@ -124,7 +203,8 @@ struct Cursor {
 pub struct IoPlan {
     mode: RwMode,
     read_percent: u32,
-    block_size: [u64; 2],
+    sizing: [BlockSizing; 2],
+    unit: [u64; 2],
     random_map: bool,
     cursors: Vec<[Cursor; 2]>,
     next_file: usize,
@@ -132,22 +212,27 @@ pub struct IoPlan {
 }
 
 impl IoPlan {
-    /// A plan over files of the given sizes. Every file must hold at least one
-    /// block of each direction the job uses.
+    /// A plan over files of the given sizes, with block sizes for reads and
+    /// writes. Every file must hold at least one of the smallest block of
+    /// each direction the job uses. Offsets and the random map count in the
+    /// smallest block size; a larger I/O that would cross the end of the
+    /// file is cut short there.
     pub fn new(
         mode: RwMode,
         read_percent: u32,
-        block_size: [u64; 2],
+        sizing: [impl Into<BlockSizing>; 2],
         file_sizes: &[u64],
         random_map: bool,
         seed: u64,
     ) -> IoPlan {
+        let sizing = sizing.map(Into::into);
+        let unit = [sizing[0].unit(), sizing[1].unit()];
         let mut rng = Rng::new(seed);
         let cursors = file_sizes
             .iter()
             .map(|&size| {
                 std::array::from_fn(|dir| {
-                    let blocks = size / block_size[dir];
+                    let blocks = size / unit[dir];
                     let permutation = (mode.is_random() && random_map && blocks > 0)
                         .then(|| Permutation::new(blocks, &mut rng));
                     Cursor {
@@ -161,12 +246,19 @@ impl IoPlan {
         IoPlan {
             mode,
             read_percent,
-            block_size,
+            sizing,
+            unit,
             random_map,
             cursors,
             next_file: 0,
             rng,
         }
+    }
+
+    /// The smallest block size of a direction: offsets and lengths are
+    /// multiples of it.
+    pub fn unit(&self, direction: Direction) -> u64 {
+        self.unit[direction.index()]
     }
 
     /// Starts a new pass: sequential I/O goes back to offset 0, random I/O
@@ -202,15 +294,14 @@ impl IoPlan {
         } else {
             file + 1
         };
-        let len = self.block_size[direction.index()];
-        let cursor = &mut self.cursors[file][direction.index()];
+        let dir = direction.index();
+        let unit = self.unit[dir];
+        let units = self.sizing[dir].pick_units(unit, &mut self.rng);
+        let cursor = &mut self.cursors[file][dir];
         let block = if !self.mode.is_random() {
             let block = cursor.next;
-            cursor.next = if block + 1 >= cursor.blocks {
-                0
-            } else {
-                block + 1
-            };
+            let end = block + units.min(cursor.blocks - block);
+            cursor.next = if end >= cursor.blocks { 0 } else { end };
             block
         } else if self.random_map {
             if cursor.next == cursor.blocks {
@@ -227,11 +318,12 @@ impl IoPlan {
         } else {
             self.rng.below(cursor.blocks)
         };
+        let units = units.min(cursor.blocks - block);
         PlannedIo {
             direction,
             file,
-            offset: block * len,
-            len,
+            offset: block * unit,
+            len: units * unit,
         }
     }
 }
@@ -319,6 +411,75 @@ mod tests {
             (6_700..7_300).contains(&reads),
             "{reads} reads of 10000 at rwmixread=70"
         );
+    }
+
+    #[test]
+    fn a_range_draws_multiples_of_its_smallest_size_as_fio_does() {
+        let range = BlockSizing::Range {
+            min: 4096,
+            max: 16384,
+        };
+        let size = 1 << 20;
+        let mut plan = IoPlan::new(
+            RwMode::RandRead,
+            100,
+            [range.clone(), range],
+            &[size],
+            true,
+            9,
+        );
+        let mut counts = [0u32; 5];
+        for _ in 0..12_000 {
+            let io = plan.next_io();
+            assert_eq!((io.offset % 4096, io.len % 4096), (0, 0), "{io:?}");
+            assert!(
+                io.len >= 4096 && io.len <= 16384 && io.offset + io.len <= size,
+                "{io:?}"
+            );
+            counts[(io.len / 4096) as usize] += 1;
+        }
+        // Drawn from 4096..=16384 bytes and rounded down: 4k, 8k and 12k take
+        // a third each, 16k only an exact draw (or nothing, cut at the end).
+        for units in 1..=3 {
+            assert!((3_600..4_400).contains(&counts[units]), "{counts:?}");
+        }
+        assert!(counts[4] < 20, "{counts:?}");
+    }
+
+    #[test]
+    fn a_split_gives_each_size_its_share() {
+        let split = BlockSizing::Split(vec![(4096, 60), (65536, 100)]);
+        let mut plan = IoPlan::new(
+            RwMode::RandWrite,
+            0,
+            [4096.into(), split],
+            &[1 << 24],
+            false,
+            4,
+        );
+        let small = (0..10_000).filter(|_| plan.next_io().len == 4096).count();
+        assert!((5_700..6_300).contains(&small), "{small} of 10000 at 60%");
+    }
+
+    #[test]
+    fn sequential_sizes_follow_each_other_and_the_last_is_cut_at_the_end() {
+        let split = BlockSizing::Split(vec![(4096, 50), (12288, 100)]);
+        let size = 4096 * 10;
+        let mut plan = IoPlan::new(RwMode::Write, 0, [4096.into(), split], &[size], false, 2);
+        let mut expected = 0;
+        let mut wraps = 0;
+        for _ in 0..200 {
+            let io = plan.next_io();
+            if io.offset == 0 && expected != 0 {
+                assert_eq!(expected, size, "wrapped before the end");
+                wraps += 1;
+            } else {
+                assert_eq!(io.offset, expected % size);
+            }
+            assert!(io.offset + io.len <= size, "{io:?}");
+            expected = io.offset + io.len;
+        }
+        assert!(wraps > 5, "{wraps} passes");
     }
 
     #[test]

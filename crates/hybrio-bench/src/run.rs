@@ -94,7 +94,7 @@ fn describe(options: &JobOptions) -> JobDescription {
     JobDescription {
         name: options.name.clone(),
         rw: options.rw.name().to_string(),
-        bs: options.bs.map(|bs| (bs, bs)),
+        bs: [0, 1, 2].map(|dir| options.block_range(dir)),
         ioengine: options.ioengine.clone(),
         iodepth: options.iodepth,
     }

@@ -17,7 +17,7 @@ use hybrio::file::{AccessPattern, FileHandle};
 use hybrio::request::{Completion, Op, Request};
 
 use crate::layout::JobFile;
-use crate::offsets::{Direction, IoPlan};
+use crate::offsets::{BlockSizing, Direction, IoPlan};
 use crate::options::{FadviseHint, JobOptions};
 use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
 use crate::stats::{CpuUsage, DataDir, JobStats, StatsConfig};
@@ -179,7 +179,7 @@ impl PreparedJob {
         let plan = IoPlan::new(
             options.rw,
             options.rwmixread,
-            [options.bs[0], options.bs[1]],
+            [0, 1].map(|dir| BlockSizing::of_job(&options, dir)),
             &sizes,
             !options.norandommap,
             seed,
@@ -443,7 +443,14 @@ impl<'a> IoLoop<'a> {
                 self.writes_since_sync = 0;
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
-                let io = self.job.plan.next_io();
+                let mut io = self.job.plan.next_io();
+                // With sizes that vary, the pass's last I/O is cut to what
+                // is left of it (in whole smallest blocks), as fio cuts it.
+                let left = self.job.pass_bytes.saturating_sub(self.pass_issued);
+                let unit = self.job.plan.unit(io.direction);
+                if io.len > left && left >= unit {
+                    io.len = left - left % unit;
+                }
                 let mut buf = self.slots[slot]
                     .buf
                     .take()

@@ -37,6 +37,9 @@ pub enum ValueError {
     /// A value fio accepts that hybrio does not implement.
     #[error("{0}")]
     Unsupported(String),
+    /// A value whose parts do not fit together (the message says how).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// Splits a leading decimal or hexadecimal number from its suffix.

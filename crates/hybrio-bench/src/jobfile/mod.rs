@@ -523,10 +523,13 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             "give size= (or filesize=), or a filename= of an existing file".into(),
         ));
     }
-    if job.direct && job.bs.iter().any(|bs| bs % 512 != 0) {
+    let sizes = job.bs.iter().chain(job.bs_max.iter().flatten()).copied();
+    let split_sizes = job.bssplit.iter().flatten().map(|s| s.size);
+    if let Some(bad) = sizes.chain(split_sizes).find(|bs| bs % 512 != 0)
+        && job.direct
+    {
         return Err(invalid(format!(
-            "direct=1 needs block sizes that are multiples of 512, got bs={}",
-            job.bs[0]
+            "direct=1 needs block sizes that are multiples of 512, got {bad}"
         )));
     }
     if job.time_based && job.runtime.is_none() {

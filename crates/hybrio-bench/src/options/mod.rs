@@ -87,8 +87,18 @@ impl RwMode {
     }
 }
 
-/// Which block size each direction uses (fio's `bs=read,write,trim`).
+/// One size per direction: reads, writes, trims (fio's `bs=read,write,trim`).
 pub type BlockSizes = [u64; 3];
+
+/// One direction's share of a `bssplit`: I/Os of `size` bytes make `percent`
+/// of that direction's I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSplit {
+    /// Bytes per I/O.
+    pub size: u64,
+    /// Share of the direction's I/Os, in percent.
+    pub percent: u32,
+}
 
 /// One job's options, typed. Built by applying `[global]` sections and then the
 /// job's own section, in order, through [`OPTIONS`].
@@ -106,6 +116,11 @@ pub struct JobOptions {
     pub rwmixread: u32,
     /// Block size per direction.
     pub bs: BlockSizes,
+    /// Largest block size per direction when `bs` gave a range (then `bs`
+    /// holds the smallest).
+    pub bs_max: Option<BlockSizes>,
+    /// `bssplit`, per direction: when set, it decides each I/O's size.
+    pub bssplit: [Vec<BlockSplit>; 3],
     /// Total bytes of I/O per job (and the file size when `filesize` is unset).
     pub size: Option<u64>,
     /// Size of each file.
@@ -263,6 +278,8 @@ impl Default for JobOptions {
             rw: RwMode::Read,
             rwmixread: 50,
             bs: [4096; 3],
+            bs_max: None,
+            bssplit: Default::default(),
             size: None,
             filesize: None,
             filename: None,
@@ -329,10 +346,50 @@ impl JobOptions {
         self.iodepth_low.unwrap_or(self.iodepth).min(self.iodepth)
     }
 
-    /// Largest block size of any direction the job uses.
+    /// The smallest and largest size of one direction's I/Os (0 reads, 1
+    /// writes, 2 trims): from `bssplit` when it is set, as fio takes it.
+    pub fn block_range(&self, dir: usize) -> (u64, u64) {
+        let split = &self.bssplit[dir];
+        match (
+            split.iter().map(|s| s.size).min(),
+            split.iter().map(|s| s.size).max(),
+        ) {
+            (Some(min), Some(max)) => (min, max),
+            _ => (
+                self.bs[dir],
+                self.bs_max.map_or(self.bs[dir], |max| max[dir]),
+            ),
+        }
+    }
+
+    /// Largest block size of any direction the job uses: the size of its buffers.
     pub fn max_block_size(&self) -> u64 {
-        let read = if self.rw.reads() { self.bs[0] } else { 0 };
-        let write = if self.rw.writes() { self.bs[1] } else { 0 };
+        let read = if self.rw.reads() {
+            self.block_range(0).1
+        } else {
+            0
+        };
+        let write = if self.rw.writes() {
+            self.block_range(1).1
+        } else {
+            0
+        };
+        read.max(write)
+    }
+
+    /// The largest of the smallest block sizes of the directions the job
+    /// uses: a file smaller than this cannot take one I/O.
+    pub fn min_block_size(&self) -> u64 {
+        let read = if self.rw.reads() {
+            self.block_range(0).0
+        } else {
+            0
+        };
+        let write = if self.rw.writes() {
+            self.block_range(1).0
+        } else {
+            0
+        };
         read.max(write)
     }
 }
@@ -421,38 +478,118 @@ fn start_delay(v: &str) -> Result<Duration, ValueError> {
     seconds(v)
 }
 
-fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
-    // fio: "bs=4k" for all directions, "bs=4k,8k" for reads,writes (trims take the writes' value),
-    // an empty field keeps the default.
+/// Splits a per-direction value (`reads,writes,trims`) into three fields: one
+/// field serves all directions; with two, trims take the writes' field; an
+/// empty field keeps the value of the field before it (or the default).
+fn per_direction(v: &str) -> Result<[Option<&str>; 3], ValueError> {
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-    if parts.len() > 3 || parts.iter().any(|p| p.contains('-') || p.contains(':')) {
-        return Err(ValueError::Unsupported(format!(
-            "'{v}': block size ranges are not supported by hybrio; give one size per direction, e.g. bs=4k,8k"
+    if parts.len() > 3 {
+        return Err(ValueError::Range(v.to_string()));
+    }
+    let mut fields = [None; 3];
+    let mut last = None;
+    for (i, field) in fields.iter_mut().enumerate() {
+        let part = parts.get(i).copied().filter(|p| !p.is_empty());
+        *field = part.or(last);
+        if part.is_some() {
+            last = part;
+        }
+    }
+    Ok(fields)
+}
+
+/// A block size: more than 0, at most 4 GiB - 1 (fio's limit).
+fn block_size(v: &str, whole: &str) -> Result<u64, ValueError> {
+    let value = size(v)?;
+    if value == 0 || value > u32::MAX as u64 {
+        return Err(ValueError::Range(whole.to_string()));
+    }
+    Ok(value)
+}
+
+/// `bs`: one size per direction. fio 3.33 reads `bs=4k-16k` (and `4k:16k`)
+/// as `bs=4k,16k`, reads 4k and writes 16k, where the writer most likely
+/// meant a range: hybrio refuses it and says which to write.
+fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
+    if v.contains(['-', ':']) {
+        let both = v.replace([':', '-'], ",");
+        return Err(ValueError::Invalid(format!(
+            "'{v}' is not a range here: fio reads it as bs={both} (a size per direction); \
+             write bsrange={v} for sizes drawn from a range, or bs={both}"
         )));
     }
     let mut sizes = [4096u64; 3];
-    let mut last = None;
-    for (i, slot) in sizes.iter_mut().enumerate() {
-        let part = parts.get(i).copied().unwrap_or("");
-        let value = if part.is_empty() {
-            last
-        } else {
-            Some(size(part)?)
-        };
-        if let Some(value) = value {
-            if value == 0 || value > u32::MAX as u64 {
-                return Err(ValueError::Range(v.to_string()));
-            }
-            *slot = value;
-            if i == 0 || !part.is_empty() {
-                last = Some(value);
-            }
+    for (dir, field) in per_direction(v)?.into_iter().enumerate() {
+        if let Some(field) = field {
+            sizes[dir] = block_size(field, v)?;
         }
     }
-    if parts.len() == 1 {
-        sizes = [sizes[0]; 3];
-    }
     Ok(sizes)
+}
+
+/// `bsrange`: per direction, `min-max` (or `min:max`, either order). fio
+/// refuses a lone size, and ignores one in a list (`4k-16k,8k` leaves writes
+/// at 4k): both are refused here.
+fn block_ranges(v: &str) -> Result<(BlockSizes, Option<BlockSizes>), ValueError> {
+    let mut min = [4096u64; 3];
+    let mut max = [4096u64; 3];
+    for (dir, field) in per_direction(v)?.into_iter().enumerate() {
+        let Some(field) = field else { continue };
+        let (low, high) = match field.split_once(['-', ':']) {
+            Some((low, high)) => (block_size(low.trim(), v)?, block_size(high.trim(), v)?),
+            None => {
+                return Err(ValueError::Invalid(format!(
+                    "'{v}': '{field}' is not a range min-max (for one size, use bs)"
+                )));
+            }
+        };
+        (min[dir], max[dir]) = (low.min(high), low.max(high));
+    }
+    Ok((min, (min != max).then_some(max)))
+}
+
+/// `bssplit`: per direction, `size/percent` entries separated by `:`. As in
+/// fio, entries without a percent share what the others leave of 100
+/// equally, and shares that do not add up to 100 are taken in order: past
+/// 100 the later sizes lose their share, short of it the last size takes
+/// the rest.
+fn block_splits(v: &str) -> Result<[Vec<BlockSplit>; 3], ValueError> {
+    let mut splits: [Vec<BlockSplit>; 3] = Default::default();
+    for (dir, field) in per_direction(v)?.into_iter().enumerate() {
+        let Some(field) = field else { continue };
+        let mut entries = Vec::new();
+        let mut missing = 0u32;
+        let mut total = 0u32;
+        for entry in field.split(':').map(str::trim) {
+            let (size_text, percent) = match entry.split_once('/') {
+                Some((size_text, "")) => (size_text, None),
+                Some((size_text, percent)) => (size_text, Some(units::parse_u32(percent.trim())?)),
+                None => (entry, None),
+            };
+            let size = block_size(size_text.trim(), v)?;
+            match percent {
+                Some(p) if p > 100 => return Err(ValueError::Range(v.to_string())),
+                Some(p) => total += p,
+                None => missing += 1,
+            }
+            entries.push((size, percent));
+        }
+        if total > 100 && missing > 0 {
+            return Err(ValueError::Invalid(format!(
+                "'{v}': the percentages add up to {total}, leaving nothing for the sizes without one"
+            )));
+        }
+        let share = (100u32.saturating_sub(total))
+            .checked_div(missing)
+            .unwrap_or(0);
+        for (size, percent) in entries {
+            splits[dir].push(BlockSplit {
+                size,
+                percent: percent.unwrap_or(share),
+            });
+        }
+    }
+    Ok(splits)
 }
 
 fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
@@ -590,7 +727,23 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Size,
         "4k",
         "Block size (reads,writes,trims)",
-        |j, v| j.bs = block_sizes(v)?
+        |j, v| (j.bs, j.bs_max) = (block_sizes(v)?, None)
+    ),
+    opt!(
+        "bsrange",
+        &["blocksize_range"],
+        Kind::Size,
+        "",
+        "Block size range min-max (reads,writes,trims)",
+        |j, v| (j.bs, j.bs_max) = block_ranges(v)?
+    ),
+    opt!(
+        "bssplit",
+        &[],
+        Kind::Text,
+        "",
+        "Block sizes and their shares: size/percent:size/percent (reads,writes,trims)",
+        |j, v| j.bssplit = block_splits(v)?
     ),
     opt!(
         "size",
@@ -1034,10 +1187,60 @@ mod tests {
         assert_eq!(apply("blocksize", ",16k").unwrap().bs, [4096, 16384, 16384]);
         assert!(apply("bs", "abc").is_err());
         assert!(apply("bs", "0").is_err());
-        assert!(matches!(
-            apply("bs", "4k-16k"),
-            Err(ValueError::Unsupported(_))
-        ));
+        assert!(apply("bs", "4k,8k,16k,32k").is_err());
+    }
+
+    #[test]
+    fn block_size_ranges_and_splits() {
+        let job = apply("bsrange", "4k-16k,8k-32k").unwrap();
+        let ranges = [0, 1, 2].map(|d| job.block_range(d));
+        assert_eq!(ranges, [(4096, 16384), (8192, 32768), (8192, 32768)]);
+        let err = apply("bsrange", "4k-16k,8k").unwrap_err().to_string();
+        assert!(err.contains("'8k' is not a range"), "{err}");
+        // Either order, ':' as fio also writes it, and the long name.
+        assert_eq!(
+            apply("bsrange", "16k:4k").unwrap().block_range(1),
+            (4096, 16384)
+        );
+        assert_eq!(
+            apply("blocksize_range", "1k-2k").unwrap().block_range(0),
+            (1024, 2048)
+        );
+        assert!(apply("bsrange", "4k-0").is_err());
+        // fio reads bs=4k-16k as bs=4k,16k: refused, naming both readings.
+        let err = apply("bs", "4k-16k").unwrap_err().to_string();
+        assert!(
+            err.contains("bs=4k,16k") && err.contains("bsrange=4k-16k"),
+            "{err}"
+        );
+        // A single size after a range is a single size again.
+        let mut job = JobOptions::default();
+        find("bsrange").unwrap().apply(&mut job, "4k-16k").unwrap();
+        find("bs").unwrap().apply(&mut job, "8k").unwrap();
+        assert_eq!(job.block_range(0), (8192, 8192));
+
+        let shares = |job: &JobOptions, dir: usize| -> Vec<(u64, u32)> {
+            job.bssplit[dir]
+                .iter()
+                .map(|s| (s.size, s.percent))
+                .collect()
+        };
+        let job = apply("bssplit", "4k/10:64k/50:32k/40").unwrap();
+        assert_eq!(shares(&job, 1), [(4096, 10), (65536, 50), (32768, 40)]);
+        assert_eq!(job.block_range(0), (4096, 65536));
+        // Entries without a share split what is left: 100 - 50 over two.
+        let job = apply("bssplit", "2k/50:4k/:8k,16k").unwrap();
+        assert_eq!(shares(&job, 0), [(2048, 50), (4096, 25), (8192, 25)]);
+        assert_eq!(shares(&job, 1), [(16384, 100)]);
+        // Shares that do not add up to 100 are kept, as fio keeps them.
+        assert_eq!(
+            shares(&apply("bssplit", "4k/60:8k/60").unwrap(), 0),
+            [(4096, 60), (8192, 60)]
+        );
+        let err = apply("bssplit", "4k/60:8k/60:16k").unwrap_err().to_string();
+        assert!(err.contains("add up to 120"), "{err}");
+        assert!(apply("bssplit", "4k/x").is_err());
+        assert!(apply("bssplit", "4k/101").is_err());
     }
 
     #[test]

@@ -1090,3 +1090,49 @@ fn terse_output_is_one_fio_v3_line_per_job() {
     assert_eq!((lines[0][5], lines[0][46]), ("256", "0"));
     assert_eq!((lines[1][5], lines[1][46]), ("0", "128"));
 }
+
+#[test]
+fn block_size_ranges_and_splits_do_exactly_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rw, sizing) in [
+        ("randread", "--bsrange=4k-16k"),
+        ("write", "--bssplit=4k/50:64k/50"),
+        ("randwrite", "--bssplit=8k/20:32k/"),
+    ] {
+        let doc = run_json(
+            &[
+                "--name=v",
+                "--filename=varying",
+                "--size=1m",
+                &format!("--rw={rw}"),
+                sizing,
+            ],
+            dir.path(),
+        );
+        let job = &doc["jobs"][0];
+        let d = if rw.contains("read") {
+            &job["read"]
+        } else {
+            &job["write"]
+        };
+        let (bytes, ios) = (
+            d["io_bytes"].as_u64().unwrap(),
+            d["total_ios"].as_u64().unwrap(),
+        );
+        // Every byte of the size, the last I/O cut to fit, in sizes that vary.
+        assert_eq!(bytes, 1 << 20, "{rw} {sizing}");
+        let (smallest, largest) = match sizing {
+            "--bsrange=4k-16k" => (4096, 16384),
+            "--bssplit=4k/50:64k/50" => (4096, 65536),
+            _ => (8192, 32768),
+        };
+        assert!(
+            ios > bytes / largest && ios < bytes / smallest,
+            "{ios} I/Os for {bytes} bytes with {sizing}"
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(dir.path().join("varying")).unwrap().len(),
+        1 << 20
+    );
+}
