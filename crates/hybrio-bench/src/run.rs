@@ -97,6 +97,7 @@ fn describe(options: &JobOptions) -> JobDescription {
         bs: [0, 1, 2].map(|dir| options.block_range(dir)),
         ioengine: options.ioengine.clone(),
         iodepth: options.iodepth,
+        kb_base: options.kb_base,
     }
 }
 

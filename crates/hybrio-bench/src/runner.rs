@@ -185,6 +185,22 @@ impl PreparedJob {
             seed,
         );
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
+        // As fio, a size that is not a whole number of blocks is rounded down
+        // to one that is: no I/O runs past it.
+        let unit = [
+            (options.rw.reads(), Direction::Read),
+            (options.rw.writes(), Direction::Write),
+        ]
+        .into_iter()
+        .filter(|(used, _)| *used)
+        .map(|(_, dir)| plan.unit(dir))
+        .min()
+        .unwrap_or(1);
+        let pass_bytes = if pass_bytes >= unit {
+            pass_bytes - pass_bytes % unit
+        } else {
+            pass_bytes
+        };
         let total_bytes = pass_bytes.saturating_mul(options.loops as u64);
         Ok(PreparedJob {
             options,

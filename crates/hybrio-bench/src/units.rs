@@ -70,21 +70,33 @@ fn split_number(text: &str) -> Option<(u64, Option<f64>, &str)> {
 /// Reads a size in bytes as fio does with `kb_base=1024`: `k`, `kb` = 1024;
 /// `kib` = 1000 (fio's inversion); likewise m, g, t, p; `b` or nothing = bytes.
 pub fn parse_size(text: &str) -> Result<u64, ValueError> {
+    parse_size_in(text, 1024)
+}
+
+/// Reads a size in bytes with fio's `kb_base`: 1024 (the default) reads `k`
+/// and `kb` as 1024 and `kib` as 1000, as old fio scripts expect; 1000 reads
+/// them as the standards do (`k`, `kb` 1000; `kib` 1024).
+pub fn parse_size_in(text: &str, kb_base: u32) -> Result<u64, ValueError> {
     let err = || ValueError::Size(text.to_string());
     let (whole, fraction, suffix) = split_number(text).ok_or_else(err)?;
     let suffix = suffix.trim().to_ascii_lowercase();
+    let (plain, iec) = if kb_base == 1000 {
+        (1000, 1024)
+    } else {
+        (1024, 1000)
+    };
     let (power, base): (u32, u64) = match suffix.as_str() {
         "" | "b" => (0, 1024),
-        "k" | "kb" => (1, 1024),
-        "kib" => (1, 1000),
-        "m" | "mb" => (2, 1024),
-        "mib" => (2, 1000),
-        "g" | "gb" => (3, 1024),
-        "gib" => (3, 1000),
-        "t" | "tb" => (4, 1024),
-        "tib" => (4, 1000),
-        "p" | "pb" => (5, 1024),
-        "pib" => (5, 1000),
+        "k" | "kb" => (1, plain),
+        "kib" => (1, iec),
+        "m" | "mb" => (2, plain),
+        "mib" => (2, iec),
+        "g" | "gb" => (3, plain),
+        "gib" => (3, iec),
+        "t" | "tb" => (4, plain),
+        "tib" => (4, iec),
+        "p" | "pb" => (5, plain),
+        "pib" => (5, iec),
         _ => return Err(err()),
     };
     let multiplier = base
@@ -159,6 +171,12 @@ mod tests {
         assert_eq!(parse_size("4K"), Ok(4096));
         assert_eq!(parse_size("4kb"), Ok(4096));
         assert_eq!(parse_size("4kib"), Ok(4000));
+        assert_eq!(parse_size_in("4k", 1000), Ok(4000));
+        assert_eq!(parse_size_in("4kB", 1000), Ok(4000));
+        assert_eq!(parse_size_in("4KiB", 1000), Ok(4096));
+        assert_eq!(parse_size_in("1m", 1000), Ok(1_000_000));
+        assert_eq!(parse_size_in("1MiB", 1000), Ok(1 << 20));
+        assert_eq!(parse_size_in("512", 1000), Ok(512));
         assert_eq!(parse_size("8KiB"), Ok(8000));
         assert_eq!(parse_size("1m"), Ok(1 << 20));
         assert_eq!(parse_size("4G"), Ok(4 << 30));

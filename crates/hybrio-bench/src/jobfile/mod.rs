@@ -403,21 +403,21 @@ fn resolve_unit(
     jobs: &mut Vec<JobDef>,
 ) -> Result<(), JobError> {
     for section in sections {
+        let as_given = |e: &Entry| (e.key.clone(), e.value.clone().unwrap_or_default());
         if section.is_global() {
-            for entry in &section.entries {
+            for entry in in_apply_order(&section.entries) {
                 apply_entry(defaults, entry)?;
-                globals.push((entry.key.clone(), entry.value.clone().unwrap_or_default()));
             }
+            globals.extend(section.entries.iter().map(as_given));
             continue;
         }
         let mut job = defaults.clone();
         job.name = section.name.clone();
-        let mut own = Vec::new();
-        for entry in &section.entries {
+        for entry in in_apply_order(&section.entries) {
             apply_entry(&mut job, entry)?;
-            // As fio: `--name=` given on the command line is one of the job's options.
-            own.push((entry.key.clone(), entry.value.clone().unwrap_or_default()));
         }
+        // As fio: `--name=` given on the command line is one of the job's options.
+        let own = section.entries.iter().map(as_given).collect();
         validate(&job)?;
         jobs.push(JobDef {
             options: job,
@@ -467,6 +467,16 @@ fn shell_quote(text: &str) -> String {
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
+}
+
+/// A section's entries in the order they take effect: `kb_base` first, as
+/// fio sorts it before the sizes it governs, then the rest as written.
+fn in_apply_order(entries: &[Entry]) -> impl Iterator<Item = &Entry> {
+    let first = |e: &&Entry| e.key == "kb_base";
+    entries
+        .iter()
+        .filter(first)
+        .chain(entries.iter().filter(move |e| !first(e)))
 }
 
 fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
@@ -644,6 +654,20 @@ mod tests {
             "a bare non-boolean option needs a value"
         );
         assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn kb_base_governs_the_whole_section_wherever_it_stands() {
+        let jobs = file(
+            "[global]\nsize=1m\nkb_base=1000\n[a]\nbs=4k\n[b]\nbs=4KiB\nkb_base=1024\nsize=1m\n",
+        )
+        .unwrap();
+        let a = &jobs[0].options;
+        assert_eq!((a.size, a.bs[0], a.kb_base), (Some(1_000_000), 4000, 1000));
+        let b = &jobs[1].options;
+        assert_eq!((b.size, b.bs[0], b.kb_base), (Some(1 << 20), 4000, 1024));
+        // The job's options are listed as written.
+        assert_eq!(jobs[1].own_options[1].0, "kb_base");
     }
 
     #[test]

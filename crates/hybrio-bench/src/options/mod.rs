@@ -121,6 +121,8 @@ pub struct JobOptions {
     pub bs_max: Option<BlockSizes>,
     /// `bssplit`, per direction: when set, it decides each I/O's size.
     pub bssplit: [Vec<BlockSplit>; 3],
+    /// How sizes read `k`, `m`...: fio's `kb_base`, 1024 or 1000.
+    pub kb_base: u32,
     /// Total bytes of I/O per job (and the file size when `filesize` is unset).
     pub size: Option<u64>,
     /// Size of each file.
@@ -279,6 +281,7 @@ impl Default for JobOptions {
             rwmixread: 50,
             bs: [4096; 3],
             bs_max: None,
+            kb_base: 1024,
             bssplit: Default::default(),
             size: None,
             filesize: None,
@@ -452,8 +455,8 @@ impl OptionDef {
     }
 }
 
-fn size(v: &str) -> Result<u64, ValueError> {
-    units::parse_size(v)
+fn size(v: &str, kb_base: u32) -> Result<u64, ValueError> {
+    units::parse_size_in(v, kb_base)
 }
 
 fn nonzero_u32(v: &str) -> Result<u32, ValueError> {
@@ -499,8 +502,8 @@ fn per_direction(v: &str) -> Result<[Option<&str>; 3], ValueError> {
 }
 
 /// A block size: more than 0, at most 4 GiB - 1 (fio's limit).
-fn block_size(v: &str, whole: &str) -> Result<u64, ValueError> {
-    let value = size(v)?;
+fn block_size(v: &str, whole: &str, kb_base: u32) -> Result<u64, ValueError> {
+    let value = size(v, kb_base)?;
     if value == 0 || value > u32::MAX as u64 {
         return Err(ValueError::Range(whole.to_string()));
     }
@@ -510,7 +513,7 @@ fn block_size(v: &str, whole: &str) -> Result<u64, ValueError> {
 /// `bs`: one size per direction. fio 3.33 reads `bs=4k-16k` (and `4k:16k`)
 /// as `bs=4k,16k`, reads 4k and writes 16k, where the writer most likely
 /// meant a range: hybrio refuses it and says which to write.
-fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
+fn block_sizes(v: &str, kb_base: u32) -> Result<BlockSizes, ValueError> {
     if v.contains(['-', ':']) {
         let both = v.replace([':', '-'], ",");
         return Err(ValueError::Invalid(format!(
@@ -521,7 +524,7 @@ fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
     let mut sizes = [4096u64; 3];
     for (dir, field) in per_direction(v)?.into_iter().enumerate() {
         if let Some(field) = field {
-            sizes[dir] = block_size(field, v)?;
+            sizes[dir] = block_size(field, v, kb_base)?;
         }
     }
     Ok(sizes)
@@ -530,13 +533,16 @@ fn block_sizes(v: &str) -> Result<BlockSizes, ValueError> {
 /// `bsrange`: per direction, `min-max` (or `min:max`, either order). fio
 /// refuses a lone size, and ignores one in a list (`4k-16k,8k` leaves writes
 /// at 4k): both are refused here.
-fn block_ranges(v: &str) -> Result<(BlockSizes, Option<BlockSizes>), ValueError> {
+fn block_ranges(v: &str, kb_base: u32) -> Result<(BlockSizes, Option<BlockSizes>), ValueError> {
     let mut min = [4096u64; 3];
     let mut max = [4096u64; 3];
     for (dir, field) in per_direction(v)?.into_iter().enumerate() {
         let Some(field) = field else { continue };
         let (low, high) = match field.split_once(['-', ':']) {
-            Some((low, high)) => (block_size(low.trim(), v)?, block_size(high.trim(), v)?),
+            Some((low, high)) => (
+                block_size(low.trim(), v, kb_base)?,
+                block_size(high.trim(), v, kb_base)?,
+            ),
             None => {
                 return Err(ValueError::Invalid(format!(
                     "'{v}': '{field}' is not a range min-max (for one size, use bs)"
@@ -553,7 +559,7 @@ fn block_ranges(v: &str) -> Result<(BlockSizes, Option<BlockSizes>), ValueError>
 /// equally, and shares that do not add up to 100 are taken in order: past
 /// 100 the later sizes lose their share, short of it the last size takes
 /// the rest.
-fn block_splits(v: &str) -> Result<[Vec<BlockSplit>; 3], ValueError> {
+fn block_splits(v: &str, kb_base: u32) -> Result<[Vec<BlockSplit>; 3], ValueError> {
     let mut splits: [Vec<BlockSplit>; 3] = Default::default();
     for (dir, field) in per_direction(v)?.into_iter().enumerate() {
         let Some(field) = field else { continue };
@@ -566,7 +572,7 @@ fn block_splits(v: &str) -> Result<[Vec<BlockSplit>; 3], ValueError> {
                 Some((size_text, percent)) => (size_text, Some(units::parse_u32(percent.trim())?)),
                 None => (entry, None),
             };
-            let size = block_size(size_text.trim(), v)?;
+            let size = block_size(size_text.trim(), v, kb_base)?;
             match percent {
                 Some(p) if p > 100 => return Err(ValueError::Range(v.to_string())),
                 Some(p) => total += p,
@@ -727,7 +733,15 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Size,
         "4k",
         "Block size (reads,writes,trims)",
-        |j, v| (j.bs, j.bs_max) = (block_sizes(v)?, None)
+        |j, v| (j.bs, j.bs_max) = (block_sizes(v, j.kb_base)?, None)
+    ),
+    opt!(
+        "kb_base",
+        &[],
+        Kind::Choice(&["1024", "1000"]),
+        "1024",
+        "Size units: 1024 (k = 1024, KiB = 1000, fio's default) or 1000 (k = 1000, KiB = 1024)",
+        |j, v| j.kb_base = if v == "1000" { 1000 } else { 1024 }
     ),
     opt!(
         "bsrange",
@@ -735,7 +749,7 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Size,
         "",
         "Block size range min-max (reads,writes,trims)",
-        |j, v| (j.bs, j.bs_max) = block_ranges(v)?
+        |j, v| (j.bs, j.bs_max) = block_ranges(v, j.kb_base)?
     ),
     opt!(
         "bssplit",
@@ -743,7 +757,7 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Text,
         "",
         "Block sizes and their shares: size/percent:size/percent (reads,writes,trims)",
-        |j, v| j.bssplit = block_splits(v)?
+        |j, v| j.bssplit = block_splits(v, j.kb_base)?
     ),
     opt!(
         "size",
@@ -751,7 +765,7 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Size,
         "",
         "Total bytes of I/O for each job",
-        |j, v| j.size = Some(size(v)?)
+        |j, v| j.size = Some(size(v, j.kb_base)?)
     ),
     opt!(
         "filesize",
@@ -759,7 +773,7 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Size,
         "",
         "Size of each file",
-        |j, v| j.filesize = Some(size(v)?)
+        |j, v| j.filesize = Some(size(v, j.kb_base)?)
     ),
     opt!(
         "filename",

@@ -29,6 +29,8 @@ pub struct JobDescription {
     pub ioengine: String,
     /// Configured queue depth.
     pub iodepth: u32,
+    /// fio's `kb_base`: 1000 prints sizes and rates in SI units first.
+    pub kb_base: u32,
 }
 
 /// The report of one job, or of a group of jobs merged for `group_reporting`.
@@ -186,6 +188,7 @@ pub(crate) mod testutil {
                 bs: [(4096, 4096); 3],
                 ioengine: "io_uring".to_string(),
                 iodepth: 8,
+                kb_base: 1024,
             },
             groupid: 0,
             jobs: 1,

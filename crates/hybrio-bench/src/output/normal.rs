@@ -45,7 +45,13 @@ pub fn render(report: &RunReport) -> String {
         job_status(&mut out, job, report.group(job.groupid));
     }
     for group in &report.groups {
-        group_status(&mut out, group.groupid, &group.summary);
+        // fio takes a group's units from its first job.
+        let kb_base = report
+            .jobs
+            .iter()
+            .find(|j| j.groupid == group.groupid)
+            .map_or(1024, |j| j.desc.kb_base);
+        group_status(&mut out, group.groupid, &group.summary, kb_base == 1024);
     }
     if !report.disk_util.is_empty() {
         out.push_str("\nDisk stats (read/write):\n");
@@ -98,7 +104,7 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     }
     for dir in DataDir::ALL {
         if s.dir(dir).io_bytes() > 0 {
-            dir_status(out, s, dir, rs);
+            dir_status(out, s, dir, rs, job.desc.kb_base == 1024);
         }
     }
     latencies(out, s);
@@ -193,7 +199,15 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     }
 }
 
-fn dir_status(out: &mut String, s: &JobStats, dir: DataDir, rs: Option<&GroupSummary>) {
+/// `iec_first`: rates and sizes in KiB/MiB first and kB/MB in parentheses, as
+/// fio prints them with its default `kb_base`; the other way round with 1000.
+fn dir_status(
+    out: &mut String,
+    s: &JobStats,
+    dir: DataDir,
+    rs: Option<&GroupSummary>,
+    iec_first: bool,
+) {
     let d = s.dir(dir);
     let runt = d.runtime_ms();
     if runt == 0 {
@@ -213,9 +227,9 @@ fn dir_status(out: &mut String, s: &JobStats, dir: DataDir, rs: Option<&GroupSum
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
         dir.name(),
         num::count(iops),
-        num::bw(bw, true),
-        num::bw(bw, false),
-        num::bytes(d.io_bytes(), true),
+        num::bw(bw, iec_first),
+        num::bw(bw, !iec_first),
+        num::bytes(d.io_bytes(), iec_first),
         runt,
         post
     );
@@ -399,7 +413,7 @@ fn dist_line(out: &mut String, head: &str, labels: &[&str], values: &[f64]) {
 }
 
 /// fio's `show_group_stats()`.
-fn group_status(out: &mut String, groupid: u32, g: &GroupSummary) {
+fn group_status(out: &mut String, groupid: u32, g: &GroupSummary, iec_first: bool) {
     let _ = write!(out, "\nRun status group {groupid} (all jobs):\n");
     for (dir, label) in DataDir::ALL
         .into_iter()
@@ -409,14 +423,14 @@ fn group_status(out: &mut String, groupid: u32, g: &GroupSummary) {
         let _ = writeln!(
             out,
             "{label}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            num::bw(d.agg_bw, true),
-            num::bw(d.agg_bw, false),
-            num::bw(d.min_bw, true),
-            num::bw(d.max_bw, true),
-            num::bw(d.min_bw, false),
-            num::bw(d.max_bw, false),
-            num::bytes(d.io_bytes, true),
-            num::bytes(d.io_bytes, false),
+            num::bw(d.agg_bw, iec_first),
+            num::bw(d.agg_bw, !iec_first),
+            num::bw(d.min_bw, iec_first),
+            num::bw(d.max_bw, iec_first),
+            num::bw(d.min_bw, !iec_first),
+            num::bw(d.max_bw, !iec_first),
+            num::bytes(d.io_bytes, iec_first),
+            num::bytes(d.io_bytes, !iec_first),
             d.min_run_ms,
             d.max_run_ms
         );
@@ -436,6 +450,7 @@ mod tests {
             bs,
             ioengine: engine.to_string(),
             iodepth: depth,
+            kb_base: 1024,
         }
     }
 
@@ -644,7 +659,7 @@ mod tests {
             ],
         };
         let mut out = String::new();
-        group_status(&mut out, 0, &g);
+        group_status(&mut out, 0, &g, true);
         assert_eq!(
             out,
             "\nRun status group 0 (all jobs):\n  WRITE: bw=1831MiB/s (1920MB/s), 1831MiB/s-1831MiB/s (1920MB/s-1920MB/s), io=179GiB (192GB), run=100001-100001msec\n"
@@ -746,6 +761,30 @@ Run status group 0 (all jobs):
         report.jobs[0].stats = JobStats::new(StatsConfig::default(), 0);
         report.groups.clear();
         assert_eq!(render(&report), "\n");
+    }
+
+    #[test]
+    fn kb_base_1000_prints_si_units_first() {
+        let mut report = testutil::report(StatsConfig::default());
+        let iec = render(&report);
+        report.jobs[0].desc.kb_base = 1000;
+        let si = render(&report);
+        let line = |text: &str, start: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap()
+                .to_string()
+        };
+        // The same figures, the parenthesised unit first.
+        assert!(line(&iec, "READ:").contains("KiB/s ("), "{iec}");
+        assert!(
+            line(&si, "READ:").starts_with("   READ: bw=") && line(&si, "READ:").contains("kB/s ("),
+            "{si}"
+        );
+        assert!(
+            line(&si, "read:").contains("kB/s (") && line(&si, "read:").contains("KiB/s)"),
+            "{si}"
+        );
     }
 
     #[test]
