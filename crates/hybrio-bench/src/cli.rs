@@ -36,6 +36,8 @@ pub enum Command {
         output: Option<PathBuf>,
         /// Only check the jobs.
         parse_only: bool,
+        /// `--status-interval`: a report of the figures so far this often.
+        status_interval: Option<std::time::Duration>,
     },
     /// `hybrio compare`: the jobs' reporting groups on each engine, side by side.
     Compare {
@@ -111,6 +113,8 @@ table, with each engine's ratio to the best and the adaptive engine's choices.
 hybrio options:
   --output-format=FORMAT   normal (default), json or terse, or several: normal,json
   --minimal                the same as --output-format=terse
+  --status-interval=TIME   also report the figures so far every TIME (json: one
+                           document per line, JSON Lines)
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
   --showcmd                print each job file as the equivalent command line
@@ -178,6 +182,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
     let mut formats = vec![Format::Normal];
     let mut output = None;
     let mut parse_only = false;
+    let mut status_interval = None;
     let mut compare: Option<(f64, Option<PathBuf>)> = None;
     let mut job_args = JobArgs::default();
     let mut iter = args.iter().peekable();
@@ -202,6 +207,17 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => formats = parse_formats(&value_for("output-format")?)?,
             "minimal" => formats = vec![Format::Terse],
+            "status-interval" => {
+                let text = value_for("status-interval")?;
+                let every = crate::units::parse_time(&text, std::time::Duration::from_secs(1))
+                    .ok()
+                    .filter(|d| *d >= std::time::Duration::from_millis(100))
+                    .ok_or(CliError::Flag {
+                        flag: "status-interval",
+                        message: format!("'{text}' is not a time of at least 100ms, e.g. 1s"),
+                    })?;
+                status_interval = Some(every);
+            }
             "compare-seconds" => {
                 let text = value_for("compare-seconds")?;
                 let seconds = text
@@ -236,6 +252,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         formats,
         output,
         parse_only,
+        status_interval,
     })
 }
 

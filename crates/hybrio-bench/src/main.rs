@@ -65,30 +65,47 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             formats,
             output,
             parse_only,
+            status_interval,
         } => {
             if parse_only {
                 return Ok(ExitCode::SUCCESS);
             }
-            let mut text = String::new();
             let to_stdout = output.is_none();
+            let mut out: Box<dyn Write> = match &output {
+                Some(path) => Box::new(
+                    std::fs::File::create(path)
+                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+                ),
+                None => Box::new(std::io::stdout()),
+            };
             if formats == [Format::Normal] && to_stdout {
-                print!("{}", run::banners(&jobs));
-                std::io::stdout().flush().ok();
+                out.write_all(run::banners(&jobs).as_bytes())?;
+                out.flush()?;
             }
+            // With status reports, each JSON document is one line (JSON Lines), the
+            // final one too, so that the whole output stays readable line by line.
+            let json_lines = status_interval.is_some();
+            let mut write_error = None;
+            let mut emit = |report: &output::RunReport| {
+                let text = render(report, &formats, json_lines);
+                if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                    write_error.get_or_insert(e);
+                }
+            };
             // Ctrl-C stops the jobs, which then report what they measured, as fio does.
             hybrio::interrupt::catch_signals()?;
-            let report = run::run(&jobs, &globals, &mut |line| eprintln!("{line}"))?;
-            for format in &formats {
-                match format {
-                    Format::Normal => text.push_str(&output::normal::render(&report)),
-                    Format::Json => text.push_str(&output::json::render(&report)),
-                    Format::Terse => text.push_str(&output::terse::render(&report)),
-                }
-            }
-            match &output {
-                Some(path) => std::fs::write(path, &text)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
-                None => print!("{text}"),
+            let status = status_interval.map(|every| run::StatusReports {
+                every,
+                emit: &mut emit,
+            });
+            let report =
+                run::run_reporting(&jobs, &globals, &mut |line| eprintln!("{line}"), status)?;
+            emit(&report);
+            if let Some(e) = write_error {
+                let place = output
+                    .as_ref()
+                    .map_or("standard output".into(), |p| p.display().to_string());
+                anyhow::bail!("cannot write {place}: {e}");
             }
             let failures = run::failures(&report);
             for failure in &failures {
@@ -104,4 +121,21 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One report in each of `formats`, in order; JSON on one line when `json_lines`.
+fn render(report: &output::RunReport, formats: &[Format], json_lines: bool) -> String {
+    let mut text = String::new();
+    for format in formats {
+        match format {
+            Format::Normal => text.push_str(&output::normal::render(report)),
+            Format::Json if json_lines => {
+                text.push_str(&output::json_line(&output::json::render(report)));
+                text.push('\n');
+            }
+            Format::Json => text.push_str(&output::json::render(report)),
+            Format::Terse => text.push_str(&output::terse::render(report)),
+        }
+    }
+    text
 }

@@ -5,11 +5,13 @@
 //! few atomic stores, off the per-I/O path); the main thread turns them into
 //! rates once a second. Nothing is printed unless stderr is a terminal.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::options::JobOptions;
 use crate::output::num;
+use crate::runner::JobOutcome;
 use crate::stats::{DataDir, JobStats};
 
 /// How often a job publishes its totals, in ns.
@@ -23,6 +25,10 @@ pub struct Progress {
     /// How far the job is, in millionths.
     done_ppm: AtomicU64,
     finished: AtomicU64,
+    /// A `--status-interval` report wants the job's figures so far.
+    outcome_wanted: AtomicBool,
+    /// The figures so far (or, once the job finished, its final ones).
+    outcome: Mutex<Option<JobOutcome>>,
 }
 
 impl Progress {
@@ -38,7 +44,37 @@ impl Progress {
 
     /// Marks the job done.
     pub fn finish(&self) {
-        self.finished.store(1, Ordering::Relaxed);
+        self.finished.store(1, Ordering::Release);
+    }
+
+    /// Whether the job is done (its final figures are then in [`Self::outcome`]).
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire) != 0
+    }
+
+    /// Asks the job for its figures so far; it leaves them within one
+    /// publishing interval.
+    pub fn want_outcome(&self) {
+        self.outcome_wanted.store(true, Ordering::Release);
+    }
+
+    /// Whether figures were asked for and not yet left.
+    pub fn outcome_wanted(&self) -> bool {
+        self.outcome_wanted.load(Ordering::Acquire)
+    }
+
+    /// Leaves the job's figures for whoever asked.
+    pub fn put_outcome(&self, outcome: JobOutcome) {
+        *self.outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+        self.outcome_wanted.store(false, Ordering::Release);
+    }
+
+    /// The figures last left, if any.
+    pub fn outcome(&self) -> Option<JobOutcome> {
+        self.outcome
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn totals(&self) -> [u64; 4] {

@@ -101,6 +101,22 @@ fn describe(options: &JobOptions) -> JobDescription {
     }
 }
 
+/// `--status-interval`: a report of the figures so far, every `every`.
+pub struct StatusReports<'a> {
+    /// How often.
+    pub every: Duration,
+    /// Receives each report (the figures from each job's start until now).
+    pub emit: &'a mut dyn FnMut(&RunReport),
+}
+
+impl std::fmt::Debug for StatusReports<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatusReports")
+            .field("every", &self.every)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Runs the jobs and returns the report. Jobs run together up to each
 /// `stonewall`, which waits for those above it. `notice` receives progress
 /// lines (file layout), which belong on stderr so that stdout stays one document.
@@ -108,6 +124,16 @@ pub fn run(
     jobs: &[JobDef],
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
+) -> Result<RunReport, RunFailure> {
+    run_reporting(jobs, globals, notice, None)
+}
+
+/// [`run`], with a report of the figures so far every so often.
+pub fn run_reporting(
+    jobs: &[JobDef],
+    globals: &GlobalOptions,
+    notice: &mut dyn FnMut(&str),
+    mut status: Option<StatusReports>,
 ) -> Result<RunReport, RunFailure> {
     let mut clones: Vec<JobClone> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
@@ -146,7 +172,19 @@ pub fn run(
         if hybrio::interrupt::requested() {
             break;
         }
-        outcomes.extend(run_together(&clones[segment], &mut run_start, notice)?);
+        let done = Earlier {
+            clones: &clones[..segment.start],
+            outcomes: &outcomes,
+            globals,
+            disks: &disks,
+        };
+        let new = run_together(
+            &clones[segment],
+            &mut run_start,
+            notice,
+            status.as_mut().map(|s| (s, done)),
+        )?;
+        outcomes.extend(new);
     }
     // Groups run in order, so the jobs that ran are the first ones.
     let mut report = report(&clones[..outcomes.len()], outcomes, globals);
@@ -154,11 +192,50 @@ pub fn run(
     Ok(report)
 }
 
+/// The groups that ran before the one running: what a status report also shows.
+struct Earlier<'a> {
+    clones: &'a [JobClone],
+    outcomes: &'a [JobOutcome],
+    globals: &'a GlobalOptions,
+    disks: &'a DiskSnapshot,
+}
+
+impl Earlier<'_> {
+    /// The report of the earlier groups and of `running` (the running group's
+    /// jobs) with their figures so far; `None` if a job of the group has not
+    /// left its figures within a second (it is not yet doing I/O, e.g. in its
+    /// `startdelay`).
+    fn report_with(&self, running: &[JobClone], progress: &[Arc<Progress>]) -> Option<RunReport> {
+        for p in progress.iter().filter(|p| !p.is_finished()) {
+            p.want_outcome();
+        }
+        let asked = Instant::now();
+        while progress
+            .iter()
+            .any(|p| p.outcome_wanted() && !p.is_finished())
+        {
+            if asked.elapsed() > Duration::from_secs(1) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut outcomes = self.outcomes.to_vec();
+        for p in progress {
+            outcomes.push(p.outcome()?);
+        }
+        let clones: Vec<JobClone> = self.clones.iter().chain(running).cloned().collect();
+        let mut report = report(&clones, outcomes, self.globals);
+        report.disk_util = self.disks.finish();
+        Some(report)
+    }
+}
+
 /// Lays out the files of `clones`, then runs them all at once.
 fn run_together(
     clones: &[JobClone],
     run_start: &mut Option<Instant>,
     notice: &mut dyn FnMut(&str),
+    mut status: Option<(&mut StatusReports, Earlier)>,
 ) -> Result<Vec<JobOutcome>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
     for clone in clones {
@@ -248,8 +325,10 @@ fn run_together(
     }
     let go = start_error.is_none() && spawn_error.is_none();
     gate.open(go.then(|| *run_start.get_or_insert_with(Instant::now)));
-    if std::io::stderr().is_terminal() {
-        // The status line, once a second, until every job is done.
+    let show_line = std::io::stderr().is_terminal();
+    if go && (show_line || status.is_some()) {
+        // The status line once a second, and the status reports, until every
+        // job is done.
         let jobs: Vec<(&JobOptions, &Progress)> = clones
             .iter()
             .zip(&progress)
@@ -257,14 +336,25 @@ fn run_together(
             .collect();
         let mut line = StatusLine::default();
         let mut shown = Instant::now();
+        let mut reported = Instant::now();
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
-            if shown.elapsed() >= Duration::from_secs(1) {
+            if show_line && shown.elapsed() >= Duration::from_secs(1) {
                 eprint!("\r{}\x1b[K", line.render(&jobs));
                 shown = Instant::now();
             }
+            if let Some((reports, earlier)) = status.as_mut()
+                && reported.elapsed() >= reports.every
+            {
+                reported = Instant::now();
+                if let Some(report) = earlier.report_with(clones, &progress) {
+                    (reports.emit)(&report);
+                }
+            }
         }
-        eprint!("\r\x1b[K");
+        if show_line {
+            eprint!("\r\x1b[K");
+        }
     }
     let mut outcomes: Vec<JobOutcome> = Vec::with_capacity(handles.len());
     let mut crashed = None;

@@ -54,8 +54,9 @@ pub struct IoFailure {
     pub message: String,
 }
 
-/// What one finished job hands to the report.
-#[derive(Debug)]
+/// What one finished job hands to the report (or a running one, for a
+/// `--status-interval` report: its figures so far).
+#[derive(Debug, Clone)]
 pub struct JobOutcome {
     /// Statistics.
     pub stats: JobStats,
@@ -218,9 +219,8 @@ impl PreparedJob {
     pub fn run(mut self, progress: &Progress) -> JobOutcome {
         let usage_before = hybrio::rusage::thread_usage().ok();
         let started = SystemTime::now();
-        let mut io_loop = IoLoop::new(&mut self, progress);
+        let mut io_loop = IoLoop::new(&mut self, progress, started, usage_before);
         io_loop.run();
-        progress.finish();
         let IoLoop {
             mut stats,
             failure,
@@ -245,27 +245,8 @@ impl PreparedJob {
             }
         }
         let runtime = Duration::from_nanos(clock.now());
-        let cpu = match (usage_before, hybrio::rusage::thread_usage().ok()) {
-            (Some(before), Some(after)) => {
-                let used = after.since(&before);
-                CpuUsage {
-                    usr_ns: used.user_ns,
-                    sys_ns: used.system_ns,
-                    ctx: used.voluntary_ctx + used.involuntary_ctx,
-                    majf: used.major_faults,
-                    minf: used.minor_faults,
-                }
-            }
-            _ => CpuUsage {
-                usr_ns: 0,
-                sys_ns: 0,
-                ctx: 0,
-                majf: 0,
-                minf: 0,
-            },
-        };
-        stats.finish(runtime, cpu);
-        JobOutcome {
+        stats.finish(runtime, cpu_since(usage_before.as_ref()));
+        let outcome = JobOutcome {
             stats,
             failure,
             started,
@@ -276,7 +257,35 @@ impl PreparedJob {
             counters,
             engine: self.engine.description(),
             cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
+        };
+        // The final figures first, then "finished": whoever sees the job
+        // finished finds them.
+        progress.put_outcome(outcome.clone());
+        progress.finish();
+        outcome
+    }
+}
+
+/// The calling thread's CPU use since `before` (zeros if either reading failed).
+fn cpu_since(before: Option<&hybrio::rusage::ThreadUsage>) -> CpuUsage {
+    match (before, hybrio::rusage::thread_usage().ok()) {
+        (Some(before), Some(after)) => {
+            let used = after.since(before);
+            CpuUsage {
+                usr_ns: used.user_ns,
+                sys_ns: used.system_ns,
+                ctx: used.voluntary_ctx + used.involuntary_ctx,
+                majf: used.major_faults,
+                minf: used.minor_faults,
+            }
         }
+        _ => CpuUsage {
+            usr_ns: 0,
+            sys_ns: 0,
+            ctx: 0,
+            majf: 0,
+            minf: 0,
+        },
     }
 }
 
@@ -317,10 +326,19 @@ struct IoLoop<'a> {
     /// A request the engine answered `Busy` to, with its slot: offered again
     /// after a reap, before any new one (its bytes are already counted).
     refused: Option<(usize, Request)>,
+    /// When the job started, and its thread's CPU use then: for the figures
+    /// so far that a `--status-interval` report asks for.
+    started: SystemTime,
+    usage_before: Option<hybrio::rusage::ThreadUsage>,
 }
 
 impl<'a> IoLoop<'a> {
-    fn new(job: &'a mut PreparedJob, progress: &'a Progress) -> IoLoop<'a> {
+    fn new(
+        job: &'a mut PreparedJob,
+        progress: &'a Progress,
+        started: SystemTime,
+        usage_before: Option<hybrio::rusage::ThreadUsage>,
+    ) -> IoLoop<'a> {
         let options = &job.options;
         let config = StatsConfig {
             clat_percentiles: options.clat_percentiles,
@@ -378,6 +396,8 @@ impl<'a> IoLoop<'a> {
             writes_since_sync: 0,
             last_written,
             cache_dropped_at: None,
+            started,
+            usage_before,
             refused: None,
         }
     }
@@ -543,7 +563,36 @@ impl<'a> IoLoop<'a> {
             self.issued_bytes as f64 / self.job.total_bytes.max(1) as f64
         };
         self.progress.publish(&self.stats, by_time.max(by_size));
+        if self.progress.outcome_wanted() {
+            self.progress.put_outcome(self.outcome_so_far());
+        }
         self.next_publish = self.now + PUBLISH_INTERVAL_NS;
+    }
+
+    /// The job's figures until now, as if it ended here (requests in flight
+    /// are not in them yet).
+    #[cold]
+    fn outcome_so_far(&self) -> JobOutcome {
+        let mut stats = self.stats.clone();
+        let counters = self.job.engine.counters();
+        stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
+        stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
+        stats.finish(
+            Duration::from_nanos(self.now),
+            cpu_since(self.usage_before.as_ref()),
+        );
+        JobOutcome {
+            stats,
+            failure: self.failure.clone(),
+            started: self.started,
+            submitted: self.submitted,
+            completed: self.completed,
+            failed: self.failed,
+            first_error: self.first_error,
+            counters,
+            engine: self.job.engine.description(),
+            cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
+        }
     }
 
     /// Hands over what is queued and waits for everything in flight: no

@@ -111,6 +111,32 @@ impl RunReport {
     }
 }
 
+/// A JSON document on one line, for JSON Lines: the whitespace between
+/// tokens goes, strings and numbers stay as written (so fio's number
+/// formats, `0.000000`, survive, which a parse and re-print would lose).
+pub fn json_line(document: &str) -> String {
+    let mut line = String::with_capacity(document.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in document.chars() {
+        if in_string {
+            line.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            line.push(c);
+        } else if !c.is_whitespace() {
+            line.push(c);
+        }
+    }
+    line
+}
+
 /// fio's share of the group's aggregate bandwidth (`convert_agg_kbytes_percent()`
 /// in 3.33): the job's mean KiB/s sample, truncated to an integer, over the
 /// group's aggregate KiB/s, capped at 100; 100 when the group's aggregate is
@@ -237,6 +263,20 @@ mod tests {
         assert_eq!(percent_of_agg(Some(2048), 5.0), 100.0);
         // the mean is truncated to an integer first
         assert_eq!(percent_of_agg(Some(1024 * 1000), 10.9), 1.0);
+    }
+
+    #[test]
+    fn json_line_keeps_strings_and_number_formats() {
+        let doc =
+            "{\n  \"fio version\" : \"a \\\" b\",\n  \"iops\" : 0.000000,\n  \"x\" : [ 1, 2 ]\n}\n";
+        let line = json_line(doc);
+        assert_eq!(
+            line,
+            r#"{"fio version":"a \" b","iops":0.000000,"x":[1,2]}"#
+        );
+        let a: serde_json::Value = serde_json::from_str(doc).unwrap();
+        let b: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(a, b);
     }
 
     #[test]

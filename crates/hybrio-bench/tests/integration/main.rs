@@ -1136,3 +1136,54 @@ fn block_size_ranges_and_splits_do_exactly_the_size() {
         1 << 20
     );
 }
+
+#[test]
+fn status_interval_json_is_one_document_per_line_with_growing_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--output-format=json",
+            "--status-interval=200ms",
+            "--name=first",
+            "--ioengine=null",
+            "--size=1m",
+            "--runtime=700ms",
+            "--time_based",
+            "--name=second",
+            "--stonewall",
+            "--ioengine=null",
+            "--size=1m",
+            "--runtime=700ms",
+            "--time_based",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let docs: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one document ({e}): {l}")))
+        .collect();
+    // Reports every 200 ms over 1.4 s of two groups, and the final one.
+    assert!(docs.len() >= 4, "{} lines", docs.len());
+    let ios = |doc: &Value, job: usize| doc["jobs"][job]["read"]["total_ios"].as_u64();
+    let mut last = 0;
+    for doc in &docs {
+        let first = ios(doc, 0).expect("the first job in every report");
+        assert!(first >= last, "totals go down: {first} after {last}");
+        last = first;
+    }
+    // The second group appears once it has started, and the last line is
+    // the final report of both.
+    let final_doc = docs.last().unwrap();
+    assert_eq!(final_doc["jobs"].as_array().unwrap().len(), 2);
+    assert!(ios(final_doc, 1).unwrap() > 0);
+    assert!(
+        docs.iter()
+            .any(|d| d["jobs"].as_array().unwrap().len() == 1)
+    );
+}
