@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::diskstats::DiskSnapshot;
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::layout::{self, LayoutError};
-use crate::options::JobOptions;
+use crate::options::{JobOptions, UnifiedRw};
 use crate::output::{ErrorCount, GroupReport, JobDescription, JobReport, RunReport};
 use crate::progress::{Progress, StatusLine};
 use crate::runner::{self, JobOutcome, PreparedJob, RunError};
@@ -444,6 +444,18 @@ fn needs_layout(plan: &layout::FilePlan) -> bool {
 }
 
 fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOptions) -> RunReport {
+    // unified_rw_reporting=mixed: every direction summed into one before
+    // anything else reads the figures, group totals included, as fio sums them.
+    let outcomes: Vec<JobOutcome> = outcomes
+        .into_iter()
+        .zip(clones)
+        .map(|(mut outcome, clone)| {
+            if clone.def.options.unified_rw_reporting == UnifiedRw::Mixed {
+                outcome.stats = outcome.stats.into_mixed();
+            }
+            outcome
+        })
+        .collect();
     let run_start = outcomes
         .iter()
         .map(|o| o.started)
@@ -476,6 +488,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             }),
         engine: Some(outcome.engine.clone()),
         paths: outcome.counters.paths,
+        unified: clone.def.options.unified_rw_reporting,
     };
     let mut groups = Vec::new();
     let mut jobs = Vec::new();

@@ -197,6 +197,8 @@ pub struct JobOptions {
     pub inject: Option<String>,
     /// Which failed requests do not stop the job (fio's `continue_on_error`).
     pub continue_on_error: ContinueOnError,
+    /// How the report shows the directions.
+    pub unified_rw_reporting: UnifiedRw,
     /// Report completion-latency percentiles.
     pub clat_percentiles: bool,
     /// Report total-latency percentiles.
@@ -218,6 +220,17 @@ pub enum FadviseHint {
     Sequential,
     /// `POSIX_FADV_RANDOM`.
     Random,
+}
+
+/// How a job's report shows its directions (fio's `unified_rw_reporting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnifiedRw {
+    /// Reads, writes and trims apart.
+    None,
+    /// Summed into one, reported as `mixed` in their place.
+    Mixed,
+    /// Apart, then summed as `mixed` too.
+    Both,
 }
 
 /// Which failed requests a job counts and goes on after (fio's
@@ -320,6 +333,7 @@ impl Default for JobOptions {
             completion_latency: None,
             inject: None,
             continue_on_error: ContinueOnError::None,
+            unified_rw_reporting: UnifiedRw::None,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -1073,6 +1087,20 @@ pub static OPTIONS: &[OptionDef] = &[
         "none",
         "Keep going after failed reads, writes or both (io, all); count them",
         |j, v| j.continue_on_error = ContinueOnError::from_word(v)
+    ),
+    opt!(
+        "unified_rw_reporting",
+        &[],
+        Kind::Choice(&["none", "mixed", "both", "0", "1", "2"]),
+        "none",
+        "Report reads, writes and trims apart (none), summed as mixed (mixed), or both",
+        |j, v| {
+            j.unified_rw_reporting = match v {
+                "mixed" | "1" => UnifiedRw::Mixed,
+                "both" | "2" => UnifiedRw::Both,
+                _ => UnifiedRw::None,
+            }
+        }
     ),
     opt!(
         "clat_percentiles",

@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 
 use super::localtime::{ctime, unix_secs};
 use super::{JobReport, RunReport, percent_of_agg};
+use crate::options::UnifiedRw;
 use crate::stats::{
-    BATCH_LABELS, DEPTH_LABELS, DataDir, DirStats, GroupSummary, LAT_LABELS, LAT_M_LABELS,
-    LatHistogram, LatStat, StatsConfig,
+    BATCH_LABELS, DEPTH_LABELS, DataDir, DirStats, GroupSummary, JobStats, LAT_LABELS,
+    LAT_M_LABELS, LatHistogram, LatStat, StatsConfig,
 };
 
 /// The whole report as one JSON document (ends with a newline).
@@ -99,28 +100,25 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>) -> Obj {
     if let Some(opts) = options(&job.options) {
         o.obj("job options", opts);
     }
+    let agg_bw = |dir: DataDir| rs.and_then(|g| g.dir(dir)).map(|g| g.agg_bw);
+    // unified_rw_reporting=mixed: fio writes the summed directions as
+    // "mixed" in the place of "read", and no write, trim or sync object.
+    let mixed_only = job.unified == UnifiedRw::Mixed;
     for dir in DataDir::ALL {
-        o.obj(
-            dir.name(),
-            dir_object(
-                cfg,
-                s.dir(dir),
-                rs.and_then(|g| g.dir(dir)).map(|g| g.agg_bw),
-            ),
-        );
+        let name = match (mixed_only, dir) {
+            (false, _) => dir.name(),
+            (true, DataDir::Read) => "mixed",
+            (true, _) => continue,
+        };
+        o.obj(name, dir_object(cfg, s.dir(dir), agg_bw(dir)));
     }
-    let mut sync = Obj::default();
-    sync.uint("total_ios", s.sync().total_ios());
-    sync.obj(
-        "lat_ns",
-        lat_object(
-            cfg,
-            cfg.lat_percentiles || cfg.clat_percentiles,
-            s.sync().lat(),
-            Some(s.sync().hist()),
-        ),
-    );
-    o.obj("sync", sync);
+    if !mixed_only {
+        o.obj("sync", sync_object(s));
+    }
+    if job.unified == UnifiedRw::Both {
+        // Its share of the group is taken against the group's reads, as fio takes it.
+        o.obj("mixed", dir_object(cfg, &s.mixed(), agg_bw(DataDir::Read)));
+    }
     o.uint("job_runtime", s.job_runtime_ms());
     o.float("usr_cpu", s.usr_cpu_percent());
     o.float("sys_cpu", s.sys_cpu_percent());
@@ -148,6 +146,23 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>) -> Obj {
     o.float("latency_percentile", 100.0);
     o.int("latency_window", 0);
     o
+}
+
+/// The `sync` object: fsync/fdatasync count and latency.
+fn sync_object(s: &JobStats) -> Obj {
+    let cfg = s.config();
+    let mut sync = Obj::default();
+    sync.uint("total_ios", s.sync().total_ios());
+    sync.obj(
+        "lat_ns",
+        lat_object(
+            cfg,
+            cfg.lat_percentiles || cfg.clat_percentiles,
+            s.sync().lat(),
+            Some(s.sync().hist()),
+        ),
+    );
+    sync
 }
 
 fn labelled(labels: &[&str], values: &[f64]) -> Obj {

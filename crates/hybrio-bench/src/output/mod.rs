@@ -62,6 +62,9 @@ pub struct JobReport {
     pub engine: Option<String>,
     /// The adaptive engine's choices (summed over a merged group).
     pub paths: Option<hybrio::engine::PathCounts>,
+    /// `unified_rw_reporting`: with `Mixed`, `stats` already holds every
+    /// direction in the read slot, which the formats name `mixed`.
+    pub unified: crate::options::UnifiedRw,
 }
 
 /// Failed requests of a job that went on after them (fio's `total_err`, `first_error`).
@@ -232,6 +235,7 @@ pub(crate) mod testutil {
             errors: None,
             engine: None,
             paths: None,
+            unified: crate::options::UnifiedRw::None,
         };
         RunReport {
             version: "hybrio-0.1.0".to_string(),

@@ -1,14 +1,15 @@
 //! fio's normal (human-readable) output, laid out as fio 3.33's
 //! `show_thread_status_normal()` and `show_group_stats()` in stat.c.
 
+use crate::options::UnifiedRw;
 use std::fmt::Write as _;
 
 use super::localtime::ctime;
 use super::num::{self, Unit, num2str};
 use super::{JobDescription, JobReport, RunReport, percent_of_agg, strerror};
 use crate::stats::{
-    BATCH_LABELS, DEPTH_LABELS, DataDir, GroupSummary, JobStats, LAT_LABELS, LAT_M_LABELS,
-    LatHistogram, LatStat,
+    BATCH_LABELS, DEPTH_LABELS, DataDir, GroupDirSummary, GroupSummary, JobStats, LAT_LABELS,
+    LAT_M_LABELS, LatHistogram, LatStat,
 };
 
 /// The line fio prints for each job before it starts (`init.c`), without a
@@ -45,13 +46,17 @@ pub fn render(report: &RunReport) -> String {
         job_status(&mut out, job, report.group(job.groupid));
     }
     for group in &report.groups {
-        // fio takes a group's units from its first job.
-        let kb_base = report
-            .jobs
-            .iter()
-            .find(|j| j.groupid == group.groupid)
-            .map_or(1024, |j| j.desc.kb_base);
-        group_status(&mut out, group.groupid, &group.summary, kb_base == 1024);
+        // fio takes a group's units and unified reporting from its first job.
+        let first = report.jobs.iter().find(|j| j.groupid == group.groupid);
+        let kb_base = first.map_or(1024, |j| j.desc.kb_base);
+        let unified = first.map_or(UnifiedRw::None, |j| j.unified);
+        group_status(
+            &mut out,
+            group.groupid,
+            &group.summary,
+            kb_base == 1024,
+            unified,
+        );
     }
     if !report.disk_util.is_empty() {
         out.push_str("\nDisk stats (read/write):\n");
@@ -102,9 +107,20 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
             time
         );
     }
+    let iec_first = job.desc.kb_base == 1024;
     for dir in DataDir::ALL {
         if s.dir(dir).io_bytes() > 0 {
-            dir_status(out, s, dir, rs, job.desc.kb_base == 1024);
+            let label = match (job.unified, dir) {
+                (UnifiedRw::Mixed, DataDir::Read) => "mixed",
+                _ => dir.name(),
+            };
+            dir_status(out, s, dir, rs, iec_first, label);
+        }
+    }
+    if job.unified == UnifiedRw::Both {
+        let mixed = s.clone().into_mixed();
+        if mixed.dir(DataDir::Read).io_bytes() > 0 {
+            dir_status(out, &mixed, DataDir::Read, rs, iec_first, "mixed");
         }
     }
     latencies(out, s);
@@ -207,6 +223,7 @@ fn dir_status(
     dir: DataDir,
     rs: Option<&GroupSummary>,
     iec_first: bool,
+    label: &str,
 ) {
     let d = s.dir(dir);
     let runt = d.runtime_ms();
@@ -225,7 +242,7 @@ fn dir_status(
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
-        dir.name(),
+        label,
         num::count(iops),
         num::bw(bw, iec_first),
         num::bw(bw, !iec_first),
@@ -413,13 +430,15 @@ fn dist_line(out: &mut String, head: &str, labels: &[&str], values: &[f64]) {
 }
 
 /// fio's `show_group_stats()`.
-fn group_status(out: &mut String, groupid: u32, g: &GroupSummary, iec_first: bool) {
+fn group_status(
+    out: &mut String,
+    groupid: u32,
+    g: &GroupSummary,
+    iec_first: bool,
+    unified: UnifiedRw,
+) {
     let _ = write!(out, "\nRun status group {groupid} (all jobs):\n");
-    for (dir, label) in DataDir::ALL
-        .into_iter()
-        .zip(["   READ", "  WRITE", "   TRIM"])
-    {
-        let Some(d) = g.dir(dir) else { continue };
+    let line = |out: &mut String, label: &str, d: &GroupDirSummary| {
         let _ = writeln!(
             out,
             "{label}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
@@ -434,6 +453,33 @@ fn group_status(out: &mut String, groupid: u32, g: &GroupSummary, iec_first: boo
             d.min_run_ms,
             d.max_run_ms
         );
+    };
+    for (dir, label) in DataDir::ALL
+        .into_iter()
+        .zip(["   READ", "  WRITE", "   TRIM"])
+    {
+        if let Some(d) = g.dir(dir) {
+            let label = if unified == UnifiedRw::Mixed {
+                "  MIXED"
+            } else {
+                label
+            };
+            line(out, label, d);
+        }
+    }
+    // With both, fio adds the directions up in one more line: rates and
+    // bytes summed, the lowest and highest of their ranges.
+    let dirs: Vec<&GroupDirSummary> = DataDir::ALL.iter().filter_map(|&d| g.dir(d)).collect();
+    if unified == UnifiedRw::Both && !dirs.is_empty() {
+        let sum = GroupDirSummary {
+            agg_bw: dirs.iter().map(|d| d.agg_bw).sum(),
+            min_bw: dirs.iter().map(|d| d.min_bw).min().unwrap_or(0),
+            max_bw: dirs.iter().map(|d| d.max_bw).max().unwrap_or(0),
+            io_bytes: dirs.iter().map(|d| d.io_bytes).sum(),
+            min_run_ms: dirs.iter().map(|d| d.min_run_ms).min().unwrap_or(0),
+            max_run_ms: dirs.iter().map(|d| d.max_run_ms).max().unwrap_or(0),
+        };
+        line(out, "  MIXED", &sum);
     }
 }
 
@@ -659,7 +705,7 @@ mod tests {
             ],
         };
         let mut out = String::new();
-        group_status(&mut out, 0, &g, true);
+        group_status(&mut out, 0, &g, true, UnifiedRw::None);
         assert_eq!(
             out,
             "\nRun status group 0 (all jobs):\n  WRITE: bw=1831MiB/s (1920MB/s), 1831MiB/s-1831MiB/s (1920MB/s-1920MB/s), io=179GiB (192GB), run=100001-100001msec\n"

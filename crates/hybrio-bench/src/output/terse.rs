@@ -13,6 +13,7 @@
 use std::fmt::Write;
 
 use crate::diskstats::DiskUtil;
+use crate::options::UnifiedRw;
 use crate::stats::{DataDir, GroupSummary, JobStats, LatStat};
 
 use super::{JobReport, RunReport};
@@ -44,8 +45,15 @@ fn job_line(out: &mut String, job: &JobReport, group: Option<&GroupSummary>, dis
         job.groupid,
         job.error
     );
-    for dir in [DataDir::Read, DataDir::Write] {
-        dir_fields(out, s, dir, group);
+    // unified_rw_reporting: with mixed, the summed directions take the read
+    // fields and there are no write fields; with both, they follow the
+    // write fields (fio's order).
+    dir_fields(out, s, DataDir::Read, group);
+    if job.unified != UnifiedRw::Mixed {
+        dir_fields(out, s, DataDir::Write, group);
+    }
+    if job.unified == UnifiedRw::Both {
+        dir_fields(out, &s.clone().into_mixed(), DataDir::Read, group);
     }
     let _ = write!(
         out,

@@ -799,6 +799,24 @@ impl JobStats {
         self.job_runtime_ms = self.job_runtime_ms.saturating_add(other.job_runtime_ms);
     }
 
+    /// Reads, writes and trims summed into one direction, as fio sums them for
+    /// `unified_rw_reporting` (its `mixed` statistics).
+    pub fn mixed(&self) -> DirStats {
+        let mut mixed = self.dirs[0].clone();
+        mixed.merge(&self.dirs[1]);
+        mixed.merge(&self.dirs[2]);
+        mixed
+    }
+
+    /// These statistics with every direction's in the read slot and the
+    /// others empty: what `unified_rw_reporting=mixed` reports.
+    pub fn into_mixed(mut self) -> JobStats {
+        self.dirs[0] = self.mixed();
+        self.dirs[1] = DirStats::new(&self.config);
+        self.dirs[2] = DirStats::new(&self.config);
+        self
+    }
+
     /// The configuration.
     pub fn config(&self) -> &StatsConfig {
         &self.config

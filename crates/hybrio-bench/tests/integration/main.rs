@@ -1187,3 +1187,68 @@ fn status_interval_json_is_one_document_per_line_with_growing_totals() {
             .any(|d| d["jobs"].as_array().unwrap().len() == 1)
     );
 }
+
+#[test]
+fn unified_rw_reporting_sums_the_directions_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |mode: &str| {
+        vec![
+            "--name=u".to_string(),
+            "--ioengine=null".to_string(),
+            "--size=1m".to_string(),
+            "--rw=randrw".to_string(),
+            format!("--unified_rw_reporting={mode}"),
+        ]
+    };
+    let json = |mode: &str| {
+        let args = job(mode);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_json(&args, dir.path())["jobs"][0].clone()
+    };
+    let mixed = json("mixed");
+    let names: Vec<&str> = ["read", "write", "trim", "sync", "mixed"]
+        .into_iter()
+        .filter(|k| mixed.get(*k).is_some())
+        .collect();
+    assert_eq!(names, ["mixed"], "fio writes mixed alone");
+    assert_eq!(mixed["mixed"]["io_bytes"], 1 << 20);
+    assert_eq!(mixed["mixed"]["total_ios"], 256);
+    let both = json("both");
+    let reads = both["read"]["total_ios"].as_u64().unwrap();
+    let writes = both["write"]["total_ios"].as_u64().unwrap();
+    assert!(reads > 0 && writes > 0);
+    assert_eq!(both["mixed"]["total_ios"].as_u64(), Some(reads + writes));
+
+    let text = |mode: &str, extra: &str| {
+        let mut args = job(mode);
+        args.push(extra.to_string());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = hybrio(&args, dir.path());
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let normal = text("mixed", "--output-format=normal");
+    assert!(
+        normal.contains("  mixed: IOPS=") && normal.contains("  MIXED: bw="),
+        "{normal}"
+    );
+    assert!(
+        !normal.contains("  read: IOPS=") && !normal.contains("READ: bw="),
+        "{normal}"
+    );
+    let normal = text("both", "--output-format=normal");
+    for line in [
+        "  read: IOPS=",
+        "  write: IOPS=",
+        "  mixed: IOPS=",
+        "READ: bw=",
+        "MIXED: bw=",
+    ] {
+        assert!(normal.contains(line), "{line} missing: {normal}");
+    }
+    // Terse: mixed takes the read fields and drops the write ones (41 each);
+    // both adds them after the write ones.
+    let fields = |mode: &str| text(mode, "--minimal").trim_end().split(';').count();
+    assert_eq!(fields("none") - fields("mixed"), 41);
+    assert_eq!(fields("both") - fields("none"), 41);
+}
