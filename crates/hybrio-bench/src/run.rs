@@ -553,8 +553,15 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
     let extra = serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
         "errors": failures,
+        // Every job, also those a group_reporting group merges: fio's merged
+        // object names its first job only (fio issues #499, #2132).
         "jobs": clones.iter().zip(&outcomes).map(|(c, o)| serde_json::json!({
             "jobname": c.def.options.name,
+            "groupid": c.groupid,
+            // An option given twice keeps its last value, the one in effect.
+            "job options": c.def.own_options.iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect::<serde_json::Map<_, _>>(),
             "ioengine": o.engine,
             "submitted": o.submitted,
             "completed": o.completed,

@@ -296,6 +296,34 @@ fn job_files_with_stonewall_and_group_reporting() {
     );
     assert_eq!(jobs[1]["read"]["total_ios"], 256);
     assert_eq!(doc["global options"]["size"], "512k");
+
+    // Two different jobs in one group: the merged object's name and options
+    // are both the first job's (fio mixes the first's name with the last's
+    // options), and hybrio's own list names every job with its options.
+    let job = "[global]\nsize=256k\nioengine=null\ngroup_reporting\n\n[a]\nbs=4k\n\n[b]\nbs=8k\n";
+    std::fs::write(dir.path().join("g.fio"), job).unwrap();
+    let doc = run_json(&["g.fio"], dir.path());
+    let merged = &doc["jobs"][0];
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        (
+            merged["jobname"].as_str(),
+            merged["job options"]["bs"].as_str()
+        ),
+        (Some("a"), Some("4k"))
+    );
+    let members = doc["hybrio"]["jobs"].as_array().unwrap();
+    let listed: Vec<(&str, &str, u64)> = members
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap(),
+                j["job options"]["bs"].as_str().unwrap(),
+                j["groupid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, [("a", "4k", 0), ("b", "8k", 0)]);
 }
 
 #[test]
