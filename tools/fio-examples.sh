@@ -22,7 +22,7 @@ export FIO_BS=4k FIO_DIR=$work FIO_IODEPTH=4 FIO_RW=randread
 export S3_KEY=key S3_ID=id CONT=cont POOL=pool SSE_KEY=key STORAGE_CLASS=STANDARD SWIFT_id=id
 export GPU_DEV_IDS=0 unixsocket=$work/nbd.sock uri=nbd://localhost
 # Runs a copy of the job file with its sizes and times made small, in a scratch
-# directory, and prints "N job(s), K KiB" or why it failed.
+# directory, and prints "N job(s), each did I/O" or why it failed.
 run_small() {
     local file=$1 dir=$work/run
     rm -rf "$dir" && mkdir -p "$dir"
@@ -45,7 +45,9 @@ kib = [sum(j[d]["io_kbytes"] for d in ("read", "write", "trim")) for j in jobs]
 if not jobs or min(kib) == 0:
     print(f"a job did no I/O ({kib} KiB per job)")
     sys.exit(1)
-print(f"{len(jobs)} job(s), {sum(kib)} KiB")
+# Time-based jobs move a different amount each run: the table says only
+# that each did I/O, so that it changes when an outcome does.
+print(f"{len(jobs)} job(s), each did I/O")
 PY
 }
 parsed=0 ran=0 refused=0 broken=0

@@ -5,7 +5,7 @@
 //! keyed permutation, which needs no bitmap and costs O(1) per offset; with
 //! `norandommap` offsets are drawn uniformly and may repeat.
 
-use crate::options::{BlockSplit, JobOptions, RwMode};
+use crate::options::{BlockSplit, Distribution, JobOptions, RwMode, ZoneSize};
 
 /// The direction of one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +133,12 @@ impl Rng {
         mix(self.0)
     }
 
+    /// A uniform value in `[0, 1)`.
+    #[inline]
+    pub fn unit_interval(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// A uniform value in `0..bound` (`bound > 0`).
     #[inline]
     pub fn below(&mut self, bound: u64) -> u64 {
@@ -190,12 +196,141 @@ impl Permutation {
     }
 }
 
+/// fio computes the Zipf normalisation over at most this many blocks
+/// (`ZIPF_MAX_GEN`): the sum costs one `powf` per block.
+const ZIPF_MAX_BLOCKS: u64 = 10_000_000;
+
+/// Draws the blocks of random I/O from a [`Distribution`], in the manner of
+/// fio's generators: ranks from Zipf (Gray's method) or Pareto, scattered over
+/// the file by a hash unless a center is given; a normal curve from twelve
+/// uniform draws; zones chosen by their share of accesses.
+#[derive(Debug, Clone)]
+enum BlockDraw {
+    Zipf {
+        theta: f64,
+        /// Blocks the normalisation covers.
+        ranks: u64,
+        zeta_n: f64,
+        alpha: f64,
+        eta: f64,
+        offset: Option<u64>,
+    },
+    Pareto {
+        power: f64,
+        offset: Option<u64>,
+    },
+    Normal {
+        mean: f64,
+        deviation: f64,
+    },
+    /// Per zone: cumulative share of accesses (percent), first block, blocks.
+    Zoned(Vec<(f64, u64, u64)>),
+}
+
+impl BlockDraw {
+    /// The draw over `blocks` blocks of `unit` bytes; `None` for uniform.
+    fn new(distribution: &Distribution, blocks: u64, unit: u64) -> Option<BlockDraw> {
+        let offset = |center: Option<f64>| center.map(|c| (c * blocks as f64) as u64);
+        Some(match distribution {
+            Distribution::Uniform => return None,
+            &Distribution::Zipf { theta, center } => {
+                let ranks = blocks.clamp(1, ZIPF_MAX_BLOCKS);
+                let zeta_n: f64 = (1..=ranks).map(|i| (i as f64).powf(-theta)).sum();
+                let zeta_2 = 1.0 + 0.5f64.powf(theta);
+                BlockDraw::Zipf {
+                    theta,
+                    ranks,
+                    zeta_n,
+                    alpha: 1.0 / (1.0 - theta),
+                    eta: (1.0 - (2.0 / ranks as f64).powf(1.0 - theta)) / (1.0 - zeta_2 / zeta_n),
+                    offset: offset(center),
+                }
+            }
+            &Distribution::Pareto { h, center } => BlockDraw::Pareto {
+                power: h.ln() / (1.0 - h).ln(),
+                offset: offset(center),
+            },
+            &Distribution::Normal { deviation, center } => BlockDraw::Normal {
+                mean: center * blocks as f64,
+                deviation: deviation / 100.0 * blocks as f64,
+            },
+            Distribution::Zoned(zones) => {
+                let mut cumulative = 0.0;
+                let mut first = 0u64;
+                let mut out = Vec::with_capacity(zones.len());
+                for zone in zones {
+                    let size = match zone.size {
+                        ZoneSize::Percent(p) => (p / 100.0 * blocks as f64) as u64,
+                        ZoneSize::Bytes(bytes) => bytes / unit,
+                    };
+                    let size = size.clamp(1, blocks.saturating_sub(first).max(1));
+                    cumulative += zone.access_percent;
+                    out.push((cumulative, first.min(blocks.saturating_sub(1)), size));
+                    first = (first + size).min(blocks.saturating_sub(1));
+                }
+                BlockDraw::Zoned(out)
+            }
+        })
+    }
+
+    /// The next block, in `0..blocks`.
+    fn draw(&self, blocks: u64, rng: &mut Rng) -> u64 {
+        let scatter = |rank: u64, offset: Option<u64>| match offset {
+            Some(offset) => (rank + offset) % blocks,
+            None => mix(rank) % blocks,
+        };
+        match self {
+            BlockDraw::Zipf {
+                theta,
+                ranks,
+                zeta_n,
+                alpha,
+                eta,
+                offset,
+            } => {
+                let u = rng.unit_interval();
+                let uz = u * zeta_n;
+                let rank = if uz < 1.0 {
+                    0
+                } else if uz < 1.0 + 0.5f64.powf(*theta) {
+                    1
+                } else {
+                    let value = *ranks as f64 * (eta * u - eta + 1.0).powf(*alpha);
+                    (value as u64).min(ranks - 1)
+                };
+                scatter(rank, *offset)
+            }
+            BlockDraw::Pareto { power, offset } => {
+                let rank = ((blocks - 1) as f64 * rng.unit_interval().powf(*power)) as u64;
+                scatter(rank, *offset)
+            }
+            BlockDraw::Normal { mean, deviation } => {
+                // Irwin-Hall: twelve uniforms less six are close to N(0, 1).
+                let z: f64 = (0..12).map(|_| rng.unit_interval()).sum::<f64>() - 6.0;
+                let block = (mean + z * deviation).round() as i64;
+                block.rem_euclid(blocks as i64) as u64
+            }
+            BlockDraw::Zoned(zones) => {
+                let r = rng.unit_interval() * 100.0;
+                let &(_, first, size) = zones
+                    .iter()
+                    .find(|(cumulative, _, _)| r < *cumulative)
+                    .or(zones.last())
+                    .expect("a zoned distribution has zones");
+                first + rng.below(size)
+            }
+        }
+    }
+}
+
 /// Per file and direction: where the next I/O goes.
 #[derive(Debug, Clone)]
 struct Cursor {
     blocks: u64,
     next: u64,
     permutation: Option<Permutation>,
+    /// A non-uniform distribution: it replaces the random map.
+    draw: Option<BlockDraw>,
 }
 
 /// The job's whole I/O sequence.
@@ -239,6 +374,7 @@ impl IoPlan {
                         blocks,
                         next: 0,
                         permutation,
+                        draw: None,
                     }
                 })
             })
@@ -253,6 +389,20 @@ impl IoPlan {
             next_file: 0,
             rng,
         }
+    }
+
+    /// Random offsets drawn from these distributions (reads, writes) instead
+    /// of uniformly: as in fio, a non-uniform one turns the random map off.
+    pub fn with_distributions(mut self, distributions: [&Distribution; 2]) -> IoPlan {
+        for cursors in &mut self.cursors {
+            for (dir, cursor) in cursors.iter_mut().enumerate() {
+                cursor.draw = BlockDraw::new(distributions[dir], cursor.blocks, self.unit[dir]);
+                if cursor.draw.is_some() {
+                    cursor.permutation = None;
+                }
+            }
+        }
+        self
     }
 
     /// The smallest block size of a direction: offsets and lengths are
@@ -303,6 +453,8 @@ impl IoPlan {
             let end = block + units.min(cursor.blocks - block);
             cursor.next = if end >= cursor.blocks { 0 } else { end };
             block
+        } else if let Some(draw) = &cursor.draw {
+            draw.draw(cursor.blocks, &mut self.rng)
         } else if self.random_map {
             if cursor.next == cursor.blocks {
                 // A pass is complete: start another in a new order.
@@ -480,6 +632,88 @@ mod tests {
             expected = io.offset + io.len;
         }
         assert!(wraps > 5, "{wraps} passes");
+    }
+
+    /// Hits per block of 100,000 random reads over 1000 blocks.
+    fn hits(distribution: &Distribution) -> Vec<u32> {
+        let mut plan = IoPlan::new(
+            RwMode::RandRead,
+            100,
+            [4096, 4096],
+            &[4096 * 1000],
+            true,
+            11,
+        )
+        .with_distributions([distribution, distribution]);
+        let mut hits = vec![0u32; 1000];
+        for _ in 0..100_000 {
+            hits[(plan.next_io().offset / 4096) as usize] += 1;
+        }
+        hits
+    }
+
+    /// The share of hits on the `n` most-hit blocks.
+    fn hottest(hits: &[u32], n: usize) -> f64 {
+        let mut sorted = hits.to_vec();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        sorted[..n].iter().sum::<u32>() as f64 / hits.iter().sum::<u32>() as f64
+    }
+
+    #[test]
+    fn skewed_distributions_concentrate_their_hits() {
+        let uniform = hits(&Distribution::Uniform);
+        assert!(hottest(&uniform, 100) < 0.12, "{}", hottest(&uniform, 100));
+        // Zipf 1.2 over 1000 blocks: the 10 hottest take about half.
+        let zipf = hits(&Distribution::Zipf {
+            theta: 1.2,
+            center: None,
+        });
+        assert!(hottest(&zipf, 10) > 0.4, "{}", hottest(&zipf, 10));
+        // Pareto 0.2: fio's 80/20.
+        let pareto = hits(&Distribution::Pareto {
+            h: 0.2,
+            center: None,
+        });
+        assert!(hottest(&pareto, 200) > 0.7, "{}", hottest(&pareto, 200));
+        // Centred: the hottest block sits at a quarter of the file.
+        let centred = hits(&Distribution::Zipf {
+            theta: 1.2,
+            center: Some(0.25),
+        });
+        let top = (0..1000).max_by_key(|&b| centred[b]).unwrap();
+        assert_eq!(top, 250);
+        // Normal, 10% deviation around the middle: about 68% within one.
+        let normal = hits(&Distribution::Normal {
+            deviation: 10.0,
+            center: 0.5,
+        });
+        let within: u32 = normal[400..600].iter().sum();
+        assert!((65_000..71_000).contains(&within), "{within}");
+    }
+
+    #[test]
+    fn zones_get_their_share_of_accesses() {
+        let zones =
+            [(60.0, 10.0), (30.0, 20.0), (8.0, 30.0), (2.0, 40.0)].map(|(access_percent, size)| {
+                crate::options::Zone {
+                    access_percent,
+                    size: ZoneSize::Percent(size),
+                }
+            });
+        let hits = hits(&Distribution::Zoned(zones.to_vec()));
+        let share = |range: std::ops::Range<usize>| hits[range].iter().sum::<u32>() as f64 / 1000.0;
+        for (range, percent) in [
+            (0..100, 60.0),
+            (100..300, 30.0),
+            (300..600, 8.0),
+            (600..1000, 2.0),
+        ] {
+            let got = share(range.clone());
+            assert!(
+                (got - percent).abs() < 1.5,
+                "{range:?}: {got}% for {percent}%"
+            );
+        }
     }
 
     #[test]

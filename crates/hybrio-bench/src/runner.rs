@@ -184,7 +184,11 @@ impl PreparedJob {
             &sizes,
             !options.norandommap,
             seed,
-        );
+        )
+        .with_distributions([
+            &options.random_distribution[0],
+            &options.random_distribution[1],
+        ]);
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
         // As fio, a size that is not a whole number of blocks is rounded down
         // to one that is: no I/O runs past it.

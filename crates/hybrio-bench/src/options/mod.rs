@@ -177,6 +177,9 @@ pub struct JobOptions {
     pub randseed: u64,
     /// Random offsets may repeat within a pass.
     pub norandommap: bool,
+    /// How random offsets are spread (fio's `random_distribution`), per
+    /// direction: reads, writes, trims.
+    pub random_distribution: [Distribution; 3],
     /// Drop the page cache of the files before the job.
     pub invalidate: bool,
     /// io_uring: registered buffers.
@@ -220,6 +223,59 @@ pub enum FadviseHint {
     Sequential,
     /// `POSIX_FADV_RANDOM`.
     Random,
+}
+
+/// How random offsets are spread over a file (fio's `random_distribution`).
+/// Every model but `Uniform` turns fio's random map off: offsets repeat.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Distribution {
+    /// Every block alike.
+    #[default]
+    Uniform,
+    /// Zipf with exponent `theta`: block ranks by popularity, the hottest
+    /// scattered over the file.
+    Zipf {
+        /// The Zipf exponent (fio's theta).
+        theta: f64,
+        /// Where the hottest block lies, as a fraction of the file (fio's
+        /// optional second value); `None` scatters them.
+        center: Option<f64>,
+    },
+    /// Pareto with power `h` (0 < h < 1).
+    Pareto {
+        /// fio's Pareto power.
+        h: f64,
+        /// As for Zipf.
+        center: Option<f64>,
+    },
+    /// Normal around `center` (default the middle) with a standard
+    /// deviation of `deviation` percent of the file.
+    Normal {
+        /// Standard deviation, percent of the file.
+        deviation: f64,
+        /// Mean, as a fraction of the file.
+        center: f64,
+    },
+    /// `percent` of the accesses to each zone, zones in order from offset 0.
+    Zoned(Vec<Zone>),
+}
+
+/// One zone of a zoned distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Zone {
+    /// Share of the accesses, percent.
+    pub access_percent: f64,
+    /// The zone's size: percent of the file, or bytes.
+    pub size: ZoneSize,
+}
+
+/// A zone's size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ZoneSize {
+    /// Percent of the file (`zoned`).
+    Percent(f64),
+    /// Bytes (`zoned_abs`).
+    Bytes(u64),
 }
 
 /// How a job's report shows its directions (fio's `unified_rw_reporting`).
@@ -322,6 +378,7 @@ impl Default for JobOptions {
             new_group: false,
             randrepeat: true,
             randseed: 0x89,
+            random_distribution: Default::default(),
             norandommap: false,
             invalidate: true,
             fixedbufs: false,
@@ -612,6 +669,156 @@ fn block_splits(v: &str, kb_base: u32) -> Result<[Vec<BlockSplit>; 3], ValueErro
     Ok(splits)
 }
 
+/// `random_distribution`: a model per direction (`reads,writes,trims`).
+fn distributions(v: &str, kb_base: u32) -> Result<[Distribution; 3], ValueError> {
+    let mut models: [Distribution; 3] = Default::default();
+    for (dir, field) in per_direction(v)?.into_iter().enumerate() {
+        if let Some(field) = field {
+            models[dir] = distribution(field, v, kb_base)?;
+        }
+    }
+    Ok(models)
+}
+
+fn distribution(field: &str, whole: &str, kb_base: u32) -> Result<Distribution, ValueError> {
+    let invalid = |why: &str| ValueError::Invalid(format!("'{whole}': {why}"));
+    let number = |text: &str| -> Result<f64, ValueError> {
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| invalid(&format!("'{text}' is not a number")))
+    };
+    let (model, rest) = field.split_once([':', '=']).unwrap_or((field, ""));
+    let params: Vec<&str> = if rest.is_empty() {
+        Vec::new()
+    } else {
+        rest.split(':').collect()
+    };
+    let center = |i: usize| -> Result<Option<f64>, ValueError> {
+        match params.get(i) {
+            None => Ok(None),
+            Some(text) => match number(text)? {
+                c if (0.0..=1.0).contains(&c) => Ok(Some(c)),
+                _ => Err(invalid("the center must lie in 0..1")),
+            },
+        }
+    };
+    let first = || -> Result<f64, ValueError> {
+        params
+            .first()
+            .ok_or_else(|| invalid(&format!("{model} needs a value, e.g. {model}:0.8")))
+            .and_then(|t| number(t))
+    };
+    let one_center_at_most = || {
+        if params.len() > 2 {
+            Err(invalid(&format!(
+                "{model} takes a value and an optional center"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    match model {
+        "random" if params.is_empty() => Ok(Distribution::Uniform),
+        "zipf" => {
+            one_center_at_most()?;
+            let theta = first()?;
+            if theta <= 0.0 || theta == 1.0 {
+                return Err(invalid("the Zipf theta must be above 0 and not 1"));
+            }
+            Ok(Distribution::Zipf {
+                theta,
+                center: center(1)?,
+            })
+        }
+        "pareto" => {
+            one_center_at_most()?;
+            let h = first()?;
+            if !(h > 0.0 && h < 1.0) {
+                return Err(invalid("the Pareto power must lie between 0 and 1"));
+            }
+            Ok(Distribution::Pareto {
+                h,
+                center: center(1)?,
+            })
+        }
+        "normal" => {
+            one_center_at_most()?;
+            let deviation = first()?;
+            if !(deviation > 0.0 && deviation <= 100.0) {
+                return Err(invalid(
+                    "the normal deviation is a percentage, above 0 and at most 100",
+                ));
+            }
+            Ok(Distribution::Normal {
+                deviation,
+                center: center(1)?.unwrap_or(0.5),
+            })
+        }
+        "zoned" | "zoned_abs" => {
+            // As fio: a `zoned` zone without a size shares what the others
+            // leave of the file with the other such zones.
+            let mut zones = Vec::new();
+            let mut unsized_zones = Vec::new();
+            for zone in &params {
+                let (access, extent) = zone.split_once('/').unwrap_or((zone, ""));
+                let access_percent = number(access)?;
+                let extent = match (model, extent.trim()) {
+                    ("zoned", "") => {
+                        unsized_zones.push(zones.len());
+                        ZoneSize::Percent(0.0)
+                    }
+                    ("zoned", extent) => ZoneSize::Percent(number(extent)?),
+                    (_, "") => return Err(invalid(&format!("zone '{zone}' needs a size"))),
+                    (_, extent) => ZoneSize::Bytes(size(extent, kb_base)?),
+                };
+                zones.push(Zone {
+                    access_percent,
+                    size: extent,
+                });
+            }
+            let given: f64 = zones
+                .iter()
+                .map(|z| match z.size {
+                    ZoneSize::Percent(p) => p,
+                    ZoneSize::Bytes(_) => 0.0,
+                })
+                .sum();
+            if !unsized_zones.is_empty() {
+                let share = (100.0 - given).max(0.0) / unsized_zones.len() as f64;
+                for i in unsized_zones {
+                    zones[i].size = ZoneSize::Percent(share);
+                }
+            }
+            let access: f64 = zones.iter().map(|z| z.access_percent).sum();
+            let room: f64 = zones
+                .iter()
+                .map(|z| match z.size {
+                    ZoneSize::Percent(p) => p,
+                    ZoneSize::Bytes(_) => 0.0,
+                })
+                .sum();
+            if zones.is_empty() || zones.len() > 256 {
+                return Err(invalid("give 1 to 256 zones"));
+            }
+            if (access - 100.0).abs() > 1e-9 {
+                return Err(invalid(&format!(
+                    "the zones' accesses add up to {access}%, not 100%"
+                )));
+            }
+            if room > 100.0 + 1e-9 {
+                return Err(invalid(&format!("the zones cover {room}% of the file")));
+            }
+            Ok(Distribution::Zoned(zones))
+        }
+        _ => Err(ValueError::Choice {
+            value: field.to_string(),
+            allowed: "random, zipf:theta, pareto:h, normal:dev, zoned:..., zoned_abs:...".into(),
+        }),
+    }
+}
+
 fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
     Ok(match v {
         "read" => RwMode::Read,
@@ -855,7 +1062,7 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt!(
         "thread",
-        &[],
+        &["threads"],
         Kind::Bool,
         "0",
         "Use threads (hybrio always runs jobs as threads)",
@@ -978,6 +1185,15 @@ pub static OPTIONS: &[OptionDef] = &[
             j.randseed = units::parse_u64(v)?;
             j.randrepeat = true
         }
+    ),
+    opt!(
+        "random_distribution",
+        &[],
+        Kind::Text,
+        "random",
+        "Offsets: random (uniform), zipf:theta, pareto:h, normal:dev, each [:center], \
+         zoned:pct/pct_of_size:..., zoned_abs:pct/size:... (reads,writes,trims)",
+        |j, v| j.random_distribution = distributions(v, j.kb_base)?
     ),
     opt!(
         "norandommap",
@@ -1230,6 +1446,72 @@ mod tests {
         assert!(apply("bs", "abc").is_err());
         assert!(apply("bs", "0").is_err());
         assert!(apply("bs", "4k,8k,16k,32k").is_err());
+    }
+
+    #[test]
+    fn random_distributions_as_fio_writes_them() {
+        let reads =
+            |v: &str| apply("random_distribution", v).map(|j| j.random_distribution[0].clone());
+        assert_eq!(reads("random").unwrap(), Distribution::Uniform);
+        assert_eq!(
+            reads("zipf:0.5").unwrap(),
+            Distribution::Zipf {
+                theta: 0.5,
+                center: None
+            }
+        );
+        assert_eq!(
+            reads("zipf:1.2:0.25").unwrap(),
+            Distribution::Zipf {
+                theta: 1.2,
+                center: Some(0.25)
+            }
+        );
+        assert_eq!(
+            reads("pareto:0.2").unwrap(),
+            Distribution::Pareto {
+                h: 0.2,
+                center: None
+            }
+        );
+        assert_eq!(
+            reads("normal:10").unwrap(),
+            Distribution::Normal {
+                deviation: 10.0,
+                center: 0.5
+            }
+        );
+        // rand-zones.fio's last zone has no size: it takes the rest, 80%.
+        let Distribution::Zoned(zones) = reads("zoned:50/5:30/15:20/").unwrap() else {
+            panic!("zoned")
+        };
+        assert_eq!(zones[2].size, ZoneSize::Percent(80.0));
+        let Distribution::Zoned(zones) = reads("zoned_abs=60/20G:30/100G:10/500g").unwrap() else {
+            panic!("zoned_abs")
+        };
+        assert_eq!(zones[1].size, ZoneSize::Bytes(100 << 30));
+        let Distribution::Zoned(zones) = reads("zoned:60/10:30/20:8/30:2/40").unwrap() else {
+            panic!("zoned")
+        };
+        assert_eq!((zones.len(), zones[3].access_percent), (4, 2.0));
+        for bad in [
+            "zipf",
+            "zipf:1",
+            "zipf:x",
+            "pareto:1.5",
+            "normal:0",
+            "zoned:60/10:30/20",
+            "zoned:50/80:50/30",
+            "zoned:5",
+            "uniform",
+            "zipf:0.5:2",
+        ] {
+            let err = apply("random_distribution", bad).unwrap_err().to_string();
+            assert!(!err.is_empty() && !err.contains('\n'), "{bad}: {err}");
+        }
+        // Per direction: reads zipf, writes and trims zoned.
+        let job = apply("random_distribution", "zipf:0.8,zoned:100/50").unwrap();
+        assert!(matches!(job.random_distribution[2], Distribution::Zoned(_)));
     }
 
     #[test]
