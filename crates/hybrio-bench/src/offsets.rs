@@ -427,7 +427,14 @@ impl IoPlan {
     /// The next I/O.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {
-        let direction = match self.mode {
+        let direction = self.next_direction();
+        self.next_io_in(direction)
+    }
+
+    /// The direction of the next I/O, by `rwmixread`.
+    #[inline]
+    pub fn next_direction(&mut self) -> Direction {
+        match self.mode {
             RwMode::Read | RwMode::RandRead => Direction::Read,
             RwMode::Write | RwMode::RandWrite => Direction::Write,
             RwMode::ReadWrite | RwMode::RandReadWrite => {
@@ -437,7 +444,19 @@ impl IoPlan {
                     Direction::Write
                 }
             }
-        };
+        }
+    }
+
+    /// Whether the job does both reads and writes, so that a rate limit may
+    /// turn to the other direction while one has to wait.
+    pub fn mixes_directions(&self) -> bool {
+        matches!(self.mode, RwMode::ReadWrite | RwMode::RandReadWrite)
+            && (1..100).contains(&self.read_percent)
+    }
+
+    /// The next I/O in `direction`.
+    #[inline]
+    pub fn next_io_in(&mut self, direction: Direction) -> PlannedIo {
         let file = self.next_file;
         self.next_file = if file + 1 == self.cursors.len() {
             0

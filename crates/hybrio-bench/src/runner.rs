@@ -303,6 +303,74 @@ struct Slot {
     issue: u64,
 }
 
+/// `rate` / `rate_iops`: when each direction's next I/O may go.
+#[derive(Debug)]
+struct Pacing {
+    /// Nanoseconds an I/O of each direction takes up: per I/O, and per byte.
+    per_io_ns: [f64; 2],
+    per_byte_ns: [f64; 2],
+    /// When the next I/O of each direction is due (ns on the job's clock).
+    due: [f64; 2],
+    /// Poisson arrivals: exponential gaps of the same mean.
+    poisson: Option<crate::offsets::Rng>,
+}
+
+impl Pacing {
+    fn new(options: &JobOptions) -> Option<Pacing> {
+        let per = |limit: Option<u64>| limit.map_or(0.0, |l| 1e9 / l as f64);
+        let per_io_ns = [per(options.rate_iops[0]), per(options.rate_iops[1])];
+        let per_byte_ns = [per(options.rate[0]), per(options.rate[1])];
+        if per_io_ns.iter().chain(&per_byte_ns).all(|&ns| ns == 0.0) {
+            return None;
+        }
+        Some(Pacing {
+            per_io_ns,
+            per_byte_ns,
+            due: [0.0; 2],
+            poisson: options
+                .rate_poisson
+                .then(|| crate::offsets::Rng::new(options.randseed ^ 0x9055)),
+        })
+    }
+
+    /// The direction of the next I/O and when it may go, as fio's
+    /// `rate_ddir()` decides: `wanted` if it is due; else, in a job that mixes
+    /// directions, the other if that one is due (an unlimited direction
+    /// always is), or whichever comes due first. As in fio, a job that fell
+    /// behind its schedule issues at once until it has caught up.
+    fn pick(&self, wanted: Direction, now: u64, mixes: bool) -> (Direction, u64) {
+        let due = |d: Direction| self.due[d.index()] as u64;
+        let other = match wanted {
+            Direction::Read => Direction::Write,
+            Direction::Write => Direction::Read,
+        };
+        if due(wanted) <= now || !mixes {
+            (wanted, due(wanted))
+        } else if due(other) <= now || due(other) < due(wanted) {
+            (other, due(other))
+        } else {
+            (wanted, due(wanted))
+        }
+    }
+
+    /// Books an I/O of `len` bytes in `direction`: the next one of that
+    /// direction is due one gap later. With both limits the stricter spacing
+    /// holds.
+    fn book(&mut self, direction: Direction, len: u64) {
+        let dir = direction.index();
+        let mut gap = self.per_io_ns[dir].max(self.per_byte_ns[dir] * len as f64);
+        if let Some(rng) = &mut self.poisson {
+            gap *= -(1.0 - rng.unit_interval()).ln();
+        }
+        self.due[dir] += gap;
+    }
+
+    /// After the ramp: the schedule starts again.
+    fn restart(&mut self, now: u64) {
+        self.due = [now as f64; 2];
+    }
+}
+
 struct IoLoop<'a> {
     job: &'a mut PreparedJob,
     progress: &'a Progress,
@@ -334,6 +402,7 @@ struct IoLoop<'a> {
     /// so far that a `--status-interval` report asks for.
     started: SystemTime,
     usage_before: Option<hybrio::rusage::ThreadUsage>,
+    pacing: Option<Pacing>,
 }
 
 impl<'a> IoLoop<'a> {
@@ -379,6 +448,7 @@ impl<'a> IoLoop<'a> {
             }
         }
         let last_written = job.files[0].0;
+        let pacing = Pacing::new(&job.options);
         IoLoop {
             stats: JobStats::new(config, 0),
             free: (0..depth).rev().collect(),
@@ -402,6 +472,7 @@ impl<'a> IoLoop<'a> {
             cache_dropped_at: None,
             started,
             usage_before,
+            pacing,
             refused: None,
         }
     }
@@ -435,6 +506,9 @@ impl<'a> IoLoop<'a> {
                 ramping = false;
                 self.stats.reset(self.now);
                 self.issued_bytes = 0;
+                if let Some(pacing) = &mut self.pacing {
+                    pacing.restart(self.now);
+                }
                 deadline = options.runtime.map(|r| self.now.saturating_add(nanos(r)));
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
@@ -483,13 +557,28 @@ impl<'a> IoLoop<'a> {
                 self.writes_since_sync = 0;
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
-                let mut io = self.job.plan.next_io();
+                let mut direction = self.job.plan.next_direction();
+                if let Some(pacing) = &self.pacing {
+                    let mixes = self.job.plan.mixes_directions();
+                    let (chosen, due) = pacing.pick(direction, self.now, mixes);
+                    if due > self.now {
+                        // Everything in flight completes first, the slot included.
+                        self.free.push(slot);
+                        self.wait_until(due, deadline);
+                        continue;
+                    }
+                    direction = chosen;
+                }
+                let mut io = self.job.plan.next_io_in(direction);
                 // With sizes that vary, the pass's last I/O is cut to what
                 // is left of it (in whole smallest blocks), as fio cuts it.
                 let left = self.job.pass_bytes.saturating_sub(self.pass_issued);
                 let unit = self.job.plan.unit(io.direction);
                 if io.len > left && left >= unit {
                     io.len = left - left % unit;
+                }
+                if let Some(pacing) = &mut self.pacing {
+                    pacing.book(io.direction, io.len);
                 }
                 let mut buf = self.slots[slot]
                     .buf
@@ -596,6 +685,27 @@ impl<'a> IoLoop<'a> {
             counters,
             engine: self.job.engine.description(),
             cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
+        }
+    }
+
+    /// A rate limit's pause: what is in flight completes first, as fio
+    /// quiesces before it sleeps, so that no request's latency includes the
+    /// pause; then the thread sleeps until `due` (or the deadline).
+    #[cold]
+    fn wait_until(&mut self, due: u64, deadline: Option<u64>) {
+        self.drain();
+        let until = deadline.map_or(due, |d| d.min(due));
+        loop {
+            let now = self.clock.now();
+            self.now = now;
+            if now >= until || hybrio::interrupt::requested() {
+                return;
+            }
+            // Sleeps of at most 100 ms keep Ctrl-C and status reports prompt.
+            std::thread::sleep(Duration::from_nanos((until - now).min(100_000_000)));
+            if self.now >= self.next_publish {
+                self.publish(deadline);
+            }
         }
     }
 
@@ -813,4 +923,40 @@ pub fn open_files(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pacing(rate_iops: [Option<u64>; 3]) -> Pacing {
+        let options = JobOptions {
+            rate_iops,
+            ..JobOptions::default()
+        };
+        Pacing::new(&options).expect("a limit")
+    }
+
+    #[test]
+    fn pacing_spaces_io_and_turns_to_a_direction_that_is_due() {
+        assert!(Pacing::new(&JobOptions::default()).is_none());
+        // Reads at 1000 IOPS: one each millisecond.
+        let mut p = pacing([Some(1000), None, None]);
+        let ms = 1_000_000;
+        assert_eq!(p.pick(Direction::Read, 0, false), (Direction::Read, 0));
+        p.book(Direction::Read, 4096);
+        assert_eq!(p.pick(Direction::Read, 0, false), (Direction::Read, ms));
+        // In a mixed job, unlimited writes go while reads wait.
+        assert_eq!(p.pick(Direction::Read, 0, true), (Direction::Write, 0));
+        // Both limited and both ahead: whichever comes due first.
+        let mut p = pacing([Some(1000), Some(500), None]);
+        p.book(Direction::Read, 4096);
+        p.book(Direction::Write, 4096);
+        assert_eq!(p.pick(Direction::Write, 0, true), (Direction::Read, ms));
+        // Behind schedule: at once, until caught up.
+        assert_eq!(
+            p.pick(Direction::Write, 10 * ms, true),
+            (Direction::Write, 2 * ms)
+        );
+    }
 }

@@ -141,6 +141,12 @@ pub struct JobOptions {
     pub startdelay: Duration,
     /// hybrio: drop the files' page cache once, this long after the job's I/O started.
     pub drop_cache_after: Option<Duration>,
+    /// fio's `rate`: bytes per second, per direction (reads, writes, trims).
+    pub rate: [Option<u64>; 3],
+    /// fio's `rate_iops`: I/Os per second, per direction.
+    pub rate_iops: [Option<u64>; 3],
+    /// fio's `rate_process`: evenly spaced I/Os, or Poisson arrivals.
+    pub rate_poisson: bool,
     /// Passes over the workload.
     pub loops: u32,
     /// Number of clones of the job.
@@ -390,6 +396,9 @@ impl Default for JobOptions {
             completion_latency: None,
             inject: None,
             continue_on_error: ContinueOnError::None,
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            rate_poisson: false,
             unified_rw_reporting: UnifiedRw::None,
             clat_percentiles: true,
             lat_percentiles: false,
@@ -667,6 +676,31 @@ fn block_splits(v: &str, kb_base: u32) -> Result<[Vec<BlockSplit>; 3], ValueErro
         }
     }
     Ok(splits)
+}
+
+/// `rate`, `rate_iops`: a limit per direction. One value limits each
+/// direction; in a list an empty field, or 0, is no limit (`rate=,500k` caps
+/// writes only), and trims follow writes unless given.
+fn rates(
+    v: &str,
+    read: impl Fn(&str) -> Result<u64, ValueError>,
+) -> Result<[Option<u64>; 3], ValueError> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(ValueError::Range(v.to_string()));
+    }
+    let mut limits = [None; 3];
+    for (dir, limit) in limits.iter_mut().enumerate() {
+        let field = match (parts.len(), dir) {
+            (1, _) => parts[0],
+            (2, 2) => parts[1],
+            _ => parts[dir],
+        };
+        if !field.is_empty() {
+            *limit = Some(read(field)?).filter(|&l| l > 0);
+        }
+    }
+    Ok(limits)
 }
 
 /// `random_distribution`: a model per direction (`reads,writes,trims`).
@@ -1185,6 +1219,30 @@ pub static OPTIONS: &[OptionDef] = &[
             j.randseed = units::parse_u64(v)?;
             j.randrepeat = true
         }
+    ),
+    opt!(
+        "rate",
+        &[],
+        Kind::Size,
+        "",
+        "Bytes per second at most (reads,writes,trims)",
+        |j, v| j.rate = rates(v, |t| size(t, j.kb_base))?
+    ),
+    opt!(
+        "rate_iops",
+        &[],
+        Kind::Int,
+        "",
+        "I/Os per second at most (reads,writes,trims)",
+        |j, v| j.rate_iops = rates(v, units::parse_u64)?
+    ),
+    opt!(
+        "rate_process",
+        &[],
+        Kind::Choice(&["linear", "poisson"]),
+        "linear",
+        "How rated I/Os are spaced: evenly (linear) or as Poisson arrivals",
+        |j, v| j.rate_poisson = v == "poisson"
     ),
     opt!(
         "random_distribution",
