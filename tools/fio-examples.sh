@@ -3,7 +3,7 @@
 # (apt-get install fio-examples; nothing of it is committed) and writes the outcome of
 # each to tools/FIO-EXAMPLES.md: hybrio's one-line refusal, or, for a file that parses,
 # the outcome of running a copy of it made small (sizes 1 MiB, runtime 1 s, at most 2
-# loops, directories in a scratch directory).
+# loops, directories and devices (1 MiB files) in a scratch directory).
 # A panic, a multi-line error, an exit status other than 0 or 1, or a file that parses
 # and then does not run (or runs a job that does no I/O) fails the script.
 #
@@ -30,6 +30,7 @@ run_small() {
         -e 's/^([[:space:]]*runtime)[[:space:]]*=.*/\1=1/' \
         -e 's/^([[:space:]]*loops)[[:space:]]*=.*/\1=2/' \
         -e "s|^([[:space:]]*directory)[[:space:]]*=.*|\\1=$dir|" \
+        -e "s|^([[:space:]]*filename)[[:space:]]*=/dev/.*|\\1=$dir/device\\nsize=1m|" \
         "$file" > "$dir/job.fio"
     local status=0
     (cd "$dir" && timeout 120 "$hybrio" --output-format=json job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
@@ -81,7 +82,7 @@ done
     echo "# fio's example job files"
     echo
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
-    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, its directory a scratch one) and must do I/O in every job."
+    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, its directory a scratch one, a device a 1 MiB file in it) and must do I/O in every job."
     echo
     echo "$parsed parse ($ran of them run small), $refused are refused with one line, $broken broken."
     echo

@@ -391,7 +391,8 @@ impl JobArgs {
         inline_value: Option<String>,
         rest: &mut Peekable<Iter<'_, String>>,
     ) {
-        let takes_value = options::find(key).is_some_and(|o| o.kind != Kind::Bool);
+        let takes_value =
+            options::find(key).is_some_and(|o| !matches!(o.kind, Kind::Bool | Kind::OptionalText));
         let value = match inline_value {
             Some(v) => Some(v),
             None if takes_value && rest.peek().is_some_and(|next| !next.starts_with('-')) => {

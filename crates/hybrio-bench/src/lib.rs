@@ -7,7 +7,7 @@
 //! the command line into sections and, through the single option table in
 //! [`options`], into typed jobs; [`layout`] names and lays out each job's
 //! files; [`runner`] runs each job on its own thread (I/O offsets from
-//! [`offsets`]); [`stats`] measures as fio does; [`output`] prints fio's text
+//! [`offsets`]); [`stats`] measures as fio does and [`logs`] writes fio's per-I/O logs; [`output`] prints fio's text
 //! and JSON; [`run`] ties them together and [`compare`] runs the same jobs
 //! on each engine side by side.
 #![forbid(unsafe_code)]
@@ -18,6 +18,7 @@ pub mod compare;
 pub mod diskstats;
 pub mod jobfile;
 pub mod layout;
+pub mod logs;
 pub mod offsets;
 pub mod options;
 pub mod output;

@@ -55,8 +55,12 @@ pub enum RunFailure {
 #[derive(Debug, Clone)]
 struct JobClone {
     def: JobDef,
+    /// Which of its section's `numjobs` clones.
     number: u32,
     groupid: u32,
+    /// Its place among all the run's jobs, from 1 (fio's thread number,
+    /// which numbers the log files).
+    in_run: usize,
 }
 
 /// fio's start banner for each job section, as printed before a run.
@@ -150,6 +154,7 @@ pub fn run_reporting(
                 def: def.clone(),
                 number,
                 groupid,
+                in_run: clones.len() + 1,
             });
         }
         segments.last_mut().expect("one segment at least").end = clones.len();
@@ -281,6 +286,7 @@ fn run_together(
         let (gate, ready_tx, progress) = (gate.clone(), ready_tx.clone(), progress.clone());
         let options = clone.def.options.clone();
         let seed = job_seed(&options, clone.number);
+        let number = clone.in_run;
         let spawned = std::thread::Builder::new()
             .name(format!("{}.{}", options.name, clone.number))
             .spawn(move || {
@@ -293,7 +299,7 @@ fn run_together(
                             source,
                         }
                     })?;
-                    PreparedJob::new(options.clone(), kind, files, seed)
+                    PreparedJob::new(options.clone(), kind, files, seed, number)
                 });
                 let (prepared, report) = match prepared {
                     Ok(job) => (Some(job), Ok(())),

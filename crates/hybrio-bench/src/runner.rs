@@ -17,6 +17,7 @@ use hybrio::file::{AccessPattern, FileHandle};
 use hybrio::request::{Completion, Op, Request};
 
 use crate::layout::JobFile;
+use crate::logs::JobLogs;
 use crate::offsets::{BlockSizing, Direction, IoPlan};
 use crate::options::{FadviseHint, JobOptions};
 use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
@@ -42,6 +43,14 @@ pub enum RunError {
         engine: String,
         /// What exists.
         known: String,
+    },
+    /// A log file could not be opened.
+    #[error("job '{job}': {source}")]
+    Log {
+        /// The job.
+        job: String,
+        /// What failed.
+        source: crate::logs::LogError,
     },
 }
 
@@ -114,15 +123,20 @@ pub struct PreparedJob {
     /// Bytes of one pass over the files.
     pass_bytes: u64,
     total_bytes: u64,
+    /// `write_lat_log` and the like.
+    logs: Option<JobLogs>,
 }
 
 impl PreparedJob {
-    /// Builds the engine and opens the files. Must run on the thread that will run the job.
+    /// Builds the engine and opens the files (and the logs, numbered
+    /// `number`, the job's number in the run from 1). Must run on the thread
+    /// that will run the job.
     pub fn new(
         options: JobOptions,
         kind: EngineKind,
         files: Vec<JobFile>,
         seed: u64,
+        number: usize,
     ) -> Result<PreparedJob, RunError> {
         let wrap = |source| RunError::Engine {
             job: options.name.clone(),
@@ -207,6 +221,10 @@ impl PreparedJob {
             pass_bytes
         };
         let total_bytes = pass_bytes.saturating_mul(options.loops as u64);
+        let logs = JobLogs::open(&options, number).map_err(|source| RunError::Log {
+            job: options.name.clone(),
+            source,
+        })?;
         Ok(PreparedJob {
             options,
             engine,
@@ -216,6 +234,7 @@ impl PreparedJob {
             plan,
             pass_bytes,
             total_bytes,
+            logs,
         })
     }
 
@@ -225,6 +244,11 @@ impl PreparedJob {
         let started = SystemTime::now();
         let mut io_loop = IoLoop::new(&mut self, progress, started, usage_before);
         io_loop.run();
+        if let Some(logs) = io_loop.logs.take()
+            && let Err(error) = logs.finish(io_loop.clock.now())
+        {
+            io_loop.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
+        }
         let IoLoop {
             mut stats,
             failure,
@@ -403,6 +427,9 @@ struct IoLoop<'a> {
     started: SystemTime,
     usage_before: Option<hybrio::rusage::ThreadUsage>,
     pacing: Option<Pacing>,
+    /// The job's logs, and from when they log (after the ramp, as fio).
+    logs: Option<JobLogs>,
+    log_from: u64,
 }
 
 impl<'a> IoLoop<'a> {
@@ -449,6 +476,7 @@ impl<'a> IoLoop<'a> {
         }
         let last_written = job.files[0].0;
         let pacing = Pacing::new(&job.options);
+        let logs = job.logs.take();
         IoLoop {
             stats: JobStats::new(config, 0),
             free: (0..depth).rev().collect(),
@@ -473,6 +501,8 @@ impl<'a> IoLoop<'a> {
             started,
             usage_before,
             pacing,
+            logs,
+            log_from: 0,
             refused: None,
         }
     }
@@ -485,6 +515,7 @@ impl<'a> IoLoop<'a> {
             .runtime
             .map(|r| nanos(options.ramp_time).saturating_add(nanos(r)));
         let mut ramping = ramp_end.is_some();
+        self.log_from = ramp_end.unwrap_or(0);
         // Counted from the job's own I/O start, ramp time included: the point
         // is when the cache state changes, not what the statistics record.
         let mut drop_cache_at = options.drop_cache_after.map(nanos);
@@ -860,6 +891,20 @@ impl<'a> IoLoop<'a> {
                         slat_ns,
                         clat_ns,
                     );
+                    if let Some(logs) = &mut self.logs
+                        && self.now >= self.log_from
+                        && let Err(error) = logs.record(
+                            self.now,
+                            dir,
+                            result as u64,
+                            completion.offset,
+                            slat_ns,
+                            clat_ns,
+                        )
+                    {
+                        self.logs = None;
+                        self.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
+                    }
                 }
                 Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
             }

@@ -502,6 +502,7 @@ fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
     let value = match (&entry.value, option.kind) {
         (Some(v), _) => v.as_str(),
         (None, Kind::Bool) => "1",
+        (None, Kind::OptionalText) => "",
         (None, _) => return Err(bad(ValueError::Int(String::new())).with_message("needs a value")),
     };
     option.apply(job, value).map_err(bad)

@@ -21,6 +21,8 @@ pub enum Kind {
     Size,
     /// A duration; bare numbers are seconds.
     Time,
+    /// Text that may be left out (`write_lat_log` alone: the job's name).
+    OptionalText,
     /// One of a fixed list of words.
     Choice(&'static [&'static str]),
 }
@@ -29,6 +31,7 @@ impl Kind {
     fn describe(self) -> String {
         match self {
             Kind::Text => "text".into(),
+            Kind::OptionalText => "text, optional".into(),
             Kind::Bool => "boolean".into(),
             Kind::Int => "integer".into(),
             Kind::Size => "size".into(),
@@ -147,6 +150,19 @@ pub struct JobOptions {
     pub rate_iops: [Option<u64>; 3],
     /// fio's `rate_process`: evenly spaced I/Os, or Poisson arrivals.
     pub rate_poisson: bool,
+    /// `write_lat_log`, `write_bw_log`, `write_iops_log`: the logs' file
+    /// prefix ("" for the job's name).
+    pub write_lat_log: Option<String>,
+    /// See `write_lat_log`.
+    pub write_bw_log: Option<String>,
+    /// See `write_lat_log`.
+    pub write_iops_log: Option<String>,
+    /// `log_avg_msec`: average the logs over windows of this many ms (0: every I/O).
+    pub log_avg_msec: u64,
+    /// `log_offset`: the logs carry each I/O's offset.
+    pub log_offset: bool,
+    /// `per_job_logs`: one log file per job (numbered), or one shared.
+    pub per_job_logs: bool,
     /// Passes over the workload.
     pub loops: u32,
     /// Number of clones of the job.
@@ -399,6 +415,12 @@ impl Default for JobOptions {
             rate: [None; 3],
             rate_iops: [None; 3],
             rate_poisson: false,
+            write_lat_log: None,
+            write_bw_log: None,
+            write_iops_log: None,
+            log_avg_msec: 0,
+            log_offset: false,
+            per_job_logs: true,
             unified_rw_reporting: UnifiedRw::None,
             clat_percentiles: true,
             lat_percentiles: false,
@@ -1243,6 +1265,54 @@ pub static OPTIONS: &[OptionDef] = &[
         "linear",
         "How rated I/Os are spaced: evenly (linear) or as Poisson arrivals",
         |j, v| j.rate_poisson = v == "poisson"
+    ),
+    opt!(
+        "write_lat_log",
+        &[],
+        Kind::OptionalText,
+        "",
+        "Log each I/O's latency: PREFIX_lat, _clat, _slat (.N).log (PREFIX: the job's name)",
+        |j, v| j.write_lat_log = Some(v.to_string())
+    ),
+    opt!(
+        "write_bw_log",
+        &[],
+        Kind::OptionalText,
+        "",
+        "Log bandwidth: PREFIX_bw(.N).log",
+        |j, v| j.write_bw_log = Some(v.to_string())
+    ),
+    opt!(
+        "write_iops_log",
+        &[],
+        Kind::OptionalText,
+        "",
+        "Log IOPS: PREFIX_iops(.N).log",
+        |j, v| j.write_iops_log = Some(v.to_string())
+    ),
+    opt!(
+        "log_avg_msec",
+        &[],
+        Kind::Int,
+        "0",
+        "Average the logs over windows of this many ms (0: a line per I/O)",
+        |j, v| j.log_avg_msec = units::parse_u64(v)?
+    ),
+    opt!(
+        "log_offset",
+        &[],
+        Kind::Bool,
+        "0",
+        "Log each I/O's offset",
+        |j, v| j.log_offset = units::parse_bool(v)?
+    ),
+    opt!(
+        "per_job_logs",
+        &[],
+        Kind::Bool,
+        "1",
+        "One log file per job (numbered); 0: the jobs share one",
+        |j, v| j.per_job_logs = units::parse_bool(v)?
     ),
     opt!(
         "random_distribution",

@@ -1315,3 +1315,46 @@ fn rate_limits_hold_each_direction_to_its_rate() {
     let err = hybrio(&["--name=r", "--size=1m", "--rate=abc"], dir.path());
     assert_eq!(err.status.code(), Some(1));
 }
+
+#[test]
+fn latency_logs_have_a_line_per_io_in_fio_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run_json(
+        &[
+            "--name=l",
+            "--filename=logged",
+            "--size=256k",
+            "--rw=randrw",
+            "--numjobs=2",
+            "--write_lat_log",
+            "--write_iops_log=counts",
+            "--log_offset=1",
+        ],
+        dir.path(),
+    );
+    for (number, job) in doc["jobs"].as_array().unwrap().iter().enumerate() {
+        let ios = job["read"]["total_ios"].as_u64().unwrap()
+            + job["write"]["total_ios"].as_u64().unwrap();
+        // Named after the job when no prefix is given, numbered in the run from 1.
+        let lat =
+            std::fs::read_to_string(dir.path().join(format!("l_lat.{}.log", number + 1))).unwrap();
+        assert_eq!(lat.lines().count() as u64, ios);
+        for line in lat.lines() {
+            let fields: Vec<u64> = line.split(", ").map(|f| f.parse().unwrap()).collect();
+            // time, latency (ns), direction, block size, offset, priority
+            assert_eq!(fields.len(), 6, "{line}");
+            assert!(
+                fields[1] > 0 && fields[2] <= 1 && fields[3] == 4096,
+                "{line}"
+            );
+            assert!(
+                fields[4].is_multiple_of(4096) && fields[4] < 256 * 1024,
+                "{line}"
+            );
+        }
+        let counts =
+            std::fs::read_to_string(dir.path().join(format!("counts_iops.{}.log", number + 1)))
+                .unwrap();
+        assert_eq!(counts.lines().count() as u64, ios);
+    }
+}

@@ -1,0 +1,352 @@
+//! fio's per-job logs: `write_lat_log` (`PREFIX_lat`, `_clat`, `_slat`),
+//! `write_bw_log` (`_bw`) and `write_iops_log` (`_iops`), in fio 3.33's
+//! format, so that tools that plot fio's logs (fio-plot, fio's own
+//! `fiologparser.py`) read them: one line per entry,
+//! `time (ms), value, direction (0 read, 1 write), block size, offset`,
+//! with a sixth column, the priority (0 here), when `log_offset` is on.
+//!
+//! Without `log_avg_msec` every I/O has its line: latencies in ns, its
+//! bandwidth (bytes per ms, as fio computes it) and an I/O count of 1, the
+//! offset only with `log_offset`. With `log_avg_msec=N` each direction has a
+//! line per window of N ms: the window's mean latency, its bandwidth in
+//! KiB/s and its IOPS, block size and offset 0; the last, partial window is
+//! written for latencies only, as fio writes it.
+//!
+//! Files are `PREFIX_KIND.N.log`, N the job's number in the run from 1
+//! (`per_job_logs=0`: `PREFIX_KIND.log`, shared by the jobs as fio shares it:
+//! here each job appends its lines when it ends).
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use crate::options::JobOptions;
+use crate::stats::DataDir;
+
+/// A log could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("log {path}: {source}")]
+pub struct LogError {
+    /// The log's file.
+    pub path: String,
+    /// What failed.
+    #[source]
+    pub source: std::io::Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Lat,
+    Clat,
+    Slat,
+    Bw,
+    Iops,
+}
+
+impl Kind {
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Lat => "lat",
+            Kind::Clat => "clat",
+            Kind::Slat => "slat",
+            Kind::Bw => "bw",
+            Kind::Iops => "iops",
+        }
+    }
+}
+
+/// One window's sums for one direction.
+#[derive(Debug, Default, Clone, Copy)]
+struct Window {
+    sum: u128,
+    count: u64,
+    bytes: u64,
+}
+
+#[derive(Debug)]
+struct Log {
+    kind: Kind,
+    path: PathBuf,
+    out: BufWriter<File>,
+    windows: [Window; 2],
+}
+
+/// One job's open logs.
+#[derive(Debug)]
+pub struct JobLogs {
+    logs: Vec<Log>,
+    avg_ns: u64,
+    /// End of the current averaging window (ns on the job's clock).
+    window_end: u64,
+    with_offset: bool,
+}
+
+impl JobLogs {
+    /// Opens the logs the job asks for (none: `None`). `number` is the job's
+    /// number in the run, from 1.
+    pub fn open(options: &JobOptions, number: usize) -> Result<Option<JobLogs>, LogError> {
+        let mut wanted = Vec::new();
+        let prefix = |p: &Option<String>| {
+            p.as_ref().map(|p| {
+                if p.is_empty() {
+                    options.name.clone()
+                } else {
+                    p.clone()
+                }
+            })
+        };
+        if let Some(p) = prefix(&options.write_lat_log) {
+            wanted.extend([Kind::Lat, Kind::Clat, Kind::Slat].map(|k| (k, p.clone())));
+        }
+        if let Some(p) = prefix(&options.write_bw_log) {
+            wanted.push((Kind::Bw, p));
+        }
+        if let Some(p) = prefix(&options.write_iops_log) {
+            wanted.push((Kind::Iops, p));
+        }
+        if wanted.is_empty() {
+            return Ok(None);
+        }
+        let mut logs = Vec::with_capacity(wanted.len());
+        for (kind, prefix) in wanted {
+            let path = PathBuf::from(if options.per_job_logs {
+                format!("{prefix}_{}.{number}.log", kind.suffix())
+            } else {
+                format!("{prefix}_{}.log", kind.suffix())
+            });
+            let file = if options.per_job_logs {
+                File::create(&path)
+            } else {
+                OpenOptions::new().create(true).append(true).open(&path)
+            }
+            .map_err(|source| LogError {
+                path: path.display().to_string(),
+                source,
+            })?;
+            logs.push(Log {
+                kind,
+                path,
+                out: BufWriter::with_capacity(1 << 16, file),
+                windows: [Window::default(); 2],
+            });
+        }
+        let avg_ns = options.log_avg_msec.saturating_mul(1_000_000);
+        Ok(Some(JobLogs {
+            logs,
+            avg_ns,
+            window_end: avg_ns,
+            with_offset: options.log_offset,
+        }))
+    }
+
+    /// Logs one completed I/O at `now` (ns on the job's clock).
+    pub fn record(
+        &mut self,
+        now: u64,
+        dir: DataDir,
+        bytes: u64,
+        offset: u64,
+        slat_ns: Option<u64>,
+        clat_ns: u64,
+    ) -> Result<(), LogError> {
+        let d = match dir {
+            DataDir::Read => 0,
+            _ => 1,
+        };
+        let lat_ns = clat_ns + slat_ns.unwrap_or(0);
+        if self.avg_ns == 0 {
+            let ms = now / 1_000_000;
+            for log in &mut self.logs {
+                let value = match log.kind {
+                    Kind::Lat => lat_ns,
+                    Kind::Clat => clat_ns,
+                    Kind::Slat => match slat_ns {
+                        Some(slat) => slat,
+                        None => continue,
+                    },
+                    Kind::Bw => bytes.saturating_mul(1_000_000) / lat_ns.max(1),
+                    Kind::Iops => 1,
+                };
+                let offset = self.with_offset.then_some(offset);
+                line(&mut log.out, ms, value, d, bytes, offset).map_err(|e| log.error(e))?;
+            }
+            return Ok(());
+        }
+        while now >= self.window_end {
+            self.close_window(self.window_end, true)?;
+            self.window_end += self.avg_ns;
+        }
+        for log in &mut self.logs {
+            let value = match log.kind {
+                Kind::Lat => lat_ns,
+                Kind::Clat => clat_ns,
+                Kind::Slat => match slat_ns {
+                    Some(slat) => slat,
+                    None => continue,
+                },
+                Kind::Bw | Kind::Iops => 0,
+            };
+            let w = &mut log.windows[d];
+            w.sum += u128::from(value);
+            w.count += 1;
+            w.bytes += bytes;
+        }
+        Ok(())
+    }
+
+    /// Writes each direction's line for the window ending at `end`;
+    /// `complete` windows only for bandwidth and IOPS.
+    fn close_window(&mut self, end: u64, complete: bool) -> Result<(), LogError> {
+        let window_ms = (self.avg_ns / 1_000_000).max(1);
+        let with_offset = self.with_offset;
+        for log in &mut self.logs {
+            for (d, w) in log.windows.iter_mut().enumerate() {
+                let value = match log.kind {
+                    _ if w.count == 0 => {
+                        *w = Window::default();
+                        continue;
+                    }
+                    Kind::Lat | Kind::Clat | Kind::Slat => (w.sum / u128::from(w.count)) as u64,
+                    Kind::Bw if complete => w.bytes / 1024 * 1000 / window_ms,
+                    Kind::Iops if complete => w.count * 1000 / window_ms,
+                    Kind::Bw | Kind::Iops => continue,
+                };
+                *w = Window::default();
+                line(
+                    &mut log.out,
+                    end / 1_000_000,
+                    value,
+                    d,
+                    0,
+                    with_offset.then_some(0),
+                )
+                .map_err(|e| JobLogs::error_of(&log.path, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is left (the last, partial window) and flushes the files.
+    pub fn finish(mut self, now: u64) -> Result<(), LogError> {
+        if self.avg_ns > 0 {
+            self.close_window(now, false)?;
+        }
+        for log in &mut self.logs {
+            log.out
+                .flush()
+                .map_err(|e| JobLogs::error_of(&log.path, e))?;
+        }
+        Ok(())
+    }
+
+    fn error_of(path: &std::path::Path, source: std::io::Error) -> LogError {
+        LogError {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+impl Log {
+    fn error(&self, source: std::io::Error) -> LogError {
+        JobLogs::error_of(&self.path, source)
+    }
+}
+
+fn line(
+    out: &mut impl Write,
+    ms: u64,
+    value: u64,
+    dir: usize,
+    bs: u64,
+    offset: Option<u64>,
+) -> std::io::Result<()> {
+    match offset {
+        Some(offset) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {offset}, 0"),
+        None => writeln!(out, "{ms}, {value}, {dir}, {bs}, 0"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(dir: &std::path::Path, avg: u64, offset: bool) -> JobOptions {
+        let prefix = dir.join("t").display().to_string();
+        JobOptions {
+            name: "t".into(),
+            write_lat_log: Some(prefix.clone()),
+            write_bw_log: Some(prefix.clone()),
+            write_iops_log: Some(prefix),
+            log_avg_msec: avg,
+            log_offset: offset,
+            ..JobOptions::default()
+        }
+    }
+
+    fn read(dir: &std::path::Path, name: &str) -> String {
+        std::fs::read_to_string(dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn every_io_has_its_line_as_fio_writes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut logs = JobLogs::open(&options(dir.path(), 0, true), 3)
+            .unwrap()
+            .unwrap();
+        let ms = 1_000_000;
+        logs.record(2 * ms, DataDir::Read, 4096, 8192, None, 100_000)
+            .unwrap();
+        logs.record(5 * ms, DataDir::Write, 8192, 0, Some(1_000), 49_000)
+            .unwrap();
+        logs.finish(6 * ms).unwrap();
+        assert_eq!(
+            read(dir.path(), "t_lat.3.log"),
+            "2, 100000, 0, 4096, 8192, 0\n5, 50000, 1, 8192, 0, 0\n"
+        );
+        assert_eq!(
+            read(dir.path(), "t_clat.3.log"),
+            "2, 100000, 0, 4096, 8192, 0\n5, 49000, 1, 8192, 0, 0\n"
+        );
+        // A read without a submission latency has no slat line.
+        assert_eq!(read(dir.path(), "t_slat.3.log"), "5, 1000, 1, 8192, 0, 0\n");
+        // 4096 bytes in 0.1 ms: 40960 bytes per ms.
+        assert!(read(dir.path(), "t_bw.3.log").starts_with("2, 40960, 0, 4096, 8192, 0\n"));
+        assert!(read(dir.path(), "t_iops.3.log").starts_with("2, 1, 0, 4096"));
+    }
+
+    #[test]
+    fn windows_average_and_rate() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut logs = JobLogs::open(&options(dir.path(), 100, false), 1)
+            .unwrap()
+            .unwrap();
+        let ms = 1_000_000;
+        // Window 0-100 ms: 10 reads of 4 KiB, latencies 10..19 us.
+        for i in 0..10u64 {
+            logs.record(i * 10 * ms, DataDir::Read, 4096, 0, None, (10 + i) * 1000)
+                .unwrap();
+        }
+        // Window 100-200 ms: 2 writes; then the run ends at 250 ms with one read.
+        logs.record(120 * ms, DataDir::Write, 4096, 0, None, 40_000)
+            .unwrap();
+        logs.record(150 * ms, DataDir::Write, 4096, 0, None, 60_000)
+            .unwrap();
+        logs.record(230 * ms, DataDir::Read, 4096, 0, None, 7_000)
+            .unwrap();
+        logs.finish(250 * ms).unwrap();
+        assert_eq!(
+            read(dir.path(), "t_lat.1.log"),
+            "100, 14500, 0, 0, 0\n200, 50000, 1, 0, 0\n250, 7000, 0, 0, 0\n"
+        );
+        // 40 KiB in 100 ms = 400 KiB/s; 10 I/Os = 100 IOPS; no partial window.
+        assert_eq!(
+            read(dir.path(), "t_bw.1.log"),
+            "100, 400, 0, 0, 0\n200, 80, 1, 0, 0\n"
+        );
+        assert_eq!(
+            read(dir.path(), "t_iops.1.log"),
+            "100, 100, 0, 0, 0\n200, 20, 1, 0, 0\n"
+        );
+    }
+}
