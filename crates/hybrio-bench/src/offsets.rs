@@ -340,6 +340,11 @@ pub struct IoPlan {
     read_percent: u32,
     sizing: [BlockSizing; 2],
     unit: [u64; 2],
+    /// Per direction, the size when it is fixed, else 0: read on every I/O,
+    /// so kept apart from `sizing`.
+    fixed_len: [u64; 2],
+    /// `mode.is_random()`, read on every I/O.
+    random: bool,
     random_map: bool,
     cursors: Vec<[Cursor; 2]>,
     next_file: usize,
@@ -379,11 +384,17 @@ impl IoPlan {
                 })
             })
             .collect();
+        let fixed_len = [0, 1].map(|dir| match sizing[dir] {
+            BlockSizing::Fixed(size) => size,
+            _ => 0,
+        });
         IoPlan {
             mode,
             read_percent,
             sizing,
             unit,
+            fixed_len,
+            random: mode.is_random(),
             random_map,
             cursors,
             next_file: 0,
@@ -464,12 +475,26 @@ impl IoPlan {
             file + 1
         };
         let dir = direction.index();
-        let unit = self.unit[dir];
-        let units = self.sizing[dir].pick_units(unit, &mut self.rng);
+        // One size is the common case: no draw, and an I/O of one unit
+        // always fits where its block starts.
+        let fixed = match direction {
+            Direction::Read => self.fixed_len[0],
+            Direction::Write => self.fixed_len[1],
+        };
+        let (unit, units) = if fixed != 0 {
+            (fixed, 1)
+        } else {
+            let unit = self.unit[dir];
+            (unit, self.sizing[dir].pick_units(unit, &mut self.rng))
+        };
         let cursor = &mut self.cursors[file][dir];
-        let block = if !self.mode.is_random() {
+        let block = if !self.random {
             let block = cursor.next;
-            let end = block + units.min(cursor.blocks - block);
+            let end = if units == 1 {
+                block + 1
+            } else {
+                block + units.min(cursor.blocks - block)
+            };
             cursor.next = if end >= cursor.blocks { 0 } else { end };
             block
         } else if let Some(draw) = &cursor.draw {
@@ -489,7 +514,11 @@ impl IoPlan {
         } else {
             self.rng.below(cursor.blocks)
         };
-        let units = units.min(cursor.blocks - block);
+        let units = if units == 1 {
+            1
+        } else {
+            units.min(cursor.blocks - block)
+        };
         PlannedIo {
             direction,
             file,
