@@ -438,6 +438,28 @@ impl JobArgs {
     }
 }
 
+/// An error message as one line of sensible length: line breaks become
+/// spaces, and a message over 600 characters (a megabyte-long value echoed
+/// back) keeps its start and its end, where the reason stands.
+pub fn one_line(message: &str) -> String {
+    const HEAD: usize = 300;
+    const TAIL: usize = 200;
+    let flat: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let count = flat.chars().count();
+    if count <= HEAD + TAIL + 100 {
+        return flat;
+    }
+    let head: String = flat.chars().take(HEAD).collect();
+    let tail: String = flat.chars().skip(count - TAIL).collect();
+    format!(
+        "{head} [... {} characters cut ...] {tail}",
+        count - HEAD - TAIL
+    )
+}
+
 fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
     let mut formats = Vec::new();
     for word in text.split(',') {
@@ -525,6 +547,21 @@ mod tests {
         assert_eq!(jobs.len(), 1);
         assert_eq!(jobs[0].options.bs[1], 8192);
         assert!(jobs[0].options.time_based);
+    }
+
+    #[test]
+    fn long_messages_keep_their_start_and_end_on_one_line() {
+        assert_eq!(one_line("short\nmessage"), "short message");
+        let long = format!(
+            "option 'bs' (t.fio:3): '{}' is out of range",
+            "9".repeat(1 << 20)
+        );
+        let line = one_line(&long);
+        assert!(line.len() < 700, "{}", line.len());
+        assert!(
+            line.starts_with("option 'bs' (t.fio:3): '999") && line.ends_with("' is out of range")
+        );
+        assert!(line.contains("characters cut"));
     }
 
     #[test]

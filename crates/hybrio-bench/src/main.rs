@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             // One line: every error message carries its own context.
-            eprintln!("hybrio: {error}");
+            eprintln!("hybrio: {}", cli::one_line(&error.to_string()));
             ExitCode::from(1)
         }
     }

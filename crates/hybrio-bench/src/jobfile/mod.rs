@@ -306,6 +306,12 @@ fn split_entry(text: &str, origin: Origin, keywords: &Keywords) -> Result<Entry,
         });
     };
     let key = key.trim().to_string();
+    if key.is_empty() {
+        return Err(JobError::Syntax {
+            origin,
+            message: format!("'{}' has no option name before its '='", text.trim()),
+        });
+    }
     let env = |name: &str| std::env::var(name).ok();
     match expand::expand(value.trim(), keywords, &env) {
         Ok(value) => Ok(Entry {
@@ -335,6 +341,13 @@ pub fn sections_from_args<'a>(
         let entry = split_entry(arg.trim_start_matches('-'), Origin::CommandLine, &keywords)?;
         if entry.key == "name" {
             let name = entry.value.clone().unwrap_or_default();
+            if name.trim().is_empty() {
+                // As fio: a job needs a name.
+                return Err(JobError::Syntax {
+                    origin: Origin::CommandLine,
+                    message: "option 'name' needs a value".into(),
+                });
+            }
             sections.push(Section {
                 name,
                 entries: Vec::new(),

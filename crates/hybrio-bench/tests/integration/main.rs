@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod bad_input;
+
 fn hybrio(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hybrio"))
         .args(args)

@@ -1,0 +1,145 @@
+//! Malformed job files and command lines: each is refused with exit status
+//! 1 and one line on stderr that names what is wrong, never a panic.
+//! The cases are in `tests/bad-input/cases.txt`; those too big or too binary
+//! to commit are made here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad-input")
+}
+
+fn hybrio(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("hybrio runs")
+}
+
+/// Why `out` is not a clean refusal containing `fragment`, if it is not.
+/// Nothing may reach stdout unless the jobs were started (`ran`): fio too
+/// prints each job's banner before a failure at run time.
+fn refusal_problem(out: &Output, fragment: &str, ran: bool) -> Option<String> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    if out.status.code() != Some(1) {
+        return Some(format!(
+            "exit status {:?}, stderr: {stderr}",
+            out.status.code()
+        ));
+    }
+    if lines.len() != 1 || lines[0].trim().is_empty() {
+        return Some(format!("{} lines on stderr: {stderr}", lines.len()));
+    }
+    if stderr.contains("panicked") || stderr.contains("RUST_BACKTRACE") {
+        return Some(format!("a panic: {stderr}"));
+    }
+    if !ran && !out.stdout.is_empty() {
+        return Some(format!(
+            "output on stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        ));
+    }
+    if !stderr.contains(fragment) {
+        return Some(format!("no '{fragment}' in: {stderr}"));
+    }
+    None
+}
+
+#[test]
+fn every_case_of_the_corpus_is_refused_in_one_line() {
+    let manifest = std::fs::read_to_string(corpus().join("cases.txt")).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut cases = 0;
+    let mut problems = Vec::new();
+    for line in manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (case, fragment) = line.split_once(" | ").unwrap_or((line, ""));
+        let (case, fragment) = (case.trim(), fragment.trim());
+        let words: Vec<&str> = case.split_whitespace().collect();
+        let out = match words[0] {
+            "args" => {
+                let mut args = vec!["--parse-only"];
+                args.extend(&words[1..]);
+                hybrio(&args, scratch.path())
+            }
+            "run" => hybrio(&words[1..], scratch.path()),
+            file => hybrio(&["--parse-only", file], &corpus()),
+        };
+        cases += 1;
+        if let Some(problem) = refusal_problem(&out, fragment, words[0] == "run") {
+            problems.push(format!("{case}: {problem}"));
+        }
+    }
+    assert!(cases >= 60, "only {cases} cases");
+    assert!(
+        problems.is_empty(),
+        "{} of {cases} cases:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn huge_binary_and_deep_inputs_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+    // A 1 MB value, a 1 MB option name, a 1 MB section name.
+    let mut long = b"[job]\nsize=1m\nbs=".to_vec();
+    long.extend(std::iter::repeat_n(b'9', 1 << 20));
+    write("long-value.fio", &long);
+    let mut long = b"[job]\nsize=1m\n".to_vec();
+    long.extend(std::iter::repeat_n(b'x', 1 << 20));
+    long.extend(b"=1\n");
+    write("long-name.fio", &long);
+    let mut long = b"[".to_vec();
+    long.extend(std::iter::repeat_n(b'j', 1 << 20));
+    write("long-section.fio", &long);
+    // Bytes that are no text: seeded noise, NULs, invalid UTF-8.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let noise: Vec<u8> = (0..4096)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    write("noise.fio", &noise);
+    write("nul.fio", b"[job]\nsize=1m\0\n");
+    write("latin1.fio", b"[job]\nsize=1m\nname=caf\xe9\n");
+    // An include chain deeper than any job file needs.
+    for i in 0..40 {
+        let text = format!("bs=4k\ninclude chain{}.fio\n", i + 1);
+        write(&format!("chain{i}.fio"), text.as_bytes());
+    }
+    write("deep.fio", b"[job]\nsize=1m\ninclude chain0.fio\n");
+    let mut problems = Vec::new();
+    for (case, fragment) in [
+        ("long-value.fio", "long-value.fio:3"),
+        ("long-name.fio", "long-name.fio:3"),
+        ("long-section.fio", "long-section.fio:1"),
+        ("noise.fio", "noise.fio"),
+        ("nul.fio", "nul.fio"),
+        ("latin1.fio", "latin1.fio"),
+        ("deep.fio", "nested more than 16"),
+    ] {
+        let out = hybrio(&["--parse-only", case], dir.path());
+        if let Some(problem) = refusal_problem(&out, fragment, false) {
+            // The whole line, cut: a refusal must not echo a megabyte back.
+            problems.push(format!(
+                "{case}: {}",
+                problem.chars().take(300).collect::<String>()
+            ));
+        }
+        let stderr_len = out.stderr.len();
+        if stderr_len > 4096 {
+            problems.push(format!("{case}: {stderr_len} bytes of error"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
