@@ -144,6 +144,10 @@ impl Section {
 /// Includes nested deeper than this are refused (a cycle is refused at once).
 const MAX_INCLUDE_DEPTH: usize = 16;
 
+/// A job file larger than this is refused unread (fio's biggest examples
+/// are a few KiB).
+const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
+
 /// Reads a job file into sections, following its includes.
 pub fn read_job_file(path: &Path) -> Result<Vec<Section>, JobError> {
     let text = read_text(path)?;
@@ -169,10 +173,23 @@ fn read_text(path: &Path) -> Result<String, JobError> {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string()),
     };
-    let bytes = std::fs::read(path).map_err(|source| JobError::Read {
+    let read_error = |source| JobError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    // A device or a pipe named by mistake (`include /dev/zero`) would be
+    // read forever: only regular files of a job file's size are read.
+    let meta = std::fs::metadata(path).map_err(read_error)?;
+    if !meta.is_file() {
+        return Err(not_text("not a regular file"));
+    }
+    if meta.len() > MAX_JOB_FILE_BYTES {
+        return Err(not_text(&format!(
+            "{} bytes, more than a job file's limit of {MAX_JOB_FILE_BYTES}",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(read_error)?;
     if bytes.contains(&0) {
         return Err(not_text("not a text file (it holds NUL bytes)"));
     }
