@@ -19,6 +19,8 @@ pub enum Format {
     Json,
     /// fio's semicolon-separated terse lines, version 3.
     Terse,
+    /// fio's JSON with each latency histogram's buckets (`bins`).
+    JsonPlus,
 }
 
 /// What the user asked for.
@@ -111,7 +113,7 @@ one included) on a temporary file in the current directory and prints a side-by-
 table, with each engine's ratio to the best and the adaptive engine's choices.
 
 hybrio options:
-  --output-format=FORMAT   normal (default), json or terse, or several: normal,json
+  --output-format=FORMAT   normal (default), json, json+ or terse, or several: normal,json
   --minimal                the same as --output-format=terse
   --status-interval=TIME   also report the figures so far every TIME (json: one
                            document per line, JSON Lines)
@@ -467,18 +469,13 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
             "normal" => Format::Normal,
             "json" => Format::Json,
             "terse" => Format::Terse,
-            "json+" => {
-                return Err(CliError::Flag {
-                    flag: "output-format",
-                    message: format!(
-                        "'{word}' is not supported by hybrio yet (use normal, json or terse)"
-                    ),
-                });
-            }
+            "json+" => Format::JsonPlus,
             other => {
                 return Err(CliError::Flag {
                     flag: "output-format",
-                    message: format!("unknown format '{other}' (allowed: normal, json, terse)"),
+                    message: format!(
+                        "unknown format '{other}' (allowed: normal, json, json+, terse)"
+                    ),
                 });
             }
         };

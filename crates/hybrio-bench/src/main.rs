@@ -44,7 +44,9 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 Format::Normal => comparison.text(),
                 Format::Json => comparison.json(),
                 // The flag parser refuses it; kept an error, not a panic.
-                Format::Terse => anyhow::bail!("compare writes normal or json, not terse"),
+                Format::Terse | Format::JsonPlus => {
+                    anyhow::bail!("compare writes normal or json")
+                }
             };
             match &output {
                 Some(path) => std::fs::write(path, &text)
@@ -134,6 +136,11 @@ fn render(report: &output::RunReport, formats: &[Format], json_lines: bool) -> S
                 text.push('\n');
             }
             Format::Json => text.push_str(&output::json::render(report)),
+            Format::JsonPlus if json_lines => {
+                text.push_str(&output::json_line(&output::json::render_plus(report)));
+                text.push('\n');
+            }
+            Format::JsonPlus => text.push_str(&output::json::render_plus(report)),
             Format::Terse => text.push_str(&output::terse::render(report)),
         }
     }

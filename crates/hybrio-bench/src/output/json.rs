@@ -18,6 +18,17 @@ use crate::stats::{
 /// `global options` (only when there are any), `jobs`, and `hybrio` with
 /// [`RunReport::extra`] when present.
 pub fn render(report: &RunReport) -> String {
+    render_with(report, false)
+}
+
+/// `--output-format=json+`: as [`render`], and each latency object with
+/// percentiles also has fio's `bins`: every non-empty histogram bucket, keyed
+/// by the bucket's value in ns as fio's `plat_idx_to_val()` gives it.
+pub fn render_plus(report: &RunReport) -> String {
+    render_with(report, true)
+}
+
+fn render_with(report: &RunReport, plus: bool) -> String {
     let mut root = Obj::default();
     root.str("fio version", &report.version);
     let secs = unix_secs(report.time);
@@ -34,7 +45,7 @@ pub fn render(report: &RunReport) -> String {
     let jobs = report
         .jobs
         .iter()
-        .map(|job| Json::Obj(job_object(job, report.group(job.groupid))))
+        .map(|job| Json::Obj(job_object(job, report.group(job.groupid), plus)))
         .collect();
     root.push("jobs", Json::Arr(jobs));
     if !report.disk_util.is_empty() {
@@ -82,7 +93,7 @@ fn options(list: &[(String, String)]) -> Option<Obj> {
     Some(o)
 }
 
-fn job_object(job: &JobReport, rs: Option<&GroupSummary>) -> Obj {
+fn job_object(job: &JobReport, rs: Option<&GroupSummary>, plus: bool) -> Obj {
     let s = &job.stats;
     let cfg = s.config();
     let mut o = Obj::default();
@@ -110,14 +121,17 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>) -> Obj {
             (true, DataDir::Read) => "mixed",
             (true, _) => continue,
         };
-        o.obj(name, dir_object(cfg, s.dir(dir), agg_bw(dir)));
+        o.obj(name, dir_object(cfg, s.dir(dir), agg_bw(dir), plus));
     }
     if !mixed_only {
-        o.obj("sync", sync_object(s));
+        o.obj("sync", sync_object(s, plus));
     }
     if job.unified == UnifiedRw::Both {
         // Its share of the group is taken against the group's reads, as fio takes it.
-        o.obj("mixed", dir_object(cfg, &s.mixed(), agg_bw(DataDir::Read)));
+        o.obj(
+            "mixed",
+            dir_object(cfg, &s.mixed(), agg_bw(DataDir::Read), plus),
+        );
     }
     o.uint("job_runtime", s.job_runtime_ms());
     o.float("usr_cpu", s.usr_cpu_percent());
@@ -149,7 +163,7 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>) -> Obj {
 }
 
 /// The `sync` object: fsync/fdatasync count and latency.
-fn sync_object(s: &JobStats) -> Obj {
+fn sync_object(s: &JobStats, plus: bool) -> Obj {
     let cfg = s.config();
     let mut sync = Obj::default();
     sync.uint("total_ios", s.sync().total_ios());
@@ -160,6 +174,7 @@ fn sync_object(s: &JobStats) -> Obj {
             cfg.lat_percentiles || cfg.clat_percentiles,
             s.sync().lat(),
             Some(s.sync().hist()),
+            plus,
         ),
     );
     sync
@@ -174,7 +189,7 @@ fn labelled(labels: &[&str], values: &[f64]) -> Obj {
 }
 
 /// fio's `add_ddir_status_json()` for read, write and trim.
-fn dir_object(cfg: &StatsConfig, d: &DirStats, agg_bw: Option<u64>) -> Obj {
+fn dir_object(cfg: &StatsConfig, d: &DirStats, agg_bw: Option<u64>, plus: bool) -> Obj {
     let mut o = Obj::default();
     o.uint("io_bytes", d.io_bytes());
     o.uint("io_kbytes", d.io_bytes() >> 10);
@@ -188,15 +203,21 @@ fn dir_object(cfg: &StatsConfig, d: &DirStats, agg_bw: Option<u64>) -> Obj {
     o.uint("drop_ios", d.drop_ios());
     o.obj(
         "slat_ns",
-        lat_object(cfg, cfg.slat_percentiles, &d.slat(), d.slat_hist()),
+        lat_object(cfg, cfg.slat_percentiles, &d.slat(), d.slat_hist(), plus),
     );
     o.obj(
         "clat_ns",
-        lat_object(cfg, cfg.clat_percentiles, &d.clat(), Some(d.clat_hist())),
+        lat_object(
+            cfg,
+            cfg.clat_percentiles,
+            &d.clat(),
+            Some(d.clat_hist()),
+            plus,
+        ),
     );
     o.obj(
         "lat_ns",
-        lat_object(cfg, cfg.lat_percentiles, &d.lat(), d.lat_hist()),
+        lat_object(cfg, cfg.lat_percentiles, &d.lat(), d.lat_hist(), plus),
     );
     let bw = d.bw_samples();
     let agg = if bw.is_empty() {
@@ -226,6 +247,7 @@ fn lat_object(
     percentiles: bool,
     stat: &LatStat,
     hist: Option<&LatHistogram>,
+    plus: bool,
 ) -> Obj {
     let mut o = Obj::default();
     o.uint("min", stat.min());
@@ -239,6 +261,13 @@ fn lat_object(
             p.uint(&format!("{pct:.6}"), v);
         }
         o.obj("percentile", p);
+        if plus {
+            let mut bins = Obj::default();
+            for (value, count) in h.buckets() {
+                bins.uint(&value.to_string(), count);
+            }
+            o.obj("bins", bins);
+        }
     }
     o
 }
