@@ -40,6 +40,8 @@ pub enum Command {
         parse_only: bool,
         /// `--status-interval`: a report of the figures so far this often.
         status_interval: Option<std::time::Duration>,
+        /// What the user should know of how the jobs were read (stderr).
+        notes: Vec<String>,
     },
     /// `hybrio compare`: the jobs' reporting groups on each engine, side by side.
     Compare {
@@ -53,6 +55,8 @@ pub enum Command {
         format: Format,
         /// Write the report here instead of stdout.
         output: Option<PathBuf>,
+        /// What the user should know of how the jobs were read (stderr).
+        notes: Vec<String>,
     },
     /// `hybrio compare --help`.
     CompareHelp,
@@ -255,6 +259,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         output,
         parse_only,
         status_interval,
+        notes: job_args.notes()?,
     })
 }
 
@@ -303,6 +308,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
         rounds,
         format,
         output,
+        notes: job_args.notes()?,
     })
 }
 
@@ -426,17 +432,48 @@ impl JobArgs {
     }
 
     /// `--showcmd`: a command line for the command line's own jobs, and one
-    /// per job file.
+    /// per job file (the command line's global options in the first only,
+    /// as they apply to it only).
     fn showcmd_text(&self) -> Result<String, CliError> {
         let (command_line, files) = self.sections()?;
         let mut lines = Vec::new();
         if command_line.iter().any(|s| !s.is_global()) {
             lines.push(jobfile::showcmd(&[], &command_line));
         }
-        for file in &files {
-            lines.push(jobfile::showcmd(&command_line, file));
+        for (index, file) in files.iter().enumerate() {
+            let globals = if index == 0 { &command_line[..] } else { &[] };
+            lines.push(jobfile::showcmd(globals, file));
         }
         Ok(lines.join("\n"))
+    }
+
+    /// fio applies the command line's global options to the first job file
+    /// only, which a user giving `--runtime=10 a.fio b.fio` may not expect:
+    /// said on stderr, naming the files they miss.
+    fn notes(&self) -> Result<Vec<String>, CliError> {
+        let (command_line, _) = self.sections()?;
+        let given: Vec<String> = command_line
+            .iter()
+            .take_while(|s| s.is_global())
+            .flat_map(|s| &s.entries)
+            .map(|e| match &e.value {
+                Some(value) => format!("--{}={value}", e.key),
+                None => format!("--{}", e.key),
+            })
+            .collect();
+        if given.is_empty() || self.files.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let later: Vec<String> = self.files[1..]
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        Ok(vec![format!(
+            "as in fio, {} applies to {} only, not to {}",
+            given.join(" "),
+            self.files[0].display(),
+            later.join(", ")
+        )])
     }
 }
 
@@ -603,6 +640,7 @@ mod tests {
             rounds,
             format,
             output,
+            ..
         } = cmd
         else {
             panic!("expected compare")
@@ -676,5 +714,31 @@ mod tests {
             enghelp().lines().count(),
             hybrio::engine::EngineKind::ALL.len()
         );
+    }
+
+    #[test]
+    fn command_line_options_missing_later_job_files_are_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "[j]\nsize=1m\n").unwrap();
+            path.display().to_string()
+        };
+        let (a, b) = (file("a.fio"), file("b.fio"));
+        let notes = |words: &[&str]| match parse(&args(words)).unwrap() {
+            Command::Run { notes, .. } => notes,
+            other => panic!("expected a run, got {other:?}"),
+        };
+        let said = notes(&["--iodepth=2", "--direct", &a, &b]);
+        assert_eq!(
+            said,
+            [format!(
+                "as in fio, --iodepth=2 --direct applies to {a} only, not to {b}"
+            )]
+        );
+        assert!(notes(&["--iodepth=2", &a]).is_empty());
+        assert!(notes(&[&a, &b]).is_empty());
+        // Options of a command-line job are its own: nothing to say.
+        assert!(notes(&["--name=x", "--size=1m", &a, &b]).is_empty());
     }
 }

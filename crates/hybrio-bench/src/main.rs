@@ -36,7 +36,11 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             rounds,
             format,
             output,
+            notes,
         } => {
+            for note in notes {
+                eprintln!("hybrio: note: {note}");
+            }
             hybrio::interrupt::catch_signals()?;
             let comparison =
                 compare::compare(&jobs, &engines, rounds, &mut |line| eprintln!("{line}"))?;
@@ -68,7 +72,11 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             output,
             parse_only,
             status_interval,
+            notes,
         } => {
+            for note in notes {
+                eprintln!("hybrio: note: {note}");
+            }
             if parse_only {
                 return Ok(ExitCode::SUCCESS);
             }

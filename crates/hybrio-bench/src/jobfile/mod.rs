@@ -392,31 +392,42 @@ pub struct JobDef {
 /// Options that `[global]` sections set, in order ("global options" in JSON).
 pub type GlobalOptions = Vec<(String, String)>;
 
-/// Resolves the command line's sections and each job file's into jobs:
-/// `[global]` sections apply to the jobs below them in their own file; the
-/// command line's global options apply to every file. With `only`
-/// non-empty, just the jobs of those names are kept (fio's `--section`).
+/// Resolves the command line's sections and each job file's into jobs, as
+/// fio 3.33 does (its `parse_options()` resets the defaults before every job
+/// file but the first): the command line's global options apply to its own
+/// jobs and the first job file's only; each later job file starts from the
+/// defaults, and its first job from a stonewall (a new reporting group that
+/// waits for the jobs above). `[global]` sections apply to the jobs below
+/// them in their own file. The global options returned are the last unit's
+/// (fio's JSON `global options`). With `only` non-empty, just the jobs of
+/// those names are kept (fio's `--section`; the stonewall goes to a later
+/// file's first job kept).
 pub fn resolve(
     command_line: &[Section],
     files: &[Vec<Section>],
     only: &[String],
 ) -> Result<(Vec<JobDef>, GlobalOptions), JobError> {
-    let mut base = JobOptions::default();
+    let mut defaults = JobOptions::default();
     let mut globals = Vec::new();
     let mut jobs = Vec::new();
-    resolve_unit(command_line, &mut base, &mut globals, &mut jobs)?;
-    for file in files {
-        let mut defaults = base.clone();
-        resolve_unit(file, &mut defaults, &mut globals, &mut jobs)?;
+    let mut names = Vec::new();
+    let mut unit = Unit {
+        only,
+        names: &mut names,
+        jobs: &mut jobs,
+        stonewall_first: false,
+    };
+    unit.resolve(command_line, &mut defaults, &mut globals)?;
+    for (index, file) in files.iter().enumerate() {
+        if index > 0 {
+            defaults = JobOptions::default();
+            globals.clear();
+            unit.stonewall_first = true;
+        }
+        unit.resolve(file, &mut defaults, &mut globals)?;
     }
-    if let Some(missing) = only
-        .iter()
-        .find(|name| !jobs.iter().any(|j: &JobDef| &j.options.name == *name))
-    {
+    if let Some(missing) = only.iter().find(|name| !names.contains(name)) {
         return Err(JobError::NoSuchSection(missing.clone()));
-    }
-    if !only.is_empty() {
-        jobs.retain(|j| only.contains(&j.options.name));
     }
     if jobs.is_empty() {
         return Err(JobError::NoJobs);
@@ -424,37 +435,56 @@ pub fn resolve(
     Ok((jobs, globals))
 }
 
-/// One file's sections (or the command line's), from `defaults`, which its
-/// `[global]` sections change for the jobs below them.
-fn resolve_unit(
-    sections: &[Section],
-    defaults: &mut JobOptions,
-    globals: &mut GlobalOptions,
-    jobs: &mut Vec<JobDef>,
-) -> Result<(), JobError> {
-    for section in sections {
-        let as_given = |e: &Entry| (e.key.clone(), e.value.clone().unwrap_or_default());
-        if section.is_global() {
-            for entry in in_apply_order(&section.entries) {
-                apply_entry(defaults, entry)?;
+/// What resolving one file's sections (or the command line's) adds to.
+struct Unit<'a> {
+    only: &'a [String],
+    /// Every job section's name, kept or not.
+    names: &'a mut Vec<String>,
+    jobs: &'a mut Vec<JobDef>,
+    /// The unit's first job kept starts with a stonewall.
+    stonewall_first: bool,
+}
+
+impl Unit<'_> {
+    /// One unit's sections, from `defaults`, which its `[global]` sections
+    /// change for the jobs below them.
+    fn resolve(
+        &mut self,
+        sections: &[Section],
+        defaults: &mut JobOptions,
+        globals: &mut GlobalOptions,
+    ) -> Result<(), JobError> {
+        for section in sections {
+            let as_given = |e: &Entry| (e.key.clone(), e.value.clone().unwrap_or_default());
+            if section.is_global() {
+                for entry in in_apply_order(&section.entries) {
+                    apply_entry(defaults, entry)?;
+                }
+                globals.extend(section.entries.iter().map(as_given));
+                continue;
             }
-            globals.extend(section.entries.iter().map(as_given));
-            continue;
+            let mut job = defaults.clone();
+            job.name = section.name.clone();
+            for entry in in_apply_order(&section.entries) {
+                apply_entry(&mut job, entry)?;
+            }
+            validate(&job)?;
+            self.names.push(job.name.clone());
+            if !self.only.is_empty() && !self.only.contains(&job.name) {
+                continue;
+            }
+            if std::mem::take(&mut self.stonewall_first) {
+                job.stonewall = true;
+            }
+            // As fio: `--name=` given on the command line is one of the job's options.
+            let own = section.entries.iter().map(as_given).collect();
+            self.jobs.push(JobDef {
+                options: job,
+                own_options: own,
+            });
         }
-        let mut job = defaults.clone();
-        job.name = section.name.clone();
-        for entry in in_apply_order(&section.entries) {
-            apply_entry(&mut job, entry)?;
-        }
-        // As fio: `--name=` given on the command line is one of the job's options.
-        let own = section.entries.iter().map(as_given).collect();
-        validate(&job)?;
-        jobs.push(JobDef {
-            options: job,
-            own_options: own,
-        });
+        Ok(())
     }
-    Ok(())
 }
 
 /// The command line equivalent to the command line's global options and
@@ -838,16 +868,41 @@ mod tests {
     }
 
     #[test]
-    fn each_job_file_has_its_own_globals() {
-        // As fio 3.33: b.fio's job does not get a.fio's bs; the command
-        // line's global options reach both.
+    fn each_job_file_after_the_first_starts_from_the_defaults_and_a_stonewall() {
+        // As fio 3.33 (tests/fio-3.33/golden/two-job-files.args): the command
+        // line's global options reach its own jobs and the first file's only;
+        // b.fio's jobs get neither them nor a.fio's [global], and its first
+        // job starts a group.
         let a = parse_job_file(Path::new("a.fio"), "[global]\nbs=8k\n[x]\nsize=1m\n").unwrap();
-        let b = parse_job_file(Path::new("b.fio"), "[y]\nsize=1m\n").unwrap();
-        let command_line = sections_from_args(["--iodepth=2"]).unwrap();
-        let (jobs, _) = resolve(&command_line, &[a, b], &[]).unwrap();
-        assert_eq!(jobs[0].options.bs[0], 8192);
-        assert_eq!(jobs[1].options.bs[0], 4096);
-        assert_eq!((jobs[0].options.iodepth, jobs[1].options.iodepth), (2, 2));
+        let b = parse_job_file(
+            Path::new("b.fio"),
+            "[global]\nrw=write\n[y]\nsize=1m\n[z]\nsize=1m\n",
+        )
+        .unwrap();
+        let command_line = sections_from_args(["--iodepth=2", "--name=w", "--size=1m"]).unwrap();
+        let (jobs, globals) = resolve(&command_line, &[a.clone(), b.clone()], &[]).unwrap();
+        let seen: Vec<_> = jobs
+            .iter()
+            .map(|j| {
+                let o = &j.options;
+                (o.name.as_str(), o.bs[0], o.iodepth, o.stonewall)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("w", 4096, 2, false),
+                ("x", 8192, 2, false),
+                ("y", 4096, 1, true),
+                ("z", 4096, 1, false)
+            ]
+        );
+        assert_eq!(globals, [("rw".to_string(), "write".to_string())]);
+        // A later file's stonewall goes to its first job that --section keeps.
+        let only = ["x".to_string(), "z".to_string()];
+        let (jobs, _) = resolve(&[], &[a, b], &only).unwrap();
+        let walls: Vec<_> = jobs.iter().map(|j| j.options.stonewall).collect();
+        assert_eq!(walls, [false, true]);
     }
 
     #[test]

@@ -617,6 +617,14 @@ fn block_size(v: &str, whole: &str, kb_base: u32) -> Result<u64, ValueError> {
 /// meant a range: hybrio refuses it and says which to write.
 fn block_sizes(v: &str, kb_base: u32) -> Result<BlockSizes, ValueError> {
     if v.contains(['-', ':']) {
+        // With commas too, fio's reading is stranger still (4k:16k,8k:32k
+        // reads 4k, writes 8k, trims 32k): it is not spelt out.
+        if v.contains(',') {
+            return Err(ValueError::Invalid(format!(
+                "'{v}' is not a range here: fio reads bs as one size per direction; \
+                 write bsrange={v} for sizes drawn from ranges"
+            )));
+        }
         let both = v.replace([':', '-'], ",");
         return Err(ValueError::Invalid(format!(
             "'{v}' is not a range here: fio reads it as bs={both} (a size per direction); \
@@ -1663,6 +1671,12 @@ mod tests {
         let err = apply("bs", "4k-16k").unwrap_err().to_string();
         assert!(
             err.contains("bs=4k,16k") && err.contains("bsrange=4k-16k"),
+            "{err}"
+        );
+        // With directions as well, fio's reading is not spelt out.
+        let err = apply("bs", "4k:16k,8k:32k").unwrap_err().to_string();
+        assert!(
+            err.contains("bsrange=4k:16k,8k:32k") && !err.contains("bs=4k,16k"),
             "{err}"
         );
         // A single size after a range is a single size again.

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod bad_input;
+mod fio_golden;
 mod fio_json;
 
 fn hybrio(args: &[&str], dir: &Path) -> Output {
