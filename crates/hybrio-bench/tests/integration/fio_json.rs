@@ -142,3 +142,35 @@ fn json_plus_has_every_key_fio_writes_and_bins_count_every_io() {
     // Without lat_percentiles fio writes neither percentiles nor bins for lat.
     assert!(job["read"]["lat_ns"].get("bins").is_none());
 }
+
+/// Every latency with percentiles, submission latencies included (which need
+/// an asynchronous engine), a percentile list, and the summed `mixed` object.
+#[test]
+fn json_has_every_key_fio_writes_for_percentiles_of_every_latency_and_mixed() {
+    if let Err(reason) = hybrio::probe::engine_available(hybrio::engine::EngineKind::Libaio) {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let ours = check("percentiles-both.fio", "json", "percentiles-both.json");
+    let read = &ours["jobs"][0]["read"];
+    let listed: Vec<&String> = read["lat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(listed, ["50.000000", "99.000000", "99.900000"]);
+    let ours = check(
+        "percentiles-both.fio",
+        "json+",
+        "percentiles-both-plus.json",
+    );
+    let job = &ours["jobs"][0];
+    for direction in ["read", "write", "mixed"] {
+        for latency in ["slat_ns", "clat_ns", "lat_ns"] {
+            if job[direction][latency].get("percentile").is_some() {
+                let what = format!("{direction} {latency}");
+                assert_bins_hold_every_sample(&job[direction][latency], &what);
+            }
+        }
+    }
+}
