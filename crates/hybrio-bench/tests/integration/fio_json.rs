@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -55,11 +54,10 @@ fn check(job_file: &str, format: &str, fixture: &str) -> Value {
         serde_json::from_str(&std::fs::read_to_string(fixtures.join(fixture)).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixtures.join(job_file), dir.path().join(job_file)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hybrio"))
-        .args([&format!("--output-format={format}"), job_file])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let out = super::hybrio(
+        &[&format!("--output-format={format}"), job_file],
+        dir.path(),
+    );
     assert!(
         out.status.success(),
         "{}",
