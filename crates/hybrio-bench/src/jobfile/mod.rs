@@ -463,16 +463,19 @@ impl Unit<'_> {
                 globals.extend(section.entries.iter().map(as_given));
                 continue;
             }
+            self.names.push(section.name.clone());
+            // As fio's skip_this_section(): a job --section leaves out is not
+            // read at all, so that one using what hybrio lacks does not stop
+            // the others.
+            if !self.only.is_empty() && !self.only.contains(&section.name) {
+                continue;
+            }
             let mut job = defaults.clone();
             job.name = section.name.clone();
             for entry in in_apply_order(&section.entries) {
                 apply_entry(&mut job, entry)?;
             }
             validate(&job)?;
-            self.names.push(job.name.clone());
-            if !self.only.is_empty() && !self.only.contains(&job.name) {
-                continue;
-            }
             if std::mem::take(&mut self.stonewall_first) {
                 job.stonewall = true;
             }
@@ -921,6 +924,16 @@ mod tests {
             })
         };
         assert_eq!(only(&["b"]).unwrap(), ["b"]);
+        // A section left out is not read: what it holds stops nothing.
+        let with_unsupported = parse_job_file(
+            Path::new("t.fio"),
+            "[a]\nsize=1m\n[b]\nsize=1m\nverify=crc32c\n",
+        )
+        .unwrap();
+        let (jobs, _) = resolve(&[], &[with_unsupported.clone()], &["a".to_string()]).unwrap();
+        assert_eq!(jobs.len(), 1);
+        let err = resolve(&[], &[with_unsupported], &[]).unwrap_err().to_string();
+        assert!(err.contains("'verify'"), "{err}");
         assert_eq!(only(&["c", "a"]).unwrap(), ["a", "c"]);
         assert_eq!(only(&[]).unwrap(), ["a", "b", "c"]);
         assert_eq!(

@@ -267,7 +267,7 @@ fn check(case: &Case) -> Vec<String> {
 #[test]
 fn jobs_read_from_job_files_and_command_lines_are_fios_jobs() {
     let cases = cases();
-    assert!(cases.len() >= 9, "only {} golden cases", cases.len());
+    assert!(cases.len() >= 10, "only {} golden cases", cases.len());
     let failures: Vec<String> = cases
         .iter()
         .flat_map(|case| {
