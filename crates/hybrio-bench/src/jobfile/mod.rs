@@ -930,9 +930,16 @@ mod tests {
             "[a]\nsize=1m\n[b]\nsize=1m\nverify=crc32c\n",
         )
         .unwrap();
-        let (jobs, _) = resolve(&[], &[with_unsupported.clone()], &["a".to_string()]).unwrap();
+        let (jobs, _) = resolve(
+            &[],
+            std::slice::from_ref(&with_unsupported),
+            &["a".to_string()],
+        )
+        .unwrap();
         assert_eq!(jobs.len(), 1);
-        let err = resolve(&[], &[with_unsupported], &[]).unwrap_err().to_string();
+        let err = resolve(&[], &[with_unsupported], &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'verify'"), "{err}");
         assert_eq!(only(&["c", "a"]).unwrap(), ["a", "c"]);
         assert_eq!(only(&[]).unwrap(), ["a", "b", "c"]);
