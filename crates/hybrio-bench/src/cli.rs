@@ -416,13 +416,20 @@ impl JobArgs {
 
     /// The command line's sections, and each job file's.
     fn sections(&self) -> Result<(Vec<Section>, Vec<Vec<Section>>), CliError> {
-        let command_line = jobfile::sections_from_args(self.options.iter().map(String::as_str))?;
+        let command_line = self.command_line()?;
         let files = self
             .files
             .iter()
             .map(|path| jobfile::read_job_file(path))
             .collect::<Result<_, _>>()?;
         Ok((command_line, files))
+    }
+
+    /// The command line's own sections (no job file read).
+    fn command_line(&self) -> Result<Vec<Section>, CliError> {
+        Ok(jobfile::sections_from_args(
+            self.options.iter().map(String::as_str),
+        )?)
     }
 
     /// Reads the job files and resolves every section into jobs.
@@ -451,7 +458,7 @@ impl JobArgs {
     /// only, which a user giving `--runtime=10 a.fio b.fio` may not expect:
     /// said on stderr, naming the files they miss.
     fn notes(&self) -> Result<Vec<String>, CliError> {
-        let (command_line, _) = self.sections()?;
+        let command_line = self.command_line()?;
         let given: Vec<String> = command_line
             .iter()
             .take_while(|s| s.is_global())

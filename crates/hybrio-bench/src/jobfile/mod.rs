@@ -409,12 +409,10 @@ pub fn resolve(
 ) -> Result<(Vec<JobDef>, GlobalOptions), JobError> {
     let mut defaults = JobOptions::default();
     let mut globals = Vec::new();
-    let mut jobs = Vec::new();
-    let mut names = Vec::new();
     let mut unit = Unit {
         only,
-        names: &mut names,
-        jobs: &mut jobs,
+        names: Vec::new(),
+        jobs: Vec::new(),
         stonewall_first: false,
     };
     unit.resolve(command_line, &mut defaults, &mut globals)?;
@@ -426,21 +424,21 @@ pub fn resolve(
         }
         unit.resolve(file, &mut defaults, &mut globals)?;
     }
-    if let Some(missing) = only.iter().find(|name| !names.contains(name)) {
+    if let Some(missing) = only.iter().find(|name| !unit.names.contains(name)) {
         return Err(JobError::NoSuchSection(missing.clone()));
     }
-    if jobs.is_empty() {
+    if unit.jobs.is_empty() {
         return Err(JobError::NoJobs);
     }
-    Ok((jobs, globals))
+    Ok((unit.jobs, globals))
 }
 
-/// What resolving one file's sections (or the command line's) adds to.
+/// What resolving each file's sections (and the command line's) adds to.
 struct Unit<'a> {
     only: &'a [String],
     /// Every job section's name, kept or not.
-    names: &'a mut Vec<String>,
-    jobs: &'a mut Vec<JobDef>,
+    names: Vec<String>,
+    jobs: Vec<JobDef>,
     /// The unit's first job kept starts with a stonewall.
     stonewall_first: bool,
 }
