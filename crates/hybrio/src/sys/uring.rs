@@ -10,6 +10,7 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, Submitter, opcode, squeue, types};
 
@@ -26,8 +27,52 @@ const MAX_REGISTERED_IOVEC: usize = 1 << 30;
 /// How long dropping a ring waits for its cancellations before it waits for completions.
 const SYNC_CANCEL_TIMEOUT_SECS: u64 = 1;
 
+/// How long dropping a ring waits, in all, for the requests the kernel has:
+/// past it, the ones still out are leaked with their buffers.
+const SETTLE_LIMIT: Duration = Duration::from_secs(10);
+
+/// How long dropping an SQPOLL ring waits for its thread to take the SQ.
+const SQ_TAKE_LIMIT: Duration = Duration::from_secs(1);
+
+/// While dropping, how often the requests still out are cancelled again.
+const CANCEL_AGAIN_EVERY: Duration = Duration::from_secs(1);
+
+/// While dropping, the longest single wait for completions.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+/// The kernel's `struct __kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// The kernel's `struct io_uring_getevents_arg` (`IORING_ENTER_EXT_ARG`).
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
 /// Consecutive `EAGAIN`/`EBUSY` answers after which submitting or waiting gives up.
 const MAX_STALLS: u32 = 1000;
+
+/// Waits for room in a full SQ before [`Ring::push`] gives up on a request.
+const MAX_SQ_WAITS: u32 = 16;
+
+/// What [`Ring::push`] did with a request.
+#[derive(Debug)]
+pub(crate) enum Push {
+    /// In the SQ.
+    Queued,
+    /// Every slot is taken: the request is handed back untouched.
+    Full(Request),
+    /// A slot was free but the SQ had no room for it, even after waiting:
+    /// the request is handed back with the reason.
+    Refused(Request, io::Error),
+}
 
 /// How an SQE names its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +117,20 @@ pub(crate) struct Ring {
     /// Tests: behave as a kernel without `IORING_REGISTER_SYNC_CANCEL` (before 6.0).
     #[cfg(test)]
     pub(crate) without_sync_cancel: bool,
+    /// Tests: an SQPOLL thread that publishes its SQ head late.
+    #[cfg(test)]
+    pub(crate) unpublished: Option<UnpublishedHead>,
+}
+
+/// Tests: emulates what an SQPOLL kernel thread does now and then, at its
+/// own pace: it posts the completions of a batch before it moves the SQ head
+/// past the batch, so the entries of requests already reaped still fill the
+/// SQ. Here every completion drained since the last entry into the kernel
+/// keeps its SQ entry filled, up to one batch (the ring's capacity).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct UnpublishedHead {
+    pub(crate) entries: usize,
 }
 
 /// user_data of the cancel requests `settle` sends on kernels without a
@@ -107,6 +166,8 @@ impl Ring {
             deadlines: Box::default(),
             #[cfg(test)]
             without_sync_cancel: false,
+            #[cfg(test)]
+            unpublished: None,
         }
     }
 
@@ -220,15 +281,25 @@ impl Ring {
 
     /// Puts `request` into the SQ, to be handed to the kernel at the next
     /// [`submit_all`](Self::submit_all) (or at once, with SQPOLL on an enabled
-    /// ring). Hands the request back when the ring is full.
+    /// ring). Hands the request back as [`Push::Full`] only when every slot is
+    /// taken: a free slot always finds room in the SQ, waiting for it if an
+    /// SQPOLL thread has not yet published how far it read.
     ///
     /// The caller vets the request: `offset` must not exceed `i64::MAX` (io_uring
     /// reads `-1` as "the current position"). A read or write without a buffer
     /// transfers nothing.
     #[inline]
-    pub(crate) fn push(&mut self, request: Request, file: FileRef) -> Result<(), Request> {
+    pub(crate) fn push(&mut self, request: Request, file: FileRef) -> Push {
+        if self.free.is_empty() {
+            return Push::Full(request);
+        }
+        if self.sq_looks_full()
+            && let Err(error) = self.wait_for_sq_room()
+        {
+            return Push::Refused(request, error);
+        }
         let Some(slot) = self.free.pop() else {
-            return Err(request);
+            return Push::Full(request);
         };
         let index = slot as usize;
         let buf_index = request.buf.as_ref().and_then(|buf| self.fixed_index(buf));
@@ -243,27 +314,80 @@ impl Ring {
         // arena, kept alive by the `Buf`.
         let pushed = unsafe { self.ring.submission().push(&entry) };
         if pushed.is_err() {
+            // `wait_for_sq_room` saw room, and only this thread pushes.
             let request = self.slots[index].take().expect("slot was just filled");
             self.free.push(slot);
-            return Err(request);
+            return Push::Refused(request, io::Error::from_raw_os_error(libc::EAGAIN));
         }
         self.occupied += 1;
         self.unsubmitted += 1;
-        Ok(())
+        Push::Queued
+    }
+
+    /// True when the SQ has no room for another entry.
+    #[inline]
+    fn sq_looks_full(&mut self) -> bool {
+        let (len, capacity) = {
+            let sq = self.ring.submission();
+            (sq.len(), sq.capacity())
+        };
+        #[cfg(test)]
+        let len = len + self.unpublished.as_ref().map_or(0, |u| u.entries);
+        len >= capacity
+    }
+
+    /// The SQ is full although a slot is free. Without SQPOLL that cannot
+    /// happen (every entry in the SQ holds a slot until submitted); with it,
+    /// the kernel thread posts a batch's completions before it publishes the
+    /// SQ head past the batch, so entries already done still fill the SQ.
+    /// The SQ holds twice the slots, which covers that batch; should it
+    /// still be full, `IORING_ENTER_SQ_WAIT` waits (woken, in case the thread
+    /// sleeps) until the thread has made room.
+    #[cold]
+    fn wait_for_sq_room(&mut self) -> io::Result<()> {
+        if !self.sqpoll {
+            return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+        }
+        let flags = (io_uring::EnterFlags::SQ_WAIT | io_uring::EnterFlags::SQ_WAKEUP).bits();
+        for _ in 0..MAX_SQ_WAITS {
+            #[cfg(test)]
+            self.entered_kernel();
+            if !self.sq_looks_full() {
+                return Ok(());
+            }
+            // SAFETY: to_submit is 0 and no argument is passed, so the kernel
+            // reads no SQE and no user memory; it only waits on the SQ thread.
+            match unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(0, 0, flags, None)
+            } {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted || is_transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if self.sq_looks_full() {
+            Err(io::Error::from_raw_os_error(libc::EAGAIN))
+        } else {
+            Ok(())
+        }
     }
 
     /// Puts a timeout request into the SQ that completes `request` with
     /// `result` when `CLOCK_MONOTONIC` reaches `deadline_ns`: how an emulated
-    /// device's completion arrives through the ring. Hands the request back
-    /// when the ring is full.
-    pub(crate) fn push_timed(
-        &mut self,
-        request: Request,
-        result: i64,
-        deadline_ns: u64,
-    ) -> Result<(), Request> {
+    /// device's completion arrives through the ring. Answers as [`Ring::push`].
+    pub(crate) fn push_timed(&mut self, request: Request, result: i64, deadline_ns: u64) -> Push {
+        if self.free.is_empty() {
+            return Push::Full(request);
+        }
+        if self.sq_looks_full()
+            && let Err(error) = self.wait_for_sq_room()
+        {
+            return Push::Refused(request, error);
+        }
         let Some(slot) = self.free.pop() else {
-            return Err(request);
+            return Push::Full(request);
         };
         let index = slot as usize;
         if self.deadlines.is_empty() {
@@ -291,17 +415,19 @@ impl Ring {
             let request = self.slots[index].take().expect("slot was just filled");
             self.timed_results[index] = None;
             self.free.push(slot);
-            return Err(request);
+            return Push::Refused(request, io::Error::from_raw_os_error(libc::EAGAIN));
         }
         self.occupied += 1;
         self.unsubmitted += 1;
-        Ok(())
+        Push::Queued
     }
 
     /// Hands every pushed SQE to the kernel, retrying `EINTR`, `EAGAIN` and
     /// `EBUSY` (waiting for a completion in between when any is due). On error
     /// the unsubmitted requests stay queued: nothing is lost.
     pub(crate) fn submit_all(&mut self) -> io::Result<()> {
+        #[cfg(test)]
+        self.entered_kernel();
         let mut stalls = 0;
         while self.unsubmitted > 0 {
             let before = self.unsubmitted;
@@ -354,6 +480,8 @@ impl Ring {
     /// flushes overflowed CQEs, and waits until `min_complete` CQEs are in the
     /// CQ (0: does not wait).
     pub(crate) fn wait(&mut self, min_complete: usize) -> io::Result<()> {
+        #[cfg(test)]
+        self.entered_kernel();
         if self.sqpoll {
             // The kernel thread takes the SQ on its own; the crate's submit
             // path wakes it if it fell asleep (a waiter that did not would
@@ -415,6 +543,12 @@ impl Ring {
             out.push(request.complete(result));
             drained += 1;
         }
+        #[cfg(test)]
+        if self.sqpoll
+            && let Some(unpublished) = &mut self.unpublished
+        {
+            unpublished.entries = (unpublished.entries + drained).min(self.slots.len());
+        }
         // With SQPOLL the kernel may complete requests pushed after the last
         // submit; they were handed over after all.
         self.unsubmitted = self.unsubmitted.min(self.occupied);
@@ -423,35 +557,26 @@ impl Ring {
 
     /// Cancels what the kernel can cancel (a read from an empty pipe would
     /// otherwise never end) and waits until every request the kernel has is
-    /// complete.
+    /// complete. Fails when that takes longer than [`SETTLE_LIMIT`]: the
+    /// requests still out must then be leaked, never freed.
     ///
     /// Requests queued but never committed are not performed: their SQEs stay
     /// unread in the SQ ring and go with it. Only an SQPOLL thread reads the
     /// SQ on its own, so there they are handed over and waited for like the
     /// rest (and likewise on kernels before 6.0, see [`Ring::cancel_each`]).
     fn settle(&mut self) -> io::Result<()> {
+        let deadline = Instant::now() + SETTLE_LIMIT;
         if self.sqpoll {
             self.submit_all()?;
+            // A synchronous cancel finds only what the thread has taken from
+            // the SQ: an entry still there is missed, then issued, and
+            // waited for (a read of an empty pipe: for ever).
+            self.wait_until_sq_taken(deadline.min(Instant::now() + SQ_TAKE_LIMIT));
         }
-        if self.in_kernel() > 0 {
-            #[cfg(test)]
-            let cancelled = if self.without_sync_cancel {
-                Err(io::Error::from_raw_os_error(libc::EINVAL))
-            } else {
-                self.sync_cancel()
-            };
-            #[cfg(not(test))]
-            let cancelled = self.sync_cancel();
-            // Other errors are fine here: nothing left to cancel (ENOENT),
-            // requests that outlast the timeout (ETIME) are covered by the
-            // wait below, and a ring that may not be waited on from this
-            // thread fails that wait too (EEXIST).
-            if cancelled.is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL)) {
-                self.cancel_each()?;
-            }
-        }
+        self.cancel_all()?;
         let mut done = Vec::with_capacity(self.occupied);
         let mut stalls = 0;
+        let mut next_cancel = Instant::now() + CANCEL_AGAIN_EVERY;
         while self.in_kernel() > 0 {
             self.drain(usize::MAX, &mut done);
             // Dropping the completions returns their buffers to the pool.
@@ -459,7 +584,17 @@ impl Ring {
             if self.in_kernel() == 0 {
                 break;
             }
-            match self.wait(self.in_kernel()) {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(io::Error::from_raw_os_error(libc::ETIME));
+            }
+            if now >= next_cancel {
+                // What was not cancellable a moment ago may be now (a
+                // request that went from the SQ thread to a worker).
+                self.cancel_all()?;
+                next_cancel = now + CANCEL_AGAIN_EVERY;
+            }
+            match self.wait_at_most(self.in_kernel(), WAIT_SLICE) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_transient(&e) && stalls < MAX_STALLS => stalls += 1,
@@ -467,6 +602,87 @@ impl Ring {
             }
         }
         Ok(())
+    }
+
+    /// SQPOLL: waits until the kernel thread has taken every entry from the
+    /// SQ (or `deadline` passes), waking it when it sleeps.
+    fn wait_until_sq_taken(&mut self, deadline: Instant) {
+        let mut spins = 0u32;
+        while !self.ring.submission().is_empty() && Instant::now() < deadline {
+            // `submit` enters the kernel only to wake a sleeping thread.
+            let _ = self.ring.submit();
+            spins += 1;
+            if spins < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
+    /// Cancels every request the kernel holds: synchronously where the kernel
+    /// can (6.0), else one cancel request per slot.
+    fn cancel_all(&mut self) -> io::Result<()> {
+        if self.in_kernel() == 0 {
+            return Ok(());
+        }
+        #[cfg(test)]
+        let cancelled = if self.without_sync_cancel {
+            Err(io::Error::from_raw_os_error(libc::EINVAL))
+        } else {
+            self.sync_cancel()
+        };
+        #[cfg(not(test))]
+        let cancelled = self.sync_cancel();
+        // Other errors are fine here: nothing left to cancel (ENOENT),
+        // requests that outlast the timeout (ETIME) are covered by the
+        // wait that follows, and a ring that may not be waited on from this
+        // thread fails that wait too (EEXIST).
+        if cancelled.is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL)) {
+            self.cancel_each()?;
+        }
+        Ok(())
+    }
+
+    /// [`wait`](Self::wait) for `min_complete` CQEs, but for no longer than
+    /// `limit` (`IORING_ENTER_EXT_ARG`, Linux 5.11; before that, a pause and
+    /// a wait that does not block).
+    fn wait_at_most(&mut self, min_complete: usize, limit: Duration) -> io::Result<()> {
+        #[cfg(test)]
+        self.entered_kernel();
+        let timeout = KernelTimespec {
+            tv_sec: limit.as_secs() as i64,
+            tv_nsec: i64::from(limit.subsec_nanos()),
+        };
+        let arg = GeteventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: &raw const timeout as u64,
+        };
+        let mut flags = io_uring::EnterFlags::GETEVENTS | io_uring::EnterFlags::EXT_ARG;
+        if self.sqpoll {
+            flags |= io_uring::EnterFlags::SQ_WAKEUP;
+        }
+        let min_complete = u32::try_from(min_complete).unwrap_or(u32::MAX);
+        // SAFETY: to_submit is 0, so the kernel reads no SQE. With EXT_ARG it
+        // reads `arg` (a `struct io_uring_getevents_arg`, its size passed by
+        // `enter`) and the timespec it points at, both alive on this stack
+        // until the call returns; the kernel keeps no pointer to either.
+        let waited = unsafe {
+            self.ring
+                .submitter()
+                .enter(0, min_complete, flags.bits(), Some(&arg))
+        };
+        match waited {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                std::thread::sleep(limit.min(Duration::from_millis(1)));
+                self.wait(0)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `IORING_REGISTER_SYNC_CANCEL` of every request (Linux 6.0).
@@ -505,6 +721,17 @@ impl Ring {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+impl Ring {
+    /// The emulated SQPOLL thread publishes its head whenever the caller
+    /// enters the kernel.
+    fn entered_kernel(&mut self) {
+        if let Some(unpublished) = &mut self.unpublished {
+            unpublished.entries = 0;
         }
     }
 }
