@@ -36,7 +36,8 @@ pub enum QueueOutcome {
     /// Queued: it is handed over at the next [`Engine::commit`].
     Queued,
     /// The engine is full (`depth` requests queued or in flight): reap first.
-    /// The request is handed back untouched.
+    /// The request is handed back untouched. No engine answers this with
+    /// fewer than `depth` requests in [`Engine::in_flight`].
     Busy(Request),
 }
 
@@ -62,6 +63,9 @@ pub trait Engine: Send + std::fmt::Debug {
     /// in flight), appends at most `max` of them to `out`, and returns how many.
     /// `min == 0` never blocks. Requests queued but not yet committed are not
     /// waited for: commit them first.
+    ///
+    /// On error, the completions appended to `out` before it are reaped all
+    /// the same: they are the caller's, and `in_flight()` no longer counts them.
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error>;
 
     /// Requests queued or in flight, not yet reaped.

@@ -16,9 +16,10 @@
 //! requests are outstanding: then its completion waits in the engine and
 //! comes out of the next [`Engine::reap`], with the others. A caller that
 //! reaps only when its queue is full would otherwise never reap the
-//! asynchronous requests again once the class turned inline. Once those
-//! are reaped, the next `queue` answers `Busy` until the caller has reaped
-//! the held completions too, so that none waits for long.
+//! asynchronous requests again once the class turned inline. While
+//! completions are held, later inline ones are held behind them, until the
+//! caller reaps: held completions count against the depth, so such a caller
+//! comes back for them at the latest when the engine answers `Busy`.
 //!
 //! Every run reports how many requests took each path, how many were sent
 //! the other way to explore, and how often a class changed its choice
@@ -104,6 +105,9 @@ impl Slot {
 struct Backend {
     engine: Box<dyn Engine>,
     in_flight: usize,
+    /// Of those, queued since its last successful commit: a reap of this
+    /// engine need not wait for them (and may not: they may never come).
+    uncommitted: usize,
 }
 
 impl Backend {
@@ -111,7 +115,13 @@ impl Backend {
         Backend {
             engine,
             in_flight: 0,
+            uncommitted: 0,
         }
+    }
+
+    /// Requests it holds that a reap can wait for.
+    fn committed(&self) -> usize {
+        self.in_flight - self.uncommitted
     }
 }
 
@@ -142,6 +152,9 @@ pub(crate) struct AdaptiveEngine<I> {
     counts: PathCounts,
     /// Counts requests, to time one inline request in [`TIMED_INLINE`].
     tick: u32,
+    /// Tests: the path every request takes, whatever its class chose.
+    #[cfg(test)]
+    route_override: Option<Path>,
 }
 
 /// The adaptive engine, wrapped as [`super::open`] wraps every engine: psync
@@ -232,6 +245,8 @@ impl<I: Engine> AdaptiveEngine<I> {
             time,
             counts: PathCounts::default(),
             tick: 0,
+            #[cfg(test)]
+            route_override: None,
         }
     }
 
@@ -263,10 +278,10 @@ impl<I: Engine> AdaptiveEngine<I> {
     }
 
     /// Hands a completion over now, or holds it for the next reap while
-    /// asynchronous requests are outstanding.
+    /// asynchronous requests are outstanding or completions are held.
     #[inline]
     fn deliver(&mut self, completion: Completion) -> QueueOutcome {
-        if self.async_in_flight == 0 {
+        if self.async_in_flight == 0 && self.ready.is_empty() {
             QueueOutcome::Completed(completion)
         } else {
             self.ready.push_back(completion);
@@ -323,30 +338,38 @@ impl<I: Engine> AdaptiveEngine<I> {
         }
         // Two engines hold requests (only without io_uring, with buffered and
         // O_DIRECT files at once): take what either has, then wait on the one
-        // holding more. They have no common wait, so a completion of the other
-        // can wait behind it; each of them completes on its own, so none is lost.
+        // holding more committed requests. They have no common wait, so a
+        // completion of the other can wait behind it; each of them completes
+        // on its own, so none is lost.
         let mut got = 0;
         for backend in 0..self.backends.len() {
             if got < max && self.backends[backend].in_flight > 0 {
                 got += self.reap_from(backend, 0, max - got, out)?;
             }
         }
-        while got < min {
-            let Some(backend) =
-                (0..self.backends.len()).max_by_key(|&b| self.backends[b].in_flight)
+        while got < min && got < max {
+            let Some(backend) = (0..self.backends.len())
+                .filter(|&b| self.backends[b].committed() > 0)
+                .max_by_key(|&b| self.backends[b].committed())
             else {
+                // Only uncommitted requests are left: nothing to wait for.
                 break;
             };
-            let wanted = (min - got).min(self.backends[backend].in_flight);
-            if wanted == 0 {
+            let wanted = (min - got).min(self.backends[backend].committed());
+            let reaped = self.reap_from(backend, wanted, max - got, out)?;
+            if reaped == 0 {
+                // It had committed requests and waited for none: come back
+                // to the caller rather than ask again for ever.
                 break;
             }
-            got += self.reap_from(backend, wanted, max - got, out)?;
+            got += reaped;
         }
         Ok(got)
     }
 
     /// Reaps from one asynchronous engine, waiting for `min` of its requests.
+    /// When it fails, the completions it appended first are the caller's
+    /// all the same: they are translated before the error goes up.
     fn reap_from(
         &mut self,
         backend: usize,
@@ -355,18 +378,23 @@ impl<I: Engine> AdaptiveEngine<I> {
         out: &mut Vec<Completion>,
     ) -> Result<usize, Error> {
         let start = out.len();
-        let reaped = self.backends[backend].engine.reap(min, max, out)?;
+        let result = self.backends[backend].engine.reap(min, max, out);
+        let reaped = out.len() - start;
         if reaped > 0 {
             let now = self.time.now();
             self.occupancy.remove(now, reaped as u64);
             self.async_in_flight -= reaped;
-            self.backends[backend].in_flight -= reaped;
+            let target = &mut self.backends[backend];
+            target.in_flight -= reaped;
+            // An engine may complete requests it was not asked to commit yet
+            // (an SQPOLL thread takes them as they come).
+            target.uncommitted = target.uncommitted.min(target.in_flight);
             for completion in &mut out[start..] {
                 self.finish_async(completion, now);
             }
             self.last_return_ns = now;
         }
-        Ok(reaped)
+        result.map(|_| reaped)
     }
 
     /// The policy of a class that has one.
@@ -398,6 +426,11 @@ impl<I: Engine> AdaptiveEngine<I> {
             self.last_return_ns
         };
         let decision = policy.route(now, &self.occupancy);
+        #[cfg(test)]
+        let decision = policy::Route {
+            path: self.route_override.unwrap_or(decision.path),
+            ..decision
+        };
         self.counts.switches += u64::from(decision.switched);
         self.counts.explored += u64::from(decision.epoch != 0);
         match decision.path {
@@ -459,6 +492,7 @@ impl<I: Engine> AdaptiveEngine<I> {
                 target.in_flight += 1;
                 match target.engine.queue(request) {
                     QueueOutcome::Queued => {
+                        target.uncommitted += 1;
                         self.counts.asynchronous += 1;
                         QueueOutcome::Queued
                     }
@@ -557,13 +591,9 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        if (self.async_in_flight > 0 || !self.ready.is_empty())
-            && (self.ready.len() + self.async_in_flight >= self.depth as usize
-                || self.async_in_flight == 0)
-        {
-            // Full; or held completions wait while nothing asynchronous is
-            // left to bring the caller back to reap: it must come now, or a
-            // caller that reaps only when full would leave them there.
+        if self.ready.len() + self.async_in_flight >= self.depth as usize {
+            // Full. While completions are held, new inline ones join them, so
+            // that a caller that reaps only when full comes back for them.
             return QueueOutcome::Busy(request);
         }
         // Quick inline requests that follow the choice are timed one in
@@ -574,6 +604,12 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         self.tick = self.tick.wrapping_add(1);
         let phase = self.tick % TIMED_INLINE;
         let class = Self::class_of(&request);
+        #[cfg(test)]
+        let phase = if self.route_override.is_some() {
+            0
+        } else {
+            phase
+        };
         if phase != 0
             && let Some(policy) = self.policy_of(request.file, class)
             && policy.settled_inline()
@@ -585,8 +621,8 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
                 // The next one is timed, with the caller's time before it.
                 self.last_return_ns = self.time.now();
             }
-            if self.async_in_flight == 0 {
-                // Nothing is held either (the check above): hand it over as it is.
+            if self.async_in_flight == 0 && self.ready.is_empty() {
+                // Nothing to keep order with: hand it over as it is.
                 return outcome;
             }
             return match outcome {
@@ -602,6 +638,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         for backend in &mut self.backends {
             if backend.in_flight > 0 {
                 committed += backend.engine.commit()?;
+                backend.uncommitted = 0;
             }
         }
         let held = std::mem::take(&mut self.held_since_commit);

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
 use crate::buf::{Buf, BufPool};
+use crate::engine::psync::PsyncEngine;
 use crate::engine::testkit;
 
 /// The shared virtual clock, in nanoseconds.
@@ -491,25 +492,72 @@ fn inline_completions_wait_for_the_reap_while_asynchronous_ones_are_out() {
             .all(|c| c.file == caller.handle && c.result == 4096)
     );
     assert_eq!(caller.engine.in_flight(), 1);
-    // Nothing asynchronous left to bring the caller back: it must reap the
-    // held completion before anything else.
-    let buf = caller.buffers.pop().unwrap();
-    let QueueOutcome::Busy(back) = caller.engine.queue(Request::read(caller.handle, 0, buf, 8))
-    else {
-        panic!("a held completion must be reaped first")
-    };
-    caller.buffers.push(back.buf.unwrap());
+    // Nothing asynchronous is left, but a completion is held: the next
+    // inline one is held behind it (not `Busy`: the engine is not full).
+    assert!(
+        matches!(
+            caller
+                .engine
+                .queue(Request::sync(caller.handle, false, 100)),
+            QueueOutcome::Queued
+        ),
+        "an inline completion waits behind a held one"
+    );
+    assert_eq!(caller.engine.in_flight(), 2);
+    assert_eq!(caller.engine.commit().unwrap(), 1);
     done.clear();
-    assert_eq!(caller.engine.reap(0, 4, &mut done).unwrap(), 1);
-    assert_eq!((done[0].user_data, done[0].result), (99, 0));
+    assert_eq!(caller.engine.reap(1, 4, &mut done).unwrap(), 2);
+    let answers: Vec<(u64, i64)> = done.iter().map(|c| (c.user_data, c.result)).collect();
+    assert_eq!(
+        answers,
+        [(99, 0), (100, 0)],
+        "in the order they were queued"
+    );
     assert_eq!(caller.engine.in_flight(), 0);
     assert!(
         matches!(
-            caller.engine.queue(Request::sync(caller.handle, false, 100)),
-            QueueOutcome::Completed(c) if c.user_data == 100
+            caller.engine.queue(Request::sync(caller.handle, false, 101)),
+            QueueOutcome::Completed(c) if c.user_data == 101
         ),
         "nothing out: inline completes at once"
     );
+}
+
+#[test]
+fn held_completions_make_the_engine_busy_only_at_its_depth() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(4);
+    caller.run(2_000);
+    caller.drain();
+    let buf = caller.buffers.pop().unwrap();
+    let read = Request::read(caller.handle, 0, buf, 7);
+    assert!(matches!(caller.engine.queue(read), QueueOutcome::Queued));
+    caller.engine.commit().unwrap();
+    // Inline fsyncs are held behind the asynchronous read, then behind each other.
+    for tag in 0..3 {
+        assert!(matches!(
+            caller
+                .engine
+                .queue(Request::sync(caller.handle, false, 90 + tag)),
+            QueueOutcome::Queued
+        ));
+    }
+    let mut done = Vec::new();
+    assert_eq!(caller.engine.reap(1, 1, &mut done).unwrap(), 1);
+    assert_eq!(done[0].user_data, 7, "the oldest first");
+    assert_eq!(caller.engine.in_flight(), 3);
+    assert!(matches!(
+        caller.engine.queue(Request::sync(caller.handle, false, 93)),
+        QueueOutcome::Queued
+    ));
+    assert_eq!(caller.engine.in_flight(), 4);
+    let QueueOutcome::Busy(_) = caller.engine.queue(Request::sync(caller.handle, false, 94)) else {
+        panic!("four held completions fill a depth of 4")
+    };
+    done.clear();
+    assert_eq!(caller.engine.reap(1, 8, &mut done).unwrap(), 4);
+    let tags: Vec<u64> = done.iter().map(|c| c.user_data).collect();
+    assert_eq!(tags, [90, 91, 92, 93]);
 }
 
 #[test]
@@ -627,4 +675,159 @@ fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
     assert_eq!(paths.inline + paths.asynchronous, 3200);
     engine.remove_file(direct).unwrap();
     engine.remove_file(buffered).unwrap();
+}
+
+/// The adaptive engine over real engines as without io_uring (psync inline;
+/// the pool, and libaio for `O_DIRECT` files), every request sent
+/// asynchronously; `None` where libaio or `O_DIRECT` is missing.
+fn pool_and_libaio(depth: u32, dir: &std::path::Path) -> Option<AdaptiveEngine<PsyncEngine>> {
+    if let Err(reason) = crate::probe::engine_available(EngineKind::Libaio) {
+        eprintln!("skipping: libaio refused here ({reason})");
+        return None;
+    }
+    if !crate::probe::o_direct_supported(dir) {
+        eprintln!("skipping: no O_DIRECT in {}", dir.display());
+        return None;
+    }
+    let config = EngineConfig::with_depth(depth);
+    let backends: Vec<Box<dyn Engine>> = vec![
+        Box::new(crate::engine::pool::PoolEngine::new(&config).unwrap()),
+        Box::new(crate::engine::libaio::LibaioEngine::new(&config).unwrap()),
+    ];
+    let mut engine = AdaptiveEngine::with_engines(
+        PsyncEngine::new(&config),
+        backends,
+        &config,
+        Time::Real(Clock::new()),
+    );
+    engine.route_override = Some(Path::Async);
+    Some(engine)
+}
+
+/// Issue 20, bug 2: with two asynchronous engines, `reap` waited on the one
+/// holding more requests, counting uncommitted ones, which it returned
+/// nothing for: `reap(1)` with a committed read in the pool and two
+/// uncommitted ones in libaio had not returned after 10 s.
+#[test]
+fn with_two_backends_a_reap_waits_only_for_committed_requests() {
+    let dir = testkit::scratch();
+    let Some(mut engine) = pool_and_libaio(4, dir.path()) else {
+        return;
+    };
+    let (buffered_path, buffered_data) = testkit::data_file(dir.path(), "buffered", 1 << 16);
+    let (direct_path, _) = testkit::data_file(dir.path(), "direct", 1 << 16);
+    let buffered = testkit::add(&mut engine, &buffered_path, &testkit::read_write());
+    let direct_options = crate::file::OpenOptions {
+        direct: true,
+        ..testkit::read_write()
+    };
+    let direct = testkit::add(&mut engine, &direct_path, &direct_options);
+    let pool = BufPool::new(3, 4096).unwrap();
+    let read = Request::read(buffered, 4096, testkit::take(&pool, 4096), 1);
+    assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    assert_eq!(engine.commit().unwrap(), 1);
+    for tag in [2, 3] {
+        let read = Request::read(direct, 0, testkit::take(&pool, 4096), tag);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    }
+    let (answer, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut done = Vec::new();
+        let reaped = engine.reap(1, 8, &mut done).map(|n| (n, done));
+        let _ = answer.send((reaped, engine));
+    });
+    let (reaped, mut engine) = answered
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("reap(1) with one committed request did not return in 20 s");
+    let (n, done) = reaped.unwrap();
+    assert_eq!(n, 1, "only the committed read can complete");
+    assert_eq!(
+        (done[0].user_data, done[0].file, done[0].result),
+        (1, buffered, 4096)
+    );
+    assert!(done[0].buf.as_ref().unwrap().as_slice() == &buffered_data[4096..8192]);
+    let mut done = Vec::new();
+    testkit::finish(&mut engine, &mut done);
+    let mut tags: Vec<u64> = done.iter().map(|c| c.user_data).collect();
+    tags.sort_unstable();
+    assert_eq!(tags, [2, 3]);
+}
+
+/// An asynchronous engine whose reap appends its completions, then fails.
+#[derive(Debug, Default)]
+struct FailingReap {
+    queued: Vec<Request>,
+    committed: Vec<Request>,
+}
+
+impl Engine for FailingReap {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Libaio
+    }
+    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
+        Ok(FileHandle(100))
+    }
+    fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
+        unreachable!("the test removes no file")
+    }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        self.queued.push(request);
+        QueueOutcome::Queued
+    }
+    fn commit(&mut self) -> Result<usize, Error> {
+        let n = self.queued.len();
+        self.committed.append(&mut self.queued);
+        Ok(n)
+    }
+    fn reap(&mut self, _min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let n = self.committed.len().min(max);
+        out.extend(self.committed.drain(..n).map(|r| {
+            let len = r.len() as i64;
+            r.complete(len)
+        }));
+        Err(Error::Engine {
+            engine: "failing reap",
+            op: "io_getevents",
+            source: std::io::Error::from_raw_os_error(libc::EIO),
+        })
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len() + self.committed.len()
+    }
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+}
+
+/// Issue 20, bug 4: when a backend's reap failed after appending
+/// completions, they escaped with the backend's tag and file handle, and
+/// `in_flight()` stayed up.
+#[test]
+fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
+    let config = EngineConfig::with_depth(4);
+    let mut engine = AdaptiveEngine::with_engines(
+        PsyncEngine::new(&config),
+        vec![Box::new(FailingReap::default())],
+        &config,
+        Time::Real(Clock::new()),
+    );
+    engine.route_override = Some(Path::Async);
+    let dir = testkit::scratch();
+    let (path, _) = testkit::data_file(dir.path(), "data", 8192);
+    let file = testkit::add(&mut engine, &path, &testkit::read_write());
+    let pool = BufPool::new(2, 4096).unwrap();
+    for tag in [41, 42] {
+        let read = Request::read(file, 0, testkit::take(&pool, 4096), tag);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    }
+    engine.commit().unwrap();
+    let mut done = Vec::new();
+    assert!(engine.reap(1, 8, &mut done).is_err());
+    let answers: Vec<(u64, FileHandle)> = done.iter().map(|c| (c.user_data, c.file)).collect();
+    assert_eq!(
+        answers,
+        [(41, file), (42, file)],
+        "the caller's tags and handle"
+    );
+    assert_eq!(engine.in_flight(), 0);
 }

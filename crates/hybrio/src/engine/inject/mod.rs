@@ -538,9 +538,11 @@ impl<E: Engine> Inject<E> {
                 continue;
             }
             let before = out.len();
-            let reaped_now = self.inner.reap(want, max - got, out)?;
-            reaped = true;
+            let reaped_now = self.inner.reap(want, max - got, out);
+            // What came before a failure is reaped all the same.
             got += self.sort_out(before, out);
+            let reaped_now = reaped_now?;
+            reaped = true;
             if reaped_now == 0 && want > 0 {
                 // Nothing committed below: only held-back completions can come.
                 if self.delayed.is_empty() {

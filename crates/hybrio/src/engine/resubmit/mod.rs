@@ -546,9 +546,11 @@ impl<E: Engine> Resubmit<E> {
                 break;
             }
             let before = out.len();
-            let reaped_now = self.inner.reap(want, max - got, out)?;
-            reaped = true;
+            let reaped_now = self.inner.reap(want, max - got, out);
+            // What came before a failure is reaped all the same.
             got += self.sort_out(before, out);
+            let reaped_now = reaped_now?;
+            reaped = true;
             if reaped_now == 0 && want > 0 {
                 // `inner` has nothing committed that could complete. Only a
                 // resubmission it had no room for could still change that:
@@ -658,7 +660,14 @@ impl<E: Engine> Engine for Resubmit<E> {
             return self.reap_slow(min, max, out, None);
         }
         let base = out.len();
-        let reaped = self.inner.reap(min, max, out)?;
+        let reaped = match self.inner.reap(min, max, out) {
+            Ok(reaped) => reaped,
+            Err(error) => {
+                // What came before the failure is reaped all the same.
+                self.sort_out(base, out);
+                return Err(error);
+            }
+        };
         if out[base..].iter().any(|done| self.needs_attention(done)) {
             return self.reap_slow(min, max, out, Some(base));
         }
