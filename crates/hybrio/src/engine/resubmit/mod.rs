@@ -256,7 +256,8 @@ impl Track {
 struct Pending {
     request: Request,
     track: Track,
-    /// Queued by the caller but not yet committed by it: its commit counts it.
+    /// Queued by the caller but not yet committed by it: its commit counts
+    /// it (and this layer commits it after that).
     fresh: bool,
 }
 
@@ -648,7 +649,14 @@ impl<E: Engine> Engine for Resubmit<E> {
             self.requeue_into_inner();
         }
         let committed = self.inner.commit()?;
-        let handed_over = committed.saturating_sub(self.dirty) + self.early;
+        // The caller's requests still waiting for room below are handed over
+        // too: from now on they are this layer's to commit when they go down.
+        let waiting = self
+            .requeue
+            .iter_mut()
+            .map(|pending| usize::from(std::mem::replace(&mut pending.fresh, false)))
+            .sum::<usize>();
+        let handed_over = committed.saturating_sub(self.dirty) + self.early + waiting;
         self.dirty = 0;
         self.early = 0;
         Ok(handed_over)

@@ -683,6 +683,8 @@ struct MemEngine {
     file: Option<File>,
     depth: usize,
     most: usize,
+    /// Complete this many queue calls inline (before any refusal).
+    inline: usize,
     /// Answer `Busy` to this many queue calls, full or not.
     refuse: usize,
     /// Refuse offsets off the 512-byte sector with `EINVAL`, as `O_DIRECT` does.
@@ -698,6 +700,7 @@ impl MemEngine {
             file: None,
             depth,
             most,
+            inline: 0,
             refuse: 0,
             direct: false,
             queued: VecDeque::new(),
@@ -718,6 +721,10 @@ impl Engine for MemEngine {
         self.file.take().ok_or(Error::BadHandle(handle.0))
     }
     fn queue(&mut self, request: Request) -> QueueOutcome {
+        if self.inline > 0 {
+            self.inline -= 1;
+            return QueueOutcome::Completed(self.transfer(request));
+        }
         if self.refuse > 0 || self.in_flight() >= self.depth {
             self.refuse = self.refuse.saturating_sub(1);
             return QueueOutcome::Busy(request);
@@ -732,23 +739,8 @@ impl Engine for MemEngine {
     }
     fn reap(&mut self, _min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
         let n = max.min(self.submitted.len());
-        for mut request in self.submitted.drain(..n) {
-            let at = (request.offset as usize).min(self.data.len());
-            let result = match (request.op, request.buf.as_mut()) {
-                _ if self.direct && !request.offset.is_multiple_of(512) => -i64::from(libc::EINVAL),
-                (Op::Read, Some(buf)) => {
-                    let k = buf.len().min(self.most).min(self.data.len() - at);
-                    buf.as_mut_slice()[..k].copy_from_slice(&self.data[at..at + k]);
-                    k as i64
-                }
-                (Op::Write, Some(buf)) => {
-                    let k = buf.len().min(self.most).min(self.data.len() - at);
-                    self.data[at..at + k].copy_from_slice(&buf.as_slice()[..k]);
-                    k as i64
-                }
-                _ => 0,
-            };
-            out.push(request.complete(result));
+        for request in self.submitted.drain(..n).collect::<Vec<_>>() {
+            out.push(self.transfer(request));
         }
         Ok(n)
     }
@@ -757,6 +749,28 @@ impl Engine for MemEngine {
     }
     fn is_synchronous(&self) -> bool {
         false
+    }
+}
+
+impl MemEngine {
+    /// Moves at most `most` bytes of `request` from or to `data`.
+    fn transfer(&mut self, mut request: Request) -> Completion {
+        let at = (request.offset as usize).min(self.data.len());
+        let result = match (request.op, request.buf.as_mut()) {
+            _ if self.direct && !request.offset.is_multiple_of(512) => -i64::from(libc::EINVAL),
+            (Op::Read, Some(buf)) => {
+                let k = buf.len().min(self.most).min(self.data.len() - at);
+                buf.as_mut_slice()[..k].copy_from_slice(&self.data[at..at + k]);
+                k as i64
+            }
+            (Op::Write, Some(buf)) => {
+                let k = buf.len().min(self.most).min(self.data.len() - at);
+                self.data[at..at + k].copy_from_slice(&buf.as_slice()[..k]);
+                k as i64
+            }
+            _ => 0,
+        };
+        request.complete(result)
     }
 }
 
@@ -930,4 +944,35 @@ fn retries_that_run_out_after_progress_report_the_progress() {
     eprintln!("{whole} whole, {partial} partial, {failed} failed");
     assert!(whole > 0 && partial > 0 && failed > 0);
     assert_eq!(engine.in_flight(), 0);
+}
+
+/// Issue 20, bug 3: a resubmission that found the engine below full was
+/// marked as the caller's (its commit counts it); moved down by a reap after
+/// that commit, it was committed by no one: 1,000 `reap(1)` calls returned 0.
+#[test]
+fn a_resubmission_moved_down_after_the_callers_commit_is_committed() {
+    let mut contents = vec![0; 8192];
+    pattern(11, &mut contents);
+    let (mut engine, handle) = mem_stack(&contents, 2, 1000);
+    // Short inline, then `Busy` twice (resubmission, caller's commit), then queued.
+    engine.inner.inline = 1;
+    engine.inner.refuse = 2;
+    let pool = BufPool::new(1, 4096).unwrap();
+    let read = Request::read(handle, 4096, take(&pool, 4096), 5);
+    assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    assert_eq!(
+        engine.commit().unwrap(),
+        1,
+        "the caller's request is handed over"
+    );
+    let mut done = Vec::new();
+    let mut reaps = 0;
+    while done.is_empty() {
+        reaps += 1;
+        assert!(reaps <= 1_000, "1,000 reap(1) calls and no completion");
+        engine.reap(1, 1, &mut done).unwrap();
+    }
+    assert_whole_read(&done[0], 4096, 4096, &contents, "mem");
+    assert_eq!(engine.in_flight(), 0);
+    assert_eq!(engine.commit().unwrap(), 0, "counted once");
 }
