@@ -694,6 +694,56 @@ mod tests {
         }
     }
 
+    /// Found by the model test: the ring counted its uncommitted requests by
+    /// clamping, so when an SQPOLL thread completed uncommitted requests
+    /// early, a committed one still in the kernel was counted as uncommitted
+    /// and `reap(1)` returned 0 at once instead of waiting for it.
+    #[test]
+    fn sqpoll_reap_waits_for_a_committed_request_after_uncommitted_ones_complete_early() {
+        let pool = BufPool::new(3, 4096).unwrap();
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "data", 8192);
+        let Some(mut engine) = sqpoll_engine(3, Some(&pool)) else {
+            return;
+        };
+        let (read_end, mut write_end) = pipe();
+        let piped = engine.add_file(read_end, "pipe".into()).unwrap();
+        let file = add(&mut engine, &path, &read_write());
+        let waiting = Request::read(piped, 0, take(&pool, 4096), 1);
+        assert!(matches!(engine.queue(waiting), QueueOutcome::Queued));
+        assert_eq!(engine.commit().unwrap(), 1);
+        for tag in [2, 3] {
+            let early = Request::read(file, 0, take(&pool, 4096), tag);
+            assert!(matches!(engine.queue(early), QueueOutcome::Queued));
+        }
+        // Not committed, but the SQ thread takes them: reap them as they come.
+        let mut done = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while done.len() < 2 {
+            assert!(Instant::now() < deadline, "the SQ thread never took them");
+            engine.reap(0, 2, &mut done).unwrap();
+            std::thread::yield_now();
+        }
+        assert!(
+            done.iter().all(
+                |c| c.result == 4096 && c.buf.as_ref().unwrap().as_slice() == &contents[..4096]
+            )
+        );
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            write_end.write_all(&[7; 100]).unwrap();
+            write_end
+        });
+        done.clear();
+        assert_eq!(
+            engine.reap(1, 4, &mut done).unwrap(),
+            1,
+            "reap(1) must wait for the pipe read"
+        );
+        assert_eq!((done[0].user_data, done[0].result), (1, 100));
+        drop(writer.join().unwrap());
+    }
+
     fn pipe() -> (File, File) {
         let (read, write) = std::io::pipe().unwrap();
         (

@@ -10,6 +10,8 @@ pub mod inject;
 mod inline;
 mod io_uring;
 mod libaio;
+#[cfg(test)]
+mod model;
 mod null;
 mod pool;
 mod psync;

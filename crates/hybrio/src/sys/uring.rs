@@ -8,6 +8,7 @@
 //! `Drop` has waited for it. If waiting is impossible, the requests are leaked
 //! rather than freed under the kernel.
 
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -100,7 +101,10 @@ pub(crate) struct Ring {
     slots: Vec<Option<Request>>,
     free: Vec<u32>,
     occupied: usize,
-    unsubmitted: usize,
+    /// Slots pushed and not yet handed to the kernel, in SQ order; a slot
+    /// is in it exactly when `awaiting_submit[slot]` is set.
+    unsubmitted: VecDeque<u32>,
+    awaiting_submit: Vec<bool>,
     enabled: bool,
     defer_taskrun: bool,
     sqpoll: bool,
@@ -155,7 +159,8 @@ impl Ring {
             slots: std::iter::repeat_with(|| None).take(capacity).collect(),
             free: (0..slot_count).rev().collect(),
             occupied: 0,
-            unsubmitted: 0,
+            unsubmitted: VecDeque::with_capacity(capacity),
+            awaiting_submit: vec![false; capacity],
             enabled,
             defer_taskrun,
             sqpoll,
@@ -190,13 +195,13 @@ impl Ring {
     /// Requests pushed since the last submit.
     #[inline]
     pub(crate) fn unsubmitted(&self) -> usize {
-        self.unsubmitted
+        self.unsubmitted.len()
     }
 
     /// Requests handed to the kernel whose completions have not been drained yet.
     #[inline]
     pub(crate) fn in_kernel(&self) -> usize {
-        self.occupied - self.unsubmitted
+        self.occupied - self.unsubmitted.len()
     }
 
     /// True for a ring built with `IORING_SETUP_SQPOLL`.
@@ -320,7 +325,8 @@ impl Ring {
             return Push::Refused(request, io::Error::from_raw_os_error(libc::EAGAIN));
         }
         self.occupied += 1;
-        self.unsubmitted += 1;
+        self.unsubmitted.push_back(slot);
+        self.awaiting_submit[index] = true;
         Push::Queued
     }
 
@@ -418,7 +424,8 @@ impl Ring {
             return Push::Refused(request, io::Error::from_raw_os_error(libc::EAGAIN));
         }
         self.occupied += 1;
-        self.unsubmitted += 1;
+        self.unsubmitted.push_back(slot);
+        self.awaiting_submit[index] = true;
         Push::Queued
     }
 
@@ -429,17 +436,22 @@ impl Ring {
         #[cfg(test)]
         self.entered_kernel();
         let mut stalls = 0;
-        while self.unsubmitted > 0 {
-            let before = self.unsubmitted;
+        while !self.unsubmitted.is_empty() {
+            let before = self.unsubmitted.len();
             match self.ring.submit() {
                 Ok(_) => {
                     // With SQPOLL the kernel thread consumes the SQ on its own
                     // schedule; once woken, everything counts as handed over.
-                    self.unsubmitted = if self.sqpoll {
+                    // Otherwise the kernel took the SQ's oldest entries.
+                    let left = if self.sqpoll {
                         0
                     } else {
                         self.ring.submission().len()
                     };
+                    while self.unsubmitted.len() > left {
+                        let slot = self.unsubmitted.pop_front().expect("longer than left");
+                        self.awaiting_submit[slot as usize] = false;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if is_transient(&e) => {
@@ -448,9 +460,9 @@ impl Ring {
                 }
                 Err(e) => return Err(e),
             }
-            if self.unsubmitted < before {
+            if self.unsubmitted.len() < before {
                 stalls = 0;
-            } else if self.unsubmitted > 0 {
+            } else if !self.unsubmitted.is_empty() {
                 self.back_off(&mut stalls, io::Error::from_raw_os_error(libc::EAGAIN))?;
             }
         }
@@ -537,6 +549,10 @@ impl Ring {
                 .get_mut(slot as usize)
                 .and_then(Option::take)
                 .unwrap_or_else(|| i64::from(cqe.result()));
+            if std::mem::take(&mut self.awaiting_submit[slot as usize]) {
+                // An SQPOLL thread took it before it was committed.
+                self.unsubmitted.retain(|&s| u64::from(s) != slot);
+            }
             // Slots are < capacity, which fits in u32 (checked in `new`).
             self.free.push(slot as u32);
             self.occupied -= 1;
@@ -549,9 +565,6 @@ impl Ring {
         {
             unpublished.entries = (unpublished.entries + drained).min(self.slots.len());
         }
-        // With SQPOLL the kernel may complete requests pushed after the last
-        // submit; they were handed over after all.
-        self.unsubmitted = self.unsubmitted.min(self.occupied);
         drained
     }
 
@@ -767,7 +780,7 @@ impl std::fmt::Debug for Ring {
             .field("enabled", &self.enabled)
             .field("fixed_buffers", &self.fixed.as_ref().map(|f| f.pool.id()))
             .field("in_flight", &self.occupied)
-            .field("unsubmitted", &self.unsubmitted)
+            .field("unsubmitted", &self.unsubmitted.len())
             .finish()
     }
 }

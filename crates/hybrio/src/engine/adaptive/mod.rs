@@ -38,7 +38,9 @@ use crate::buf::BufPool;
 use crate::clock::Clock;
 use crate::file::FileHandle;
 use crate::request::{Completion, Op, Request};
-use policy::{ClassPolicy, GAP_CAP_NS, Occupancy, Path};
+#[cfg(not(test))]
+use policy::Path;
+use policy::{ClassPolicy, GAP_CAP_NS, Occupancy};
 
 /// Size classes: powers of two up to 16 MiB, then one for everything larger.
 const SIZE_CLASSES: usize = 25;
@@ -154,7 +156,7 @@ pub(crate) struct AdaptiveEngine<I> {
     tick: u32,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
-    route_override: Option<Path>,
+    route_override: ForcedPath,
 }
 
 /// The adaptive engine, wrapped as [`super::open`] wraps every engine: psync
@@ -246,7 +248,7 @@ impl<I: Engine> AdaptiveEngine<I> {
             counts: PathCounts::default(),
             tick: 0,
             #[cfg(test)]
-            route_override: None,
+            route_override: ForcedPath::default(),
         }
     }
 
@@ -428,7 +430,7 @@ impl<I: Engine> AdaptiveEngine<I> {
         let decision = policy.route(now, &self.occupancy);
         #[cfg(test)]
         let decision = policy::Route {
-            path: self.route_override.unwrap_or(decision.path),
+            path: self.route_override.get().unwrap_or(decision.path),
             ..decision
         };
         self.counts.switches += u64::from(decision.switched);
@@ -520,7 +522,15 @@ impl<I: Engine> AdaptiveEngine<I> {
                         self.free_slots.push(slot);
                         request.user_data = user_data;
                         request.file = file;
-                        QueueOutcome::Busy(request)
+                        // The engine is below its depth (`queue` checked), so
+                        // the backend refused for a moment of its own (an SQ
+                        // that looks full): the request runs inline instead,
+                        // never `Busy` below the depth.
+                        self.counts.inline += 1;
+                        match self.inline.queue(request) {
+                            QueueOutcome::Completed(completion) => self.deliver(completion),
+                            other => other,
+                        }
                     }
                 }
             }
@@ -605,7 +615,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         let phase = self.tick % TIMED_INLINE;
         let class = Self::class_of(&request);
         #[cfg(test)]
-        let phase = if self.route_override.is_some() {
+        let phase = if self.route_override.get().is_some() {
             0
         } else {
             phase
@@ -697,6 +707,49 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
                 .fold(self.inline.counters(), |sum, b| sum + b.engine.counters())
         }
     }
+}
+
+#[cfg(test)]
+pub(crate) use policy::Path;
+
+/// Tests: the path the adaptive engine sends every request, whatever its
+/// class chose; shared, so it can be changed while the engine is inside others.
+#[cfg(test)]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ForcedPath(std::sync::Arc<std::sync::atomic::AtomicU8>);
+
+#[cfg(test)]
+impl ForcedPath {
+    pub(crate) fn set(&self, path: Option<Path>) {
+        let code = match path {
+            None => 0,
+            Some(Path::Inline) => 1,
+            Some(Path::Async) => 2,
+        };
+        self.0.store(code, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Option<Path> {
+        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => Some(Path::Inline),
+            2 => Some(Path::Async),
+            _ => None,
+        }
+    }
+}
+
+/// Tests: the adaptive engine over the given engines, on a clock the test
+/// moves, with the handle that forces its paths.
+#[cfg(test)]
+pub(crate) fn with_engines_for_tests<I: Engine>(
+    inline: I,
+    backends: Vec<Box<dyn Engine>>,
+    config: &EngineConfig,
+    clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> (AdaptiveEngine<I>, ForcedPath) {
+    let engine = AdaptiveEngine::with_engines(inline, backends, config, Time::Virtual(clock));
+    let forced = engine.route_override.clone();
+    (engine, forced)
 }
 
 #[cfg(test)]

@@ -694,13 +694,13 @@ fn pool_and_libaio(depth: u32, dir: &std::path::Path) -> Option<AdaptiveEngine<P
         Box::new(crate::engine::pool::PoolEngine::new(&config).unwrap()),
         Box::new(crate::engine::libaio::LibaioEngine::new(&config).unwrap()),
     ];
-    let mut engine = AdaptiveEngine::with_engines(
+    let engine = AdaptiveEngine::with_engines(
         PsyncEngine::new(&config),
         backends,
         &config,
         Time::Real(Clock::new()),
     );
-    engine.route_override = Some(Path::Async);
+    engine.route_override.set(Some(Path::Async));
     Some(engine)
 }
 
@@ -811,7 +811,7 @@ fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
         &config,
         Time::Real(Clock::new()),
     );
-    engine.route_override = Some(Path::Async);
+    engine.route_override.set(Some(Path::Async));
     let dir = testkit::scratch();
     let (path, _) = testkit::data_file(dir.path(), "data", 8192);
     let file = testkit::add(&mut engine, &path, &testkit::read_write());

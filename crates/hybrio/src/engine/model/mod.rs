@@ -1,0 +1,687 @@
+//! A model test of the engine stack: the layers as [`super::open`] stacks
+//! them (resubmission over fault injection over the adaptive engine over
+//! two asynchronous engines), the engines at the bottom scripted (their
+//! every answer drawn by the test, see [`scripted`]) or real (an SQPOLL ring
+//! whose thread publishes its SQ head late), driven by random sequences of
+//! `queue`/`commit`/`reap`/drop from a caller that does what the contract
+//! says. After every step it checks:
+//!
+//! - every request completes exactly once, with its own tag, operation, file,
+//!   offset and buffer window, and a read's bytes are the file's;
+//! - `in_flight()` is exactly what the caller has queued and not seen complete
+//!   (so a drained engine reports zero);
+//! - `Busy` comes only with `in_flight() >= depth`, the request untouched;
+//! - `reap(min >= 1)` with committed requests outstanding returns at least one
+//!   or an error within [`MAX_FRUITLESS_REAPS`] calls, and no call spins;
+//! - after a drop every buffer is back in the pool.
+//!
+//! Seeded and shrinking (proptest). CI runs a fixed budget from a fixed seed;
+//! `docs/model-test.md` says how to run it long, from fresh seeds.
+
+mod scripted;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestError, TestRunner};
+use tempfile::TempDir;
+
+use super::adaptive::{ForcedPath, Path};
+use super::{Engine, EngineConfig, EngineKind, QueueOutcome};
+use crate::buf::BufPool;
+use crate::file::{FileHandle, OpenOptions};
+use crate::request::{Completion, Op, Request};
+use scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
+
+/// Size of every model file.
+const FILE_SIZE: u64 = 64 * 1024;
+/// Largest request.
+const LARGEST: usize = 4096;
+/// `reap(min >= 1)` calls in a row that may return nothing while committed
+/// requests are outstanding.
+const MAX_FRUITLESS_REAPS: u32 = 3;
+/// Calls the final drain may take.
+const MAX_DRAIN_CALLS: u32 = 10_000;
+/// Seed of the CI runs; `HYBRIO_MODEL_SEED` picks another (`random`: a fresh one).
+const CI_SEED: u64 = 20;
+
+/// One thing the caller does.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Queue a request: `op` 0-5 read, 6-8 write, 9 fsync; `path` 0 lets
+    /// the adaptive engine choose, 1 forces inline, 2 asynchronous.
+    Queue {
+        file: u8,
+        op: u8,
+        at: u16,
+        size: u8,
+        path: u8,
+    },
+    Commit,
+    Reap {
+        min: u8,
+        max: u8,
+    },
+    /// Drop the engine with whatever it holds.
+    Drop,
+}
+
+/// One run: the stack's depth and faults, the scripted engines' tape, the
+/// caller's steps.
+#[derive(Debug, Clone)]
+struct Case {
+    depth: u32,
+    /// 0: no fault injection; 1: light; 2: heavy, with `EIO` and delays.
+    faults: u8,
+    fault_seed: u64,
+    tape: Vec<u8>,
+    steps: Vec<Step>,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        60 => (0u8..3, 0u8..10, any::<u16>(), any::<u8>(), 0u8..3)
+            .prop_map(|(file, op, at, size, path)| Step::Queue { file, op, at, size, path }),
+        20 => Just(Step::Commit),
+        30 => (0u8..4, 1u8..9).prop_map(|(min, max)| Step::Reap { min, max }),
+        1 => Just(Step::Drop),
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        1u32..7,
+        0u8..3,
+        any::<u64>(),
+        proptest::collection::vec(any::<u8>(), 0..400),
+        proptest::collection::vec(step(), 1..120),
+    )
+        .prop_map(|(depth, faults, fault_seed, tape, mut steps)| {
+            // A drop ends the run: keep at most one, last.
+            if let Some(first) = steps.iter().position(|s| matches!(s, Step::Drop)) {
+                steps.truncate(first + 1);
+            }
+            Case {
+                depth,
+                faults,
+                fault_seed,
+                tape,
+                steps,
+            }
+        })
+}
+
+/// The stack under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stack {
+    /// The adaptive engine over two asynchronous engines (and a scripted
+    /// inline one); else one engine under the resubmission and injection
+    /// layers, as every other engine is stacked.
+    adaptive: bool,
+    /// At the bottom, a real SQPOLL ring whose thread publishes its SQ head
+    /// late (for the adaptive engine, in place of the engine for buffered
+    /// files); else scripted engines.
+    ring: bool,
+}
+
+/// A model file: its bytes are [`byte_at`]`(salt, offset)`.
+#[derive(Debug)]
+struct ModelFile {
+    path: PathBuf,
+    salt: u8,
+    direct: bool,
+}
+
+/// The files every run uses: two buffered, one `O_DIRECT` where the
+/// filesystem allows it.
+struct Files {
+    _dir: TempDir,
+    files: Vec<ModelFile>,
+    direct_supported: bool,
+}
+
+impl Files {
+    fn new() -> Files {
+        let dir = crate::engine::testkit::scratch();
+        let direct_supported = crate::probe::o_direct_supported(dir.path());
+        let files = (0..3u8)
+            .map(|salt| {
+                let direct = salt == 2;
+                let name = format!("{}{salt}", if direct { 'd' } else { 'f' });
+                let path = dir.path().join(name);
+                let bytes: Vec<u8> = (0..FILE_SIZE).map(|at| byte_at(salt, at)).collect();
+                std::fs::write(&path, bytes).unwrap();
+                ModelFile { path, salt, direct }
+            })
+            .collect();
+        Files {
+            _dir: dir,
+            files,
+            direct_supported,
+        }
+    }
+}
+
+/// A request the caller has out, as it queued it.
+#[derive(Debug)]
+struct Expected {
+    op: Op,
+    file: FileHandle,
+    offset: u64,
+    len: usize,
+    salt: u8,
+    committed: bool,
+}
+
+/// The engine stack under test, and what the caller knows of it.
+struct Caller<'a> {
+    engine: Option<Box<dyn Engine>>,
+    stack: Stack,
+    script: Arc<Script>,
+    forced: Option<ForcedPath>,
+    clock: Arc<AtomicU64>,
+    pool: BufPool,
+    pool_size: usize,
+    depth: usize,
+    handles: Vec<(FileHandle, u8, bool)>,
+    outstanding: HashMap<u64, Expected>,
+    next_tag: u64,
+    fruitless: u32,
+    done: Vec<Completion>,
+    tally: &'a Tally,
+}
+
+type Checked = Result<(), TestCaseError>;
+
+/// What the runs did, to see that they reach what they should.
+#[derive(Debug, Default)]
+struct Tally {
+    steps: AtomicU64,
+    completions: AtomicU64,
+    failed: AtomicU64,
+    busy: AtomicU64,
+    reap_errors: AtomicU64,
+    drops_with_requests_out: AtomicU64,
+}
+
+impl Tally {
+    fn add(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        write!(
+            f,
+            "{} steps, {} completions ({} failed), {} Busy, {} reap errors, {} drops with requests out",
+            get(&self.steps),
+            get(&self.completions),
+            get(&self.failed),
+            get(&self.busy),
+            get(&self.reap_errors),
+            get(&self.drops_with_requests_out)
+        )
+    }
+}
+
+macro_rules! check {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(TestCaseError::fail(format!($($msg)+)));
+        }
+    };
+}
+
+impl<'a> Caller<'a> {
+    /// The stack for `case`, or `None` when the system refuses its bottom.
+    fn new(stack: Stack, case: &Case, files: &Files, tally: &'a Tally) -> Option<Caller<'a>> {
+        let depth = case.depth;
+        let script = Script::new(case.tape.clone());
+        let mut config = EngineConfig::with_depth(depth);
+        config.inject = match case.faults {
+            0 => None,
+            1 => Some(format!("short:0.1,eagain:0.1,seed:{}", case.fault_seed)),
+            _ => Some(format!(
+                "short:0.2,eagain:0.1,eio:0.02,delay:0.05@20us,seed:{}",
+                case.fault_seed
+            )),
+        }
+        .map(|plan| plan.parse().unwrap());
+        let clock = Arc::new(AtomicU64::new(1));
+        let scripted = || ScriptedAsync::new(script.clone(), depth as usize);
+        let ring = || {
+            let mut ring_config = EngineConfig::with_depth(depth);
+            ring_config.sq_thread_poll = true;
+            let mut ring = super::io_uring::IoUringEngine::new(&ring_config, None).ok()?;
+            ring.publish_sq_head_late();
+            Some(ring)
+        };
+        let (mut engine, forced) = if stack.adaptive {
+            let first: Box<dyn Engine> = if stack.ring {
+                Box::new(ring()?)
+            } else {
+                Box::new(scripted())
+            };
+            let (adaptive, forced) = super::adaptive::with_engines_for_tests(
+                ScriptedInline::new(script.clone()),
+                vec![first, Box::new(scripted())],
+                &config,
+                clock.clone(),
+            );
+            (super::wrap(adaptive, &config), Some(forced))
+        } else if stack.ring {
+            (super::wrap(ring()?, &config), None)
+        } else {
+            (super::wrap(scripted(), &config), None)
+        };
+        let mut handles = Vec::new();
+        for file in &files.files {
+            let direct = file.direct && files.direct_supported;
+            let options = OpenOptions {
+                read: true,
+                write: true,
+                create: false,
+                direct,
+            };
+            let opened: File = crate::file::open(&file.path, &options).unwrap();
+            let handle = engine.add_file(opened, file.path.clone()).unwrap();
+            handles.push((handle, file.salt, file.direct));
+        }
+        let pool_size = depth as usize + 2;
+        Some(Caller {
+            engine: Some(engine),
+            stack,
+            script,
+            forced,
+            clock,
+            pool: BufPool::new(pool_size, LARGEST).unwrap(),
+            pool_size,
+            depth: depth as usize,
+            handles,
+            outstanding: HashMap::new(),
+            next_tag: 1,
+            fruitless: 0,
+            done: Vec::new(),
+            tally,
+        })
+    }
+
+    fn engine(&mut self) -> &mut dyn Engine {
+        self.engine.as_deref_mut().expect("not dropped")
+    }
+
+    fn step(&mut self, step: &Step) -> Checked {
+        self.script.step();
+        Tally::add(&self.tally.steps);
+        self.clock.fetch_add(2_000, Ordering::Relaxed);
+        match *step {
+            Step::Queue {
+                file,
+                op,
+                at,
+                size,
+                path,
+            } => self.queue(file, op, at, size, path)?,
+            Step::Commit => {
+                if self.engine().commit().is_ok() {
+                    for expected in self.outstanding.values_mut() {
+                        expected.committed = true;
+                    }
+                }
+            }
+            Step::Reap { min, max } => self.reap(usize::from(min), usize::from(max))?,
+            Step::Drop => return self.drop_engine(),
+        }
+        self.check_in_flight()
+    }
+
+    fn queue(&mut self, file: u8, op: u8, at: u16, size: u8, path: u8) -> Checked {
+        let (handle, salt, direct) = self.handles[usize::from(file)];
+        let op = match op {
+            0..6 => Op::Read,
+            6..9 => Op::Write,
+            _ => Op::Fsync,
+        };
+        let (offset, len) = if direct {
+            let len = 512 * (1 + usize::from(size % 8));
+            let sectors = (FILE_SIZE - len as u64) / 512;
+            (u64::from(at) % (sectors + 1) * 512, len)
+        } else {
+            let len = [1, 511, 512, 1000, 3000, 4096][usize::from(size % 6)];
+            (u64::from(at) % (FILE_SIZE - len as u64 + 1), len)
+        };
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        let request = if op == Op::Fsync {
+            Request::sync(handle, false, tag)
+        } else {
+            let Some(mut buf) = self.pool.take() else {
+                return Err(TestCaseError::fail(format!(
+                    "no free buffer with {} requests out of a depth of {}",
+                    self.outstanding.len(),
+                    self.depth
+                )));
+            };
+            buf.set_len(len);
+            for (i, byte) in buf.as_mut_slice().iter_mut().enumerate() {
+                // A read must overwrite this; a write must write the file's own bytes.
+                *byte = if op == Op::Write {
+                    byte_at(salt, offset + i as u64)
+                } else {
+                    !byte_at(salt, offset + i as u64)
+                };
+            }
+            if op == Op::Read {
+                Request::read(handle, offset, buf, tag)
+            } else {
+                Request::write(handle, offset, buf, tag)
+            }
+        };
+        let (offset, len) = (request.offset, request.len());
+        if let Some(forced) = &self.forced {
+            forced.set(match path {
+                1 => Some(Path::Inline),
+                2 => Some(Path::Async),
+                _ => None,
+            });
+        }
+        let expected = Expected {
+            op,
+            file: handle,
+            offset,
+            len,
+            salt,
+            committed: false,
+        };
+        match self.engine().queue(request) {
+            QueueOutcome::Completed(completion) => {
+                self.outstanding.insert(tag, expected);
+                self.check_completion(completion)?;
+            }
+            QueueOutcome::Queued => {
+                self.outstanding.insert(tag, expected);
+            }
+            QueueOutcome::Busy(back) => {
+                Tally::add(&self.tally.busy);
+                let in_flight = self.engine().in_flight();
+                // A scripted engine's SQ that looks full is the bottom's
+                // refusal, passed on; the adaptive engine has another way.
+                let passed_on = !self.stack.adaptive && self.script.refused_below_depth();
+                check!(
+                    in_flight >= self.depth || passed_on,
+                    "Busy with {in_flight} in flight, below the depth of {}",
+                    self.depth
+                );
+                check!(
+                    back.user_data == tag
+                        && back.offset == offset
+                        && back.file == handle
+                        && back.len() == len,
+                    "Busy handed back another request: {back:?}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, min: usize, max: usize) -> Checked {
+        let committed = self.outstanding.values().any(|e| e.committed);
+        let mut done = std::mem::take(&mut self.done);
+        let reaped = self.engine().reap(min, max, &mut done);
+        let appended = done.len();
+        for completion in done.drain(..) {
+            self.check_completion(completion)?;
+        }
+        self.done = done;
+        match reaped {
+            Ok(n) => {
+                check!(n == appended, "reap returned {n} but appended {appended}");
+                check!(n <= max, "reap returned {n}, more than max {max}");
+                if n == 0 && min >= 1 && committed {
+                    self.fruitless += 1;
+                    check!(
+                        self.fruitless <= MAX_FRUITLESS_REAPS,
+                        "reap({min}) returned nothing {} times in a row with committed requests out: {:?}",
+                        self.fruitless,
+                        self.engine.as_deref()
+                    );
+                } else {
+                    self.fruitless = 0;
+                }
+            }
+            Err(_) => {
+                Tally::add(&self.tally.reap_errors);
+                self.fruitless = 0;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_completion(&mut self, completion: Completion) -> Checked {
+        let tag = completion.user_data;
+        let Some(expected) = self.outstanding.remove(&tag) else {
+            return Err(TestCaseError::fail(format!(
+                "a completion for no request out (unknown or completed twice): {completion:?}"
+            )));
+        };
+        check!(
+            completion.op == expected.op
+                && completion.file == expected.file
+                && completion.offset == expected.offset,
+            "completion {tag} is not its request's: {completion:?} for {expected:?}"
+        );
+        let result = completion.result;
+        Tally::add(&self.tally.completions);
+        if result < 0 {
+            Tally::add(&self.tally.failed);
+        }
+        let errno_ok = |r: i64| [libc::EAGAIN, libc::EINTR, libc::EIO].contains(&(-r as i32));
+        if expected.op == Op::Fsync {
+            check!(
+                result == 0 || errno_ok(result),
+                "fsync {tag}: result {result}"
+            );
+            return Ok(());
+        }
+        let Some(buf) = completion.buf.as_ref() else {
+            return Err(TestCaseError::fail(format!(
+                "completion {tag} lost its buffer"
+            )));
+        };
+        check!(
+            buf.start() == 0 && buf.len() == expected.len,
+            "completion {tag}: buffer window {}..{} instead of 0..{}",
+            buf.start(),
+            buf.start() + buf.len(),
+            expected.len
+        );
+        check!(
+            (result > 0 && result as usize <= expected.len) || (result < 0 && errno_ok(result)),
+            "completion {tag} of {} bytes: result {result}",
+            expected.len
+        );
+        if expected.op == Op::Read && result > 0 {
+            let bytes = &buf.as_slice()[..result as usize];
+            let wrong = (0..bytes.len())
+                .find(|&i| bytes[i] != byte_at(expected.salt, expected.offset + i as u64));
+            check!(
+                wrong.is_none(),
+                "read {tag} at {}: wrong byte at +{}",
+                expected.offset,
+                wrong.unwrap_or(0)
+            );
+        }
+        Ok(())
+    }
+
+    fn check_in_flight(&mut self) -> Checked {
+        let in_flight = self.engine().in_flight();
+        check!(
+            in_flight == self.outstanding.len(),
+            "in_flight() is {in_flight} with {} requests out: {:?}",
+            self.outstanding.len(),
+            self.engine.as_deref()
+        );
+        Ok(())
+    }
+
+    /// Commits and reaps until nothing is out.
+    fn drain(&mut self) -> Checked {
+        let mut calls = 0;
+        while !self.outstanding.is_empty() {
+            calls += 1;
+            check!(
+                calls <= MAX_DRAIN_CALLS,
+                "{} requests still out after {MAX_DRAIN_CALLS} rounds of commit and reap: {:?}",
+                self.outstanding.len(),
+                self.engine.as_deref()
+            );
+            self.script.step();
+            self.step(&Step::Commit)?;
+            self.script.step();
+            self.reap(1, usize::MAX)?;
+            self.check_in_flight()?;
+        }
+        let mut done = Vec::new();
+        let late = self.engine().reap(0, usize::MAX, &mut done);
+        // A scripted reap may still fail; it must bring nothing.
+        check!(
+            matches!(late, Ok(0) | Err(_)) && done.is_empty(),
+            "completions after the last one: {done:?}"
+        );
+        Ok(())
+    }
+
+    fn drop_engine(&mut self) -> Checked {
+        self.script.step();
+        if !self.outstanding.is_empty() {
+            Tally::add(&self.tally.drops_with_requests_out);
+        }
+        drop(self.engine.take());
+        self.outstanding.clear();
+        let available = self.pool.available();
+        check!(
+            available == self.pool_size,
+            "after the drop {available} of {} buffers are back",
+            self.pool_size
+        );
+        Ok(())
+    }
+}
+
+/// Runs `case` on `stack`; `Ok` also when the system refuses it.
+fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked {
+    let Some(mut caller) = Caller::new(stack, case, files, tally) else {
+        return Ok(());
+    };
+    for step in &case.steps {
+        caller.step(step)?;
+        if caller.engine.is_none() {
+            return Ok(());
+        }
+    }
+    caller.drain()?;
+    caller.drop_engine()
+}
+
+/// The seed of this run: `HYBRIO_MODEL_SEED` (a number, or `random`), else [`CI_SEED`].
+fn seed() -> RngSeed {
+    match std::env::var("HYBRIO_MODEL_SEED").as_deref() {
+        Ok("random") => RngSeed::Random,
+        Ok(number) => RngSeed::Fixed(
+            number
+                .parse()
+                .expect("HYBRIO_MODEL_SEED: a number or random"),
+        ),
+        Err(_) => RngSeed::Fixed(CI_SEED),
+    }
+}
+
+/// Runs the model on `stack` for `cases` cases (`HYBRIO_MODEL_CASES` overrides).
+fn model(stack: Stack, cases: u32) {
+    let cases = std::env::var("HYBRIO_MODEL_CASES")
+        .ok()
+        .map_or(cases, |n| n.parse().expect("HYBRIO_MODEL_CASES: a number"));
+    let seed = seed();
+    let files = Files::new();
+    if !files.direct_supported {
+        eprintln!("model: no O_DIRECT in the scratch directory: the O_DIRECT file is buffered");
+    }
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        rng_seed: seed,
+        ..Config::default()
+    });
+    let started = std::time::Instant::now();
+    let tally = Tally::default();
+    match runner.run(&case(), |case| run_case(stack, &case, &files, &tally)) {
+        Ok(()) => eprintln!(
+            "model {stack:?}: {cases} cases passed in {:?} (seed {seed:?}): {tally}",
+            started.elapsed()
+        ),
+        Err(TestError::Fail(reason, case)) => {
+            panic!("model {stack:?} (seed {seed:?}): {reason}\nshrunk to: {case:?}")
+        }
+        Err(TestError::Abort(reason)) => panic!("model {stack:?} aborted: {reason}"),
+    }
+}
+
+/// True when this system builds SQPOLL rings (with a note why not).
+fn sqpoll_permitted() -> bool {
+    if let Err(reason) = crate::probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping: {reason}");
+        return false;
+    }
+    let mut config = EngineConfig::with_depth(1);
+    config.sq_thread_poll = true;
+    if let Err(e) = super::io_uring::IoUringEngine::new(&config, None) {
+        eprintln!("skipping: SQPOLL refused here: {e}");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn model_of_the_adaptive_stack_over_scripted_engines() {
+    model(
+        Stack {
+            adaptive: true,
+            ring: false,
+        },
+        2048,
+    );
+}
+
+#[test]
+fn model_of_the_plain_stack_over_a_scripted_engine() {
+    model(
+        Stack {
+            adaptive: false,
+            ring: false,
+        },
+        2048,
+    );
+}
+
+#[test]
+fn model_of_the_stacks_over_an_sqpoll_ring_that_publishes_late() {
+    if !sqpoll_permitted() {
+        return;
+    }
+    for adaptive in [false, true] {
+        model(
+            Stack {
+                adaptive,
+                ring: true,
+            },
+            128,
+        );
+    }
+}
