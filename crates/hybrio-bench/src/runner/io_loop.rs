@@ -1,321 +1,19 @@
-//! Runs one job on its own thread: files, engine, the I/O loop, statistics.
-//!
-//! The loop is fio's `do_io`: take a free slot, plan an I/O, queue it; commit
-//! every `iodepth_batch_submit` requests; when all slots are busy, reap at least
-//! `iodepth_batch_complete_min` (1 when full) until the depth is down to
-//! `iodepth_low`. Clock reads are what fio does: one at each request's start,
-//! one per commit batch (issue time) and one per reap batch (completion time).
+//! One job's I/O loop: fio's `do_io`.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use hybrio::buf::{Buf, BufPool};
+use hybrio::buf::Buf;
 use hybrio::clock::Clock;
-use hybrio::engine::{self, Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
-use hybrio::file::{AccessPattern, FileHandle};
+use hybrio::engine::QueueOutcome;
+use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Op, Request};
 
-use crate::layout::JobFile;
+use super::pacing::Pacing;
+use super::{EIO, IoFailure, JobOutcome, PreparedJob, cpu_since};
 use crate::logs::JobLogs;
-use crate::offsets::{BlockSizing, Direction, IoPlan};
-use crate::options::{FadviseHint, JobOptions};
+use crate::offsets::Direction;
 use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
-use crate::stats::{CpuUsage, DataDir, JobStats, StatsConfig};
-
-/// Why a job could not run, or stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The engine could not be set up.
-    #[error("job '{job}': {source}")]
-    Engine {
-        /// The job.
-        job: String,
-        /// What the library said.
-        source: hybrio::Error,
-    },
-    /// An engine name hybrio does not know.
-    #[error("job '{job}': ioengine '{engine}' is not supported by hybrio (known: {known})")]
-    UnknownEngine {
-        /// The job.
-        job: String,
-        /// What was asked for.
-        engine: String,
-        /// What exists.
-        known: String,
-    },
-    /// A log file could not be opened.
-    #[error("job '{job}': {source}")]
-    Log {
-        /// The job.
-        job: String,
-        /// What failed.
-        source: crate::logs::LogError,
-    },
-}
-
-/// A failed request that stopped the job, as fio reports `err=`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IoFailure {
-    /// errno.
-    pub errno: i32,
-    /// A one-line description: op, file, offset and the error.
-    pub message: String,
-}
-
-/// What one finished job hands to the report (or a running one, for a
-/// `--status-interval` report: its figures so far).
-#[derive(Debug, Clone)]
-pub struct JobOutcome {
-    /// Statistics.
-    pub stats: JobStats,
-    /// The first failed request, if any.
-    pub failure: Option<IoFailure>,
-    /// Wall-clock time the job started.
-    pub started: SystemTime,
-    /// Requests submitted: must equal `completed + failed` at the end.
-    pub submitted: u64,
-    /// Requests that completed without error.
-    pub completed: u64,
-    /// Requests that completed with an error (stopping the job, or counted
-    /// under `continue_on_error`).
-    pub failed: u64,
-    /// errno of the first failed request, 0 if none.
-    pub first_error: i32,
-    /// What the engine counted: resubmitted short transfers, retries, injected faults.
-    pub counters: EngineCounters,
-    /// The engine as set up, e.g. which io_uring ring flags the kernel took.
-    pub engine: String,
-    /// When `drop_cache_after` dropped the files' page cache, counted from
-    /// the job's I/O start; `None` if it never did.
-    pub cache_dropped_at: Option<Duration>,
-}
-
-/// Looks the engine up, checking that this kernel allows it.
-pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
-    let kind = EngineKind::from_name(&job.ioengine).ok_or_else(|| RunError::UnknownEngine {
-        job: job.name.clone(),
-        engine: job.ioengine.clone(),
-        known: EngineKind::ALL
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(", "),
-    })?;
-    hybrio::probe::engine_available(kind).map_err(|source| RunError::Engine {
-        job: job.name.clone(),
-        source,
-    })?;
-    Ok(kind)
-}
-
-/// A job made ready to run: engine built and files added, on its own thread.
-#[derive(Debug)]
-pub struct PreparedJob {
-    options: JobOptions,
-    engine: Box<dyn Engine>,
-    pool: BufPool,
-    files: Vec<(FileHandle, PathBuf)>,
-    /// The same files, for dropping their page cache between passes
-    /// (`invalidate`) and once mid-run (`drop_cache_after`).
-    cache_files: Vec<(File, PathBuf)>,
-    plan: IoPlan,
-    /// Bytes of one pass over the files.
-    pass_bytes: u64,
-    total_bytes: u64,
-    /// `write_lat_log` and the like.
-    logs: Option<JobLogs>,
-}
-
-impl PreparedJob {
-    /// Builds the engine and opens the files (and the logs, numbered
-    /// `number`, the job's number in the run from 1). Must run on the thread
-    /// that will run the job.
-    pub fn new(
-        options: JobOptions,
-        kind: EngineKind,
-        files: Vec<JobFile>,
-        seed: u64,
-        number: usize,
-    ) -> Result<PreparedJob, RunError> {
-        let wrap = |source| RunError::Engine {
-            job: options.name.clone(),
-            source,
-        };
-        let depth = options.iodepth;
-        let pool = BufPool::new(depth as usize, options.max_block_size() as usize).map_err(wrap)?;
-        let config = EngineConfig {
-            depth,
-            fixed_buffers: options.fixedbufs,
-            register_files: options.registerfiles || options.sqthread_poll,
-            sq_thread_poll: options.sqthread_poll,
-            hipri: options.hipri,
-            nowait: options.nowait,
-            completion_latency: options.completion_latency,
-            // Checked when the option was read.
-            inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
-        };
-        let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
-        // The first clock of the process calibrates the time-stamp counter
-        // (20 ms): do it now, before the jobs start together, not inside one.
-        Clock::new();
-        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
-        let mut handles = Vec::with_capacity(files.len());
-        let mut cache_files = Vec::with_capacity(files.len());
-        let advice = options.fadvise_hint.map(|hint| match hint {
-            FadviseHint::Workload if options.rw.is_random() => AccessPattern::Random,
-            FadviseHint::Workload | FadviseHint::Sequential => AccessPattern::Sequential,
-            FadviseHint::Normal => AccessPattern::Normal,
-            FadviseHint::Random => AccessPattern::Random,
-        });
-        for file in files {
-            if let Some(advice) = advice
-                && kind != EngineKind::Null
-            {
-                hybrio::file::advise(&file.file, &file.path, advice).map_err(wrap)?;
-            }
-            // The emulated device keeps its data in the page cache: dropping
-            // it would put the real disk under the emulated one.
-            if (options.invalidate || options.drop_cache_after.is_some())
-                && kind != EngineKind::Null
-                && options.completion_latency.is_none()
-            {
-                let copy = file
-                    .file
-                    .try_clone()
-                    .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, 0, e)))?;
-                cache_files.push((copy, file.path.clone()));
-            }
-            let handle = engine
-                .add_file(file.file, file.path.clone())
-                .map_err(wrap)?;
-            handles.push((handle, file.path));
-        }
-        let plan = IoPlan::new(
-            options.rw,
-            options.rwmixread,
-            [0, 1].map(|dir| BlockSizing::of_job(&options, dir)),
-            &sizes,
-            !options.norandommap,
-            seed,
-        )
-        .with_distributions([
-            &options.random_distribution[0],
-            &options.random_distribution[1],
-        ]);
-        let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
-        // As fio, a size that is not a whole number of blocks is rounded down
-        // to one that is: no I/O runs past it.
-        let unit = [
-            (options.rw.reads(), Direction::Read),
-            (options.rw.writes(), Direction::Write),
-        ]
-        .into_iter()
-        .filter(|(used, _)| *used)
-        .map(|(_, dir)| plan.unit(dir))
-        .min()
-        .unwrap_or(1);
-        let pass_bytes = if pass_bytes >= unit {
-            pass_bytes - pass_bytes % unit
-        } else {
-            pass_bytes
-        };
-        let total_bytes = pass_bytes.saturating_mul(options.loops as u64);
-        let logs = JobLogs::open(&options, number).map_err(|source| RunError::Log {
-            job: options.name.clone(),
-            source,
-        })?;
-        Ok(PreparedJob {
-            options,
-            engine,
-            pool,
-            files: handles,
-            cache_files,
-            plan,
-            pass_bytes,
-            total_bytes,
-            logs,
-        })
-    }
-
-    /// Runs the job to its end and returns what it measured.
-    pub fn run(mut self, progress: &Progress) -> JobOutcome {
-        let usage_before = hybrio::rusage::thread_usage().ok();
-        let started = SystemTime::now();
-        let mut io_loop = IoLoop::new(&mut self, progress, started, usage_before);
-        io_loop.run();
-        if let Some(logs) = io_loop.logs.take()
-            && let Err(error) = logs.finish(io_loop.clock.now())
-        {
-            io_loop.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
-        }
-        let IoLoop {
-            mut stats,
-            failure,
-            submitted,
-            completed,
-            failed,
-            first_error,
-            clock,
-            cache_dropped_at,
-            ..
-        } = io_loop;
-        let counters = self.engine.counters();
-        // fio counts a transfer it had to resubmit for the rest as short.
-        stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
-        stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
-        if self.options.end_fsync && failure.is_none() {
-            for (handle, _) in &self.files {
-                if let Ok(file) = self.engine.remove_file(*handle) {
-                    // The job's result does not change with end_fsync's outcome; fio ignores it too.
-                    let _ = file.sync_all();
-                }
-            }
-        }
-        let runtime = Duration::from_nanos(clock.now());
-        stats.finish(runtime, cpu_since(usage_before.as_ref()));
-        let outcome = JobOutcome {
-            stats,
-            failure,
-            started,
-            submitted,
-            completed,
-            failed,
-            first_error,
-            counters,
-            engine: self.engine.description(),
-            cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
-        };
-        // The final figures first, then "finished": whoever sees the job
-        // finished finds them.
-        progress.put_outcome(outcome.clone());
-        progress.finish();
-        outcome
-    }
-}
-
-/// The calling thread's CPU use since `before` (zeros if either reading failed).
-fn cpu_since(before: Option<&hybrio::rusage::ThreadUsage>) -> CpuUsage {
-    match (before, hybrio::rusage::thread_usage().ok()) {
-        (Some(before), Some(after)) => {
-            let used = after.since(before);
-            CpuUsage {
-                usr_ns: used.user_ns,
-                sys_ns: used.system_ns,
-                ctx: used.voluntary_ctx + used.involuntary_ctx,
-                majf: used.major_faults,
-                minf: used.minor_faults,
-            }
-        }
-        _ => CpuUsage {
-            usr_ns: 0,
-            sys_ns: 0,
-            ctx: 0,
-            majf: 0,
-            minf: 0,
-        },
-    }
-}
+use crate::stats::{DataDir, JobStats, StatsConfig};
 
 /// A request's life in the loop.
 #[derive(Debug)]
@@ -327,98 +25,30 @@ struct Slot {
     issue: u64,
 }
 
-/// `rate` / `rate_iops`: when each direction's next I/O may go.
-#[derive(Debug)]
-struct Pacing {
-    /// Nanoseconds an I/O of each direction takes up: per I/O, and per byte.
-    per_io_ns: [f64; 2],
-    per_byte_ns: [f64; 2],
-    /// When the next I/O of each direction is due (ns on the job's clock).
-    due: [f64; 2],
-    /// Poisson arrivals: exponential gaps of the same mean.
-    poisson: Option<crate::offsets::Rng>,
-}
-
-impl Pacing {
-    fn new(options: &JobOptions) -> Option<Pacing> {
-        let per = |limit: Option<u64>| limit.map_or(0.0, |l| 1e9 / l as f64);
-        let per_io_ns = [per(options.rate_iops[0]), per(options.rate_iops[1])];
-        let per_byte_ns = [per(options.rate[0]), per(options.rate[1])];
-        if per_io_ns.iter().chain(&per_byte_ns).all(|&ns| ns == 0.0) {
-            return None;
-        }
-        Some(Pacing {
-            per_io_ns,
-            per_byte_ns,
-            due: [0.0; 2],
-            poisson: options
-                .rate_poisson
-                .then(|| crate::offsets::Rng::new(options.randseed ^ 0x9055)),
-        })
-    }
-
-    /// The direction of the next I/O and when it may go, as fio's
-    /// `rate_ddir()` decides: `wanted` if it is due; else, in a job that mixes
-    /// directions, the other if that one is due (an unlimited direction
-    /// always is), or whichever comes due first. As in fio, a job that fell
-    /// behind its schedule issues at once until it has caught up.
-    fn pick(&self, wanted: Direction, now: u64, mixes: bool) -> (Direction, u64) {
-        let due = |d: Direction| self.due[d.index()] as u64;
-        let other = match wanted {
-            Direction::Read => Direction::Write,
-            Direction::Write => Direction::Read,
-        };
-        if due(wanted) <= now || !mixes {
-            (wanted, due(wanted))
-        } else if due(other) <= now || due(other) < due(wanted) {
-            (other, due(other))
-        } else {
-            (wanted, due(wanted))
-        }
-    }
-
-    /// Books an I/O of `len` bytes in `direction`: the next one of that
-    /// direction is due one gap later. With both limits the stricter spacing
-    /// holds.
-    fn book(&mut self, direction: Direction, len: u64) {
-        let dir = direction.index();
-        let mut gap = self.per_io_ns[dir].max(self.per_byte_ns[dir] * len as f64);
-        if let Some(rng) = &mut self.poisson {
-            gap *= -(1.0 - rng.unit_interval()).ln();
-        }
-        self.due[dir] += gap;
-    }
-
-    /// After the ramp: the schedule starts again.
-    fn restart(&mut self, now: u64) {
-        self.due = [now as f64; 2];
-    }
-}
-
-struct IoLoop<'a> {
+pub(super) struct IoLoop<'a> {
     job: &'a mut PreparedJob,
     progress: &'a Progress,
     /// When to publish totals to the status line next (ns on the job's clock).
     next_publish: u64,
-    stats: JobStats,
+    pub(super) stats: JobStats,
     slots: Vec<Slot>,
     free: Vec<usize>,
     pending: Vec<usize>,
     done: Vec<Completion>,
-    failure: Option<IoFailure>,
-    clock: Clock,
+    pub(super) failure: Option<IoFailure>,
+    pub(super) clock: Clock,
     /// The latest clock reading: stop conditions use it without a read of their own.
     now: u64,
-    submitted: u64,
-    completed: u64,
-    failed: u64,
-    first_error: i32,
+    pub(super) submitted: u64,
+    pub(super) completed: u64,
+    pub(super) failed: u64,
+    pub(super) first_error: i32,
     issued_bytes: u64,
     pass_issued: u64,
     writes_since_sync: u32,
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
-    cache_dropped_at: Option<u64>,
+    pub(super) cache_dropped_at: Option<u64>,
     /// A request the engine answered `Busy` to, with its slot: offered again
     /// after a reap, before any new one (its bytes are already counted).
     refused: Option<(usize, Request)>,
@@ -428,12 +58,12 @@ struct IoLoop<'a> {
     usage_before: Option<hybrio::rusage::ThreadUsage>,
     pacing: Option<Pacing>,
     /// The job's logs, and from when they log (after the ramp, as fio).
-    logs: Option<JobLogs>,
+    pub(super) logs: Option<JobLogs>,
     log_from: u64,
 }
 
 impl<'a> IoLoop<'a> {
-    fn new(
+    pub(super) fn new(
         job: &'a mut PreparedJob,
         progress: &'a Progress,
         started: SystemTime,
@@ -507,7 +137,7 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    fn run(&mut self) {
+    pub(super) fn run(&mut self) {
         let options = self.job.options.clone();
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let ramp_end = (!options.ramp_time.is_zero()).then(|| nanos(options.ramp_time));
@@ -915,14 +545,14 @@ impl<'a> IoLoop<'a> {
         self.free.push(slot);
     }
 
-    fn fail(&mut self, errno: i32, message: String) {
+    pub(super) fn fail(&mut self, errno: i32, message: String) {
         if self.failure.is_none() {
             self.failure = Some(IoFailure { errno, message });
         }
     }
 }
 
-fn error_errno(error: &hybrio::Error) -> i32 {
+pub(super) fn error_errno(error: &hybrio::Error) -> i32 {
     std::error::Error::source(error)
         .and_then(|s| s.downcast_ref::<std::io::Error>())
         .and_then(std::io::Error::raw_os_error)
@@ -931,77 +561,8 @@ fn error_errno(error: &hybrio::Error) -> i32 {
 
 /// Decimals written in a percentile (99.95 has 2): fio prints the labels
 /// with as many decimals as the longest entry of `percentile_list`.
-fn decimals(percentile: f64) -> u32 {
+pub(super) fn decimals(percentile: f64) -> u32 {
     let text = percentile.to_string();
     text.split_once('.')
         .map_or(0, |(_, fraction)| fraction.len() as u32)
-}
-
-/// What a failure without an errno of its own is reported as.
-const EIO: i32 = 5;
-
-/// Opens the job's files for the engine (after layout).
-pub fn open_files(
-    options: &JobOptions,
-    files: &[crate::layout::FilePlan],
-) -> Result<Vec<JobFile>, hybrio::Error> {
-    files
-        .iter()
-        .map(|plan| {
-            // The null engine does no I/O, so, as in fio, it needs no real file.
-            let (path, opts) = if options.ioengine == "null" {
-                (Path::new("/dev/null"), hybrio::file::OpenOptions::default())
-            } else {
-                let opts = hybrio::file::OpenOptions {
-                    read: true,
-                    write: options.rw.writes(),
-                    create: options.rw.writes(),
-                    direct: options.direct,
-                };
-                (plan.path.as_path(), opts)
-            };
-            let file: File = hybrio::file::open(path, &opts)?;
-            Ok(JobFile {
-                file,
-                path: plan.path.clone(),
-                size: plan.size,
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pacing(rate_iops: [Option<u64>; 3]) -> Pacing {
-        let options = JobOptions {
-            rate_iops,
-            ..JobOptions::default()
-        };
-        Pacing::new(&options).expect("a limit")
-    }
-
-    #[test]
-    fn pacing_spaces_io_and_turns_to_a_direction_that_is_due() {
-        assert!(Pacing::new(&JobOptions::default()).is_none());
-        // Reads at 1000 IOPS: one each millisecond.
-        let mut p = pacing([Some(1000), None, None]);
-        let ms = 1_000_000;
-        assert_eq!(p.pick(Direction::Read, 0, false), (Direction::Read, 0));
-        p.book(Direction::Read, 4096);
-        assert_eq!(p.pick(Direction::Read, 0, false), (Direction::Read, ms));
-        // In a mixed job, unlimited writes go while reads wait.
-        assert_eq!(p.pick(Direction::Read, 0, true), (Direction::Write, 0));
-        // Both limited and both ahead: whichever comes due first.
-        let mut p = pacing([Some(1000), Some(500), None]);
-        p.book(Direction::Read, 4096);
-        p.book(Direction::Write, 4096);
-        assert_eq!(p.pick(Direction::Write, 0, true), (Direction::Read, ms));
-        // Behind schedule: at once, until caught up.
-        assert_eq!(
-            p.pick(Direction::Write, 10 * ms, true),
-            (Direction::Write, 2 * ms)
-        );
-    }
 }

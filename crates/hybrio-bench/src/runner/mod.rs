@@ -1,0 +1,354 @@
+//! Runs one job on its own thread: files, engine, the I/O loop, statistics.
+//!
+//! The loop is fio's `do_io`: take a free slot, plan an I/O, queue it; commit
+//! every `iodepth_batch_submit` requests; when all slots are busy, reap at least
+//! `iodepth_batch_complete_min` (1 when full) until the depth is down to
+//! `iodepth_low`. Clock reads are what fio does: one at each request's start,
+//! one per commit batch (issue time) and one per reap batch (completion time).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use hybrio::buf::BufPool;
+use hybrio::clock::Clock;
+use hybrio::engine::{self, Engine, EngineConfig, EngineCounters, EngineKind};
+use hybrio::file::{AccessPattern, FileHandle};
+
+use crate::layout::JobFile;
+use crate::logs::JobLogs;
+use crate::offsets::{BlockSizing, Direction, IoPlan};
+use crate::options::{FadviseHint, JobOptions};
+use crate::progress::Progress;
+use crate::stats::{CpuUsage, DataDir, JobStats};
+use io_loop::IoLoop;
+
+mod io_loop;
+mod pacing;
+
+/// Why a job could not run, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The engine could not be set up.
+    #[error("job '{job}': {source}")]
+    Engine {
+        /// The job.
+        job: String,
+        /// What the library said.
+        source: hybrio::Error,
+    },
+    /// An engine name hybrio does not know.
+    #[error("job '{job}': ioengine '{engine}' is not supported by hybrio (known: {known})")]
+    UnknownEngine {
+        /// The job.
+        job: String,
+        /// What was asked for.
+        engine: String,
+        /// What exists.
+        known: String,
+    },
+    /// A log file could not be opened.
+    #[error("job '{job}': {source}")]
+    Log {
+        /// The job.
+        job: String,
+        /// What failed.
+        source: crate::logs::LogError,
+    },
+}
+
+/// A failed request that stopped the job, as fio reports `err=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoFailure {
+    /// errno.
+    pub errno: i32,
+    /// A one-line description: op, file, offset and the error.
+    pub message: String,
+}
+
+/// What one finished job hands to the report (or a running one, for a
+/// `--status-interval` report: its figures so far).
+#[derive(Debug, Clone)]
+pub struct JobOutcome {
+    /// Statistics.
+    pub stats: JobStats,
+    /// The first failed request, if any.
+    pub failure: Option<IoFailure>,
+    /// Wall-clock time the job started.
+    pub started: SystemTime,
+    /// Requests submitted: must equal `completed + failed` at the end.
+    pub submitted: u64,
+    /// Requests that completed without error.
+    pub completed: u64,
+    /// Requests that completed with an error (stopping the job, or counted
+    /// under `continue_on_error`).
+    pub failed: u64,
+    /// errno of the first failed request, 0 if none.
+    pub first_error: i32,
+    /// What the engine counted: resubmitted short transfers, retries, injected faults.
+    pub counters: EngineCounters,
+    /// The engine as set up, e.g. which io_uring ring flags the kernel took.
+    pub engine: String,
+    /// When `drop_cache_after` dropped the files' page cache, counted from
+    /// the job's I/O start; `None` if it never did.
+    pub cache_dropped_at: Option<Duration>,
+}
+
+/// Looks the engine up, checking that this kernel allows it.
+pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
+    let kind = EngineKind::from_name(&job.ioengine).ok_or_else(|| RunError::UnknownEngine {
+        job: job.name.clone(),
+        engine: job.ioengine.clone(),
+        known: EngineKind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    hybrio::probe::engine_available(kind).map_err(|source| RunError::Engine {
+        job: job.name.clone(),
+        source,
+    })?;
+    Ok(kind)
+}
+
+/// A job made ready to run: engine built and files added, on its own thread.
+#[derive(Debug)]
+pub struct PreparedJob {
+    options: JobOptions,
+    engine: Box<dyn Engine>,
+    pool: BufPool,
+    files: Vec<(FileHandle, PathBuf)>,
+    /// The same files, for dropping their page cache between passes
+    /// (`invalidate`) and once mid-run (`drop_cache_after`).
+    cache_files: Vec<(File, PathBuf)>,
+    plan: IoPlan,
+    /// Bytes of one pass over the files.
+    pass_bytes: u64,
+    total_bytes: u64,
+    /// `write_lat_log` and the like.
+    logs: Option<JobLogs>,
+}
+
+impl PreparedJob {
+    /// Builds the engine and opens the files (and the logs, numbered
+    /// `number`, the job's number in the run from 1). Must run on the thread
+    /// that will run the job.
+    pub fn new(
+        options: JobOptions,
+        kind: EngineKind,
+        files: Vec<JobFile>,
+        seed: u64,
+        number: usize,
+    ) -> Result<PreparedJob, RunError> {
+        let wrap = |source| RunError::Engine {
+            job: options.name.clone(),
+            source,
+        };
+        let depth = options.iodepth;
+        let pool = BufPool::new(depth as usize, options.max_block_size() as usize).map_err(wrap)?;
+        let config = EngineConfig {
+            depth,
+            fixed_buffers: options.fixedbufs,
+            register_files: options.registerfiles || options.sqthread_poll,
+            sq_thread_poll: options.sqthread_poll,
+            hipri: options.hipri,
+            nowait: options.nowait,
+            completion_latency: options.completion_latency,
+            // Checked when the option was read.
+            inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
+        };
+        let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
+        // The first clock of the process calibrates the time-stamp counter
+        // (20 ms): do it now, before the jobs start together, not inside one.
+        Clock::new();
+        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        let mut handles = Vec::with_capacity(files.len());
+        let mut cache_files = Vec::with_capacity(files.len());
+        let advice = options.fadvise_hint.map(|hint| match hint {
+            FadviseHint::Workload if options.rw.is_random() => AccessPattern::Random,
+            FadviseHint::Workload | FadviseHint::Sequential => AccessPattern::Sequential,
+            FadviseHint::Normal => AccessPattern::Normal,
+            FadviseHint::Random => AccessPattern::Random,
+        });
+        for file in files {
+            if let Some(advice) = advice
+                && kind != EngineKind::Null
+            {
+                hybrio::file::advise(&file.file, &file.path, advice).map_err(wrap)?;
+            }
+            // The emulated device keeps its data in the page cache: dropping
+            // it would put the real disk under the emulated one.
+            if (options.invalidate || options.drop_cache_after.is_some())
+                && kind != EngineKind::Null
+                && options.completion_latency.is_none()
+            {
+                let copy = file
+                    .file
+                    .try_clone()
+                    .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, 0, e)))?;
+                cache_files.push((copy, file.path.clone()));
+            }
+            let handle = engine
+                .add_file(file.file, file.path.clone())
+                .map_err(wrap)?;
+            handles.push((handle, file.path));
+        }
+        let plan = IoPlan::new(
+            options.rw,
+            options.rwmixread,
+            [0, 1].map(|dir| BlockSizing::of_job(&options, dir)),
+            &sizes,
+            !options.norandommap,
+            seed,
+        )
+        .with_distributions([
+            &options.random_distribution[0],
+            &options.random_distribution[1],
+        ]);
+        let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
+        // As fio, a size that is not a whole number of blocks is rounded down
+        // to one that is: no I/O runs past it.
+        let unit = [
+            (options.rw.reads(), Direction::Read),
+            (options.rw.writes(), Direction::Write),
+        ]
+        .into_iter()
+        .filter(|(used, _)| *used)
+        .map(|(_, dir)| plan.unit(dir))
+        .min()
+        .unwrap_or(1);
+        let pass_bytes = if pass_bytes >= unit {
+            pass_bytes - pass_bytes % unit
+        } else {
+            pass_bytes
+        };
+        let total_bytes = pass_bytes.saturating_mul(options.loops as u64);
+        let logs = JobLogs::open(&options, number).map_err(|source| RunError::Log {
+            job: options.name.clone(),
+            source,
+        })?;
+        Ok(PreparedJob {
+            options,
+            engine,
+            pool,
+            files: handles,
+            cache_files,
+            plan,
+            pass_bytes,
+            total_bytes,
+            logs,
+        })
+    }
+
+    /// Runs the job to its end and returns what it measured.
+    pub fn run(mut self, progress: &Progress) -> JobOutcome {
+        let usage_before = hybrio::rusage::thread_usage().ok();
+        let started = SystemTime::now();
+        let mut io_loop = IoLoop::new(&mut self, progress, started, usage_before);
+        io_loop.run();
+        if let Some(logs) = io_loop.logs.take()
+            && let Err(error) = logs.finish(io_loop.clock.now())
+        {
+            io_loop.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
+        }
+        let IoLoop {
+            mut stats,
+            failure,
+            submitted,
+            completed,
+            failed,
+            first_error,
+            clock,
+            cache_dropped_at,
+            ..
+        } = io_loop;
+        let counters = self.engine.counters();
+        // fio counts a transfer it had to resubmit for the rest as short.
+        stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
+        stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
+        if self.options.end_fsync && failure.is_none() {
+            for (handle, _) in &self.files {
+                if let Ok(file) = self.engine.remove_file(*handle) {
+                    // The job's result does not change with end_fsync's outcome; fio ignores it too.
+                    let _ = file.sync_all();
+                }
+            }
+        }
+        let runtime = Duration::from_nanos(clock.now());
+        stats.finish(runtime, cpu_since(usage_before.as_ref()));
+        let outcome = JobOutcome {
+            stats,
+            failure,
+            started,
+            submitted,
+            completed,
+            failed,
+            first_error,
+            counters,
+            engine: self.engine.description(),
+            cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
+        };
+        // The final figures first, then "finished": whoever sees the job
+        // finished finds them.
+        progress.put_outcome(outcome.clone());
+        progress.finish();
+        outcome
+    }
+}
+
+/// The calling thread's CPU use since `before` (zeros if either reading failed).
+fn cpu_since(before: Option<&hybrio::rusage::ThreadUsage>) -> CpuUsage {
+    match (before, hybrio::rusage::thread_usage().ok()) {
+        (Some(before), Some(after)) => {
+            let used = after.since(before);
+            CpuUsage {
+                usr_ns: used.user_ns,
+                sys_ns: used.system_ns,
+                ctx: used.voluntary_ctx + used.involuntary_ctx,
+                majf: used.major_faults,
+                minf: used.minor_faults,
+            }
+        }
+        _ => CpuUsage {
+            usr_ns: 0,
+            sys_ns: 0,
+            ctx: 0,
+            majf: 0,
+            minf: 0,
+        },
+    }
+}
+
+/// What a failure without an errno of its own is reported as.
+pub(super) const EIO: i32 = 5;
+
+/// Opens the job's files for the engine (after layout).
+pub fn open_files(
+    options: &JobOptions,
+    files: &[crate::layout::FilePlan],
+) -> Result<Vec<JobFile>, hybrio::Error> {
+    files
+        .iter()
+        .map(|plan| {
+            // The null engine does no I/O, so, as in fio, it needs no real file.
+            let (path, opts) = if options.ioengine == "null" {
+                (Path::new("/dev/null"), hybrio::file::OpenOptions::default())
+            } else {
+                let opts = hybrio::file::OpenOptions {
+                    read: true,
+                    write: options.rw.writes(),
+                    create: options.rw.writes(),
+                    direct: options.direct,
+                };
+                (plan.path.as_path(), opts)
+            };
+            let file: File = hybrio::file::open(path, &opts)?;
+            Ok(JobFile {
+                file,
+                path: plan.path.clone(),
+                size: plan.size,
+            })
+        })
+        .collect()
+}
