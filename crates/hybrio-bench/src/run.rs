@@ -381,7 +381,7 @@ fn run_together(
         return Err(RunFailure::Crashed(name));
     }
     for (clone, outcome) in clones.iter().zip(&outcomes) {
-        if outcome.submitted != outcome.completed + outcome.failed {
+        if outcome.submitted != outcome.completed + outcome.failed + outcome.abandoned {
             return Err(RunFailure::Lost {
                 job: clone.def.options.name.clone(),
                 submitted: outcome.submitted,
@@ -572,6 +572,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             "submitted": o.submitted,
             "completed": o.completed,
             "failed": o.failed,
+            "abandoned": o.abandoned,
             "short_ios": o.counters.short_ios,
             "retries": o.counters.retries,
             "injected": {

@@ -9,6 +9,16 @@ use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Op, Request};
 
 use super::pacing::Pacing;
+
+/// A reap that returns after waiting at least this long waited in the
+/// kernel (or on the device): progress, however slow, not a spin.
+const WAIT_IS_PROGRESS_NS: u64 = 1_000_000;
+
+/// Engine errors in a row after which draining gives up on what is left.
+const MAX_ERRORS_IN_A_ROW: u32 = 100;
+
+/// What a job that stopped making progress fails with.
+const ETIMEDOUT: i32 = 110;
 use super::{EIO, IoFailure, JobOutcome, PreparedJob, cpu_since};
 use crate::logs::JobLogs;
 use crate::offsets::Direction;
@@ -49,6 +59,14 @@ pub(super) struct IoLoop<'a> {
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
     pub(super) cache_dropped_at: Option<u64>,
+    /// When the job last made progress: a completion, or a reap that waited.
+    last_progress: u64,
+    /// The job stopped making progress: it ends, and draining leaves.
+    stalled: bool,
+    /// Commits and reaps that failed in a row.
+    errors_in_a_row: u32,
+    /// Requests the engine still held when the job gave up on them.
+    pub(super) abandoned: u64,
     /// A request the engine answered `Busy` to, with its slot: offered again
     /// after a reap, before any new one (its bytes are already counted).
     refused: Option<(usize, Request)>,
@@ -128,6 +146,10 @@ impl<'a> IoLoop<'a> {
             writes_since_sync: 0,
             last_written,
             cache_dropped_at: None,
+            last_progress: 0,
+            stalled: false,
+            errors_in_a_row: 0,
+            abandoned: 0,
             started,
             usage_before,
             pacing,
@@ -278,6 +300,7 @@ impl<'a> IoLoop<'a> {
             QueueOutcome::Completed(completion) => {
                 let end = self.clock.now();
                 self.now = end;
+                self.last_progress = end;
                 self.stats.record_submit(1, 1);
                 self.stats.record_complete(1);
                 self.finish(completion, None, end.saturating_sub(start));
@@ -346,6 +369,7 @@ impl<'a> IoLoop<'a> {
             counters,
             engine: self.job.engine.description(),
             cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
+            abandoned: self.abandoned,
         }
     }
 
@@ -371,10 +395,16 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Hands over what is queued and waits for everything in flight: no
-    /// request is abandoned.
+    /// request is abandoned, unless the engine stopped making progress or
+    /// keeps failing (then the job reports what it still holds).
     fn drain(&mut self) {
-        self.commit();
         while self.free.len() < self.slots.len() {
+            self.commit();
+            if self.stalled || self.errors_in_a_row >= MAX_ERRORS_IN_A_ROW {
+                let out = (self.slots.len() - self.free.len()) as u64;
+                self.abandoned = out.min(self.job.engine.in_flight() as u64);
+                return;
+            }
             let before = self.completed + self.failed;
             self.reap(1, self.slots.len());
             if self.completed + self.failed == before
@@ -439,7 +469,10 @@ impl<'a> IoLoop<'a> {
             return;
         }
         if let Err(error) = self.job.engine.commit() {
+            // The requests stay queued in the engine: the next commit tries again.
+            self.errors_in_a_row += 1;
             self.fail(error_errno(&error), format!("commit: {error}"));
+            return;
         }
         let issued = self.clock.now();
         self.now = issued;
@@ -453,24 +486,60 @@ impl<'a> IoLoop<'a> {
 
     fn reap(&mut self, min: usize, max: usize) {
         let mut done = std::mem::take(&mut self.done);
-        match self.job.engine.reap(min, max, &mut done) {
-            Ok(count) => {
-                let now = self.clock.now();
-                self.now = now;
-                if count > 0 {
-                    self.stats.record_complete(count);
-                }
-                for completion in done.drain(..) {
-                    let slot = &self.slots[completion.user_data as usize];
-                    let slat = slot.issue.saturating_sub(slot.start);
-                    let clat = now.saturating_sub(slot.issue);
-                    self.finish(completion, Some(slat), clat);
-                }
-                self.stats.sample(now);
-            }
-            Err(error) => self.fail(error_errno(&error), format!("reap: {error}")),
+        let reaped = self.job.engine.reap(min, max, &mut done);
+        let now = self.clock.now();
+        let waited = now.saturating_sub(self.now);
+        self.now = now;
+        // Completions appended before an error are the job's all the same.
+        let count = done.len();
+        if count > 0 {
+            self.stats.record_complete(count);
         }
+        for completion in done.drain(..) {
+            let slot = &self.slots[completion.user_data as usize];
+            let slat = slot.issue.saturating_sub(slot.start);
+            let clat = now.saturating_sub(slot.issue);
+            self.finish(completion, Some(slat), clat);
+        }
+        self.stats.sample(now);
         self.done = done;
+        match reaped {
+            Ok(_) => self.errors_in_a_row = 0,
+            Err(error) => {
+                self.errors_in_a_row += 1;
+                self.fail(error_errno(&error), format!("reap: {error}"));
+            }
+        }
+        if count > 0 || waited >= WAIT_IS_PROGRESS_NS {
+            self.last_progress = now;
+        } else if min > 0 {
+            self.fruitless_reap(min, now);
+        }
+    }
+
+    /// A reap that should have waited for a completion came back at once
+    /// without one: the engine is briefly busy, or no longer makes progress.
+    /// After `stall_limit` of that the job ends, naming the engine's state.
+    #[cold]
+    fn fruitless_reap(&mut self, min: usize, now: u64) {
+        let stalled_for = now.saturating_sub(self.last_progress);
+        if stalled_for < self.job.stall_limit_ns || self.stalled {
+            std::thread::yield_now();
+            return;
+        }
+        self.stalled = true;
+        let in_flight = self.slots.len() - self.free.len();
+        let message = format!(
+            "no progress for {:.1} s: reap({min}) returns nothing at once with {in_flight} requests in flight ({}; {})",
+            stalled_for as f64 / 1e9,
+            self.job.engine.description(),
+            self.job.engine.state()
+        );
+        if let Some(failure) = &mut self.failure {
+            failure.message = format!("{}; then {message}", failure.message);
+        } else {
+            self.fail(ETIMEDOUT, message);
+        }
     }
 
     fn finish(&mut self, completion: Completion, slat_ns: Option<u64>, clat_ns: u64) {

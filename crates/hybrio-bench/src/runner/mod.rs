@@ -25,6 +25,8 @@ use io_loop::IoLoop;
 
 mod io_loop;
 mod pacing;
+#[cfg(test)]
+mod tests;
 
 /// Why a job could not run, or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +94,9 @@ pub struct JobOutcome {
     /// When `drop_cache_after` dropped the files' page cache, counted from
     /// the job's I/O start; `None` if it never did.
     pub cache_dropped_at: Option<Duration>,
+    /// Requests the engine still held when the job gave up on them (it
+    /// stopped making progress, or kept failing); 0 normally.
+    pub abandoned: u64,
 }
 
 /// Looks the engine up, checking that this kernel allows it.
@@ -128,6 +133,8 @@ pub struct PreparedJob {
     total_bytes: u64,
     /// `write_lat_log` and the like.
     logs: Option<JobLogs>,
+    /// How long the job may go without progress before it ends.
+    stall_limit_ns: u64,
 }
 
 impl PreparedJob {
@@ -238,6 +245,7 @@ impl PreparedJob {
             pass_bytes,
             total_bytes,
             logs,
+            stall_limit_ns: STALL_LIMIT_NS,
         })
     }
 
@@ -261,6 +269,7 @@ impl PreparedJob {
             first_error,
             clock,
             cache_dropped_at,
+            abandoned,
             ..
         } = io_loop;
         let counters = self.engine.counters();
@@ -288,6 +297,7 @@ impl PreparedJob {
             counters,
             engine: self.engine.description(),
             cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
+            abandoned,
         };
         // The final figures first, then "finished": whoever sees the job
         // finished finds them.
@@ -319,6 +329,11 @@ fn cpu_since(before: Option<&hybrio::rusage::ThreadUsage>) -> CpuUsage {
         },
     }
 }
+
+/// How long a job may go without a completion, its reaps coming back at
+/// once with nothing (a wait in the kernel counts as progress), before it
+/// ends with the engine's state in its error.
+const STALL_LIMIT_NS: u64 = 2_000_000_000;
 
 /// What a failure without an errno of its own is reported as.
 pub(super) const EIO: i32 = 5;

@@ -528,6 +528,22 @@ impl Engine for IoUringEngine {
         false
     }
 
+    fn state(&self) -> String {
+        let mut state = format!(
+            "io_uring: {} in flight, {} not yet submitted, {} in the kernel",
+            self.in_flight(),
+            self.ring.unsubmitted(),
+            self.ring.in_kernel()
+        );
+        if !self.device_queue.is_empty() {
+            state.push_str(&format!(
+                ", {} for the emulated device at the next commit",
+                self.device_queue.len()
+            ));
+        }
+        state
+    }
+
     fn description(&self) -> String {
         let mut parts = vec![self.setup_flags()];
         if let Some(device) = &self.device {

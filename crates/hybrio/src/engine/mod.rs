@@ -83,6 +83,13 @@ pub trait Engine: Send + std::fmt::Debug {
         self.kind().name().to_owned()
     }
 
+    /// What the engine holds, in one line for a report of a job that stopped
+    /// making progress: its requests by where they wait, and the engines
+    /// below it.
+    fn state(&self) -> String {
+        format!("{} in flight", self.in_flight())
+    }
+
     /// What the engine counted besides completions: resubmissions, retries,
     /// injected faults, and the adaptive engine's choices.
     fn counters(&self) -> EngineCounters {

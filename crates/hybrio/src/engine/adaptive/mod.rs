@@ -682,6 +682,27 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         false
     }
 
+    fn state(&self) -> String {
+        let backends: Vec<String> = self
+            .backends
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} handed over ({} not yet committed): {}",
+                    b.in_flight,
+                    b.uncommitted,
+                    b.engine.state()
+                )
+            })
+            .collect();
+        format!(
+            "adaptive: {} inline completions held, {} asynchronous; {}",
+            self.ready.len(),
+            self.async_in_flight,
+            backends.join("; ")
+        )
+    }
+
     fn description(&self) -> String {
         let asynchronous: Vec<String> = self
             .backends

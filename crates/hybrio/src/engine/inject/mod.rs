@@ -616,6 +616,14 @@ impl<E: Engine> Engine for Inject<E> {
         format!("{} + inject({})", self.inner.description(), self.plan)
     }
 
+    fn state(&self) -> String {
+        format!(
+            "{} delayed by injection; {}",
+            self.delayed.len(),
+            self.inner.state()
+        )
+    }
+
     fn counters(&self) -> EngineCounters {
         let mut counters = self.inner.counters();
         counters.injected = counters.injected + self.counts;

@@ -165,6 +165,11 @@ impl<T> InFlight<T> {
         self.len == 0
     }
 
+    /// How many records there are.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
     /// Keeps `value` for the request named `key`, which has no record yet.
     pub(super) fn insert(&mut self, key: Key, value: T) {
         self.len += 1;
@@ -693,6 +698,17 @@ impl<E: Engine> Engine for Resubmit<E> {
 
     fn description(&self) -> String {
         self.inner.description()
+    }
+
+    fn state(&self) -> String {
+        format!(
+            "{} waiting to be sent again, {} ready, {} sent again and in flight, {} not yet committed; {}",
+            self.requeue.len(),
+            self.ready.len(),
+            self.tracker.len(),
+            self.dirty,
+            self.inner.state()
+        )
     }
 
     fn counters(&self) -> EngineCounters {

@@ -1,0 +1,178 @@
+//! The I/O loop against engines that misbehave as a buggy engine would: it
+//! must end, report, and account for every request, never spin.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use hybrio::engine::QueueOutcome;
+use hybrio::request::{Completion, Request};
+
+use super::*;
+
+/// How an engine under test answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Misbehaviour {
+    /// Takes requests, commits them, never completes one (a lost wake-up).
+    NeverCompletes,
+    /// Every commit fails; nothing is ever handed over.
+    CommitAlwaysFails,
+    /// Every reap appends what it has, then fails.
+    ReapFailsAfterAppending,
+}
+
+#[derive(Debug)]
+struct Misbehaving {
+    how: Misbehaviour,
+    depth: usize,
+    queued: Vec<Request>,
+    committed: Vec<Request>,
+}
+
+impl Engine for Misbehaving {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Null
+    }
+    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, hybrio::Error> {
+        Ok(FileHandle(0))
+    }
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, hybrio::Error> {
+        Err(hybrio::Error::BadHandle(handle.0))
+    }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        if self.in_flight() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
+        self.queued.push(request);
+        QueueOutcome::Queued
+    }
+    fn commit(&mut self) -> Result<usize, hybrio::Error> {
+        if self.how == Misbehaviour::CommitAlwaysFails {
+            return Err(refusal("submit"));
+        }
+        let n = self.queued.len();
+        self.committed.append(&mut self.queued);
+        Ok(n)
+    }
+    fn reap(
+        &mut self,
+        _min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, hybrio::Error> {
+        match self.how {
+            Misbehaviour::NeverCompletes | Misbehaviour::CommitAlwaysFails => Ok(0),
+            Misbehaviour::ReapFailsAfterAppending => {
+                let n = max.min(self.committed.len());
+                out.extend(self.committed.drain(..n).map(|r| {
+                    let len = r.len() as i64;
+                    r.complete(len)
+                }));
+                Err(refusal("getevents"))
+            }
+        }
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len() + self.committed.len()
+    }
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+}
+
+fn refusal(op: &'static str) -> hybrio::Error {
+    hybrio::Error::Engine {
+        engine: "misbehaving",
+        op,
+        source: std::io::Error::from_raw_os_error(5),
+    }
+}
+
+/// Runs a 1 MiB read job of depth 4 on a misbehaving engine, on a thread
+/// the test gives up on after 30 s (the loop must end long before).
+fn run_on(how: Misbehaviour) -> JobOutcome {
+    let options = JobOptions {
+        name: format!("{how:?}"),
+        iodepth: 4,
+        size: Some(1 << 20),
+        ..JobOptions::default()
+    };
+    let (answer, answered) = mpsc::channel();
+    std::thread::spawn(move || {
+        let depth = options.iodepth as usize;
+        let plan = IoPlan::new(
+            options.rw,
+            options.rwmixread,
+            [0, 1].map(|dir| BlockSizing::of_job(&options, dir)),
+            &[1 << 20],
+            !options.norandommap,
+            1,
+        );
+        let job = PreparedJob {
+            engine: Box::new(Misbehaving {
+                how,
+                depth,
+                queued: Vec::new(),
+                committed: Vec::new(),
+            }),
+            pool: BufPool::new(depth, 4096).unwrap(),
+            files: vec![(FileHandle(0), PathBuf::from("misbehaving"))],
+            cache_files: Vec::new(),
+            plan,
+            pass_bytes: 1 << 20,
+            total_bytes: 1 << 20,
+            logs: None,
+            stall_limit_ns: 200_000_000,
+            options,
+        };
+        let _ = answer.send(job.run(&Progress::default()));
+    });
+    answered
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("{how:?}: the job did not end in 30 s"))
+}
+
+#[test]
+fn a_job_whose_engine_never_completes_ends_naming_the_engine_state() {
+    let outcome = run_on(Misbehaviour::NeverCompletes);
+    let failure = outcome.failure.expect("the job fails");
+    assert_eq!(failure.errno, 110, "{failure:?}");
+    assert!(
+        failure.message.starts_with(
+            "no progress for 0.2 s: reap(1) returns nothing at once with 4 requests in flight"
+        ) && failure.message.ends_with("4 in flight)"),
+        "{}",
+        failure.message
+    );
+    assert_eq!((outcome.submitted, outcome.abandoned), (4, 4));
+    assert_eq!(outcome.completed + outcome.failed, 0);
+}
+
+#[test]
+fn a_job_whose_commits_fail_leaves_after_repeated_errors() {
+    let outcome = run_on(Misbehaviour::CommitAlwaysFails);
+    let failure = outcome.failure.expect("the job fails");
+    assert!(
+        failure
+            .message
+            .starts_with("commit: ioengine misbehaving: submit"),
+        "{}",
+        failure.message
+    );
+    assert_eq!(outcome.abandoned, outcome.submitted);
+    assert!(outcome.submitted >= 1);
+}
+
+#[test]
+fn completions_appended_before_a_reap_error_count_once() {
+    let outcome = run_on(Misbehaviour::ReapFailsAfterAppending);
+    let failure = outcome.failure.expect("the job fails");
+    assert!(failure.message.starts_with("reap: "), "{}", failure.message);
+    assert_eq!(outcome.abandoned, 0);
+    assert_eq!(outcome.failed, 0);
+    assert_eq!(outcome.submitted, outcome.completed);
+    assert!(outcome.completed >= 4, "{}", outcome.completed);
+    assert_eq!(
+        outcome.stats.dir(DataDir::Read).total_ios(),
+        outcome.completed
+    );
+}
