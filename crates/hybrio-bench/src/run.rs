@@ -494,6 +494,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             }),
         engine: Some(outcome.engine.clone()),
         paths: outcome.counters.paths,
+        short_errors: outcome.counters.short_errors,
         unified: clone.def.options.unified_rw_reporting,
     };
     let mut groups = Vec::new();
@@ -535,6 +536,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                     sum.explored += more.explored;
                     sum.switches += more.switches;
                 }
+                merged.short_errors = merged.short_errors + outcome.counters.short_errors;
                 if let Some(errors) = &mut merged.errors {
                     errors.total += outcome.failed;
                     if errors.first == 0 {
@@ -574,6 +576,12 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
             "failed": o.failed,
             "abandoned": o.abandoned,
             "short_ios": o.counters.short_ios,
+            // Of the short transfers: those an error cut short, with its errno.
+            "short_errors": {
+                "read": o.counters.short_errors.count[0],
+                "write": o.counters.short_errors.count[1],
+                "first_errno": o.counters.short_errors.first_errno,
+            },
             "retries": o.counters.retries,
             "injected": {
                 "eio": o.counters.injected.eio,

@@ -51,6 +51,18 @@ pub enum Error {
         /// How many requests are still in flight on the engine.
         in_flight: usize,
     },
+    /// An engine would not take a file: the file comes back, still open,
+    /// with the reason ([`Error::into_refused_file`]).
+    #[error("{reason}")]
+    FileRefused {
+        /// The file the caller offered.
+        file: std::fs::File,
+        /// Its path.
+        path: PathBuf,
+        /// Why the engine refused it.
+        #[source]
+        reason: Box<Error>,
+    },
     /// A buffer pool could not be made as asked.
     #[error("buffer pool of {count} x {size} bytes: {reason}")]
     BufPool {
@@ -64,6 +76,34 @@ pub enum Error {
 }
 
 impl Error {
+    /// The file an [`Error::FileRefused`] hands back, with the reason;
+    /// `None` for the other errors.
+    pub fn into_refused_file(self) -> Option<(std::fs::File, Error)> {
+        match self {
+            Error::FileRefused { file, reason, .. } => Some((file, *reason)),
+            _ => None,
+        }
+    }
+
+    /// An [`Error::FileRefused`] handing `file` back for `reason` (the
+    /// reason of `reason`, if that refused another file: a layer's copy of
+    /// the caller's file is closed, the caller's comes back).
+    pub fn refusing(file: std::fs::File, path: PathBuf, reason: Error) -> Error {
+        let reason = match reason {
+            Error::FileRefused { reason, .. } => reason,
+            other => Box::new(other),
+        };
+        Error::FileRefused { file, path, reason }
+    }
+
+    /// The reason, for an [`Error::FileRefused`]; the error itself otherwise.
+    pub fn reason(&self) -> &Error {
+        match self {
+            Error::FileRefused { reason, .. } => reason.reason(),
+            other => other,
+        }
+    }
+
     /// An [`Error::Io`] for `op` on `path` at `offset`.
     pub fn io(op: &'static str, path: impl Into<PathBuf>, offset: u64, source: io::Error) -> Self {
         Error::Io {

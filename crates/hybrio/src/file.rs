@@ -104,18 +104,34 @@ impl FileTable {
         let handle = self.insert(file, path);
         let fd = self.get(handle).map_or(-1, FileEntry::fd);
         if let Err(e) = crate::device::EmulatedDevice::adopt(fd) {
-            let path = self
-                .remove(handle)
-                .map(|entry| entry.path().to_owned())
-                .unwrap_or_default();
-            return Err(Error::io(
-                "make an emulated-device file (clear O_DIRECT, read into the page cache)",
-                path,
-                0,
-                e,
-            ));
+            return Err(self.refuse(handle, |path| {
+                Error::io(
+                    "make an emulated-device file (clear O_DIRECT, read into the page cache)",
+                    path,
+                    0,
+                    e,
+                )
+            }));
         }
         Ok(handle)
+    }
+
+    /// Takes the file just inserted at `handle` out again, to hand it back
+    /// to the caller in an [`Error::FileRefused`] with the reason `why`
+    /// gives for its path.
+    pub(crate) fn refuse(&mut self, handle: FileHandle, why: impl FnOnce(&Path) -> Error) -> Error {
+        match self.remove(handle) {
+            Some(entry) => {
+                let path = entry.path().to_owned();
+                let reason = Box::new(why(&path));
+                Error::FileRefused {
+                    file: entry.into_file(),
+                    path,
+                    reason,
+                }
+            }
+            None => Error::BadHandle(handle.0),
+        }
     }
 
     /// Removes a file and gives it back, unless `in_flight` requests are

@@ -62,6 +62,8 @@ pub struct JobReport {
     pub engine: Option<String>,
     /// The adaptive engine's choices (summed over a merged group).
     pub paths: Option<hybrio::engine::PathCounts>,
+    /// Transfers an error cut short after some bytes, and its errno.
+    pub short_errors: hybrio::engine::ShortErrors,
     /// `unified_rw_reporting`: with `Mixed`, `stats` already holds every
     /// direction in the read slot, which the formats name `mixed`.
     pub unified: crate::options::UnifiedRw,
@@ -235,6 +237,7 @@ pub(crate) mod testutil {
             errors: None,
             engine: None,
             paths: None,
+            short_errors: Default::default(),
             unified: crate::options::UnifiedRw::None,
         };
         RunReport {

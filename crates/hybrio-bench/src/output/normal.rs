@@ -189,6 +189,24 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
             strerror(errors.first)
         );
     }
+    // hybrio's own line: transfers that came back short because the rest
+    // failed (a write that filled the disk), which `short=` alone hides.
+    let cut = &job.short_errors;
+    if !cut.is_empty() {
+        let first = if cut.first_errno[0] != 0 {
+            cut.first_errno[0]
+        } else {
+            cut.first_errno[1]
+        };
+        let _ = writeln!(
+            out,
+            "     short by error: read={}, write={}, first_error={}/<{}>",
+            cut.count[0],
+            cut.count[1],
+            first,
+            strerror(first)
+        );
+    }
     let _ = writeln!(
         out,
         "     latency   : target=0, window=0, percentile=100.00%, depth={}",
@@ -859,6 +877,21 @@ Run status group 0 (all jobs):
         assert!(text.contains(
             "   READ: bw=4000KiB/s (4096kB/s), 4000KiB/s-4000KiB/s (4096kB/s-4096kB/s), io=8000KiB (8192kB), run=2000-2000msec\n"
         ));
+    }
+
+    #[test]
+    fn transfers_cut_short_by_an_error_show_its_errno() {
+        let mut report = testutil::report(StatsConfig::default());
+        assert!(!render(&report).contains("short by error"), "none, no line");
+        report.jobs[0].short_errors.record(true, 28);
+        report.jobs[0].short_errors.record(true, 5);
+        let text = render(&report);
+        assert!(
+            text.contains(
+                "     issued rwts: total=1000,1000,0,3 short=0,1,0,0 dropped=0,0,0,0\n     short by error: read=0, write=2, first_error=28/<No space left on device>\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

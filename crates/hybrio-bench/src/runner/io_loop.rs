@@ -622,10 +622,17 @@ impl<'a> IoLoop<'a> {
 }
 
 pub(super) fn error_errno(error: &hybrio::Error) -> i32 {
-    std::error::Error::source(error)
-        .and_then(|s| s.downcast_ref::<std::io::Error>())
-        .and_then(std::io::Error::raw_os_error)
-        .unwrap_or(EIO)
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(errno) = cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error)
+        {
+            return errno;
+        }
+        source = cause.source();
+    }
+    EIO
 }
 
 /// Decimals written in a percentile (99.95 has 2): fio prints the labels

@@ -358,21 +358,17 @@ impl Engine for IoUringEngine {
             // Growing the table unregisters it for a moment: a request in
             // flight could then miss its file (SQPOLL), or the unregister
             // could wait for every request that uses it (older kernels).
-            self.files.remove(handle);
-            return Err(Error::FileBusy {
+            return Err(self.files.refuse(handle, |_| Error::FileBusy {
                 handle: handle.0,
                 in_flight,
-            });
+            }));
         }
         if self.registered_files > 0
             && let Err(e) = self.register_file(handle, fd)
         {
-            let path = self
+            return Err(self
                 .files
-                .remove(handle)
-                .map(|entry| entry.path().to_owned())
-                .unwrap_or_default();
-            return Err(Error::io("register file", path, 0, e));
+                .refuse(handle, |path| Error::io("register file", path, 0, e)));
         }
         Ok(handle)
     }
@@ -758,6 +754,37 @@ mod tests {
         );
         assert_eq!((done[0].user_data, done[0].result), (1, 100));
         drop(writer.join().unwrap());
+    }
+
+    /// Issue 20: refusing a file closed it; the caller gets it back now.
+    #[test]
+    fn a_refused_file_comes_back_open() {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "data", 4096);
+        if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+            eprintln!("skipping: {reason}");
+            return;
+        }
+        let mut config = EngineConfig::with_depth(2);
+        config.register_files = true;
+        let mut engine = IoUringEngine::new(&config, Some(&pool)).unwrap();
+        for _ in 0..INITIAL_REGISTERED_FILES {
+            add(&mut engine, &path, &read_write());
+        }
+        let read = Request::read(FileHandle(0), 0, take(&pool, 4096), 1);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+        // The table is full and must grow, which it may not while a request is out.
+        let offered = crate::file::open(&path, &read_write()).unwrap();
+        let error = engine.add_file(offered, path.clone()).unwrap_err();
+        assert!(
+            matches!(error.reason(), Error::FileBusy { in_flight: 1, .. }),
+            "{error:?}"
+        );
+        let (mut file, _) = error.into_refused_file().expect("the file comes back");
+        let mut back = Vec::new();
+        file.read_to_end(&mut back).unwrap();
+        assert!(back == contents, "the file came back open and whole");
     }
 
     fn pipe() -> (File, File) {

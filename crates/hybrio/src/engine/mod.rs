@@ -103,6 +103,10 @@ pub struct EngineCounters {
     /// Transfers that came back short and were sent again for the rest,
     /// reads and writes (fio's `short_ios`).
     pub short_ios: [u64; 2],
+    /// Transfers that moved some bytes and then failed (a write that ran
+    /// into `ENOSPC` half way): they complete with the bytes moved, and this
+    /// keeps the error that cut them short.
+    pub short_errors: ShortErrors,
     /// Requests sent again after the kernel said "try again" (EINTR, EAGAIN).
     pub retries: u64,
     /// Faults the injection wrapper caused, by kind.
@@ -121,6 +125,7 @@ impl std::ops::Add for EngineCounters {
                 self.short_ios[0] + other.short_ios[0],
                 self.short_ios[1] + other.short_ios[1],
             ],
+            short_errors: self.short_errors + other.short_errors,
             retries: self.retries + other.retries,
             injected: self.injected + other.injected,
             paths: match (self.paths, other.paths) {
@@ -132,6 +137,53 @@ impl std::ops::Add for EngineCounters {
                 }),
                 (a, b) => a.or(b),
             },
+        }
+    }
+}
+
+/// Transfers cut short by an error after moving some bytes, reads and writes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ShortErrors {
+    /// How many, reads and writes.
+    pub count: [u64; 2],
+    /// The errno of the first of each, 0 if none.
+    pub first_errno: [i32; 2],
+}
+
+impl ShortErrors {
+    /// Counts one, of a read (`write` false) or a write, cut short by `errno`.
+    pub fn record(&mut self, write: bool, errno: i32) {
+        let dir = usize::from(write);
+        self.count[dir] += 1;
+        if self.first_errno[dir] == 0 {
+            self.first_errno[dir] = errno;
+        }
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.count == [0, 0]
+    }
+}
+
+impl std::ops::Add for ShortErrors {
+    type Output = ShortErrors;
+
+    /// Both counts; the first errno of each direction, `self`'s first.
+    fn add(self, other: ShortErrors) -> ShortErrors {
+        let first = |dir: usize| {
+            if self.first_errno[dir] != 0 {
+                self.first_errno[dir]
+            } else {
+                other.first_errno[dir]
+            }
+        };
+        ShortErrors {
+            count: [
+                self.count[0] + other.count[0],
+                self.count[1] + other.count[1],
+            ],
+            first_errno: [first(0), first(1)],
         }
     }
 }

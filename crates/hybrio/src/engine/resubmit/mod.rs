@@ -34,7 +34,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, ShortErrors};
 use crate::Error;
 use crate::buf::Buf;
 use crate::file::FileHandle;
@@ -313,6 +313,7 @@ pub(crate) struct Resubmit<E> {
     /// Completions being sorted, kept to reuse the allocation.
     scratch: Vec<Completion>,
     short_ios: [u64; 2],
+    short_errors: ShortErrors,
     retries: u64,
 }
 
@@ -332,6 +333,7 @@ impl<E: Engine> Resubmit<E> {
             pause: Duration::ZERO,
             scratch: Vec::new(),
             short_ios: [0; 2],
+            short_errors: ShortErrors::default(),
             retries: 0,
         }
     }
@@ -387,6 +389,10 @@ impl<E: Engine> Resubmit<E> {
         // retries. After progress the bytes moved are the answer, not the
         // error that stopped the rest.
         let result = if track.done > 0 {
+            if result < 0 {
+                let errno = i32::try_from(-result).unwrap_or(libc::EIO);
+                self.short_errors.record(completion.op == Op::Write, errno);
+            }
             track.done as i64
         } else {
             result
@@ -715,6 +721,7 @@ impl<E: Engine> Engine for Resubmit<E> {
         self.inner.counters()
             + EngineCounters {
                 short_ios: self.short_ios,
+                short_errors: self.short_errors,
                 retries: self.retries,
                 ..EngineCounters::default()
             }

@@ -689,6 +689,8 @@ struct MemEngine {
     refuse: usize,
     /// Refuse offsets off the 512-byte sector with `EINVAL`, as `O_DIRECT` does.
     direct: bool,
+    /// Writes end here, as on a full disk: what would go past fails with `ENOSPC`.
+    space: usize,
     queued: VecDeque<Request>,
     submitted: VecDeque<Request>,
 }
@@ -703,6 +705,7 @@ impl MemEngine {
             inline: 0,
             refuse: 0,
             direct: false,
+            space: usize::MAX,
             queued: VecDeque::new(),
             submitted: VecDeque::new(),
         }
@@ -764,7 +767,11 @@ impl MemEngine {
                 k as i64
             }
             (Op::Write, Some(buf)) => {
-                let k = buf.len().min(self.most).min(self.data.len() - at);
+                let room = self.space.saturating_sub(at);
+                let k = buf.len().min(self.most).min(self.data.len() - at).min(room);
+                if k == 0 && room == 0 && !buf.is_empty() {
+                    return request.complete(-i64::from(libc::ENOSPC));
+                }
                 self.data[at..at + k].copy_from_slice(&buf.as_slice()[..k]);
                 k as i64
             }
@@ -874,6 +881,12 @@ fn an_error_after_progress_completes_with_the_progress() {
     // Without progress the error is the answer.
     assert_eq!(errno(by_tag[&1]), Some(libc::EINVAL));
     assert_eq!(engine.counters().short_ios, [1, 0]);
+    // The error that cut the first one short is kept for the report.
+    let short_errors = engine.counters().short_errors;
+    assert_eq!(
+        (short_errors.count, short_errors.first_errno),
+        ([1, 0], [libc::EINVAL, 0])
+    );
 }
 
 #[test]
@@ -975,4 +988,30 @@ fn a_resubmission_moved_down_after_the_callers_commit_is_committed() {
     assert_whole_read(&done[0], 4096, 4096, &contents, "mem");
     assert_eq!(engine.in_flight(), 0);
     assert_eq!(engine.commit().unwrap(), 0, "counted once");
+}
+
+#[test]
+fn a_write_that_runs_out_of_space_half_way_completes_short_and_keeps_enospc() {
+    let contents = vec![0; 16384];
+    let (mut engine, handle) = mem_stack(&contents, 2, usize::MAX);
+    engine.inner.space = 5000;
+    let pool = BufPool::new(2, 8192).unwrap();
+    let mut buf = take(&pool, 8192);
+    pattern(12, buf.as_mut_slice());
+    let written = buf.as_slice().to_vec();
+    let done = run(&mut engine, [Request::write(handle, 0, buf, 1)]);
+    assert_eq!(done[0].result, 5000, "the bytes that made it");
+    assert!(engine.inner.data[..5000] == written[..5000]);
+    let short_errors = engine.counters().short_errors;
+    assert_eq!(
+        (short_errors.count, short_errors.first_errno),
+        ([0, 1], [0, libc::ENOSPC])
+    );
+    // Out of space from the start: the error is the answer, not a short count.
+    let done = run(
+        &mut engine,
+        [Request::write(handle, 6000, take(&pool, 100), 2)],
+    );
+    assert_eq!(errno(&done[0]), Some(libc::ENOSPC));
+    assert_eq!(engine.counters().short_errors.count, [0, 1]);
 }
