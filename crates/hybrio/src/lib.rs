@@ -1,8 +1,11 @@
 //! # hybrio
 //!
 //! One batched queue/commit/reap interface over every way Linux does file I/O:
-//! plain synchronous calls (`sync`, `psync`), io_uring, and a `null` engine
-//! that measures the caller's own overhead.
+//! plain synchronous calls (`sync`, `psync`, `pvsync2`), a worker-thread pool
+//! (`pool`), Linux AIO (`libaio`), io_uring, the `adaptive` engine (the
+//! default: each request inline or asynchronous, whichever has cost less
+//! lately for requests like it), and a `null` engine that measures the
+//! caller's own overhead.
 //!
 //! # Brief overview
 //!
@@ -12,13 +15,35 @@
 //!   [`Completion`](request::Completion), so an in-flight buffer can be neither
 //!   touched nor freed.
 //! * Files are added to an engine once and then named by a small
-//!   [`FileHandle`](file::FileHandle), an index into an O(1) table.
+//!   [`FileHandle`](file::FileHandle), an index into an O(1) table. An engine
+//!   that refuses a file hands it back, open ([`Error::into_refused_file`]).
 //! * [`Engine::queue`](engine::Engine::queue) either completes a request inline,
-//!   queues it, or hands it back when the queue is full;
+//!   queues it, or hands it back when the engine is full;
 //!   [`Engine::commit`](engine::Engine::commit) submits everything queued in one
 //!   call; [`Engine::reap`](engine::Engine::reap) collects completions in a batch.
 //! * I/O errors never panic: they come back as a negative errno in
-//!   [`Completion::result`](request::Completion::result).
+//!   [`Completion::result`](request::Completion::result). Short transfers are
+//!   sent again for the rest and `EINTR`/`EAGAIN` retried; a transfer an error
+//!   cuts short after some bytes completes with those bytes, and the error is
+//!   counted ([`EngineCounters::short_errors`](engine::EngineCounters::short_errors)).
+//!
+//! # What every engine promises
+//!
+//! * `Busy` only with [`in_flight()`](engine::Engine::in_flight) at the depth:
+//!   a caller that reaps after `Busy` always has something to reap.
+//! * `reap(min >= 1)` with committed requests outstanding returns at least one
+//!   completion or an error; it never waits for uncommitted ones. Completions
+//!   appended before an error are the caller's all the same.
+//! * Every request completes exactly once, with its own `user_data`, file,
+//!   offset and buffer.
+//! * Dropping an engine cancels what the kernel can cancel and waits for the
+//!   rest, for at most 10 s; what is still out then is leaked with its buffer,
+//!   never freed while the kernel may write into it.
+//! * [`Engine::state`](engine::Engine::state) says, in one line, where each
+//!   request waits, layer by layer: for a report when something stops.
+//!
+//! A model test (`engine/model/`) drives the layers with random sequences and
+//! engines whose every answer it draws, checking these after every step.
 //!
 //! ```no_run
 //! use hybrio::{buf::BufPool, engine::{self, EngineConfig, EngineKind, QueueOutcome}, request::Request};

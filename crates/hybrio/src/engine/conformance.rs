@@ -94,8 +94,16 @@ impl Flavour {
         name
     }
 
-    /// The engine, or `None` (with a note why) when this system cannot run it.
+    /// The engine, or `None` (with a note why) when this system cannot run
+    /// it, or when `HYBRIO_CONFORMANCE_FLAVOUR` names another flavour (to run
+    /// one flavour many times: `tools/conformance-loop.sh`).
     fn open(&self, pool: Option<&BufPool>) -> Option<Box<dyn Engine>> {
+        if let Ok(only) = std::env::var("HYBRIO_CONFORMANCE_FLAVOUR") {
+            if self.name() != only {
+                return None;
+            }
+            eprintln!("conformance: running {only}");
+        }
         if let Err(reason) = probe::engine_available(self.kind) {
             eprintln!("skipping {}: {reason}", self.name());
             return None;
