@@ -10,12 +10,16 @@ use hybrio::request::{Completion, Op, Request};
 
 use super::pacing::Pacing;
 
-/// A reap that returns after waiting at least this long waited in the
-/// kernel (or on the device): progress, however slow, not a spin.
-const WAIT_IS_PROGRESS_NS: u64 = 1_000_000;
+/// Engine errors without a completion between them after which draining
+/// gives up on what is left.
+const MAX_ERRORS_WITHOUT_PROGRESS: u32 = 100;
 
-/// Engine errors in a row after which draining gives up on what is left.
-const MAX_ERRORS_IN_A_ROW: u32 = 100;
+/// Reaps in a row that return nothing at once (a wait in the kernel returns
+/// with a completion, however long it takes), together with the job's stall
+/// limit in time, after which the job has stopped making progress. Both: a
+/// thread that loses its CPU to others sees long gaps, but not this many
+/// empty reaps in a row unless it spins.
+const MAX_EMPTY_REAPS: u32 = 1000;
 
 /// What a job that stopped making progress fails with.
 const ETIMEDOUT: i32 = 110;
@@ -59,12 +63,15 @@ pub(super) struct IoLoop<'a> {
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
     pub(super) cache_dropped_at: Option<u64>,
-    /// When the job last made progress: a completion, or a reap that waited.
+    /// When the job last made progress: a completion.
     last_progress: u64,
+    /// Reaps since then that should have waited for a completion and came
+    /// back without one.
+    empty_reaps: u32,
     /// The job stopped making progress: it ends, and draining leaves.
     stalled: bool,
     /// Commits and reaps that failed in a row.
-    errors_in_a_row: u32,
+    errors_since_progress: u32,
     /// Requests the engine still held when the job gave up on them.
     pub(super) abandoned: u64,
     /// A request the engine answered `Busy` to, with its slot: offered again
@@ -147,8 +154,9 @@ impl<'a> IoLoop<'a> {
             last_written,
             cache_dropped_at: None,
             last_progress: 0,
+            empty_reaps: 0,
             stalled: false,
-            errors_in_a_row: 0,
+            errors_since_progress: 0,
             abandoned: 0,
             started,
             usage_before,
@@ -300,7 +308,7 @@ impl<'a> IoLoop<'a> {
             QueueOutcome::Completed(completion) => {
                 let end = self.clock.now();
                 self.now = end;
-                self.last_progress = end;
+                self.made_progress(end);
                 self.stats.record_submit(1, 1);
                 self.stats.record_complete(1);
                 self.finish(completion, None, end.saturating_sub(start));
@@ -400,7 +408,7 @@ impl<'a> IoLoop<'a> {
     fn drain(&mut self) {
         while self.free.len() < self.slots.len() {
             self.commit();
-            if self.stalled || self.errors_in_a_row >= MAX_ERRORS_IN_A_ROW {
+            if self.stalled || self.errors_since_progress >= MAX_ERRORS_WITHOUT_PROGRESS {
                 let out = (self.slots.len() - self.free.len()) as u64;
                 self.abandoned = out.min(self.job.engine.in_flight() as u64);
                 return;
@@ -470,7 +478,7 @@ impl<'a> IoLoop<'a> {
         }
         if let Err(error) = self.job.engine.commit() {
             // The requests stay queued in the engine: the next commit tries again.
-            self.errors_in_a_row += 1;
+            self.errors_since_progress += 1;
             self.fail(error_errno(&error), format!("commit: {error}"));
             return;
         }
@@ -488,7 +496,6 @@ impl<'a> IoLoop<'a> {
         let mut done = std::mem::take(&mut self.done);
         let reaped = self.job.engine.reap(min, max, &mut done);
         let now = self.clock.now();
-        let waited = now.saturating_sub(self.now);
         self.now = now;
         // Completions appended before an error are the job's all the same.
         let count = done.len();
@@ -503,35 +510,46 @@ impl<'a> IoLoop<'a> {
         }
         self.stats.sample(now);
         self.done = done;
-        match reaped {
-            Ok(_) => self.errors_in_a_row = 0,
-            Err(error) => {
-                self.errors_in_a_row += 1;
-                self.fail(error_errno(&error), format!("reap: {error}"));
-            }
+        if let Err(error) = reaped {
+            self.errors_since_progress += 1;
+            self.fail(error_errno(&error), format!("reap: {error}"));
         }
-        if count > 0 || waited >= WAIT_IS_PROGRESS_NS {
-            self.last_progress = now;
+        if count > 0 {
+            self.made_progress(now);
         } else if min > 0 {
             self.fruitless_reap(min, now);
         }
     }
 
-    /// A reap that should have waited for a completion came back at once
-    /// without one: the engine is briefly busy, or no longer makes progress.
-    /// After `stall_limit` of that the job ends, naming the engine's state.
+    /// A request completed at `now`.
+    #[inline]
+    fn made_progress(&mut self, now: u64) {
+        self.last_progress = now;
+        self.empty_reaps = 0;
+        self.errors_since_progress = 0;
+    }
+
+    /// A reap that should have waited for a completion came back without
+    /// one: the engine is briefly busy, or no longer makes progress. After
+    /// the job's stall limit and [`MAX_EMPTY_REAPS`] of that, the job ends,
+    /// naming the engine's state.
     #[cold]
     fn fruitless_reap(&mut self, min: usize, now: u64) {
+        self.empty_reaps = self.empty_reaps.saturating_add(1);
         let stalled_for = now.saturating_sub(self.last_progress);
-        if stalled_for < self.job.stall_limit_ns || self.stalled {
+        if stalled_for < self.job.stall_limit_ns
+            || self.empty_reaps < MAX_EMPTY_REAPS
+            || self.stalled
+        {
             std::thread::yield_now();
             return;
         }
         self.stalled = true;
         let in_flight = self.slots.len() - self.free.len();
         let message = format!(
-            "no progress for {:.1} s: reap({min}) returns nothing at once with {in_flight} requests in flight ({}; {})",
+            "no progress for {:.1} s: {} reaps in a row returned no completion (reap({min})) with {in_flight} requests in flight ({}; {})",
             stalled_for as f64 / 1e9,
+            self.empty_reaps,
             self.job.engine.description(),
             self.job.engine.state()
         );

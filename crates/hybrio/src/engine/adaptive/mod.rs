@@ -19,7 +19,13 @@
 //! asynchronous requests again once the class turned inline. While
 //! completions are held, later inline ones are held behind them, until the
 //! caller reaps: held completions count against the depth, so such a caller
-//! comes back for them at the latest when the engine answers `Busy`.
+//! comes back for them at the latest when the engine answers `Busy`. (A
+//! caller that reaps one completion at a time, and only when full, then sees
+//! its inline completions wait behind up to `depth` others until asynchronous
+//! requests go out again: 8k buffered writes at depth 4 showed about twice
+//! the completion latency at the same IOPS. Reaping what is ready, up to the
+//! depth, avoids that; answering `Busy` below the depth, which did, would
+//! break the promise every caller's wait rests on.)
 //!
 //! Every run reports how many requests took each path, how many were sent
 //! the other way to explore, and how often a class changed its choice
