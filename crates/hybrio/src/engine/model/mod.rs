@@ -1,8 +1,9 @@
 //! A model test of the engine stack: the layers as [`super::open`] stacks
 //! them (resubmission over fault injection over the adaptive engine over
-//! two asynchronous engines), the engines at the bottom scripted (their
-//! every answer drawn by the test, see [`scripted`]) or real (an SQPOLL ring
-//! whose thread publishes its SQ head late), driven by random sequences of
+//! two asynchronous engines, or over one engine), the engines at the bottom
+//! scripted (their every answer drawn by the test, see [`scripted`]) or real
+//! (an SQPOLL ring whose thread publishes its SQ head late, the worker pool,
+//! libaio), driven by random sequences of
 //! `queue`/`commit`/`reap`/drop from a caller that does what the contract
 //! says. After every step it checks:
 //!
@@ -122,10 +123,23 @@ struct Stack {
     /// inline one); else one engine under the resubmission and injection
     /// layers, as every other engine is stacked.
     adaptive: bool,
-    /// At the bottom, a real SQPOLL ring whose thread publishes its SQ head
-    /// late (for the adaptive engine, in place of the engine for buffered
-    /// files); else scripted engines.
-    ring: bool,
+    bottom: Bottom,
+}
+
+/// The engines at the bottom of a stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bottom {
+    /// Scripted engines.
+    Scripted,
+    /// A real SQPOLL ring whose thread publishes its SQ head late (under
+    /// the adaptive engine: for buffered files, a scripted engine for
+    /// `O_DIRECT` ones).
+    SqpollRing,
+    /// The real worker pool (under the adaptive engine: the pool, and real
+    /// libaio for `O_DIRECT` files, as where the kernel refuses io_uring).
+    Pool,
+    /// Real libaio (plain stack only).
+    Libaio,
 }
 
 /// A model file: its bytes are [`byte_at`]`(salt, offset)`.
@@ -262,23 +276,30 @@ impl<'a> Caller<'a> {
             ring.publish_sq_head_late();
             Some(ring)
         };
+        let plain = EngineConfig::with_depth(depth);
+        let pool = || super::pool::PoolEngine::new(&plain).ok();
+        let libaio = || super::libaio::LibaioEngine::new(&plain).ok();
         let (mut engine, forced) = if stack.adaptive {
-            let first: Box<dyn Engine> = if stack.ring {
-                Box::new(ring()?)
-            } else {
-                Box::new(scripted())
+            let backends: Vec<Box<dyn Engine>> = match stack.bottom {
+                Bottom::Scripted => vec![Box::new(scripted()), Box::new(scripted())],
+                Bottom::SqpollRing => vec![Box::new(ring()?), Box::new(scripted())],
+                Bottom::Pool | Bottom::Libaio => vec![Box::new(pool()?), Box::new(libaio()?)],
             };
             let (adaptive, forced) = super::adaptive::with_engines_for_tests(
                 ScriptedInline::new(script.clone()),
-                vec![first, Box::new(scripted())],
+                backends,
                 &config,
                 clock.clone(),
             );
             (super::wrap(adaptive, &config), Some(forced))
-        } else if stack.ring {
-            (super::wrap(ring()?, &config), None)
         } else {
-            (super::wrap(scripted(), &config), None)
+            let engine = match stack.bottom {
+                Bottom::Scripted => super::wrap(scripted(), &config),
+                Bottom::SqpollRing => super::wrap(ring()?, &config),
+                Bottom::Pool => super::wrap(pool()?, &config),
+                Bottom::Libaio => super::wrap(libaio()?, &config),
+            };
+            (engine, None)
         };
         let mut handles = Vec::new();
         for file in &files.files {
@@ -412,7 +433,9 @@ impl<'a> Caller<'a> {
                 let in_flight = self.engine().in_flight();
                 // A scripted engine's SQ that looks full is the bottom's
                 // refusal, passed on; the adaptive engine has another way.
-                let passed_on = !self.stack.adaptive && self.script.refused_below_depth();
+                let passed_on = !self.stack.adaptive
+                    && self.stack.bottom == Bottom::Scripted
+                    && self.script.refused_below_depth();
                 check!(
                     in_flight >= self.depth || passed_on,
                     "Busy with {in_flight} in flight, below the depth of {}",
@@ -653,7 +676,7 @@ fn model_of_the_adaptive_stack_over_scripted_engines() {
     model(
         Stack {
             adaptive: true,
-            ring: false,
+            bottom: Bottom::Scripted,
         },
         2048,
     );
@@ -664,7 +687,7 @@ fn model_of_the_plain_stack_over_a_scripted_engine() {
     model(
         Stack {
             adaptive: false,
-            ring: false,
+            bottom: Bottom::Scripted,
         },
         2048,
     );
@@ -679,9 +702,30 @@ fn model_of_the_stacks_over_an_sqpoll_ring_that_publishes_late() {
         model(
             Stack {
                 adaptive,
-                ring: true,
+                bottom: Bottom::SqpollRing,
             },
             128,
         );
+    }
+}
+
+#[test]
+fn model_of_the_stacks_over_the_pool_and_libaio() {
+    let libaio = crate::probe::engine_available(EngineKind::Libaio);
+    if let Err(reason) = &libaio {
+        eprintln!("model: libaio refused here, the pool alone: {reason}");
+    }
+    let mut stacks = vec![(false, Bottom::Pool)];
+    if libaio.is_ok() {
+        stacks.extend([(false, Bottom::Libaio), (true, Bottom::Pool)]);
+    }
+    for (adaptive, bottom) in stacks {
+        // libaio's context setup and teardown make its cases slower.
+        let cases = if bottom == Bottom::Pool && !adaptive {
+            128
+        } else {
+            64
+        };
+        model(Stack { adaptive, bottom }, cases);
     }
 }
