@@ -9,6 +9,11 @@ use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Op, Request};
 
 use super::pacing::Pacing;
+use super::{EIO, IoFailure, JobOutcome, PreparedJob, cpu_since};
+use crate::logs::JobLogs;
+use crate::offsets::Direction;
+use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
+use crate::stats::{DataDir, JobStats, StatsConfig};
 
 /// Engine errors without a completion between them after which draining
 /// gives up on what is left.
@@ -23,11 +28,6 @@ const MAX_EMPTY_REAPS: u32 = 1000;
 
 /// What a job that stopped making progress fails with.
 const ETIMEDOUT: i32 = 110;
-use super::{EIO, IoFailure, JobOutcome, PreparedJob, cpu_since};
-use crate::logs::JobLogs;
-use crate::offsets::Direction;
-use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
-use crate::stats::{DataDir, JobStats, StatsConfig};
 
 /// A request's life in the loop.
 #[derive(Debug)]
@@ -63,14 +63,17 @@ pub(super) struct IoLoop<'a> {
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
     pub(super) cache_dropped_at: Option<u64>,
-    /// When the job last made progress: a completion.
+    /// Completions (`completed + failed`) when the stall watchdog last
+    /// looked, and when that was: it looks only on its own (cold) paths, so
+    /// the loop's hot path pays nothing for it.
+    progress_mark: u64,
     last_progress: u64,
-    /// Reaps since then that should have waited for a completion and came
-    /// back without one.
+    /// Reaps since the last progress seen that should have waited for a
+    /// completion and came back without one.
     empty_reaps: u32,
     /// The job stopped making progress: it ends, and draining leaves.
     stalled: bool,
-    /// Commits and reaps that failed in a row.
+    /// Commits and reaps that failed since the last progress seen.
     errors_since_progress: u32,
     /// Requests the engine still held when the job gave up on them.
     pub(super) abandoned: u64,
@@ -153,6 +156,7 @@ impl<'a> IoLoop<'a> {
             writes_since_sync: 0,
             last_written,
             cache_dropped_at: None,
+            progress_mark: 0,
             last_progress: 0,
             empty_reaps: 0,
             stalled: false,
@@ -308,7 +312,6 @@ impl<'a> IoLoop<'a> {
             QueueOutcome::Completed(completion) => {
                 let end = self.clock.now();
                 self.now = end;
-                self.made_progress(end);
                 self.stats.record_submit(1, 1);
                 self.stats.record_complete(1);
                 self.finish(completion, None, end.saturating_sub(start));
@@ -478,6 +481,7 @@ impl<'a> IoLoop<'a> {
         }
         if let Err(error) = self.job.engine.commit() {
             // The requests stay queued in the engine: the next commit tries again.
+            self.notice_progress(self.now);
             self.errors_since_progress += 1;
             self.fail(error_errno(&error), format!("commit: {error}"));
             return;
@@ -511,22 +515,26 @@ impl<'a> IoLoop<'a> {
         self.stats.sample(now);
         self.done = done;
         if let Err(error) = reaped {
+            self.notice_progress(now);
             self.errors_since_progress += 1;
             self.fail(error_errno(&error), format!("reap: {error}"));
         }
-        if count > 0 {
-            self.made_progress(now);
-        } else if min > 0 {
+        if count == 0 && min > 0 {
             self.fruitless_reap(min, now);
         }
     }
 
-    /// A request completed at `now`.
-    #[inline]
-    fn made_progress(&mut self, now: u64) {
-        self.last_progress = now;
-        self.empty_reaps = 0;
-        self.errors_since_progress = 0;
+    /// Starts the watchdog's counts afresh if requests completed since it
+    /// last looked.
+    #[cold]
+    fn notice_progress(&mut self, now: u64) {
+        let completions = self.completed + self.failed;
+        if completions != self.progress_mark {
+            self.progress_mark = completions;
+            self.last_progress = now;
+            self.empty_reaps = 0;
+            self.errors_since_progress = 0;
+        }
     }
 
     /// A reap that should have waited for a completion came back without
@@ -535,6 +543,7 @@ impl<'a> IoLoop<'a> {
     /// naming the engine's state.
     #[cold]
     fn fruitless_reap(&mut self, min: usize, now: u64) {
+        self.notice_progress(now);
         self.empty_reaps = self.empty_reaps.saturating_add(1);
         let stalled_for = now.saturating_sub(self.last_progress);
         if stalled_for < self.job.stall_limit_ns

@@ -573,7 +573,7 @@ impl IoUringEngine {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::io::{Read, Write};
     use std::os::fd::OwnedFd;
     use std::sync::mpsc;
@@ -584,8 +584,12 @@ mod tests {
     use crate::engine::{Engine, QueueOutcome};
     use crate::request::Request;
 
-    /// An SQPOLL config, or `None` (with a note why) where SQPOLL is refused.
-    fn sqpoll_engine(depth: u32, pool: Option<&BufPool>) -> Option<IoUringEngine> {
+    /// An SQPOLL ring of `depth`, or `None` (with a note why) where this
+    /// system refuses io_uring or SQPOLL.
+    pub(in crate::engine) fn sqpoll_engine(
+        depth: u32,
+        pool: Option<&BufPool>,
+    ) -> Option<IoUringEngine> {
         if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
             eprintln!("skipping: {reason}");
             return None;

@@ -41,22 +41,6 @@ const CANCEL_AGAIN_EVERY: Duration = Duration::from_secs(1);
 /// While dropping, the longest single wait for completions.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
-/// The kernel's `struct __kernel_timespec`.
-#[repr(C)]
-struct KernelTimespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-/// The kernel's `struct io_uring_getevents_arg` (`IORING_ENTER_EXT_ARG`).
-#[repr(C)]
-struct GeteventsArg {
-    sigmask: u64,
-    sigmask_sz: u32,
-    min_wait_usec: u32,
-    ts: u64,
-}
-
 /// Consecutive `EAGAIN`/`EBUSY` answers after which submitting or waiting gives up.
 const MAX_STALLS: u32 = 1000;
 
@@ -295,14 +279,6 @@ impl Ring {
     /// transfers nothing.
     #[inline]
     pub(crate) fn push(&mut self, request: Request, file: FileRef) -> Push {
-        if self.free.is_empty() {
-            return Push::Full(request);
-        }
-        if self.sq_looks_full()
-            && let Err(error) = self.wait_for_sq_room()
-        {
-            return Push::Refused(request, error);
-        }
         let Some(slot) = self.free.pop() else {
             return Push::Full(request);
         };
@@ -316,30 +292,51 @@ impl Ring {
         // user_data (the kernel is done with the buffer), or in `Drop` after
         // waiting for it, or never (leaked) if waiting fails. The buffer's
         // memory does not move when the request moves: it lives in the pool's
-        // arena, kept alive by the `Buf`.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        if pushed.is_err() {
-            // `wait_for_sq_room` saw room, and only this thread pushes.
+        // arena, kept alive by the `Buf`. If the push fails, the kernel never
+        // saw the entry and the request goes back to the caller.
+        if let Err(error) = unsafe { self.push_entry(&entry) } {
             let request = self.slots[index].take().expect("slot was just filled");
             self.free.push(slot);
-            return Push::Refused(request, io::Error::from_raw_os_error(libc::EAGAIN));
+            return Push::Refused(request, error);
         }
-        self.occupied += 1;
-        self.unsubmitted.push_back(slot);
-        self.awaiting_submit[index] = true;
+        self.pushed(slot);
         Push::Queued
     }
 
-    /// True when the SQ has no room for another entry.
+    /// Puts `entry` into the SQ; when the SQ has no room (only an SQPOLL
+    /// ring's can, see [`Ring::wait_for_sq_room`]), waits for room and tries
+    /// again, at most [`MAX_SQ_WAITS`] times.
+    ///
+    /// # Safety
+    ///
+    /// Whatever `entry` points at must stay valid, and unmoved, until the
+    /// kernel posts its CQE (as for `io_uring::squeue::SubmissionQueue::push`).
     #[inline]
-    fn sq_looks_full(&mut self) -> bool {
-        let (len, capacity) = {
-            let sq = self.ring.submission();
-            (sq.len(), sq.capacity())
-        };
-        #[cfg(test)]
-        let len = len + self.unpublished.as_ref().map_or(0, |u| u.entries);
-        len >= capacity
+    unsafe fn push_entry(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+        let mut waits = 0;
+        loop {
+            #[cfg(test)]
+            let emulated_full = self.emulated_sq_full();
+            #[cfg(not(test))]
+            let emulated_full = false;
+            // SAFETY: the caller's promise, passed on.
+            if !emulated_full && unsafe { self.ring.submission().push(entry) }.is_ok() {
+                return Ok(());
+            }
+            if waits == MAX_SQ_WAITS {
+                return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+            }
+            waits += 1;
+            self.wait_for_sq_room()?;
+        }
+    }
+
+    /// A slot's entry is in the SQ: the request is in flight, not yet submitted.
+    #[inline]
+    fn pushed(&mut self, slot: u32) {
+        self.occupied += 1;
+        self.unsubmitted.push_back(slot);
+        self.awaiting_submit[slot as usize] = true;
     }
 
     /// The SQ is full although a slot is free. Without SQPOLL that cannot
@@ -354,29 +351,19 @@ impl Ring {
         if !self.sqpoll {
             return Err(io::Error::from_raw_os_error(libc::EAGAIN));
         }
+        #[cfg(test)]
+        self.entered_kernel();
         let flags = (io_uring::EnterFlags::SQ_WAIT | io_uring::EnterFlags::SQ_WAKEUP).bits();
-        for _ in 0..MAX_SQ_WAITS {
-            #[cfg(test)]
-            self.entered_kernel();
-            if !self.sq_looks_full() {
-                return Ok(());
-            }
-            // SAFETY: to_submit is 0 and no argument is passed, so the kernel
-            // reads no SQE and no user memory; it only waits on the SQ thread.
-            match unsafe {
-                self.ring
-                    .submitter()
-                    .enter::<libc::sigset_t>(0, 0, flags, None)
-            } {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted || is_transient(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        if self.sq_looks_full() {
-            Err(io::Error::from_raw_os_error(libc::EAGAIN))
-        } else {
-            Ok(())
+        // SAFETY: to_submit is 0 and no argument is passed, so the kernel
+        // reads no SQE and no user memory; it only waits on the SQ thread.
+        match unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(0, 0, flags, None)
+        } {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted || is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
@@ -384,14 +371,6 @@ impl Ring {
     /// `result` when `CLOCK_MONOTONIC` reaches `deadline_ns`: how an emulated
     /// device's completion arrives through the ring. Answers as [`Ring::push`].
     pub(crate) fn push_timed(&mut self, request: Request, result: i64, deadline_ns: u64) -> Push {
-        if self.free.is_empty() {
-            return Push::Full(request);
-        }
-        if self.sq_looks_full()
-            && let Err(error) = self.wait_for_sq_room()
-        {
-            return Push::Refused(request, error);
-        }
         let Some(slot) = self.free.pop() else {
             return Push::Full(request);
         };
@@ -416,16 +395,13 @@ impl Ring {
         // replaced only while empty, before any timed push), and that slot's
         // deadline is rewritten only after its CQE frees the slot. The kernel
         // reads the timespec when it takes the SQE. No buffer is involved.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        if pushed.is_err() {
+        if let Err(error) = unsafe { self.push_entry(&entry) } {
             let request = self.slots[index].take().expect("slot was just filled");
             self.timed_results[index] = None;
             self.free.push(slot);
-            return Push::Refused(request, io::Error::from_raw_os_error(libc::EAGAIN));
+            return Push::Refused(request, error);
         }
-        self.occupied += 1;
-        self.unsubmitted.push_back(slot);
-        self.awaiting_submit[index] = true;
+        self.pushed(slot);
         Push::Queued
     }
 
@@ -663,25 +639,18 @@ impl Ring {
     fn wait_at_most(&mut self, min_complete: usize, limit: Duration) -> io::Result<()> {
         #[cfg(test)]
         self.entered_kernel();
-        let timeout = KernelTimespec {
-            tv_sec: limit.as_secs() as i64,
-            tv_nsec: i64::from(limit.subsec_nanos()),
-        };
-        let arg = GeteventsArg {
-            sigmask: 0,
-            sigmask_sz: 0,
-            min_wait_usec: 0,
-            ts: &raw const timeout as u64,
-        };
+        let timeout = types::Timespec::from(limit);
+        let arg = types::SubmitArgs::new().timespec(&timeout);
         let mut flags = io_uring::EnterFlags::GETEVENTS | io_uring::EnterFlags::EXT_ARG;
         if self.sqpoll {
             flags |= io_uring::EnterFlags::SQ_WAKEUP;
         }
         let min_complete = u32::try_from(min_complete).unwrap_or(u32::MAX);
         // SAFETY: to_submit is 0, so the kernel reads no SQE. With EXT_ARG it
-        // reads `arg` (a `struct io_uring_getevents_arg`, its size passed by
-        // `enter`) and the timespec it points at, both alive on this stack
-        // until the call returns; the kernel keeps no pointer to either.
+        // reads `arg` (the crate's `SubmitArgs`, a transparent `struct
+        // io_uring_getevents_arg` whose size `enter` passes) and the timespec
+        // it points at, both alive on this stack until the call returns; the
+        // kernel keeps no pointer to either.
         let waited = unsafe {
             self.ring
                 .submitter()
@@ -740,6 +709,16 @@ impl Ring {
 
 #[cfg(test)]
 impl Ring {
+    /// True when the emulated late SQ head leaves no room in the SQ.
+    fn emulated_sq_full(&mut self) -> bool {
+        let Some(unpublished) = &self.unpublished else {
+            return false;
+        };
+        let entries = unpublished.entries;
+        let sq = self.ring.submission();
+        sq.len() + entries >= sq.capacity()
+    }
+
     /// The emulated SQPOLL thread publishes its head whenever the caller
     /// enters the kernel.
     fn entered_kernel(&mut self) {

@@ -543,6 +543,34 @@ impl<I: Engine> AdaptiveEngine<I> {
         }
     }
 
+    /// Adds a twin of `file` (a duplicate, or a reopened copy for the
+    /// emulated device) to the asynchronous engine that takes it; returns
+    /// which engine, and the twin's handle there.
+    fn add_twin(
+        &mut self,
+        file: &File,
+        path: &std::path::Path,
+    ) -> Result<(usize, FileHandle), Error> {
+        let twin = if self.reopen_files {
+            crate::file::reopen(file, path)?
+        } else {
+            file.try_clone()
+                .map_err(|e| Error::io("duplicate the descriptor of", path, 0, e))?
+        };
+        // With a second asynchronous engine (libaio, no io_uring), it takes
+        // the O_DIRECT files. The flags are the caller's file's: the emulated
+        // device's twin has O_DIRECT cleared.
+        let direct = crate::sys::status_flags(file.as_raw_fd())
+            .map_err(|e| Error::io("read the flags of", path, 0, e))?
+            & libc::O_DIRECT
+            != 0;
+        let backend = usize::from(direct && self.backends.len() > 1);
+        let twin = self.backends[backend]
+            .engine
+            .add_file(twin, path.to_owned())?;
+        Ok((backend, twin))
+    }
+
     fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
         self.routes.get(handle.index()).and_then(Option::as_ref)
     }
@@ -554,30 +582,9 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        let twin = if self.reopen_files {
-            crate::file::reopen(&file, &path)
-        } else {
-            file.try_clone()
-                .map_err(|e| Error::io("duplicate the descriptor of", &path, 0, e))
-        };
-        let twin = match twin {
-            Ok(twin) => twin,
-            Err(reason) => return Err(Error::refusing(file, path, reason)),
-        };
-        // With a second asynchronous engine (libaio, no io_uring), it takes
-        // the O_DIRECT files. The flags are the caller's file's: the emulated
-        // device's twin has O_DIRECT cleared.
-        let direct = match crate::sys::status_flags(file.as_raw_fd()) {
-            Ok(flags) => flags & libc::O_DIRECT != 0,
-            Err(e) => {
-                let reason = Error::io("read the flags of", &path, 0, e);
-                return Err(Error::refusing(file, path, reason));
-            }
-        };
-        let backend = usize::from(direct && self.backends.len() > 1);
-        let twin = match self.backends[backend].engine.add_file(twin, path.clone()) {
-            Ok(twin) => twin,
-            // The twin is closed; the caller's file goes back.
+        let (backend, twin) = match self.add_twin(&file, &path) {
+            Ok(added) => added,
+            // The twin, if any, is closed; the caller's file goes back.
             Err(reason) => return Err(Error::refusing(file, path, reason)),
         };
         let handle = match self.inline.add_file(file, path) {

@@ -656,21 +656,6 @@ fn model(stack: Stack, cases: u32) {
     }
 }
 
-/// True when this system builds SQPOLL rings (with a note why not).
-fn sqpoll_permitted() -> bool {
-    if let Err(reason) = crate::probe::engine_available(EngineKind::IoUring) {
-        eprintln!("skipping: {reason}");
-        return false;
-    }
-    let mut config = EngineConfig::with_depth(1);
-    config.sq_thread_poll = true;
-    if let Err(e) = super::io_uring::IoUringEngine::new(&config, None) {
-        eprintln!("skipping: SQPOLL refused here: {e}");
-        return false;
-    }
-    true
-}
-
 #[test]
 fn model_of_the_adaptive_stack_over_scripted_engines() {
     model(
@@ -695,7 +680,7 @@ fn model_of_the_plain_stack_over_a_scripted_engine() {
 
 #[test]
 fn model_of_the_stacks_over_an_sqpoll_ring_that_publishes_late() {
-    if !sqpoll_permitted() {
+    if super::io_uring::tests::sqpoll_engine(1, None).is_none() {
         return;
     }
     for adaptive in [false, true] {
