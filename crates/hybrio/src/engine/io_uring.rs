@@ -432,8 +432,12 @@ impl Engine for IoUringEngine {
     fn commit(&mut self) -> Result<usize, Error> {
         if let Some(device) = self.device {
             // The device takes the batch now: data moves, the clock starts.
-            let mut queued = std::mem::take(&mut self.device_queue).into_iter();
-            while let Some(mut request) = queued.next() {
+            // The list's memory is kept for the next batch (no allocation
+            // per commit).
+            let mut batch = std::mem::take(&mut self.device_queue);
+            let mut refused = None;
+            let mut queued = batch.drain(..);
+            for mut request in queued.by_ref() {
                 let deadline = device.deadline();
                 let result = match self.files.get(request.file) {
                     Some(entry) => {
@@ -447,15 +451,22 @@ impl Engine for IoUringEngine {
                     // this is not expected; if it happens, nothing is lost.
                     Push::Full(request) => {
                         self.device_queue.push(request);
-                        self.device_queue.extend(queued);
                         break;
                     }
                     Push::Refused(request, error) => {
                         self.device_queue.push(request);
-                        self.device_queue.extend(queued);
-                        return Err(engine_error("io_uring (wait for room in the SQ)", error));
+                        refused = Some(error);
+                        break;
                     }
                 }
+            }
+            // What the SQ did not take waits for the next commit.
+            self.device_queue.extend(queued);
+            if let Some(error) = refused {
+                return Err(engine_error("io_uring (wait for room in the SQ)", error));
+            }
+            if self.device_queue.is_empty() {
+                self.device_queue = batch;
             }
         }
         let pending = self.ring.unsubmitted();
