@@ -108,7 +108,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
             .ok_or(Error::BadHandle(handle.0))
     }
 
-    #[inline]
+    #[inline(always)]
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
         let result = self.execute(&mut request);
         QueueOutcome::Completed(request.complete(result))
