@@ -46,16 +46,23 @@ use crate::file::FileHandle;
 use crate::request::{Completion, Op, Request};
 #[cfg(not(test))]
 use policy::Path;
-use policy::{ClassPolicy, GAP_CAP_NS, Occupancy};
+use policy::{ClassPolicy, GAP_CAP_NS, Occupancy, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS};
 
 /// Size classes: powers of two up to 16 MiB, then one for everything larger.
 const SIZE_CLASSES: usize = 25;
 /// Read, write, sync.
 const OPERATION_CLASSES: usize = 3;
-/// One inline request in this many is timed while its class follows its
-/// choice and its requests are quick (page-cache hits); a window of 32
-/// timed ones then spans 256 requests, half a millisecond.
-const TIMED_INLINE: u32 = 8;
+/// Classes per file.
+const CLASSES: usize = OPERATION_CLASSES * SIZE_CLASSES;
+/// One request in this many is timed while its class follows its choice
+/// (and, inline, its requests are quick: page-cache hits); a window of 32
+/// timed ones then spans 2048 requests, 4 ms of page-cache hits. A timed
+/// request costs about 200 instructions more than one that goes straight;
+/// one in 8 (as this was) made that 25 a request, a third of the engine's
+/// own cost. A timed inline request slow enough to matter (a cache dropped)
+/// has every request of its class timed until its window ends, so a change
+/// is still seen within a few dozen requests of the first one timed.
+const TIMED_EVERY: u32 = 64;
 
 /// Where the engine reads the time.
 #[derive(Debug, Clone)]
@@ -63,16 +70,34 @@ enum Time {
     Real(Clock),
     /// A clock the tests move by hand, shared with their synthetic engines.
     #[cfg(test)]
-    Virtual(std::sync::Arc<std::sync::atomic::AtomicU64>),
+    /// A clock the tests move by hand, shared with their synthetic engines,
+    /// and how often the engine read it.
+    Virtual {
+        ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
+        reads: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    },
 }
 
 impl Time {
+    /// The inline time from which every inline request is timed: reading
+    /// the clock is then nothing beside it.
+    fn slow_inline_ns(&self) -> f64 {
+        match self {
+            Time::Real(clock) => SLOW_INLINE_NS.max(SLOW_INLINE_CLOCK_READS * clock.read_cost_ns()),
+            #[cfg(test)]
+            Time::Virtual { .. } => SLOW_INLINE_NS,
+        }
+    }
+
     #[inline]
     fn now(&self) -> u64 {
         match self {
             Time::Real(clock) => clock.now(),
             #[cfg(test)]
-            Time::Virtual(ns) => ns.load(std::sync::atomic::Ordering::Relaxed),
+            Time::Virtual { ns, reads } => {
+                reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                ns.load(std::sync::atomic::Ordering::Relaxed)
+            }
         }
     }
 }
@@ -81,31 +106,76 @@ impl Time {
 /// and the decision state of each class of its requests.
 #[derive(Debug)]
 struct FileRoute {
-    /// Which asynchronous engine takes the file's requests, and its handle there.
+    /// Which asynchronous engine takes the file's requests, and its handles
+    /// there: one for the requests that go untimed, one for the timed ones,
+    /// so that a completion says by its file which it was.
     backend: usize,
     handle: FileHandle,
+    timed_handle: FileHandle,
     classes: Vec<Option<Box<ClassPolicy>>>,
 }
 
-/// An asynchronous request's bookkeeping while the other engine holds it.
+/// What the engine keeps per class of a file for the requests that follow
+/// the class's choice without asking its policy: every one but the timed
+/// (one in [`TIMED_EVERY`]), while no exploration is running or due.
+#[derive(Debug, Clone, Copy)]
+struct Lane {
+    /// Requests that may still go straight inline...
+    inline_left: u32,
+    /// ...or to the asynchronous engine (one of the two is 0).
+    async_left: u32,
+    /// How many the policy allowed when it last looked: `granted - left` went.
+    granted: u32,
+    /// The choice is the asynchronous engine: `backend`, the file there `twin`.
+    asynchronous: bool,
+    backend: u8,
+    twin: FileHandle,
+    /// Requests of the class the asynchronous engine holds: an inline
+    /// request timed beside them measures the contention with them (ext4's
+    /// inode lock, held by a kernel worker writing the same file), not the
+    /// inline path, and is not recorded.
+    async_out: u32,
+}
+
+impl Lane {
+    /// Requests that went straight since the lane was granted them.
+    #[inline]
+    fn went(&self) -> u32 {
+        self.granted - self.inline_left - self.async_left
+    }
+}
+
+impl Default for Lane {
+    fn default() -> Lane {
+        Lane {
+            inline_left: 0,
+            async_left: 0,
+            granted: 0,
+            asynchronous: false,
+            backend: 0,
+            twin: FileHandle(u32::MAX),
+            async_out: 0,
+        }
+    }
+}
+
+/// A timed asynchronous request's bookkeeping while the other engine holds
+/// it (its `user_data` there is the slot's index). The others go with the
+/// caller's `user_data` and need none.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     user_data: u64,
-    file: FileHandle,
     class: u16,
     epoch: u32,
     queued_ns: u64,
 }
 
-impl Slot {
-    /// A slot no request holds.
-    const FREE: Slot = Slot {
-        user_data: 0,
-        file: FileHandle(u32::MAX),
-        class: 0,
-        epoch: 0,
-        queued_ns: 0,
-    };
+/// Whose a file of an asynchronous engine is: the caller's file it is a
+/// twin of, and whether its requests are timed.
+#[derive(Debug, Clone, Copy)]
+struct TwinOf {
+    caller: FileHandle,
+    timed: bool,
 }
 
 /// One asynchronous engine and what the adaptive engine has handed it.
@@ -142,11 +212,15 @@ pub(crate) struct AdaptiveEngine<I> {
     /// The asynchronous engines: io_uring for every file; or, where the
     /// kernel refuses io_uring, the pool, and libaio for `O_DIRECT` files.
     backends: Vec<Backend>,
+    /// Per asynchronous engine, by its file handle: whose file it is.
+    twins: Vec<Vec<Option<TwinOf>>>,
     /// Reopen files for the asynchronous engine instead of duplicating the
     /// descriptor (the emulated device changes a file's flags).
     reopen_files: bool,
     depth: u32,
     routes: Vec<Option<FileRoute>>,
+    /// Per file and class (`file * CLASSES + class`).
+    lanes: Vec<Lane>,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
     async_in_flight: usize,
@@ -158,8 +232,11 @@ pub(crate) struct AdaptiveEngine<I> {
     last_return_ns: u64,
     time: Time,
     counts: PathCounts,
-    /// Counts requests, to time one inline request in [`TIMED_INLINE`].
-    tick: u32,
+    /// Requests until the next timed one (one in [`TIMED_EVERY`], whatever its
+    /// class: the end of the request before it is read too, for its gap).
+    untimed_left: u32,
+    /// See [`Time::slow_inline_ns`].
+    slow_inline_ns: f64,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
     route_override: ForcedPath,
@@ -237,12 +314,15 @@ impl<I: Engine> AdaptiveEngine<I> {
         time: Time,
     ) -> Self {
         let last_return_ns = time.now();
+        let slow_inline_ns = time.slow_inline_ns();
         AdaptiveEngine {
             inline,
+            twins: backends.iter().map(|_| Vec::new()).collect(),
             backends: backends.into_iter().map(Backend::new).collect(),
             reopen_files: config.completion_latency.is_some(),
             depth: config.depth.max(1),
             routes: Vec::new(),
+            lanes: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
             async_in_flight: 0,
@@ -252,7 +332,8 @@ impl<I: Engine> AdaptiveEngine<I> {
             last_return_ns,
             time,
             counts: PathCounts::default(),
-            tick: 0,
+            untimed_left: 1,
+            slow_inline_ns,
             #[cfg(test)]
             route_override: ForcedPath::default(),
         }
@@ -261,14 +342,26 @@ impl<I: Engine> AdaptiveEngine<I> {
     /// Which class `request` belongs to.
     #[inline]
     fn class_of(request: &Request) -> usize {
-        let operation = match request.op {
+        Self::class_of_parts(request.op, request.len())
+    }
+
+    /// Which class a request of `op` on `len` bytes belongs to.
+    #[inline]
+    fn class_of_parts(op: Op, len: usize) -> usize {
+        let operation = match op {
             Op::Read => 0,
             Op::Write => 1,
             Op::Fsync | Op::Fdatasync => 2,
         };
-        let len = request.len().max(1) as u64;
+        let len = len.max(1) as u64;
         let size = (u64::BITS - (len - 1).leading_zeros()) as usize;
         operation * SIZE_CLASSES + size.min(SIZE_CLASSES - 1)
+    }
+
+    /// Where the lane of `file`'s `class` is in [`lanes`](Self::lanes).
+    #[inline]
+    fn lane_of(file: FileHandle, class: usize) -> usize {
+        file.index() * CLASSES + class
     }
 
     /// The request's slot for its trip through the asynchronous engine.
@@ -298,25 +391,36 @@ impl<I: Engine> AdaptiveEngine<I> {
         }
     }
 
-    /// Puts the caller's tag and handle back on a completion from the
-    /// asynchronous engine, and records what it cost.
-    fn finish_async(&mut self, completion: &mut Completion, now: u64) {
-        let index = completion.user_data as u32;
-        let slot = std::mem::replace(&mut self.slots[index as usize], Slot::FREE);
-        self.free_slots.push(index);
-        completion.user_data = slot.user_data;
-        completion.file = slot.file;
-        let policy = self
-            .routes
-            .get_mut(slot.file.index())
-            .and_then(Option::as_mut)
-            .and_then(|route| route.classes[usize::from(slot.class)].as_mut());
-        let Some(policy) = policy else {
+    /// Puts the caller's handle (and tag, for a timed request) back on a
+    /// completion from asynchronous engine `backend`, and records what it
+    /// cost if it was timed.
+    #[inline(always)]
+    fn finish_async(&mut self, backend: usize, completion: &mut Completion, now: u64) {
+        let Some(Some(twin)) = self.twins[backend].get(completion.file.index()).copied() else {
+            // Not a file this engine handed over: nothing to translate.
             return;
         };
-        policy.async_out = policy.async_out.saturating_sub(1);
+        completion.file = twin.caller;
+        if !twin.timed {
+            let len = completion.buf.as_ref().map_or(0, crate::buf::Buf::len);
+            let class = Self::class_of_parts(completion.op, len);
+            if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
+                lane.async_out = lane.async_out.saturating_sub(1);
+            }
+            return;
+        }
+        let index = completion.user_data as u32;
+        let slot = self.slots[index as usize];
+        self.free_slots.push(index);
+        completion.user_data = slot.user_data;
+        let class = usize::from(slot.class);
+        if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
+            lane.async_out = lane.async_out.saturating_sub(1);
+        }
         // A failure's latency says nothing about the path.
-        if completion.result >= 0 {
+        if completion.result >= 0
+            && let Some(policy) = policy_in(&mut self.routes, twin.caller, class)
+        {
             policy.record(
                 Path::Async,
                 slot.epoch,
@@ -340,6 +444,9 @@ impl<I: Engine> AdaptiveEngine<I> {
             return Ok(0);
         }
         let min = min.min(self.async_in_flight);
+        if self.backends.len() == 1 {
+            return self.reap_from(0, min, max, out);
+        }
         let mut holding = (0..self.backends.len()).filter(|&b| self.backends[b].in_flight > 0);
         if let (Some(only), None) = (holding.next(), holding.next()) {
             return self.reap_from(only, min, max, out);
@@ -378,6 +485,7 @@ impl<I: Engine> AdaptiveEngine<I> {
     /// Reaps from one asynchronous engine, waiting for `min` of its requests.
     /// When it fails, the completions it appended first are the caller's
     /// all the same: they are translated before the error goes up.
+    #[inline(always)]
     fn reap_from(
         &mut self,
         backend: usize,
@@ -398,25 +506,84 @@ impl<I: Engine> AdaptiveEngine<I> {
             // (an SQPOLL thread takes them as they come).
             target.uncommitted = target.uncommitted.min(target.in_flight);
             for completion in &mut out[start..] {
-                self.finish_async(completion, now);
+                self.finish_async(backend, completion, now);
             }
             self.last_return_ns = now;
         }
         result.map(|_| reaped)
     }
 
-    /// The policy of a class that has one.
-    #[inline]
-    fn policy_of(&mut self, file: FileHandle, class: usize) -> Option<&mut ClassPolicy> {
-        let route = self.routes.get_mut(file.index())?.as_mut()?;
-        route.classes[class].as_deref_mut()
+    /// Whether `request` goes straight inline with nothing else in flight:
+    /// its class follows an inline choice, and neither it nor the one after
+    /// it is timed (the one before the timed one reads the clock at its end,
+    /// for its gap). Counts it if so.
+    #[inline(always)]
+    fn goes_straight_inline(&mut self, request: &Request) -> bool {
+        // Cheapest first: with asynchronous requests out, no class is needed.
+        if self.async_in_flight != 0 || self.untimed_left <= 2 || !self.ready.is_empty() {
+            return false;
+        }
+        let key = Self::lane_of(request.file, Self::class_of(request));
+        if let Some(lane) = self.lanes.get_mut(key)
+            && lane.inline_left > 0
+        {
+            lane.inline_left -= 1;
+            self.untimed_left -= 1;
+            return true;
+        }
+        false
     }
 
-    /// [`Engine::queue`] for a request that explores, is timed, goes
-    /// asynchronous, or starts a class: asks the class's policy, and records
-    /// what the request cost.
+    /// [`Engine::queue`] for every request but an inline one that goes
+    /// straight with nothing else in flight.
     #[inline(never)]
-    fn queue_routed(&mut self, mut request: Request, class: usize, phase: u32) -> QueueOutcome {
+    fn queue_other(&mut self, request: Request) -> QueueOutcome {
+        let class = Self::class_of(&request);
+        let key = Self::lane_of(request.file, class);
+        if self.ready.len() + self.async_in_flight >= self.depth as usize {
+            // Full. While completions are held, new inline ones join them, so
+            // that a caller that reaps only when full comes back for them.
+            return QueueOutcome::Busy(request);
+        }
+        self.untimed_left -= 1;
+        #[cfg(test)]
+        if self.route_override.get().is_some() {
+            self.untimed_left = 0;
+        }
+        if self.untimed_left != 0
+            && let Some(lane) = self.lanes.get_mut(key)
+        {
+            if lane.async_left > 0 {
+                lane.async_left -= 1;
+                let twin = (usize::from(lane.backend), lane.twin);
+                return self.queue_async(request, twin, key, class, None);
+            }
+            if lane.inline_left > 0 {
+                lane.inline_left -= 1;
+                let outcome = self.inline.queue(request);
+                if self.untimed_left == 1 {
+                    // The next one is timed, with the caller's time before it.
+                    self.last_return_ns = self.time.now();
+                }
+                return match outcome {
+                    QueueOutcome::Completed(completion) => self.deliver(completion),
+                    other => other,
+                };
+            }
+        }
+        let sampled = self.untimed_left == 0;
+        if sampled {
+            self.untimed_left = TIMED_EVERY;
+        }
+        self.queue_routed(request, class, sampled)
+    }
+
+    /// [`Engine::queue`] for a request that explores, is timed, or starts a
+    /// class, or whose class must be looked at again: asks the class's
+    /// policy, records what the request cost, and tells the class's lane how
+    /// many of the next requests may go straight.
+    #[inline(never)]
+    fn queue_routed(&mut self, request: Request, class: usize, sampled: bool) -> QueueOutcome {
         let Some(route) = self
             .routes
             .get_mut(request.file.index())
@@ -424,9 +591,23 @@ impl<I: Engine> AdaptiveEngine<I> {
         else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
-        let depth = self.depth;
-        let policy = route.classes[class].get_or_insert_with(|| Box::new(ClassPolicy::new(depth)));
-        let timed = phase == 0 || policy.times_every_request();
+        let (depth, slow_inline_ns) = (self.depth, self.slow_inline_ns);
+        let policy = route.classes[class]
+            .get_or_insert_with(|| Box::new(ClassPolicy::new(depth, slow_inline_ns)));
+        let key = Self::lane_of(request.file, class);
+        let lane = &mut self.lanes[key];
+        // The requests that went straight since the lane was granted them.
+        let went = lane.went();
+        policy.went_straight(went);
+        if lane.asynchronous {
+            self.counts.asynchronous += u64::from(went);
+        } else {
+            self.counts.inline += u64::from(went);
+        }
+        lane.granted = 0;
+        lane.inline_left = 0;
+        lane.async_left = 0;
+        let timed = sampled || policy.times_every_request();
         let clock_read = timed;
         let now = if timed {
             self.time.now()
@@ -441,11 +622,11 @@ impl<I: Engine> AdaptiveEngine<I> {
         };
         self.counts.switches += u64::from(decision.switched);
         self.counts.explored += u64::from(decision.epoch != 0);
+        // Exploration epochs time every request.
+        let timed = timed || decision.epoch != 0;
         match decision.path {
             Path::Inline => {
                 self.counts.inline += 1;
-                // Exploration epochs time every request.
-                let timed = timed || decision.epoch != 0;
                 let start = if timed && !clock_read {
                     self.time.now()
                 } else {
@@ -453,110 +634,177 @@ impl<I: Engine> AdaptiveEngine<I> {
                 };
                 let gap = start.saturating_sub(self.last_return_ns).min(GAP_CAP_NS);
                 let outcome = self.inline.queue(request);
-                let end = if timed || phase == TIMED_INLINE - 1 {
+                let end = if timed || self.untimed_left == 1 {
                     let end = self.time.now();
                     self.last_return_ns = end;
                     end
                 } else {
                     now
                 };
+                if let QueueOutcome::Completed(completion) = &outcome
+                    && timed
+                    && completion.result >= 0
+                    && lane.async_out == 0
+                {
+                    let cost = end.saturating_sub(start) + gap;
+                    policy.record(
+                        Path::Inline,
+                        decision.epoch,
+                        start,
+                        cost,
+                        end,
+                        &self.occupancy,
+                    );
+                }
+                Self::grant(lane, policy);
                 match outcome {
-                    QueueOutcome::Completed(completion) => {
-                        if timed && completion.result >= 0 && policy.async_out == 0 {
-                            let cost = end.saturating_sub(start) + gap;
-                            policy.record(
-                                Path::Inline,
-                                decision.epoch,
-                                start,
-                                cost,
-                                end,
-                                &self.occupancy,
-                            );
-                        }
-                        self.deliver(completion)
-                    }
+                    QueueOutcome::Completed(completion) => self.deliver(completion),
                     other => other,
                 }
             }
             Path::Async => {
-                // Every asynchronous request is timed: its latency is its price.
-                let now = if timed { now } else { self.time.now() };
-                let (user_data, file) = (request.user_data, request.file);
-                let backend = route.backend;
-                request.file = route.handle;
-                policy.async_out += 1;
+                self.counts.asynchronous += 1;
+                Self::grant(lane, policy);
+                let twin = if timed { route.timed_handle } else { lane.twin };
+                let twin = (usize::from(lane.backend), twin);
+                let now = if timed && !clock_read {
+                    self.time.now()
+                } else {
+                    now
+                };
+                self.queue_async(
+                    request,
+                    twin,
+                    key,
+                    class,
+                    timed.then_some((decision.epoch, now)),
+                )
+            }
+        }
+    }
+
+    /// Tells `lane` how many of its class's next requests may follow the
+    /// choice without asking `policy`.
+    #[inline]
+    fn grant(lane: &mut Lane, policy: &ClassPolicy) {
+        let (path, allowed) = policy.straight_allowance();
+        lane.asynchronous = path == Path::Async;
+        lane.granted = allowed;
+        if lane.asynchronous {
+            lane.async_left = allowed;
+        } else {
+            lane.inline_left = allowed;
+        }
+    }
+
+    /// Hands `request` to asynchronous engine `backend`, with the file's
+    /// twin there; timed (`timed` = the untimed twin's handle, the epoch and
+    /// the time) or not; `key` is its class's lane.
+    #[inline(always)]
+    fn queue_async(
+        &mut self,
+        mut request: Request,
+        (backend, twin): (usize, FileHandle),
+        key: usize,
+        class: usize,
+        timed: Option<(u32, u64)>,
+    ) -> QueueOutcome {
+        let file = std::mem::replace(&mut request.file, twin);
+        let slot = match timed {
+            Some((epoch, now)) => {
                 let slot = self.take_slot(Slot {
-                    user_data,
-                    file,
+                    user_data: request.user_data,
                     class: class as u16,
-                    epoch: decision.epoch,
+                    epoch,
                     queued_ns: now,
                 });
                 request.user_data = u64::from(slot);
                 self.occupancy.add(now, 1);
-                self.async_in_flight += 1;
                 self.last_return_ns = now;
-                let target = &mut self.backends[backend];
-                target.in_flight += 1;
-                match target.engine.queue(request) {
-                    QueueOutcome::Queued => {
-                        target.uncommitted += 1;
-                        self.counts.asynchronous += 1;
-                        QueueOutcome::Queued
-                    }
-                    QueueOutcome::Completed(mut completion) => {
-                        target.in_flight -= 1;
-                        self.counts.asynchronous += 1;
-                        let end = self.time.now();
-                        self.occupancy.remove(end, 1);
-                        self.async_in_flight -= 1;
-                        self.finish_async(&mut completion, end);
-                        self.last_return_ns = end;
-                        self.deliver(completion)
-                    }
-                    QueueOutcome::Busy(mut request) => {
-                        target.in_flight -= 1;
-                        if let Some(policy) = self.routes[file.index()]
-                            .as_mut()
-                            .and_then(|route| route.classes[class].as_mut())
-                        {
-                            policy.async_out -= 1;
-                        }
-                        self.occupancy.remove(now, 1);
-                        self.async_in_flight -= 1;
-                        self.slots[slot as usize] = Slot::FREE;
+                Some(slot)
+            }
+            None => {
+                self.occupancy.add_untimed(1);
+                None
+            }
+        };
+        self.lanes[key].async_out += 1;
+        self.async_in_flight += 1;
+        let target = &mut self.backends[backend];
+        target.in_flight += 1;
+        match target.engine.queue(request) {
+            QueueOutcome::Queued => {
+                target.uncommitted += 1;
+                QueueOutcome::Queued
+            }
+            QueueOutcome::Completed(completion) => {
+                self.handed_back(Ok(completion), backend, key, (file, slot))
+            }
+            QueueOutcome::Busy(request) => {
+                self.handed_back(Err(request), backend, key, (file, slot))
+            }
+        }
+    }
+
+    /// The asynchronous engine did not keep a request: it completed it at
+    /// once, or refused it for a moment of its own. `file` is the caller's,
+    /// `slot` the request's if it was timed.
+    #[cold]
+    fn handed_back(
+        &mut self,
+        outcome: Result<Completion, Request>,
+        backend: usize,
+        key: usize,
+        (file, slot): (FileHandle, Option<u32>),
+    ) -> QueueOutcome {
+        let target = &mut self.backends[backend];
+        target.in_flight -= 1;
+        self.async_in_flight -= 1;
+        let end = self.time.now();
+        self.occupancy.remove(end, 1);
+        match outcome {
+            Ok(mut completion) => {
+                self.finish_async(backend, &mut completion, end);
+                self.last_return_ns = end;
+                self.deliver(completion)
+            }
+            Err(mut request) => {
+                let lane = &mut self.lanes[key];
+                lane.async_out -= 1;
+                // Counted as asynchronous where it was routed (a timed one
+                // in `queue_routed`; one that went straight, when its lane's
+                // count is taken): it is not.
+                match slot {
+                    Some(slot) => {
+                        self.counts.asynchronous -= 1;
+                        request.user_data = self.slots[slot as usize].user_data;
                         self.free_slots.push(slot);
-                        request.user_data = user_data;
-                        request.file = file;
-                        // The engine is below its depth (`queue` checked), so
-                        // the backend refused for a moment of its own (an SQ
-                        // that looks full): the request runs inline instead,
-                        // never `Busy` below the depth.
-                        self.counts.inline += 1;
-                        match self.inline.queue(request) {
-                            QueueOutcome::Completed(completion) => self.deliver(completion),
-                            other => other,
-                        }
                     }
+                    None => lane.granted -= 1,
+                }
+                request.file = file;
+                // The engine is below its depth (`queue` checked), so the
+                // backend refused for a moment of its own (an SQ that looks
+                // full): the request runs inline instead, never `Busy` below
+                // the depth.
+                self.counts.inline += 1;
+                match self.inline.queue(request) {
+                    QueueOutcome::Completed(completion) => self.deliver(completion),
+                    other => other,
                 }
             }
         }
     }
 
-    /// Adds a twin of `file` (a duplicate, or a reopened copy for the
-    /// emulated device) to the asynchronous engine that takes it; returns
-    /// which engine, and the twin's handle there.
-    fn add_twin(
+    /// Adds two twins of `file` (duplicates, or reopened copies for the
+    /// emulated device) to the asynchronous engine that takes it, one for
+    /// untimed requests and one for timed ones; returns which engine, and
+    /// the twins' handles there.
+    fn add_twins(
         &mut self,
         file: &File,
         path: &std::path::Path,
-    ) -> Result<(usize, FileHandle), Error> {
-        let twin = if self.reopen_files {
-            crate::file::reopen(file, path)?
-        } else {
-            file.try_clone()
-                .map_err(|e| Error::io("duplicate the descriptor of", path, 0, e))?
-        };
+    ) -> Result<(usize, FileHandle, FileHandle), Error> {
         // With a second asynchronous engine (libaio, no io_uring), it takes
         // the O_DIRECT files. The flags are the caller's file's: the emulated
         // device's twin has O_DIRECT cleared.
@@ -565,15 +813,57 @@ impl<I: Engine> AdaptiveEngine<I> {
             & libc::O_DIRECT
             != 0;
         let backend = usize::from(direct && self.backends.len() > 1);
-        let twin = self.backends[backend]
+        let untimed = self.add_twin(backend, file, path)?;
+        match self.add_twin(backend, file, path) {
+            Ok(timed) => Ok((backend, untimed, timed)),
+            Err(error) => {
+                let _ = self.backends[backend].engine.remove_file(untimed);
+                Err(error)
+            }
+        }
+    }
+
+    /// Adds one twin of `file` to asynchronous engine `backend`.
+    fn add_twin(
+        &mut self,
+        backend: usize,
+        file: &File,
+        path: &std::path::Path,
+    ) -> Result<FileHandle, Error> {
+        let twin = if self.reopen_files {
+            crate::file::reopen(file, path)?
+        } else {
+            file.try_clone()
+                .map_err(|e| Error::io("duplicate the descriptor of", path, 0, e))?
+        };
+        self.backends[backend]
             .engine
-            .add_file(twin, path.to_owned())?;
-        Ok((backend, twin))
+            .add_file(twin, path.to_owned())
+    }
+
+    /// Notes in asynchronous engine `backend`'s table whose file `twin` is.
+    fn set_twin(&mut self, backend: usize, twin: FileHandle, of: Option<TwinOf>) {
+        let table = &mut self.twins[backend];
+        if table.len() <= twin.index() {
+            table.resize(twin.index() + 1, None);
+        }
+        table[twin.index()] = of;
     }
 
     fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
         self.routes.get(handle.index()).and_then(Option::as_ref)
     }
+}
+
+/// The policy of `file`'s `class`, if it has one.
+#[inline]
+fn policy_in(
+    routes: &mut [Option<FileRoute>],
+    file: FileHandle,
+    class: usize,
+) -> Option<&mut ClassPolicy> {
+    let route = routes.get_mut(file.index())?.as_mut()?;
+    route.classes[class].as_deref_mut()
 }
 
 impl<I: Engine> Engine for AdaptiveEngine<I> {
@@ -582,24 +872,43 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        let (backend, twin) = match self.add_twin(&file, &path) {
+        let (backend, twin, timed_twin) = match self.add_twins(&file, &path) {
             Ok(added) => added,
-            // The twin, if any, is closed; the caller's file goes back.
+            // The twins, if any, are closed; the caller's file goes back.
             Err(reason) => return Err(Error::refusing(file, path, reason)),
         };
         let handle = match self.inline.add_file(file, path) {
             Ok(handle) => handle,
             Err(error) => {
                 let _ = self.backends[backend].engine.remove_file(twin);
+                let _ = self.backends[backend].engine.remove_file(timed_twin);
                 return Err(error);
             }
         };
+        let of = |timed| {
+            Some(TwinOf {
+                caller: handle,
+                timed,
+            })
+        };
+        self.set_twin(backend, twin, of(false));
+        self.set_twin(backend, timed_twin, of(true));
         if self.routes.len() <= handle.index() {
             self.routes.resize_with(handle.index() + 1, || None);
         }
+        let lanes = handle.index() * CLASSES..(handle.index() + 1) * CLASSES;
+        if self.lanes.len() < lanes.end {
+            self.lanes.resize(lanes.end, Lane::default());
+        }
+        self.lanes[lanes].fill(Lane {
+            backend: backend as u8,
+            twin,
+            ..Lane::default()
+        });
         self.routes[handle.index()] = Some(FileRoute {
             backend,
             handle: twin,
+            timed_handle: timed_twin,
             classes: (0..OPERATION_CLASSES * SIZE_CLASSES)
                 .map(|_| None)
                 .collect(),
@@ -609,9 +918,12 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
-        let (backend, twin) = (route.backend, route.handle);
+        let (backend, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
+        let lanes = handle.index() * CLASSES..(handle.index() + 1) * CLASSES;
         let busy = self.ready.iter().any(|c| c.file == handle)
-            || self.slots.iter().any(|slot| slot.file == handle);
+            || self.lanes[lanes.clone()]
+                .iter()
+                .any(|lane| lane.async_out > 0);
         if busy {
             return Err(Error::FileBusy {
                 handle: handle.0,
@@ -619,52 +931,34 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
             });
         }
         self.backends[backend].engine.remove_file(twin)?;
+        self.set_twin(backend, twin, None);
+        // The timed twin goes too; if it cannot, the file is still removed
+        // here, and that copy of the descriptor stays with the engine.
+        if self.backends[backend]
+            .engine
+            .remove_file(timed_twin)
+            .is_ok()
+        {
+            self.set_twin(backend, timed_twin, None);
+        }
         self.routes[handle.index()] = None;
+        self.lanes[lanes].fill(Lane::default());
         self.inline.remove_file(handle)
     }
 
-    #[inline]
+    #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        if self.ready.len() + self.async_in_flight >= self.depth as usize {
-            // Full. While completions are held, new inline ones join them, so
-            // that a caller that reaps only when full comes back for them.
-            return QueueOutcome::Busy(request);
+        // Requests that follow their class's choice go straight, but one in
+        // `TIMED_EVERY`, which is timed (with the end of the one before, for
+        // its gap). This is the path of a page-cache hit (about 2 us) with
+        // nothing else in flight, and it is inlined into the caller, so that
+        // the inline engine's completion is handed straight up: the engine's
+        // own instructions on each request (class, policy, clock, record)
+        // were 4-5% of a page-cache hit before it existed.
+        if self.goes_straight_inline(&request) {
+            return self.inline.queue(request);
         }
-        // Quick inline requests that follow the choice are timed one in
-        // `TIMED_INLINE` (with the end of the one before, for its gap), and
-        // the others go straight through: a page-cache hit costs about 2 us,
-        // and the engine's own instructions on each (class, policy, clock,
-        // record) were 4-5% of it in callgrind before this path existed.
-        self.tick = self.tick.wrapping_add(1);
-        let phase = self.tick % TIMED_INLINE;
-        let class = Self::class_of(&request);
-        #[cfg(test)]
-        let phase = if self.route_override.get().is_some() {
-            0
-        } else {
-            phase
-        };
-        if phase != 0
-            && let Some(policy) = self.policy_of(request.file, class)
-            && policy.settled_inline()
-        {
-            // The untimed inline request: as little as possible around the call.
-            self.counts.inline += 1;
-            let outcome = self.inline.queue(request);
-            if phase == TIMED_INLINE - 1 {
-                // The next one is timed, with the caller's time before it.
-                self.last_return_ns = self.time.now();
-            }
-            if self.async_in_flight == 0 && self.ready.is_empty() {
-                // Nothing to keep order with: hand it over as it is.
-                return outcome;
-            }
-            return match outcome {
-                QueueOutcome::Completed(completion) => self.deliver(completion),
-                other => other,
-            };
-        }
-        self.queue_routed(request, class, phase)
+        self.queue_other(request)
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
@@ -680,6 +974,10 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     }
 
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        if self.ready.is_empty() {
+            // Nothing held: what the asynchronous engine has, waiting as asked.
+            return self.reap_async(min, max, out);
+        }
         // The asynchronous engine first, without waiting: its requests are
         // older than any held inline completion, and a caller reaping only
         // as many as it has free slots would otherwise always be served
@@ -744,8 +1042,17 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     }
 
     fn counters(&self) -> EngineCounters {
+        let mut counts = self.counts;
+        for lane in &self.lanes {
+            let went = u64::from(lane.went());
+            if lane.asynchronous {
+                counts.asynchronous += went;
+            } else {
+                counts.inline += went;
+            }
+        }
         EngineCounters {
-            paths: Some(self.counts),
+            paths: Some(counts),
             ..self
                 .backends
                 .iter()
@@ -792,7 +1099,11 @@ pub(crate) fn with_engines_for_tests<I: Engine>(
     config: &EngineConfig,
     clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> (AdaptiveEngine<I>, ForcedPath) {
-    let engine = AdaptiveEngine::with_engines(inline, backends, config, Time::Virtual(clock));
+    let time = Time::Virtual {
+        ns: clock,
+        reads: std::sync::Arc::default(),
+    };
+    let engine = AdaptiveEngine::with_engines(inline, backends, config, time);
     let forced = engine.route_override.clone();
     (engine, forced)
 }

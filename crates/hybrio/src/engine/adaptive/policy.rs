@@ -74,8 +74,14 @@ const WINDOW_NS: u64 = 200_000;
 /// Requests in an inline exploration epoch (the first is left out).
 const INLINE_EPOCH: u32 = 32;
 /// An inline request taking this long (a typical one, in the class's latest
-/// window) is timed every time: the clock costs nothing beside it.
-const SLOW_INLINE_NS: f64 = 16_000.0;
+/// window) is timed every time: the clock costs nothing beside it. At least
+/// [`SLOW_INLINE_CLOCK_READS`] reads of the clock, which is the point: where
+/// reading the clock is slow (a VM without a usable TSC), or everything is
+/// (under valgrind, which runs user code 20-50 times slower than the
+/// kernel's), the line moves with it.
+pub(crate) const SLOW_INLINE_NS: f64 = 16_000.0;
+/// ...in reads of the clock.
+pub(crate) const SLOW_INLINE_CLOCK_READS: f64 = 1_000.0;
 /// The other path must be this much cheaper to be chosen: a tie is not worth a switch.
 const MARGIN: f64 = 0.05;
 /// ...or as much cheaper as the chosen path's own windows vary, up to this.
@@ -127,28 +133,44 @@ pub(crate) const GAP_CAP_NS: u64 = 1_000_000;
 pub(crate) struct Occupancy {
     in_flight: u64,
     last_ns: u64,
-    area: f64,
-    span: f64,
+    /// In whole numbers (request-nanoseconds, nanoseconds): every reap of
+    /// an asynchronous request updates them, and integer sums cost a third
+    /// of what floating-point ones did there. A u64 holds 500 years of 1,000
+    /// requests in flight.
+    area: u64,
+    span: u64,
 }
 
 /// A point on the occupancy integral.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct OccupancyMark {
-    area: f64,
-    span: f64,
+    area: u64,
+    span: u64,
 }
 
 impl Occupancy {
+    #[inline]
     fn advance(&mut self, now: u64) {
-        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS) as f64;
-        self.area += self.in_flight as f64 * dt;
-        self.span += dt;
+        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS);
+        self.area = self.area.wrapping_add(self.in_flight.wrapping_mul(dt));
+        self.span = self.span.wrapping_add(dt);
         self.last_ns = self.last_ns.max(now);
     }
 
     /// `n` requests were handed to the asynchronous engine at `now`.
     pub(crate) fn add(&mut self, now: u64, n: u64) {
         self.advance(now);
+        self.in_flight += n;
+    }
+
+    /// `n` requests were handed to the asynchronous engine without a look at
+    /// the clock (a class following its choice): they count from the last
+    /// event on. A caller queues right after the engine returned to it, which
+    /// was most often such an event (a reap); otherwise the idle time before
+    /// them is counted as busy, at most [`GAP_CAP_NS`] of it, and only until
+    /// the next timed request or reap.
+    #[inline]
+    pub(crate) fn add_untimed(&mut self, n: u64) {
         self.in_flight += n;
     }
 
@@ -160,10 +182,10 @@ impl Occupancy {
 
     /// Where the integral is at `now` (not before the last event).
     pub(crate) fn mark(&self, now: u64) -> OccupancyMark {
-        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS) as f64;
+        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS);
         OccupancyMark {
-            area: self.area + self.in_flight as f64 * dt,
-            span: self.span + dt,
+            area: self.area.wrapping_add(self.in_flight.wrapping_mul(dt)),
+            span: self.span.wrapping_add(dt),
         }
     }
 
@@ -171,8 +193,9 @@ impl Occupancy {
     /// if no time passed.
     fn mean_since(&self, mark: OccupancyMark, now: u64) -> Option<f64> {
         let end = self.mark(now);
-        let span = end.span - mark.span;
-        (span > 0.0).then(|| ((end.area - mark.area) / span).max(1.0))
+        let span = end.span.wrapping_sub(mark.span);
+        let area = end.area.wrapping_sub(mark.area);
+        (span > 0).then(|| (area as f64 / span as f64).max(1.0))
     }
 }
 
@@ -270,7 +293,7 @@ pub(crate) struct ClassPolicy {
     since_exploration: u64,
     /// Below this many requests since the last exploration, none can be
     /// due, so a request follows the choice without looking further
-    /// ([`settled_inline`](Self::settled_inline)); 0 while a path is unpriced.
+    /// ([`straight_allowance`](Self::straight_allowance)); 0 while a path is unpriced.
     next_check: u64,
     /// Explorations that found the other path far dearer in a row (at most
     /// [`MAX_CALM`]): each doubles the time to the next regular one.
@@ -306,11 +329,16 @@ pub(crate) struct ClassPolicy {
     epoch_length: u32,
     /// Completions an asynchronous epoch leaves out while the queue fills.
     skip: u32,
-    /// Requests of the class the asynchronous engine holds: an inline
-    /// request timed beside them measures the contention with them (ext4's
-    /// inode lock, held by a kernel worker writing the same file), not the
-    /// inline path, and is not recorded.
-    pub(crate) async_out: u32,
+    /// An inline request taking this long is timed every time (see
+    /// [`SLOW_INLINE_NS`]).
+    slow_inline_ns: f64,
+    /// A timed request of the chosen path took [`OUTLIER`] times more or
+    /// less than its typical one, or inline that long: every request is timed
+    /// until the window ends, which then says whether it was one odd request
+    /// or a change (the engine times one request in 64 while a class follows
+    /// its choice, so a change would otherwise take 64 times as many
+    /// requests to see).
+    escalated: bool,
 }
 
 /// What [`ClassPolicy::route`] decided for one request.
@@ -325,8 +353,9 @@ pub(crate) struct Route {
 }
 
 impl ClassPolicy {
-    /// A class whose caller keeps at most `depth` requests outstanding.
-    pub(crate) fn new(depth: u32) -> ClassPolicy {
+    /// A class whose caller keeps at most `depth` requests outstanding, its
+    /// inline requests all timed from `slow_inline_ns` on.
+    pub(crate) fn new(depth: u32, slow_inline_ns: f64) -> ClassPolicy {
         let epoch_length = depth.saturating_mul(4).clamp(INLINE_EPOCH, 128);
         ClassPolicy {
             chosen: Path::Inline,
@@ -349,7 +378,8 @@ impl ClassPolicy {
             tempted: false,
             epoch_length,
             skip: depth.min(epoch_length / 4),
-            async_out: 0,
+            slow_inline_ns,
+            escalated: false,
         }
     }
 
@@ -359,21 +389,27 @@ impl ClassPolicy {
         self.chosen
     }
 
-    /// Whether the next request follows an inline choice with no
-    /// exploration running or due, counting it if so: the engine then sends
-    /// it inline without asking [`route`](Self::route) (the path a page-cache
-    /// hit takes, where every instruction shows).
+    /// How many of the class's next requests may follow its choice without
+    /// asking [`route`](Self::route): none while it explores, while a path is
+    /// unpriced or while its inline requests are all timed; otherwise as many
+    /// as are left before an exploration could be due. The engine sends those
+    /// straight along the chosen path (a page-cache hit, or a request to a
+    /// fast device, where every instruction shows) and says how many went
+    /// with [`went_straight`](Self::went_straight).
     #[inline]
-    pub(crate) fn settled_inline(&mut self) -> bool {
-        if self.chosen == Path::Inline
-            && self.exploring.is_none()
-            && self.since_exploration < self.next_check
-        {
-            self.since_exploration += 1;
-            true
+    pub(crate) fn straight_allowance(&self) -> (Path, u32) {
+        let left = if self.exploring.is_none() && !self.times_every_request() {
+            self.next_check.saturating_sub(self.since_exploration)
         } else {
-            false
-        }
+            0
+        };
+        (self.chosen, u32::try_from(left).unwrap_or(u32::MAX))
+    }
+
+    /// `n` requests of the class followed its choice without [`route`](Self::route).
+    #[inline]
+    pub(crate) fn went_straight(&mut self, n: u32) {
+        self.since_exploration += u64::from(n);
     }
 
     /// Both paths have a price.
@@ -382,12 +418,15 @@ impl ClassPolicy {
     }
 
     /// Every request is to be timed: until both paths have a price, so that
-    /// a class decides within a few dozen requests, and while its inline
-    /// requests take long enough (from a device) that two clock reads are
-    /// nothing beside them and a window should fill soon.
+    /// a class decides within a few dozen requests, and while it follows an
+    /// inline choice whose requests take long enough (from a device) that two
+    /// clock reads are nothing beside them and a window should fill soon.
     #[inline]
     pub(crate) fn times_every_request(&self) -> bool {
-        !self.priced() || self.typical[Path::Inline.index()] >= SLOW_INLINE_NS
+        !self.priced()
+            || self.escalated
+            || (self.chosen == Path::Inline
+                && self.typical[Path::Inline.index()] >= self.slow_inline_ns)
     }
 
     /// Sets [`next_check`](Self::next_check) after the state it depends on changed.
@@ -590,6 +629,16 @@ impl ClassPolicy {
             return;
         }
         self.window.add(started_ns, ns, self.typical[path.index()]);
+        let typical = self.typical[path.index()];
+        let (ns_f, outlier) = (ns as f64, ns as f64 > OUTLIER * typical);
+        if !self.escalated
+            && (outlier
+                || ns_f * OUTLIER < typical
+                || (path == Path::Inline && ns_f >= self.slow_inline_ns))
+        {
+            self.escalated = true;
+            self.next_check = 0;
+        }
         if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
             return;
         }
@@ -599,6 +648,7 @@ impl ClassPolicy {
 
     /// Ends a full window of the chosen path: its cost, a drift, the range.
     fn close_window(&mut self, path: Path, now: u64, occupancy: &Occupancy) {
+        self.escalated = false;
         let Some(cost) = self.window.cost(path, now, occupancy) else {
             self.window = Window::open(now, occupancy);
             return;
@@ -731,7 +781,7 @@ mod tests {
 
     #[test]
     fn a_new_class_prices_both_paths_then_keeps_the_cheaper() {
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let mut occupancy = Occupancy::default();
         let mut now = 0;
         let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 2000, 1000);
@@ -744,7 +794,7 @@ mod tests {
 
     #[test]
     fn preempted_requests_do_not_move_the_choice() {
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let mut occupancy = Occupancy::default();
         let mut now = 0u64;
         let mut switches = 0;
@@ -779,7 +829,7 @@ mod tests {
 
     #[test]
     fn explorations_stay_rare() {
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let mut occupancy = Occupancy::default();
         let mut now = 0;
         // Two million requests of 1 us: two seconds of requests.
@@ -814,7 +864,7 @@ mod tests {
 
     #[test]
     fn explorations_come_every_100_ms_while_the_other_path_is_close() {
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         // Inline 1 us, asynchronous 1.2 us: close, but not worth a switch.
         let (explored, _) = drive(&mut policy, 1_000_000, |_, path| match path {
             Path::Inline => 1_000,
@@ -829,7 +879,7 @@ mod tests {
 
     #[test]
     fn a_chosen_path_that_varies_needs_a_wider_margin() {
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         // Inline alternates between windows of 0.8 and 1.2 us (a writeback
         // flush coming and going); asynchronous is a steady 0.92 us, 8% below
         // the inline mean: within the inline path's own variation, so no
@@ -853,7 +903,7 @@ mod tests {
             Path::Inline => 2_700,
             Path::Async => 10_000,
         };
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let (explored, switches) = drive(&mut policy, 1_000_000, swinging);
         assert_eq!(switches, 0);
         assert!(
@@ -864,7 +914,7 @@ mod tests {
         // A level never held (a cache dropped: 50 us) is explored at once:
         // the class goes asynchronous within 2,000 requests (100 ms), long
         // before a regular exploration would be due (16,000 requests).
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let (_, switches) = drive(&mut policy, 1_002_000, |i, path| match (i, path) {
             (1_000_000.., Path::Inline) => 50_000,
             _ => swinging(i, path),
@@ -877,12 +927,13 @@ mod tests {
     fn requests_between_explorations_go_straight_through() {
         // As the engine does: one request in 8 is timed and routed; the
         // others go straight inline when the class says it is settled.
-        let mut policy = ClassPolicy::new(1);
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let mut occupancy = Occupancy::default();
         let (mut now, mut straight) = (0u64, 0u64);
         let n = 2_000_000u64;
         for i in 0..n {
-            if i % 8 != 0 && policy.settled_inline() {
+            if i % 8 != 0 && matches!(policy.straight_allowance(), (Path::Inline, 1..)) {
+                policy.went_straight(1);
                 straight += 1;
                 now += 1_000;
                 continue;
@@ -935,6 +986,6 @@ mod tests {
             Some(1.0),
             "floored at one"
         );
-        assert_eq!(occupancy.mark(60_000_000_000).span, 2_000_000.0);
+        assert_eq!(occupancy.mark(60_000_000_000).span, 2_000_000);
     }
 }

@@ -96,6 +96,8 @@ struct SyntheticAsync {
     on_device: Vec<(u64, Request)>,
     /// When each of the device's servers is next free.
     servers: Vec<u64>,
+    /// Files added: their handles are 100, 101, ...
+    files: u32,
 }
 
 impl Engine for SyntheticAsync {
@@ -103,13 +105,18 @@ impl Engine for SyntheticAsync {
         EngineKind::IoUring
     }
     fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
-        Ok(FileHandle(100))
+        self.files += 1;
+        Ok(FileHandle(99 + self.files))
     }
     fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
         unreachable!("the tests remove no file")
     }
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        assert_eq!(request.file, FileHandle(100), "the backend's own handle");
+        assert!(
+            (100..100 + self.files).contains(&request.file.0),
+            "the backend's own handle, not {:?}",
+            request.file
+        );
         self.queued.push(request);
         QueueOutcome::Queued
     }
@@ -264,6 +271,8 @@ impl Caller {
 
 struct Rig {
     clock: Ticks,
+    /// How often the adaptive engines of the rig read the clock.
+    clock_reads: Arc<AtomicU64>,
     costs: Arc<Costs>,
 }
 
@@ -273,6 +282,7 @@ impl Rig {
         costs.set(inline, cpu, latency, parallelism);
         Rig {
             clock: Arc::new(AtomicU64::new(1)),
+            clock_reads: Arc::default(),
             costs,
         }
     }
@@ -292,6 +302,7 @@ impl Rig {
             queued: Vec::new(),
             on_device: Vec::new(),
             servers: Vec::new(),
+            files: 0,
         }
     }
 
@@ -300,7 +311,10 @@ impl Rig {
             self.inline_engine(),
             vec![Box::new(self.async_engine())],
             &EngineConfig::with_depth(depth),
-            Time::Virtual(self.clock.clone()),
+            Time::Virtual {
+                ns: self.clock.clone(),
+                reads: self.clock_reads.clone(),
+            },
         );
         Caller::new(Box::new(engine), self.clock.clone(), depth as usize)
     }
@@ -430,6 +444,46 @@ fn follows_the_cache_being_dropped_and_filled_again() {
         switches + 2,
         "{:?}",
         caller.paths()
+    );
+}
+
+#[test]
+fn a_settled_asynchronous_class_times_few_requests_and_still_follows_a_change() {
+    // A device overlapping requests, at depth 8: the class goes asynchronous.
+    let device = |rig: &Rig| rig.costs.set(60_000, 1_000, 60_000, 0);
+    let rig = Rig::new(0, 0, 0, 0);
+    device(&rig);
+    let mut caller = rig.adaptive(8);
+    caller.run(5_000);
+    let (before, reads_before) = (caller.paths(), rig.clock_reads.load(Ordering::Relaxed));
+    let n = 40_000;
+    caller.run(n);
+    assert!(async_share(before, caller.paths()) > 0.99);
+    // Every reap that brings completions reads the clock once (the time in
+    // flight, for the price); a timed request reads it once more when it is
+    // queued. Before the asynchronous fast path every request was timed: 2
+    // reads a request here. Now one in 64, explorations and their looks
+    // back included.
+    let reads = rig.clock_reads.load(Ordering::Relaxed) - reads_before;
+    let per_request = reads as f64 / n as f64;
+    assert!(
+        per_request < 1.1,
+        "{per_request:.3} clock reads a request: most requests are timed"
+    );
+    // The cache fills (inline is 60 times cheaper): followed as fast as the
+    // inline path follows a cache dropped.
+    rig.costs.set(1_000, 1_300, 0, 0);
+    let followed = requests_to_follow(&mut caller, Path::Inline);
+    assert!(
+        followed <= 1024,
+        "followed the refilled cache after {followed} requests"
+    );
+    // And back to the device.
+    device(&rig);
+    let followed = requests_to_follow(&mut caller, Path::Async);
+    assert!(
+        followed <= 1024,
+        "followed the dropped cache after {followed} requests"
     );
 }
 
@@ -758,6 +812,7 @@ fn with_two_backends_a_reap_waits_only_for_committed_requests() {
 struct FailingReap {
     queued: Vec<Request>,
     committed: Vec<Request>,
+    files: u32,
 }
 
 impl Engine for FailingReap {
@@ -765,7 +820,8 @@ impl Engine for FailingReap {
         EngineKind::Libaio
     }
     fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
-        Ok(FileHandle(100))
+        self.files += 1;
+        Ok(FileHandle(99 + self.files))
     }
     fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
         unreachable!("the test removes no file")
