@@ -4,14 +4,20 @@
     matrix_report.py --results DIR [--jobs DIR] [--output FILE]
     matrix_report.py --self-test
 
-DIR holds one `hybrio compare --output-format=json` document per matrix job file
-(named after it: seed000-buffered-writes.fio -> seed000-buffered-writes.json) and
-machine.json, which scenarios/matrix.sh writes. DIR/confirm/ may hold a second
-document per job file, from the confirmation stage (adaptive against the static
-engines that came within 10% of the best): its rounds are added to the first's.
-The job files (--jobs, default scenarios/matrix) give each cell's requests in
-flight, for the "app lat" column, whatever the compare document says about its
-jobs. Standard library only.
+DIR holds one subdirectory per filesystem (DIR/ext4, DIR/xfs, ...), as
+scenarios/matrix.sh writes them; each holds one `hybrio compare --output-format=json`
+document per matrix job file (named after it: seed000-buffered-writes.fio ->
+seed000-buffered-writes.json), machine.json (the machine, and how the filesystem
+was set up), plan.json (what was checked on it, which cells were skipped and why)
+and kernel.json (what share of io_uring's requests the kernel handed to its worker
+threads). confirm/ beside the documents may hold a second document per job file,
+from the confirmation stage (adaptive against the static engines that came within
+10% of the best, and the p99 reference): its rounds are added to the first's. A DIR
+holding the documents itself (the layout before there were several filesystems) is
+read as one filesystem. The job files (--jobs, default scenarios/matrix) give each
+cell's requests in flight, for the "app lat" column, and its depth, which decides
+the p99 reference, whatever the compare document says about its jobs. Standard
+library only.
 """
 
 import argparse
@@ -29,11 +35,24 @@ ADAPTIVE = "adaptive"
 # engine's IOPS and at most 110% of its p99 latency.
 IOPS_RATIO_MIN = 0.95
 P99_RATIO_MAX = 1.10
+# Engines that serve one request at a time per job: at depth > 1 the job's other
+# requests wait in the caller, where their latency is not counted.
+SYNC_ENGINES = ("psync", "sync", "pvsync2")
+# The order of the filesystems' sections; others follow by name.
+FS_ORDER = ("ext4", "xfs", "btrfs", "tmpfs", "fastdev")
+# The files of a results directory that are not compare documents.
+SIDE_FILES = {"machine.json", "kernel.json", "plan.json"}
+
+
+def is_true(value):
+    return value.strip().lower() not in ("0", "false", "no", "off", "")
 
 
 def parse_job_file(path):
     """Splits a fio job file into groups, as hybrio does (stonewall/new_group start one);
-    returns [(section names, requests in flight of the group)]."""
+    returns one dict per group: its section names ("names"), requests in flight of the
+    group ("in_flight", None when jobs join mid-run), the deepest job's iodepth
+    ("depth") and each job's options with the globals applied ("jobs")."""
     sections = []
     current = None
     with open(path) as f:
@@ -56,14 +75,18 @@ def parse_job_file(path):
             defaults.update(section["opts"])
             continue
         opts = dict(defaults, **section["opts"])
-        starts = opts.get("stonewall", "0") != "0" or opts.get("new_group", "0") != "0"
+        starts = is_true(opts.get("stonewall", "0")) or is_true(opts.get("new_group", "0"))
         if not groups or starts:
-            groups.append({"names": [], "in_flight": 0})
-        groups[-1]["names"].append(section["name"])
-        groups[-1]["in_flight"] += int(opts.get("iodepth", "1")) * int(opts.get("numjobs", "1"))
+            groups.append({"names": [], "in_flight": 0, "depth": 1, "jobs": []})
+        group = groups[-1]
+        group["names"].append(section["name"])
+        group["jobs"].append(opts)
+        depth = int(opts.get("iodepth", "1"))
+        group["depth"] = max(group["depth"], depth)
+        group["in_flight"] += depth * int(opts.get("numjobs", "1"))
         if opts.get("startdelay", "0") not in ("0", ""):
             # Jobs join mid-run: no one in-flight count holds for the whole cell.
-            groups[-1]["varies"] = True
+            group["varies"] = True
     for group in groups:
         if group.pop("varies", False):
             group["in_flight"] = None
@@ -128,14 +151,23 @@ def merged_result(result, stages):
     return merged
 
 
-class Cell:
-    """One cell of one job file, with what the report needs from it."""
+def read_json(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
 
-    def __init__(self, stem, doc, raw, group, confirm=None):
+
+class Cell:
+    """One cell of one job file on one filesystem, with what the report needs from it."""
+
+    def __init__(self, fs, stem, doc, raw, group, confirm=None):
+        self.fs = fs
         self.stem = stem
         self.name = raw.get("name", "?")
         self.description = raw.get("description") or ""
         self.in_flight = group["in_flight"] if group else None
+        self.depth = group["depth"] if group else None
         self.results = {r["engine"]: r for r in raw.get("results", [])}
         self.engines = [e for e in doc.get("engines", []) if e in self.results] or list(self.results)
         # The rounds of each stage, per engine: pairs are formed within a stage only.
@@ -153,6 +185,18 @@ class Cell:
             best = max(static, key=lambda e: self.results[e].get("iops") or 0, default=None)
         self.best_static = best
         self.static = static
+        self.reference = self.p99_reference()
+
+    def p99_reference(self):
+        """The engine whose p99 adaptive's is held against. At depth > 1 a synchronous
+        engine serves one request at a time while the job's others wait in the caller,
+        uncounted by its latency, so its p99 is that of a depth-1 run: the reference is
+        the best-IOPS engine among those that keep the depth in flight (None if no
+        such engine ran). At depth 1 all engines are alike in this: the best static."""
+        if (self.depth or 1) <= 1:
+            return self.best_static
+        keeping = [e for e in self.static if e not in SYNC_ENGINES]
+        return max(keeping, key=lambda e: self.results[e].get("iops") or 0, default=None)
 
     def rounds(self, engine):
         return sum(len(stage.get(engine) or []) for stage in self.stages)
@@ -188,19 +232,26 @@ class Cell:
         return max((self.figure(e, "iops") or 0 for e in self.engines), default=None)
 
 
-def load_cells(results_dir, jobs_dir):
+def is_compare_doc(path):
+    try:
+        doc = read_json(path)
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "cells" in doc
+
+
+def load_cells(fs, results_dir, jobs_dir):
+    """[(document, Cell)] of one filesystem's directory."""
     cells = []
     for entry in sorted(os.listdir(results_dir)):
-        if not entry.endswith(".json") or entry == "machine.json":
+        path = os.path.join(results_dir, entry)
+        if not entry.endswith(".json") or entry in SIDE_FILES or not is_compare_doc(path):
             continue
         stem = entry[: -len(".json")]
-        with open(os.path.join(results_dir, entry)) as f:
-            doc = json.load(f)
-        confirm_path = os.path.join(results_dir, "confirm", entry)
+        doc = read_json(path)
+        confirm_doc = read_json(os.path.join(results_dir, "confirm", entry))
         confirm = {}
-        if os.path.exists(confirm_path):
-            with open(confirm_path) as f:
-                confirm_doc = json.load(f)
+        if confirm_doc is not None:
             doc["confirm_rounds"] = confirm_doc.get("rounds")
             confirm = {c.get("name"): c for c in confirm_doc.get("cells", [])}
         job_path = os.path.join(jobs_dir, stem + ".fio")
@@ -209,142 +260,210 @@ def load_cells(results_dir, jobs_dir):
             group = next((g for g in groups if raw.get("name") in g["names"]), None)
             if group is None and index < len(groups):
                 group = groups[index]
-            cells.append((doc, Cell(stem, doc, raw, group, confirm.get(raw.get("name")))))
+            cells.append((doc, Cell(fs, stem, doc, raw, group, confirm.get(raw.get("name")))))
     return cells
 
 
-def machine_section(machine, docs):
-    out = ["## Machine", ""]
-    rows = [
-        ("CPUs (nproc)", machine.get("nproc")),
-        ("CPU model", machine.get("model")),
-        ("RAM", machine.get("ram")),
-        ("kernel", machine.get("kernel")),
-        ("scratch dir, filesystem", f"{machine.get('scratch', '?')}, {machine.get('fstype', '?')}"),
-        ("date", machine.get("date")),
-        ("load average before", machine.get("load_before")),
-        ("load average after", machine.get("load_after")),
-        ("CPU busy before the run (other work, %)", machine.get("busy_before_pct")),
-    ]
-    versions = sorted({d.get("hybrio_version", "?") for d in docs})
-    rounds = sorted({d.get("rounds", "?") for d in docs}, key=str)
-    rows.append(("hybrio", ", ".join(map(str, versions))))
-    rows.append(("rounds per cell (first stage, all engines)", ", ".join(map(str, rounds))))
-    confirm = sorted({d.get("confirm_rounds") for d in docs if d.get("confirm_rounds")})
-    rows.append(
-        (
-            "confirmation rounds (adaptive and the closest static engines)",
-            ", ".join(map(str, confirm)) or "none",
-        )
+class Filesystem:
+    """One filesystem's results directory: machine.json (the machine and how the
+    filesystem was set up), plan.json (what was checked, skipped and why), kernel.json
+    (the io_uring probe) and the compare documents."""
+
+    def __init__(self, name, path, jobs_dir):
+        self.name = name
+        self.path = path
+        self.machine = read_json(os.path.join(path, "machine.json")) or {}
+        self.plan = read_json(os.path.join(path, "plan.json")) or {}
+        self.kernel = read_json(os.path.join(path, "kernel.json"))
+        loaded = load_cells(name, path, jobs_dir)
+        self.docs = list({id(d): d for d, _ in loaded}.values())
+        self.cells = [c for _, c in loaded]
+
+    def skipped(self):
+        """[(stem, cell name, reason)] of what plan.json says was not run here."""
+        return [
+            (s.get("job", "?"), cell, s.get("reason", "no reason recorded"))
+            for s in self.plan.get("skipped", [])
+            for cell in s.get("cells") or ["(whole file)"]
+        ]
+
+    def notes_for(self, cell):
+        return [
+            n.get("note", "")
+            for n in self.plan.get("notes", [])
+            if n.get("job") == cell.stem and (not n.get("cells") or cell.name in n["cells"])
+        ]
+
+
+def fs_order(name):
+    return (FS_ORDER.index(name) if name in FS_ORDER else len(FS_ORDER), name)
+
+
+def find_filesystems(results_dir, jobs_dir):
+    """One Filesystem per subdirectory of results_dir (scenarios/results/<fs>/); the
+    flat layout of before (the documents in results_dir itself) is one more, named by
+    its machine.json, unless a subdirectory has that name (a run since then)."""
+    entries = sorted(os.listdir(results_dir))
+    found = []
+    for entry in entries:
+        path = os.path.join(results_dir, entry)
+        if entry == "confirm" or not os.path.isdir(path):
+            continue
+        if any(e.endswith(".json") for e in os.listdir(path)):
+            found.append(Filesystem(entry, path, jobs_dir))
+    flat = any(
+        e.endswith(".json") and e not in SIDE_FILES and is_compare_doc(os.path.join(results_dir, e))
+        for e in entries
     )
-    out += ["| item | value |", "|---|---|"]
-    out += [f"| {k} | {'-' if v is None else v} |" for k, v in rows]
+    if flat:
+        machine = read_json(os.path.join(results_dir, "machine.json")) or {}
+        name = machine.get("fs") or machine.get("fstype") or "scratch"
+        if any(fs.name == name for fs in found):
+            print(
+                f"matrix_report.py: ignoring the documents in {results_dir} itself: {name}/ beside them is newer",
+                file=sys.stderr,
+            )
+        else:
+            found.append(Filesystem(name, results_dir, jobs_dir))
+    return sorted(found, key=lambda fs: fs_order(fs.name))
+
+
+def busy_text(machine):
     busy = machine.get("busy")
-    out.append("")
     if busy is None:
-        out.append("Whether the machine was busy was not recorded.")
-    elif busy:
-        out.append(
-            "**The machine was busy** (other work ran before or during the run): absolute figures "
+        return "whether the machine was busy was not recorded."
+    if busy:
+        return (
+            "**the machine was busy** (other work ran before or during the run): absolute figures "
             "are low and noisy; read the ratios within a cell, and distrust small differences."
         )
-    else:
-        out.append("The machine was quiet before the run and the load average stayed low.")
-    return out
+    return "the machine was quiet before the run and the load average stayed low."
 
 
-def cell_section(cell):
-    best = cell.best_iops()
-    best_static_p99 = cell.figure(cell.best_static, "lat_p99_us")
-    out = [f"### {cell.stem} / {cell.name}", ""]
-    if cell.description:
-        out += [cell.description, ""]
-    depth = (
-        f"requests in flight: {cell.in_flight}"
-        if cell.in_flight
-        else "requests in flight vary during the cell (or are unknown), so no app lat"
-    )
-    out.append(f"Medians over the rounds; spread = (max - min) / median of IOPS over the rounds; {depth}.")
+def joined(values):
+    def key(v):
+        try:
+            return (0, float(v), "")
+        except ValueError:
+            return (1, 0.0, v)
+
+    return ", ".join(sorted({str(v) for v in values if v is not None}, key=key)) or "-"
+
+
+def machine_section(filesystems):
+    out = ["## Machine", ""]
+    machines = [fs.machine for fs in filesystems]
+    docs = [d for fs in filesystems for d in fs.docs]
+    rows = [
+        ("CPUs (nproc)", joined(m.get("nproc") for m in machines)),
+        ("CPU model", joined(m.get("model") for m in machines)),
+        ("RAM", joined(m.get("ram") for m in machines)),
+        ("kernel", joined(m.get("kernel") for m in machines)),
+        ("hybrio", joined(d.get("hybrio_version", "?") for d in docs)),
+    ]
+    out += ["| item | value |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in rows]
     out.append("")
     out.append(
-        "| engine | rounds | IOPS | IOPS spread | lat mean us | app lat us | lat p99 us | IOPS / best | "
-        "p99 / best static | CPU us/IO (all threads) | paths |"
+        "| filesystem | directory | device | mount options | date | load average before / after "
+        "| CPU busy before the run (other work, %) | rounds per cell (first stage, all engines) "
+        "| confirmation rounds (adaptive and the closest static engines) |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
-    for engine in cell.engines:
-        r = cell.results[engine]
-        s = spread(r.get("samples"), "iops")
-        name = f"**{engine}**" if engine == cell.best_static else engine
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for fs in filesystems:
+        m = fs.machine
+        device = m.get("device") or "-"
+        if m.get("backing"):
+            device += f" ({m['backing']})"
+        rounds = joined(d.get("rounds") for d in fs.docs)
+        confirm = joined(d.get("confirm_rounds") for d in fs.docs if d.get("confirm_rounds"))
+        fstype = m.get("fstype")
+        name = fs.name if not fstype or fstype == fs.name else f"{fs.name} ({fstype})"
         out.append(
-            "| "
-            + " | ".join(
-                [
-                    name,
-                    str(cell.rounds(engine)),
-                    fmt_iops(r.get("iops")),
-                    "-" if s is None else f"{s:.0f}%",
-                    fmt_us(r.get("lat_mean_us")),
-                    fmt_us(cell.app_lat(engine)),
-                    fmt_us(r.get("lat_p99_us")),
-                    fmt_ratio(ratio(r.get("iops"), best)),
-                    fmt_ratio(ratio(r.get("lat_p99_us"), best_static_p99)),
-                    fmt_us(r.get("cpu_us_per_io_all")),
-                    paths_text(r.get("paths")),
-                ]
-            )
-            + " |"
+            f"| {name} | {m.get('dir') or m.get('scratch') or '-'} | {device} | "
+            f"{m.get('mount_options') or '-'} | {m.get('date') or '-'} | "
+            f"{m.get('load_before') or '-'} / {m.get('load_after') or '-'} | "
+            f"{'-' if m.get('busy_before_pct') is None else m['busy_before_pct']} | {rounds} | "
+            f"{'none' if confirm == '-' else confirm} |"
         )
     out.append("")
+    for fs in filesystems:
+        text = busy_text(fs.machine)
+        out.append(f"{fs.name}: {text}")
+        out.append("")
     return out
 
 
 def verdict(cell):
-    """The summary row's figures, and None for pass when adaptive did not run."""
+    """The summary row's figures: IOPS against the best static engine, p99 against
+    the p99 reference, and pass (None when it cannot be judged, with why)."""
     iops_r = cell.paired(ADAPTIVE, cell.best_static, "iops")
-    p99_r = cell.paired(ADAPTIVE, cell.best_static, "lat_p99_us")
+    p99_r = cell.paired(ADAPTIVE, cell.reference, "lat_p99_us") if cell.reference else None
+    if ADAPTIVE not in cell.results:
+        return iops_r, p99_r, None, "n/a (no adaptive result)"
+    if cell.reference is None:
+        return iops_r, p99_r, None, f"n/a (no static engine keeps depth {cell.depth} in flight)"
     if iops_r is None or p99_r is None:
-        return iops_r, p99_r, None
-    return iops_r, p99_r, iops_r >= IOPS_RATIO_MIN and p99_r <= P99_RATIO_MAX
+        return iops_r, p99_r, None, "n/a (figures missing)"
+    return iops_r, p99_r, iops_r >= IOPS_RATIO_MIN and p99_r <= P99_RATIO_MAX, None
 
 
-def summary_section(cells):
+def summary_section(filesystems):
     out = ["## Summary", ""]
     out.append(
-        f"pass = adaptive IOPS / best static >= {IOPS_RATIO_MIN} and adaptive p99 / best static p99 "
-        f"<= {P99_RATIO_MAX}. Each ratio is the median over the rounds of the ratio within one round "
-        "(the engines of a round ran back to back; each round starts with the next engine), over "
-        "the rounds of both stages where there was a confirmation stage (adaptive against the "
-        "static engines within 10% of the best in the first stage, for more rounds)."
+        f"pass = adaptive IOPS / best static >= {IOPS_RATIO_MIN} and adaptive p99 / p99 reference "
+        f"<= {P99_RATIO_MAX}. The best static engine is the non-adaptive engine with the highest "
+        "median IOPS. The p99 reference is the same engine where the cell's jobs have depth 1; at "
+        "depth > 1 it is the best-IOPS static engine that keeps the depth in flight (pool, libaio, "
+        "io_uring; not the synchronous psync, sync or pvsync2, which serve one request at a time "
+        "while the job's other requests wait in the caller, uncounted by their latency, so that "
+        "their p99 is a depth-1 figure). App lat (requests in flight / IOPS, what the application "
+        "waits per request, its own queue included) of adaptive and of the reference stands beside "
+        "the ratio. Each ratio is the median over the rounds of the ratio within one round (the "
+        "engines of a round ran back to back; each round starts with the next engine), over the "
+        "rounds of both stages where there was a confirmation stage (adaptive against the static "
+        "engines within 10% of the best and the p99 reference, for more rounds)."
     )
     out.append("")
-    out.append(
-        "| cell | best static engine | adaptive IOPS / best static | adaptive p99 / best static p99 "
-        "| adaptive paths | pass |"
-    )
-    out.append("|---|---|---|---|---|---|")
-    passed = failed = missing = 0
-    for cell in cells:
-        iops_r, p99_r, ok = verdict(cell)
-        if ok is None:
-            missing += 1
-            mark = "n/a (no adaptive result)"
-        elif ok:
-            passed += 1
-            mark = "pass"
-        else:
-            failed += 1
-            mark = "**FAIL**"
+    for fs in filesystems:
+        out += [f"### {fs.name}", ""]
         out.append(
-            f"| {cell.stem} / {cell.name} | {cell.best_static or '-'} | {fmt_ratio(iops_r)} | "
-            f"{fmt_ratio(p99_r)} | {paths_text(cell.figure(ADAPTIVE, 'paths'))} | {mark} |"
+            "| cell | best static engine | adaptive IOPS / best static | p99 reference "
+            "| adaptive p99 / reference p99 | app lat us: adaptive / reference | adaptive paths | pass |"
         )
-    out.append("")
-    out.append(f"{passed} cells pass, {failed} fail, {missing} without an adaptive result.")
-    out.append("")
+        out.append("|---|---|---|---|---|---|---|---|")
+        passed = failed = missing = 0
+        for cell in fs.cells:
+            iops_r, p99_r, ok, why = verdict(cell)
+            if ok is None:
+                missing += 1
+                mark = why
+            elif ok:
+                passed += 1
+                mark = "pass"
+            else:
+                failed += 1
+                mark = "**FAIL**"
+            app = f"{fmt_us(cell.app_lat(ADAPTIVE))} / {fmt_us(cell.app_lat(cell.reference))}"
+            out.append(
+                f"| {cell.stem} / {cell.name} | {cell.best_static or '-'} | {fmt_ratio(iops_r)} | "
+                f"{cell.reference or '-'} | {fmt_ratio(p99_r)} | {app} | "
+                f"{paths_text(cell.figure(ADAPTIVE, 'paths'))} | {mark} |"
+            )
+        skipped = fs.skipped()
+        for stem, name, reason in skipped:
+            out.append(f"| {stem} / {name} | - | - | - | - | - | - | skipped: {reason} |")
+        out.append("")
+        out.append(
+            f"{fs.name}: {passed} cells pass, {failed} fail, {missing} not judged, "
+            f"{len(skipped)} skipped."
+        )
+        out.append("")
     return out
 
 
-def specific_checks(cells):
+def specific_checks(filesystems):
+    cells = [c for fs in filesystems for c in fs.cells]
     out = ["## The issue's checks", ""]
     seed000 = [c for c in cells if c.stem.startswith("seed000")]
     out.append(
@@ -357,7 +476,7 @@ def specific_checks(cells):
     for cell in seed000:
         a, p, u = (cell.figure(e, "iops") for e in (ADAPTIVE, "psync", "io_uring"))
         if a is None or p is None or u is None:
-            out.append(f"- {cell.name}: **not checked** (adaptive, psync or io_uring missing).")
+            out.append(f"- {cell.fs} / {cell.name}: **not checked** (adaptive, psync or io_uring missing).")
             continue
         vs_psync = cell.paired(ADAPTIVE, "psync", "iops")
         vs_uring = cell.paired(ADAPTIVE, "io_uring", "iops")
@@ -366,9 +485,9 @@ def specific_checks(cells):
         # Three decimals where two would print 1.00 beside a fail.
         digits = 3 if round(vs_psync, 2) == 1.0 else 2
         out.append(
-            f"- {cell.name}{beyond}: adaptive {fmt_iops(a)}, psync {fmt_iops(p)} (ratio {vs_psync:.{digits}f}: "
-            f"{'pass' if ok1 else '**FAIL**'}), io_uring {fmt_iops(u)} (ratio {vs_uring:.2f}, needs 1.30: "
-            f"{'pass' if ok2 else '**FAIL**'})."
+            f"- {cell.fs} / {cell.name}{beyond}: adaptive {fmt_iops(a)}, psync {fmt_iops(p)} (ratio "
+            f"{vs_psync:.{digits}f}: {'pass' if ok1 else '**FAIL**'}), io_uring {fmt_iops(u)} (ratio "
+            f"{vs_uring:.2f}, needs 1.30: {'pass' if ok2 else '**FAIL**'})."
         )
     out.append("")
     emulated = [c for c in cells if c.stem.startswith("seed003-emulated")]
@@ -385,7 +504,7 @@ def specific_checks(cells):
         out.append("No seeds/003 emulated cells in the results.")
     for cell in emulated:
         if ADAPTIVE not in cell.results or not cell.static:
-            out.append(f"- {cell.name}: **not checked** (no adaptive or no static result).")
+            out.append(f"- {cell.fs} / {cell.name}: **not checked** (no adaptive or no static result).")
             continue
         parts = []
         verdicts = {}
@@ -408,7 +527,7 @@ def specific_checks(cells):
         used = "app lat" if (cell.in_flight or 1) > 1 else "mean"
         final = verdicts.get(used)
         mark = "not checked" if final is None else ("pass" if final else "**FAIL**")
-        out.append(f"- {cell.name}: {'; '.join(parts)}; verdict on {used}: {mark}.")
+        out.append(f"- {cell.fs} / {cell.name}: {'; '.join(parts)}; verdict on {used}: {mark}.")
     out.append("")
     beating = [
         c
@@ -422,7 +541,8 @@ def specific_checks(cells):
     if beating:
         for c in beating:
             out.append(
-                f"- {c.stem} / {c.name}: {fmt_ratio(ratio(c.figure(ADAPTIVE, 'iops'), c.figure(c.best_static, 'iops')))}"
+                f"- {c.fs} / {c.stem} / {c.name}: "
+                f"{fmt_ratio(ratio(c.figure(ADAPTIVE, 'iops'), c.figure(c.best_static, 'iops')))}"
                 f" x {c.best_static}"
             )
     else:
@@ -431,31 +551,150 @@ def specific_checks(cells):
     return out
 
 
+def kernel_section(fs):
+    out = [f"### {fs.name}: what io_uring hands to its worker threads", ""]
+    kernel = fs.kernel
+    if kernel is None:
+        return out + ["No kernel probe in this run's documents (no kernel.json).", ""]
+    if kernel.get("error"):
+        return out + [f"The kernel probe did not run: {kernel['error']}.", ""]
+    out.append(
+        f"{kernel.get('method', 'perf stat of the io_uring tracepoints')}. A request the kernel "
+        "cannot start without blocking goes to an io-wq worker thread (a context switch and a "
+        "wake-up each way); the rest complete in the submitting thread or from the device's "
+        "interrupt."
+    )
+    out.append("")
+    out.append("| workload | requests submitted | handed to io-wq | share | io_uring IOPS |")
+    out.append("|---|---|---|---|---|")
+    for w in kernel.get("workloads", []):
+        if w.get("skipped"):
+            out.append(f"| {w.get('name', '?')} | - | - | skipped: {w['skipped']} | - |")
+            continue
+        submitted, punted = w.get("submitted"), w.get("punted")
+        share = f"{punted / submitted * 100:.0f}%" if submitted and punted is not None else "-"
+        out.append(
+            f"| {w.get('name', '?')} | {'-' if submitted is None else submitted} | "
+            f"{'-' if punted is None else punted} | {share} | {fmt_iops(w.get('iops'))} |"
+        )
+    out.append("")
+    return out
+
+
+def fs_section(fs):
+    m = fs.machine
+    out = [f"## {fs.name}: {m.get('dir') or m.get('scratch') or fs.path}", ""]
+    setup = m.get("setup")
+    if setup:
+        out += [setup, ""]
+    checks = fs.plan.get("checks") or {}
+    if checks:
+        out.append("What this filesystem does, checked before the run:")
+        out.append("")
+        out += [f"- {k}: {v}" for k, v in checks.items()]
+        out.append("")
+    skipped = fs.plan.get("skipped", [])
+    if skipped:
+        out.append("Skipped here:")
+        out.append("")
+        for s in skipped:
+            cells = ", ".join(s.get("cells") or []) or "all cells"
+            out.append(f"- {s.get('job', '?')} ({cells}): {s.get('reason', 'no reason recorded')}")
+        out.append("")
+    notes = fs.plan.get("notes", [])
+    if notes:
+        out.append("Run here, but read with care:")
+        out.append("")
+        for n in notes:
+            cells = ", ".join(n.get("cells") or []) or "all cells"
+            out.append(f"- {n.get('job', '?')} ({cells}): {n.get('note', '')}")
+        out.append("")
+    out += kernel_section(fs)
+    for cell in fs.cells:
+        out += cell_section(cell, fs.notes_for(cell))
+    return out
+
+
+def cell_section(cell, notes=()):
+    best = cell.best_iops()
+    reference_p99 = cell.figure(cell.reference, "lat_p99_us") if cell.reference else None
+    out = [f"### {cell.fs} / {cell.stem} / {cell.name}", ""]
+    if cell.description:
+        out += [cell.description, ""]
+    for note in notes:
+        out += [f"Note ({cell.fs}): {note}", ""]
+    depth = (
+        f"requests in flight: {cell.in_flight}"
+        if cell.in_flight
+        else "requests in flight vary during the cell (or are unknown), so no app lat"
+    )
+    if cell.depth is None:
+        reference = f"depth unknown (no job file): p99 reference {cell.reference or '-'}, the best static engine"
+    elif cell.depth <= 1:
+        reference = f"depth 1: p99 reference {cell.reference or '-'}, the best static engine"
+    elif cell.reference:
+        reference = (
+            f"depth {cell.depth}: p99 reference {cell.reference}, the best-IOPS static engine that keeps "
+            f"{cell.depth} in flight"
+        )
+    else:
+        reference = f"depth {cell.depth}: no static engine here keeps {cell.depth} in flight, so no p99 reference"
+    out.append(
+        f"Medians over the rounds; spread = (max - min) / median of IOPS over the rounds; {depth}; "
+        f"{reference}. Best static engine in bold."
+    )
+    out.append("")
+    out.append(
+        "| engine | rounds | IOPS | IOPS spread | lat mean us | app lat us | lat p99 us | IOPS / best | "
+        "p99 / reference | CPU us/IO (all threads) | paths |"
+    )
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for engine in cell.engines:
+        r = cell.results[engine]
+        s = spread(r.get("samples"), "iops")
+        name = f"**{engine}**" if engine == cell.best_static else engine
+        if engine == cell.reference:
+            name += " (p99 ref)"
+        out.append(
+            "| "
+            + " | ".join(
+                [
+                    name,
+                    str(cell.rounds(engine)),
+                    fmt_iops(r.get("iops")),
+                    "-" if s is None else f"{s:.0f}%",
+                    fmt_us(r.get("lat_mean_us")),
+                    fmt_us(cell.app_lat(engine)),
+                    fmt_us(r.get("lat_p99_us")),
+                    fmt_ratio(ratio(r.get("iops"), best)),
+                    fmt_ratio(ratio(r.get("lat_p99_us"), reference_p99)),
+                    fmt_us(r.get("cpu_us_per_io_all")),
+                    paths_text(r.get("paths")),
+                ]
+            )
+            + " |"
+        )
+    out.append("")
+    return out
+
+
 def write_report(results_dir, jobs_dir, output):
-    machine_path = os.path.join(results_dir, "machine.json")
-    machine = {}
-    if os.path.exists(machine_path):
-        with open(machine_path) as f:
-            machine = json.load(f)
-    loaded = load_cells(results_dir, jobs_dir)
-    if not loaded:
-        raise SystemExit(f"matrix_report.py: no compare results (*.json) in {results_dir}")
-    docs = list({id(d): d for d, _ in loaded}.values())
-    cells = [c for _, c in loaded]
+    filesystems = find_filesystems(results_dir, jobs_dir)
+    if not any(fs.cells or fs.skipped() for fs in filesystems):
+        raise SystemExit(f"matrix_report.py: no compare results (*.json) in {results_dir} or its subdirectories")
     lines = ["# Scenario matrix results", ""]
     lines.append(
-        "Written by `scenarios/matrix_report.py` from `scenarios/results/*.json` "
+        "Written by `scenarios/matrix_report.py` from `scenarios/results/<filesystem>/*.json` "
         "(`scenarios/matrix.sh`: `hybrio compare` on each `scenarios/matrix/*.fio`, each cell run "
-        "once per engine per round, engines in alternation)."
+        "once per engine per round, engines in alternation, one filesystem at a time). "
+        f"Filesystems: {', '.join(fs.name for fs in filesystems)}."
     )
     lines.append("")
-    lines += machine_section(machine, docs)
-    lines.append("")
-    lines += summary_section(cells)
-    lines += specific_checks(cells)
-    lines += ["## Cells", ""]
-    for cell in cells:
-        lines += cell_section(cell)
+    lines += machine_section(filesystems)
+    lines += summary_section(filesystems)
+    lines += specific_checks(filesystems)
+    for fs in filesystems:
+        lines += fs_section(fs)
     text = "\n".join(lines).rstrip() + "\n"
     with open(output, "w") as f:
         f.write(text)
@@ -463,31 +702,60 @@ def write_report(results_dir, jobs_dir, output):
 
 
 def self_test():
-    """Runs the report on the committed fixture and checks what it must say."""
+    """Runs the report on the committed fixture (ext4 and tmpfs) and checks what it must say."""
     fixture = os.path.join(HERE, "matrix", "fixture")
+    jobs = os.path.join(HERE, "matrix")
     with tempfile.TemporaryDirectory() as tmp:
-        text = write_report(fixture, os.path.join(HERE, "matrix"), os.path.join(tmp, "RESULTS.md"))
+        text = write_report(fixture, jobs, os.path.join(tmp, "RESULTS.md"))
     checks = [
         # seeds/000 depth 1: adaptive 150k against psync 140k and io_uring 50k: both checks pass.
-        ("w8k-qd1: adaptive 150.0k, psync 140.0k (ratio 1.07: pass), io_uring 50.0k (ratio 3.00", "seed000 qd1"),
+        ("- ext4 / w8k-qd1: adaptive 150.0k, psync 140.0k (ratio 1.07: pass), io_uring 50.0k (ratio 3.00", "seed000 qd1"),
         # seeds/000 depth 4: adaptive 100k against psync 140k: fails the psync check.
-        ("w8k-qd4 (beyond the issue's check, at depth 1): adaptive 100.0k, psync 140.0k (ratio 0.71: **FAIL**)", "seed000 qd4 fails"),
-        # Summary: qd4's IOPS ratio 100/140 < 0.95 fails; qd1 passes.
-        ("| seed000-buffered-writes / w8k-qd4 | psync | 0.71 | 1.00 | 0% inline, 12 switches | **FAIL** |", "summary fail"),
-        ("| seed000-buffered-writes / w8k-qd1 | psync | 1.07 | 0.90 | 100% inline, 0 switches | pass |", "summary pass"),
+        ("- ext4 / w8k-qd4 (beyond the issue's check, at depth 1): adaptive 100.0k, psync 140.0k (ratio 0.71: **FAIL**)", "seed000 qd4 fails"),
+        # Summary: qd4's IOPS ratio 100/140 < 0.95 fails; its p99 (12 us) is held against
+        # io_uring's (40 us), which keeps 4 in flight, not psync's (12 us); app lat 4/100k, 4/90k.
+        ("| seed000-buffered-writes / w8k-qd4 | psync | 0.71 | io_uring | 0.30 | 40.0 / 44.4 | 0% inline, 12 switches | **FAIL** |", "summary fail"),
+        ("| seed000-buffered-writes / w8k-qd1 | psync | 1.07 | psync | 0.90 | 6.7 / 7.1 | 100% inline, 0 switches | pass |", "summary pass"),
         # Emulated depth 4: in flight 4, adaptive 100k IOPS -> app lat 40 us; psync 30k -> 133 us;
         # io_uring 95k -> 42.1 us: passes on app lat, though psync's mean (31 us) beats adaptive's (40 us).
-        ("emulated-qd4: mean 40.0 us vs psync 31.0 us (ratio 1.29: FAIL); app lat 40.0 us vs io_uring 42.1 us (ratio 0.95: pass); verdict on app lat: pass", "emulated app lat"),
+        ("- ext4 / emulated-qd4: mean 40.0 us vs psync 31.0 us (ratio 1.29: FAIL); app lat 40.0 us vs io_uring 42.1 us (ratio 0.95: pass); verdict on app lat: pass", "emulated app lat"),
         # A cell with no adaptive result is said to be so, not passed.
-        ("| seed003-emulated / emulated-qd1 | psync | - | - | - | n/a (no adaptive result) |", "missing adaptive"),
-        ("**The machine was busy**", "busy"),
-        ("- seed000-buffered-writes / w8k-qd1: 1.07 x psync", "beats every static"),
-        ("1 cells pass, 2 fail, 1 without an adaptive result.", "counts"),
+        ("| seed003-emulated / emulated-qd1 | psync | - | psync | - | - / 33.3 | - | n/a (no adaptive result) |", "missing adaptive"),
+        ("ext4: **the machine was busy**", "busy"),
+        ("tmpfs: the machine was quiet before the run", "quiet"),
+        ("- ext4 / seed000-buffered-writes / w8k-qd1: 1.07 x psync", "beats every static"),
+        ("ext4: 1 cells pass, 2 fail, 1 not judged, 0 skipped.", "ext4 counts"),
+        # tmpfs, depth 4: psync has the best IOPS (300k) and the lowest p99 (5 us), but serves
+        # one request at a time; io_uring (120k, p99 30 us) keeps 4 in flight and is the
+        # reference: adaptive's 31.5 us is 1.05 of it (pass), though 6.3 x psync's.
+        ("| seed003-disk / disk-qd4 | psync | 0.98 | io_uring | 1.05 | 13.6 / 33.3 | 0% inline, 3 switches | pass |", "depth-4 reference"),
+        ("| **psync** | 3 | 300.0k | 9% | 4.0 | 13.3 | 5.0 | 1.00 | 0.17 | 1.0 | - |", "psync against the reference"),
+        ("| io_uring (p99 ref) | 3 | 120.0k |", "reference named in the cell table"),
+        ("depth 4: p99 reference io_uring, the best-IOPS static engine that keeps 4 in flight", "reference rule in the cell"),
+        # Depth 2: adaptive keeps the IOPS (0.97) but its p99 is 1.25 x io_uring's: fails.
+        ("| seed003-disk / disk-qd2 | psync | 0.97 | io_uring | 1.25 | 6.9 / 13.3 | 0% inline, 3 switches | **FAIL** |", "depth-2 p99 fail"),
+        # Depth 1: the best static engine is the reference, as before.
+        ("| seed003-disk / disk-qd1 | psync | 0.97 | psync | 1.04 | 3.4 / 3.3 | 100% inline, 0 switches | pass |", "depth-1 reference"),
+        # What tmpfs could not run, with its reason, in the summary and in its section.
+        ("| shifting-cache / cache-then-disk-qd4 | - | - | - | - | - | - | skipped: posix_fadvise(DONTNEED) left 100% of a test file cached", "skipped row"),
+        ("- shifting-cache (cache-then-disk-qd4): posix_fadvise(DONTNEED) left 100%", "skipped in the section"),
+        ("tmpfs: 2 cells pass, 1 fail, 0 not judged, 1 skipped.", "tmpfs counts"),
+        ("Note (tmpfs): O_DIRECT on tmpfs copies from memory", "note in the cell"),
+        # The kernel probe's table: share = handed to io-wq / submitted.
+        ("| 8k buffered write | 47215 | 47215 | 100% | 94.4k |", "tmpfs probe, writes"),
+        ("| 4k cached random read | 53577 | 53577 | 100% | 107.2k |", "tmpfs probe, reads"),
+        ("No kernel probe in this run's documents (no kernel.json).", "no probe on ext4"),
+        ("| tmpfs | /var/tmp/hybrio-matrix/tmpfs | hybrio-matrix-tmpfs (RAM, up to 7.0 GiB) | rw,relatime,size=7340032k |", "tmpfs machine row"),
+        ("## tmpfs: /var/tmp/hybrio-matrix/tmpfs", "tmpfs section"),
     ]
     failures = [what for needle, what in checks if needle not in text]
+    # The sections come in the filesystems' order, ext4 first.
+    if not text.index("## ext4:") < text.index("## tmpfs:") < text.index("### tmpfs / seed003-disk / disk-qd4"):
+        failures.append("section order")
     # A confirmation stage: four more rounds of w8k-qd4 on psync and adaptive, where
     # adaptive does 150k to psync's 140k. With the first stage's three rounds at 0.71,
-    # the median of the seven paired ratios is 150/140.
+    # the median of the seven paired ratios is 150/140. The p99 reference io_uring has
+    # only the first stage's rounds, so its ratio stays 12/40.
     confirm = {
         "rounds": 4,
         "engines": ["psync", "adaptive"],
@@ -507,24 +775,46 @@ def self_test():
             }
         ],
     }
+    # The layout of before: one filesystem's documents straight in the results directory.
+    # Beside them, a depth-4 cell run on psync and adaptive only: no engine keeps 4 in
+    # flight, so it is not judged, and says why.
+    sync_only = {
+        "rounds": 1,
+        "engines": ["psync", "adaptive"],
+        "cells": [
+            {
+                "name": "disk-qd4",
+                "results": [
+                    {"engine": "psync", "iops": 20000.0, "lat_p99_us": 60, "samples": [{"iops": 20000.0, "lat_p99_us": 60}]},
+                    {"engine": "adaptive", "iops": 20000.0, "lat_p99_us": 61, "samples": [{"iops": 20000.0, "lat_p99_us": 61}]},
+                ],
+            }
+        ],
+    }
     with tempfile.TemporaryDirectory() as tmp:
         results = os.path.join(tmp, "results")
-        shutil.copytree(fixture, results)
+        shutil.copytree(os.path.join(fixture, "ext4"), results)
         os.makedirs(os.path.join(results, "confirm"))
         with open(os.path.join(results, "confirm", "seed000-buffered-writes.json"), "w") as f:
             json.dump(confirm, f)
-        confirmed = write_report(results, os.path.join(HERE, "matrix"), os.path.join(tmp, "RESULTS.md"))
+        with open(os.path.join(results, "seed003-disk.json"), "w") as f:
+            json.dump(sync_only, f)
+        with open(os.path.join(results, "kernel.json"), "w") as f:
+            json.dump({"error": "perf is missing and apt-get could not install linux-perf"}, f)
+        confirmed = write_report(results, jobs, os.path.join(tmp, "RESULTS.md"))
     confirm_checks = [
-        ("| seed000-buffered-writes / w8k-qd4 | psync | 1.07 | 1.00 | 0% inline, 16 switches | pass |", "confirmed pass"),
+        ("| seed000-buffered-writes / w8k-qd4 | psync | 1.07 | io_uring | 0.30 | 26.7 / 44.4 | 0% inline, 16 switches | pass |", "confirmed pass"),
         ("| **psync** | 7 | 140.0k |", "rounds counted over both stages"),
-        ("| io_uring | 3 | 90.0k |", "first stage only"),
-        ("| confirmation rounds (adaptive and the closest static engines) | 4 |", "confirm rounds"),
+        ("| io_uring (p99 ref) | 3 | 90.0k |", "first stage only"),
+        ("| ext4 | /var/tmp/hybrio-matrix | - | - | 2026-01-01T00:00:00+00:00 | 1.20 0.80 0.50 / 1.90 1.20 0.70 | 48 | 1, 3 | 4 |", "flat layout's machine row"),
+        ("| seed003-disk / disk-qd4 | psync | 1.00 | - | - | 200.0 / - | - | n/a (no static engine keeps depth 4 in flight) |", "no reference"),
+        ("The kernel probe did not run: perf is missing and apt-get could not install linux-perf.", "probe error"),
     ]
     failures += [what for needle, what in confirm_checks if needle not in confirmed]
     if failures:
         sys.stdout.write(text + "\n" + confirmed)
         raise SystemExit(f"matrix_report.py self-test FAILED: {', '.join(failures)}")
-    print(f"matrix_report.py self-test: {len(checks) + len(confirm_checks)} checks passed")
+    print(f"matrix_report.py self-test: {len(checks) + 1 + len(confirm_checks)} checks passed")
 
 
 def main():
