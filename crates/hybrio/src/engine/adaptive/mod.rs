@@ -115,6 +115,14 @@ struct FileRoute {
     classes: Vec<Option<Box<ClassPolicy>>>,
 }
 
+/// An inline completion held while asynchronous requests are out.
+#[derive(Debug)]
+struct Held {
+    completion: Completion,
+    /// Asynchronous requests handed over before it (see `async_queued`).
+    after_async: u64,
+}
+
 /// What the engine keeps per class of a file for the requests that follow
 /// the class's choice without asking its policy: every one but the timed
 /// (one in [`TIMED_EVERY`]), while no exploration is running or due.
@@ -225,7 +233,12 @@ pub(crate) struct AdaptiveEngine<I> {
     free_slots: Vec<u32>,
     async_in_flight: usize,
     /// Inline completions held back while asynchronous requests are outstanding.
-    ready: VecDeque<Completion>,
+    ready: VecDeque<Held>,
+    /// Requests handed to the asynchronous engines so far, and completions
+    /// reaped from them: a held completion notes the first, and once the
+    /// second reaches it, every asynchronous request older than it is back.
+    async_queued: u64,
+    async_reaped: u64,
     held_since_commit: usize,
     occupancy: Occupancy,
     /// When the engine last returned to its caller.
@@ -327,6 +340,8 @@ impl<I: Engine> AdaptiveEngine<I> {
             free_slots: Vec::new(),
             async_in_flight: 0,
             ready: VecDeque::new(),
+            async_queued: 0,
+            async_reaped: 0,
             held_since_commit: 0,
             occupancy: Occupancy::default(),
             last_return_ns,
@@ -364,6 +379,22 @@ impl<I: Engine> AdaptiveEngine<I> {
         file.index() * CLASSES + class
     }
 
+    /// Moves up to `max` held completions to `out`, oldest first; with
+    /// `only_older`, only those whose older asynchronous requests are back.
+    fn pop_held(&mut self, max: usize, only_older: bool, out: &mut Vec<Completion>) -> usize {
+        let mut got = 0;
+        while got < max
+            && let Some(front) = self.ready.front()
+            && (!only_older || front.after_async <= self.async_reaped)
+        {
+            if let Some(held) = self.ready.pop_front() {
+                out.push(held.completion);
+                got += 1;
+            }
+        }
+        got
+    }
+
     /// The request's slot for its trip through the asynchronous engine.
     fn take_slot(&mut self, slot: Slot) -> u32 {
         match self.free_slots.pop() {
@@ -385,7 +416,10 @@ impl<I: Engine> AdaptiveEngine<I> {
         if self.async_in_flight == 0 && self.ready.is_empty() {
             QueueOutcome::Completed(completion)
         } else {
-            self.ready.push_back(completion);
+            self.ready.push_back(Held {
+                completion,
+                after_async: self.async_queued,
+            });
             self.held_since_commit += 1;
             QueueOutcome::Queued
         }
@@ -500,6 +534,7 @@ impl<I: Engine> AdaptiveEngine<I> {
             let now = self.time.now();
             self.occupancy.remove(now, reaped as u64);
             self.async_in_flight -= reaped;
+            self.async_reaped += reaped as u64;
             let target = &mut self.backends[backend];
             target.in_flight -= reaped;
             // An engine may complete requests it was not asked to commit yet
@@ -730,6 +765,7 @@ impl<I: Engine> AdaptiveEngine<I> {
         };
         self.lanes[key].async_out += 1;
         self.async_in_flight += 1;
+        self.async_queued += 1;
         let target = &mut self.backends[backend];
         target.in_flight += 1;
         match target.engine.queue(request) {
@@ -760,6 +796,8 @@ impl<I: Engine> AdaptiveEngine<I> {
         let target = &mut self.backends[backend];
         target.in_flight -= 1;
         self.async_in_flight -= 1;
+        // Back at once, or never gone: either way no longer out.
+        self.async_reaped += 1;
         let end = self.time.now();
         self.occupancy.remove(end, 1);
         match outcome {
@@ -920,7 +958,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
         let (backend, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
         let lanes = handle.index() * CLASSES..(handle.index() + 1) * CLASSES;
-        let busy = self.ready.iter().any(|c| c.file == handle)
+        let busy = self.ready.iter().any(|held| held.completion.file == handle)
             || self.lanes[lanes.clone()]
                 .iter()
                 .any(|lane| lane.async_out > 0);
@@ -978,18 +1016,20 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
             // Nothing held: what the asynchronous engine has, waiting as asked.
             return self.reap_async(min, max, out);
         }
-        // The asynchronous engine first, without waiting: its requests are
-        // older than any held inline completion, and a caller reaping only
-        // as many as it has free slots would otherwise always be served
-        // from the held ones and never see them.
-        let mut got = self.reap_async(0, max, out)?;
-        while got < max {
-            let Some(completion) = self.ready.pop_front() else {
-                break;
-            };
-            out.push(completion);
-            got += 1;
+        // Oldest first, as near as the engine knows: the held completions
+        // whose older asynchronous requests are all back; then what the
+        // asynchronous engine has ready, without waiting (older than the
+        // other held ones); then those. A caller reaping one at a time is
+        // served the asynchronous completions it waits for (it may reap
+        // only when full), and a held completion does not wait behind
+        // asynchronous requests queued after it: while an exploration epoch
+        // sent 64 requests to io_uring at depth 16, held ones waited for all
+        // of them, and 10% of page-cache hits on tmpfs took 15 times longer.
+        let mut got = self.pop_held(max, true, out);
+        if got < max {
+            got += self.reap_async(0, max - got, out)?;
         }
+        got += self.pop_held(max - got, false, out);
         if got < min.min(max) && self.async_in_flight > 0 {
             got += self.reap_async(min - got, max - got, out)?;
         }

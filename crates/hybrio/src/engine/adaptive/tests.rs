@@ -510,6 +510,44 @@ fn follows_a_slow_change_through_its_regular_explorations() {
 }
 
 #[test]
+fn a_held_completion_does_not_wait_behind_younger_asynchronous_ones() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(8);
+    caller.run(2_000);
+    caller.drain();
+    let queue_read = |caller: &mut Caller, tag| {
+        let buf = caller.buffers.pop().unwrap();
+        let read = Request::read(caller.handle, 0, buf, tag);
+        assert!(matches!(caller.engine.queue(read), QueueOutcome::Queued));
+        caller.engine.commit().unwrap();
+    };
+    // Two reads out (this class goes asynchronously), then an fsync (a class
+    // of its own, inline, so held), then two more reads.
+    queue_read(&mut caller, 1);
+    queue_read(&mut caller, 2);
+    let sync = Request::sync(caller.handle, false, 3);
+    assert!(matches!(caller.engine.queue(sync), QueueOutcome::Queued));
+    caller.engine.commit().unwrap();
+    queue_read(&mut caller, 4);
+    queue_read(&mut caller, 5);
+    // Every read is done by now.
+    advance(&rig.clock, 1_000_000);
+    // Reaped one at a time, as fio reaps: oldest first, the held fsync
+    // between the reads queued before it and those queued after it (it
+    // used to come last, after every asynchronous completion).
+    let mut order = Vec::new();
+    for _ in 0..5 {
+        let mut done = Vec::new();
+        assert_eq!(caller.engine.reap(1, 1, &mut done).unwrap(), 1);
+        order.push(done[0].user_data);
+        if let Some(buf) = done.pop().and_then(|c| c.buf) {
+            caller.buffers.push(buf);
+        }
+    }
+    assert_eq!(order, [1, 2, 3, 4, 5]);
+}
+
+#[test]
 fn inline_completions_wait_for_the_reap_while_asynchronous_ones_are_out() {
     let rig = Rig::new(30_000, 1_500, 30_000, 0);
     let mut caller = rig.adaptive(4);
