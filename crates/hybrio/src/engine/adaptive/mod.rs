@@ -27,6 +27,14 @@
 //! depth, avoids that; answering `Busy` below the depth, which did, would
 //! break the promise every caller's wait rests on.)
 //!
+//! A class that follows its choice sends its requests straight along it
+//! ([`Lane`]): inline with nothing else in flight, the decision is made inside
+//! the caller's call; asynchronous, with no clock read, no slot and nothing
+//! recorded. One request in [`TIMED_EVERY`] is timed. The file's timed
+//! requests go to a second copy of it in the asynchronous engine, so that a
+//! completion says by its file whether it was timed, and the untimed ones
+//! keep the caller's `user_data`.
+//!
 //! Every run reports how many requests took each path, how many were sent
 //! the other way to explore, and how often a class changed its choice
 //! ([`PathCounts`](super::PathCounts)).
