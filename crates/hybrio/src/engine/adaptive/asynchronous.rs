@@ -1,0 +1,352 @@
+//! The asynchronous side of the adaptive engine: the engines it hands
+//! requests to, the twins of the caller's files there, the slots of timed
+//! requests, and handing over and reaping with the caller's tags and
+//! handles put back.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+
+use super::{AdaptiveEngine, Path, QueueOutcome, policy_in};
+use crate::Error;
+use crate::engine::Engine;
+use crate::file::FileHandle;
+use crate::request::{Completion, Request};
+
+/// A timed asynchronous request's bookkeeping while the other engine holds
+/// it (its `user_data` there is the slot's index). The others go with the
+/// caller's `user_data` and need none.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slot {
+    pub(super) user_data: u64,
+    pub(super) class: u16,
+    pub(super) epoch: u32,
+    pub(super) queued_ns: u64,
+}
+
+/// Whose a file of an asynchronous engine is: the caller's file it is a
+/// twin of, and whether its requests are timed.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TwinOf {
+    pub(super) caller: FileHandle,
+    pub(super) timed: bool,
+}
+
+/// One asynchronous engine and what the adaptive engine has handed it.
+#[derive(Debug)]
+pub(super) struct Backend {
+    pub(super) engine: Box<dyn Engine>,
+    pub(super) in_flight: usize,
+    /// Of those, queued since its last successful commit: a reap of this
+    /// engine need not wait for them (and may not: they may never come).
+    pub(super) uncommitted: usize,
+}
+
+impl Backend {
+    pub(super) fn new(engine: Box<dyn Engine>) -> Backend {
+        Backend {
+            engine,
+            in_flight: 0,
+            uncommitted: 0,
+        }
+    }
+
+    /// Requests it holds that a reap can wait for.
+    pub(super) fn committed(&self) -> usize {
+        self.in_flight - self.uncommitted
+    }
+}
+
+impl<I: Engine> AdaptiveEngine<I> {
+    /// The request's slot for its trip through the asynchronous engine.
+    pub(super) fn take_slot(&mut self, slot: Slot) -> u32 {
+        match self.free_slots.pop() {
+            Some(index) => {
+                self.slots[index as usize] = slot;
+                index
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Puts the caller's handle (and tag, for a timed request) back on a
+    /// completion from asynchronous engine `backend`, and records what it
+    /// cost if it was timed.
+    #[inline(always)]
+    pub(super) fn finish_async(&mut self, backend: usize, completion: &mut Completion, now: u64) {
+        let Some(Some(twin)) = self.twins[backend].get(completion.file.index()).copied() else {
+            // Not a file this engine handed over: nothing to translate.
+            return;
+        };
+        completion.file = twin.caller;
+        if !twin.timed {
+            let len = completion.buf.as_ref().map_or(0, crate::buf::Buf::len);
+            let class = Self::class_of_parts(completion.op, len);
+            if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
+                lane.async_out = lane.async_out.saturating_sub(1);
+            }
+            return;
+        }
+        let index = completion.user_data as u32;
+        let slot = self.slots[index as usize];
+        self.free_slots.push(index);
+        completion.user_data = slot.user_data;
+        let class = usize::from(slot.class);
+        if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
+            lane.async_out = lane.async_out.saturating_sub(1);
+        }
+        // A failure's latency says nothing about the path.
+        if completion.result >= 0
+            && let Some(policy) = policy_in(&mut self.routes, twin.caller, class)
+        {
+            policy.record(
+                Path::Async,
+                slot.epoch,
+                slot.queued_ns,
+                now.saturating_sub(slot.queued_ns),
+                now,
+                &self.occupancy,
+            );
+        }
+    }
+
+    /// Reaps from the asynchronous engines, waiting for `min` (at most what
+    /// they hold), and gives the completions their caller's tag and handle.
+    pub(super) fn reap_async(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        if self.async_in_flight == 0 || max == 0 {
+            return Ok(0);
+        }
+        let min = min.min(self.async_in_flight);
+        if self.backends.len() == 1 {
+            return self.reap_from(0, min, max, out);
+        }
+        let mut holding = (0..self.backends.len()).filter(|&b| self.backends[b].in_flight > 0);
+        if let (Some(only), None) = (holding.next(), holding.next()) {
+            return self.reap_from(only, min, max, out);
+        }
+        // Two engines hold requests (only without io_uring, with buffered and
+        // O_DIRECT files at once): take what either has, then wait on the one
+        // holding more committed requests. They have no common wait, so a
+        // completion of the other can wait behind it; each of them completes
+        // on its own, so none is lost.
+        let mut got = 0;
+        for backend in 0..self.backends.len() {
+            if got < max && self.backends[backend].in_flight > 0 {
+                got += self.reap_from(backend, 0, max - got, out)?;
+            }
+        }
+        while got < min && got < max {
+            let Some(backend) = (0..self.backends.len())
+                .filter(|&b| self.backends[b].committed() > 0)
+                .max_by_key(|&b| self.backends[b].committed())
+            else {
+                // Only uncommitted requests are left: nothing to wait for.
+                break;
+            };
+            let wanted = (min - got).min(self.backends[backend].committed());
+            let reaped = self.reap_from(backend, wanted, max - got, out)?;
+            if reaped == 0 {
+                // It had committed requests and waited for none: come back
+                // to the caller rather than ask again for ever.
+                break;
+            }
+            got += reaped;
+        }
+        Ok(got)
+    }
+
+    /// Reaps from one asynchronous engine, waiting for `min` of its requests.
+    /// When it fails, the completions it appended first are the caller's
+    /// all the same: they are translated before the error goes up.
+    #[inline(always)]
+    pub(super) fn reap_from(
+        &mut self,
+        backend: usize,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        let start = out.len();
+        let result = self.backends[backend].engine.reap(min, max, out);
+        let reaped = out.len() - start;
+        if reaped > 0 {
+            let now = self.time.now();
+            self.occupancy.remove(now, reaped as u64);
+            self.async_in_flight -= reaped;
+            self.async_reaped += reaped as u64;
+            let target = &mut self.backends[backend];
+            target.in_flight -= reaped;
+            // An engine may complete requests it was not asked to commit yet
+            // (an SQPOLL thread takes them as they come).
+            target.uncommitted = target.uncommitted.min(target.in_flight);
+            for completion in &mut out[start..] {
+                self.finish_async(backend, completion, now);
+            }
+            self.last_return_ns = now;
+        }
+        result.map(|_| reaped)
+    }
+
+    /// Hands `request` to asynchronous engine `backend`, with the file's
+    /// twin there; timed (`timed` = the untimed twin's handle, the epoch and
+    /// the time) or not; `key` is its class's lane.
+    #[inline(always)]
+    pub(super) fn queue_async(
+        &mut self,
+        mut request: Request,
+        (backend, twin): (usize, FileHandle),
+        key: usize,
+        class: usize,
+        timed: Option<(u32, u64)>,
+    ) -> QueueOutcome {
+        let file = std::mem::replace(&mut request.file, twin);
+        let slot = match timed {
+            Some((epoch, now)) => {
+                let slot = self.take_slot(Slot {
+                    user_data: request.user_data,
+                    class: class as u16,
+                    epoch,
+                    queued_ns: now,
+                });
+                request.user_data = u64::from(slot);
+                self.occupancy.add(now, 1);
+                self.last_return_ns = now;
+                Some(slot)
+            }
+            None => {
+                self.occupancy.add_untimed(1);
+                None
+            }
+        };
+        self.lanes[key].async_out += 1;
+        self.async_in_flight += 1;
+        self.async_queued += 1;
+        let target = &mut self.backends[backend];
+        target.in_flight += 1;
+        match target.engine.queue(request) {
+            QueueOutcome::Queued => {
+                target.uncommitted += 1;
+                QueueOutcome::Queued
+            }
+            QueueOutcome::Completed(completion) => {
+                self.handed_back(Ok(completion), backend, key, (file, slot))
+            }
+            QueueOutcome::Busy(request) => {
+                self.handed_back(Err(request), backend, key, (file, slot))
+            }
+        }
+    }
+
+    /// The asynchronous engine did not keep a request: it completed it at
+    /// once, or refused it for a moment of its own. `file` is the caller's,
+    /// `slot` the request's if it was timed.
+    #[cold]
+    pub(super) fn handed_back(
+        &mut self,
+        outcome: Result<Completion, Request>,
+        backend: usize,
+        key: usize,
+        (file, slot): (FileHandle, Option<u32>),
+    ) -> QueueOutcome {
+        let target = &mut self.backends[backend];
+        target.in_flight -= 1;
+        self.async_in_flight -= 1;
+        // Back at once, or never gone: either way no longer out.
+        self.async_reaped += 1;
+        let end = self.time.now();
+        self.occupancy.remove(end, 1);
+        match outcome {
+            Ok(mut completion) => {
+                self.finish_async(backend, &mut completion, end);
+                self.last_return_ns = end;
+                self.deliver(completion)
+            }
+            Err(mut request) => {
+                let lane = &mut self.lanes[key];
+                lane.async_out -= 1;
+                // Counted as asynchronous where it was routed (a timed one
+                // in `queue_routed`; one that went straight, when its lane's
+                // count is taken): it is not.
+                match slot {
+                    Some(slot) => {
+                        self.counts.asynchronous -= 1;
+                        request.user_data = self.slots[slot as usize].user_data;
+                        self.free_slots.push(slot);
+                    }
+                    None => lane.granted -= 1,
+                }
+                request.file = file;
+                // The engine is below its depth (`queue` checked), so the
+                // backend refused for a moment of its own (an SQ that looks
+                // full): the request runs inline instead, never `Busy` below
+                // the depth.
+                self.counts.inline += 1;
+                match self.inline.queue(request) {
+                    QueueOutcome::Completed(completion) => self.deliver(completion),
+                    other => other,
+                }
+            }
+        }
+    }
+
+    /// Adds two twins of `file` (duplicates, or reopened copies for the
+    /// emulated device) to the asynchronous engine that takes it, one for
+    /// untimed requests and one for timed ones; returns which engine, and
+    /// the twins' handles there.
+    pub(super) fn add_twins(
+        &mut self,
+        file: &File,
+        path: &std::path::Path,
+    ) -> Result<(usize, FileHandle, FileHandle), Error> {
+        // With a second asynchronous engine (libaio, no io_uring), it takes
+        // the O_DIRECT files. The flags are the caller's file's: the emulated
+        // device's twin has O_DIRECT cleared.
+        let direct = crate::sys::status_flags(file.as_raw_fd())
+            .map_err(|e| Error::io("read the flags of", path, 0, e))?
+            & libc::O_DIRECT
+            != 0;
+        let backend = usize::from(direct && self.backends.len() > 1);
+        let untimed = self.add_twin(backend, file, path)?;
+        match self.add_twin(backend, file, path) {
+            Ok(timed) => Ok((backend, untimed, timed)),
+            Err(error) => {
+                let _ = self.backends[backend].engine.remove_file(untimed);
+                Err(error)
+            }
+        }
+    }
+
+    /// Adds one twin of `file` to asynchronous engine `backend`.
+    pub(super) fn add_twin(
+        &mut self,
+        backend: usize,
+        file: &File,
+        path: &std::path::Path,
+    ) -> Result<FileHandle, Error> {
+        let twin = if self.reopen_files {
+            crate::file::reopen(file, path)?
+        } else {
+            file.try_clone()
+                .map_err(|e| Error::io("duplicate the descriptor of", path, 0, e))?
+        };
+        self.backends[backend]
+            .engine
+            .add_file(twin, path.to_owned())
+    }
+
+    /// Notes in asynchronous engine `backend`'s table whose file `twin` is.
+    pub(super) fn set_twin(&mut self, backend: usize, twin: FileHandle, of: Option<TwinOf>) {
+        let table = &mut self.twins[backend];
+        if table.len() <= twin.index() {
+            table.resize(twin.index() + 1, None);
+        }
+        table[twin.index()] = of;
+    }
+}
