@@ -382,12 +382,11 @@ impl<I: Engine> AdaptiveEngine<I> {
     /// for its gap). Counts it if so.
     #[inline(always)]
     fn goes_straight_inline(&mut self, request: &Request) -> bool {
-        // Cheapest first: with asynchronous requests out, no class is needed.
-        if self.async_in_flight != 0 || self.untimed_left <= 2 || !self.ready.is_empty() {
-            return false;
-        }
         let key = Self::lane_of(request.file, Self::class_of(request));
-        if let Some(lane) = self.lanes.get_mut(key)
+        if self.untimed_left > 2
+            && self.async_in_flight == 0
+            && self.ready.is_empty()
+            && let Some(lane) = self.lanes.get_mut(key)
             && lane.inline_left > 0
         {
             lane.inline_left -= 1;
