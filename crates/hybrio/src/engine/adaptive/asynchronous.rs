@@ -81,24 +81,24 @@ impl<I: Engine> AdaptiveEngine<I> {
             return;
         };
         completion.file = twin.caller;
-        if !twin.timed {
+        // A timed request's slot has its class and the caller's tag; an
+        // untimed one kept the tag, and its class is its operation and size.
+        let (class, slot) = if twin.timed {
+            let index = completion.user_data as u32;
+            let slot = self.slots[index as usize];
+            self.free_slots.push(index);
+            completion.user_data = slot.user_data;
+            (usize::from(slot.class), Some(slot))
+        } else {
             let len = completion.buf.as_ref().map_or(0, crate::buf::Buf::len);
-            let class = Self::class_of_parts(completion.op, len);
-            if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
-                lane.async_out = lane.async_out.saturating_sub(1);
-            }
-            return;
-        }
-        let index = completion.user_data as u32;
-        let slot = self.slots[index as usize];
-        self.free_slots.push(index);
-        completion.user_data = slot.user_data;
-        let class = usize::from(slot.class);
+            (Self::class_of_parts(completion.op, len), None)
+        };
         if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
             lane.async_out = lane.async_out.saturating_sub(1);
         }
         // A failure's latency says nothing about the path.
-        if completion.result >= 0
+        if let Some(slot) = slot
+            && completion.result >= 0
             && let Some(policy) = policy_in(&mut self.routes, twin.caller, class)
         {
             policy.record(
@@ -195,8 +195,8 @@ impl<I: Engine> AdaptiveEngine<I> {
     }
 
     /// Hands `request` to asynchronous engine `backend`, with the file's
-    /// twin there; timed (`timed` = the untimed twin's handle, the epoch and
-    /// the time) or not; `key` is its class's lane.
+    /// `twin` there (the timed one for a timed request); timed (`timed` =
+    /// its exploration epoch and the time) or not; `key` is its class's lane.
     #[inline(always)]
     pub(super) fn queue_async(
         &mut self,

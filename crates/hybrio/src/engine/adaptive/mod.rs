@@ -77,10 +77,9 @@ const TIMED_EVERY: u32 = 64;
 #[derive(Debug, Clone)]
 enum Time {
     Real(Clock),
-    /// A clock the tests move by hand, shared with their synthetic engines.
-    #[cfg(test)]
     /// A clock the tests move by hand, shared with their synthetic engines,
     /// and how often the engine read it.
+    #[cfg(test)]
     Virtual {
         ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
         reads: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -159,6 +158,16 @@ impl Lane {
     #[inline]
     fn went(&self) -> u32 {
         self.granted - self.inline_left - self.async_left
+    }
+
+    /// Adds the requests that went straight to the path counts.
+    fn count_went(&self, counts: &mut PathCounts) {
+        let went = u64::from(self.went());
+        if self.asynchronous {
+            counts.asynchronous += went;
+        } else {
+            counts.inline += went;
+        }
     }
 }
 
@@ -344,6 +353,11 @@ impl<I: Engine> AdaptiveEngine<I> {
         file.index() * CLASSES + class
     }
 
+    /// Where the lanes of all of `file`'s classes are.
+    fn lanes_of(file: FileHandle) -> std::ops::Range<usize> {
+        Self::lane_of(file, 0)..Self::lane_of(file, CLASSES)
+    }
+
     /// Moves up to `max` held completions to `out`, oldest first; with
     /// `only_older`, only those whose older asynchronous requests are back.
     fn pop_held(&mut self, max: usize, only_older: bool, out: &mut Vec<Completion>) -> usize {
@@ -458,17 +472,10 @@ impl<I: Engine> AdaptiveEngine<I> {
             .get_or_insert_with(|| Box::new(ClassPolicy::new(depth, slow_inline_ns)));
         let key = Self::lane_of(request.file, class);
         let lane = &mut self.lanes[key];
-        // The requests that went straight since the lane was granted them.
-        let went = lane.went();
-        policy.went_straight(went);
-        if lane.asynchronous {
-            self.counts.asynchronous += u64::from(went);
-        } else {
-            self.counts.inline += u64::from(went);
-        }
-        lane.granted = 0;
-        lane.inline_left = 0;
-        lane.async_left = 0;
+        // The requests that went straight since the lane was granted them
+        // (the lane is granted anew below).
+        policy.went_straight(lane.went());
+        lane.count_went(&mut self.counts);
         let timed = sampled || policy.times_every_request();
         let clock_read = timed;
         let now = if timed {
@@ -552,11 +559,11 @@ impl<I: Engine> AdaptiveEngine<I> {
         let (path, allowed) = policy.straight_allowance();
         lane.asynchronous = path == Path::Async;
         lane.granted = allowed;
-        if lane.asynchronous {
-            lane.async_left = allowed;
+        (lane.inline_left, lane.async_left) = if lane.asynchronous {
+            (0, allowed)
         } else {
-            lane.inline_left = allowed;
-        }
+            (allowed, 0)
+        };
     }
 
     fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
@@ -605,7 +612,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         if self.routes.len() <= handle.index() {
             self.routes.resize_with(handle.index() + 1, || None);
         }
-        let lanes = handle.index() * CLASSES..(handle.index() + 1) * CLASSES;
+        let lanes = Self::lanes_of(handle);
         if self.lanes.len() < lanes.end {
             self.lanes.resize(lanes.end, Lane::default());
         }
@@ -618,9 +625,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
             backend,
             handle: twin,
             timed_handle: timed_twin,
-            classes: (0..OPERATION_CLASSES * SIZE_CLASSES)
-                .map(|_| None)
-                .collect(),
+            classes: (0..CLASSES).map(|_| None).collect(),
         });
         Ok(handle)
     }
@@ -628,7 +633,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
         let (backend, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
-        let lanes = handle.index() * CLASSES..(handle.index() + 1) * CLASSES;
+        let lanes = Self::lanes_of(handle);
         let busy = self.ready.iter().any(|held| held.completion.file == handle)
             || self.lanes[lanes.clone()]
                 .iter()
@@ -755,12 +760,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     fn counters(&self) -> EngineCounters {
         let mut counts = self.counts;
         for lane in &self.lanes {
-            let went = u64::from(lane.went());
-            if lane.asynchronous {
-                counts.asynchronous += went;
-            } else {
-                counts.inline += went;
-            }
+            lane.count_went(&mut counts);
         }
         EngineCounters {
             paths: Some(counts),

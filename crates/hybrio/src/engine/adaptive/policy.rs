@@ -628,14 +628,11 @@ impl ClassPolicy {
             // A straggler from an epoch that has ended, or from before a switch.
             return;
         }
-        self.window.add(started_ns, ns, self.typical[path.index()]);
         let typical = self.typical[path.index()];
-        let (ns_f, outlier) = (ns as f64, ns as f64 > OUTLIER * typical);
-        if !self.escalated
-            && (outlier
-                || ns_f * OUTLIER < typical
-                || (path == Path::Inline && ns_f >= self.slow_inline_ns))
-        {
+        self.window.add(started_ns, ns, typical);
+        let sample = ns as f64;
+        let odd = sample > OUTLIER * typical || sample * OUTLIER < typical;
+        if !self.escalated && (odd || (path == Path::Inline && sample >= self.slow_inline_ns)) {
             self.escalated = true;
             self.next_check = 0;
         }
