@@ -587,28 +587,28 @@ def fs_section(fs):
     setup = m.get("setup")
     if setup:
         out += [setup, ""]
+    def listed(title, items):
+        return [title, "", *items, ""] if items else []
+
+    def cells_of(entry):
+        return ", ".join(entry.get("cells") or []) or "all cells"
+
     checks = fs.plan.get("checks") or {}
-    if checks:
-        out.append("What this filesystem does, checked before the run:")
-        out.append("")
-        out += [f"- {k}: {v}" for k, v in checks.items()]
-        out.append("")
-    skipped = fs.plan.get("skipped", [])
-    if skipped:
-        out.append("Skipped here:")
-        out.append("")
-        for s in skipped:
-            cells = ", ".join(s.get("cells") or []) or "all cells"
-            out.append(f"- {s.get('job', '?')} ({cells}): {s.get('reason', 'no reason recorded')}")
-        out.append("")
-    notes = fs.plan.get("notes", [])
-    if notes:
-        out.append("Run here, but read with care:")
-        out.append("")
-        for n in notes:
-            cells = ", ".join(n.get("cells") or []) or "all cells"
-            out.append(f"- {n.get('job', '?')} ({cells}): {n.get('note', '')}")
-        out.append("")
+    out += listed(
+        "What this filesystem does, checked before the run:",
+        [f"- {k}: {v}" for k, v in checks.items()],
+    )
+    out += listed(
+        "Skipped here:",
+        [
+            f"- {s.get('job', '?')} ({cells_of(s)}): {s.get('reason', 'no reason recorded')}"
+            for s in fs.plan.get("skipped", [])
+        ],
+    )
+    out += listed(
+        "Run here, but read with care:",
+        [f"- {n.get('job', '?')} ({cells_of(n)}): {n.get('note', '')}" for n in fs.plan.get("notes", [])],
+    )
     out += kernel_section(fs)
     for cell in fs.cells:
         out += cell_section(cell, fs.notes_for(cell))
