@@ -1,7 +1,8 @@
 //! The I/O loop against engines that misbehave as a buggy engine would: it
 //! must end, report, and account for every request, never spin.
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use hybrio::engine::QueueOutcome;
@@ -90,8 +91,24 @@ fn refusal(op: &'static str) -> hybrio::Error {
 /// Runs a 1 MiB read job of depth 4 on a misbehaving engine, on a thread
 /// the test gives up on after 30 s (the loop must end long before).
 fn run_on(how: Misbehaviour) -> JobOutcome {
+    run_job(format!("{how:?}"), move |depth| {
+        Box::new(Misbehaving {
+            how,
+            depth,
+            queued: Vec::new(),
+            committed: Vec::new(),
+        })
+    })
+}
+
+/// Runs a 1 MiB read job of depth 4 named `name` on the engine `engine`
+/// makes for that depth, as [`run_on`] does.
+fn run_job(
+    name: String,
+    engine: impl FnOnce(usize) -> Box<dyn Engine> + Send + 'static,
+) -> JobOutcome {
     let options = JobOptions {
-        name: format!("{how:?}"),
+        name,
         iodepth: 4,
         size: Some(1 << 20),
         ..JobOptions::default()
@@ -108,12 +125,7 @@ fn run_on(how: Misbehaviour) -> JobOutcome {
             1,
         );
         let job = PreparedJob {
-            engine: Box::new(Misbehaving {
-                how,
-                depth,
-                queued: Vec::new(),
-                committed: Vec::new(),
-            }),
+            engine: engine(depth),
             pool: BufPool::new(depth, 4096).unwrap(),
             files: vec![(FileHandle(0), PathBuf::from("misbehaving"))],
             cache_files: Vec::new(),
@@ -128,7 +140,82 @@ fn run_on(how: Misbehaviour) -> JobOutcome {
     });
     answered
         .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|_| panic!("{how:?}: the job did not end in 30 s"))
+        .unwrap_or_else(|_| panic!("the job did not end in 30 s"))
+}
+
+/// Completes every request inside `queue`, as the adaptive engine completes
+/// an inline one, but holds every completion for a reap (as it does while
+/// asynchronous requests are out), and counts what the loop does about it.
+#[derive(Debug)]
+struct Holding {
+    held: std::collections::VecDeque<Completion>,
+    /// The most completions held when a request came.
+    most_held: Arc<AtomicUsize>,
+    /// Reaps asked to wait.
+    waits: Arc<AtomicUsize>,
+}
+
+impl Engine for Holding {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Adaptive
+    }
+    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, hybrio::Error> {
+        Ok(FileHandle(0))
+    }
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, hybrio::Error> {
+        Err(hybrio::Error::BadHandle(handle.0))
+    }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        self.most_held.fetch_max(self.held.len(), Ordering::Relaxed);
+        let len = request.len() as i64;
+        self.held.push_back(request.complete(len));
+        QueueOutcome::Queued
+    }
+    fn commit(&mut self) -> Result<usize, hybrio::Error> {
+        Ok(0)
+    }
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, hybrio::Error> {
+        if min > 0 {
+            self.waits.fetch_add(1, Ordering::Relaxed);
+        }
+        let n = max.min(self.held.len());
+        out.extend(self.held.drain(..n));
+        Ok(n)
+    }
+    fn in_flight(&self) -> usize {
+        self.held.len()
+    }
+    fn held(&self) -> usize {
+        self.held.len()
+    }
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn completions_an_engine_holds_are_taken_at_once_not_when_the_queue_is_full() {
+    let most_held = Arc::new(AtomicUsize::new(0));
+    let waits = Arc::new(AtomicUsize::new(0));
+    let (most, wait) = (most_held.clone(), waits.clone());
+    let outcome = run_job("holding".into(), move |_| {
+        Box::new(Holding {
+            held: Default::default(),
+            most_held: most,
+            waits: wait,
+        })
+    });
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+    assert_eq!(outcome.completed, 256, "1 MiB of 4 KiB reads");
+    // Reaping only when full, as fio does, kept three held behind every new
+    // request, each reaped with a wait of its own.
+    assert_eq!(most_held.load(Ordering::Relaxed), 0);
+    assert_eq!(waits.load(Ordering::Relaxed), 0);
 }
 
 #[test]

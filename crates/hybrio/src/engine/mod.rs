@@ -73,6 +73,18 @@ pub trait Engine: Send + std::fmt::Debug {
     /// Requests queued or in flight, not yet reaped.
     fn in_flight(&self) -> usize;
 
+    /// Requests the engine has already completed and holds for the caller's
+    /// next reap: `reap(0, held())` returns them at once, with no wait and
+    /// no system call. Only the adaptive engine holds any (an inline
+    /// completion, while asynchronous requests queued before it are out, so
+    /// that a caller that reaps only when its queue is full still comes back
+    /// for those). Such a caller should take them as soon as they appear, as
+    /// it takes a completion [`queue`](Engine::queue) returns: otherwise they
+    /// wait behind its whole queue, one reap each.
+    fn held(&self) -> usize {
+        0
+    }
+
     /// True when requests always complete inside [`Engine::queue`] (depth has no effect).
     fn is_synchronous(&self) -> bool;
 

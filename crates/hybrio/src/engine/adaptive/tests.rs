@@ -548,6 +548,46 @@ fn a_held_completion_does_not_wait_behind_younger_asynchronous_ones() {
 }
 
 #[test]
+fn held_counts_the_completions_a_reap_hands_over_at_once() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let mut caller = rig.adaptive(8);
+    caller.run(2_000);
+    caller.drain();
+    // Two reads out (this class goes asynchronously), then two fsyncs (a
+    // class of its own, inline, so held).
+    for tag in [1, 2] {
+        let buf = caller.buffers.pop().unwrap();
+        let read = Request::read(caller.handle, 0, buf, tag);
+        assert!(matches!(caller.engine.queue(read), QueueOutcome::Queued));
+    }
+    caller.engine.commit().unwrap();
+    for tag in [3, 4] {
+        let sync = Request::sync(caller.handle, false, tag);
+        assert!(matches!(caller.engine.queue(sync), QueueOutcome::Queued));
+    }
+    caller.engine.commit().unwrap();
+    assert_eq!(
+        caller.engine.held(),
+        0,
+        "held behind the reads queued before them"
+    );
+    advance(&rig.clock, 1_000_000);
+    let mut done = Vec::new();
+    assert_eq!(caller.engine.reap(1, 1, &mut done).unwrap(), 1);
+    assert_eq!(done[0].user_data, 1);
+    assert_eq!(caller.engine.held(), 0, "one older read is still out");
+    done.clear();
+    assert_eq!(caller.engine.reap(1, 1, &mut done).unwrap(), 1);
+    assert_eq!(done[0].user_data, 2);
+    assert_eq!(caller.engine.held(), 2, "both fsyncs may come out now");
+    done.clear();
+    assert_eq!(caller.engine.reap(0, 2, &mut done).unwrap(), 2);
+    let tags: Vec<u64> = done.iter().map(|c| c.user_data).collect();
+    assert_eq!(tags, [3, 4]);
+    assert_eq!((caller.engine.held(), caller.engine.in_flight()), (0, 0));
+}
+
+#[test]
 fn inline_completions_wait_for_the_reap_while_asynchronous_ones_are_out() {
     let rig = Rig::new(30_000, 1_500, 30_000, 0);
     let mut caller = rig.adaptive(4);

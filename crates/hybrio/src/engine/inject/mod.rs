@@ -608,6 +608,10 @@ impl<E: Engine> Engine for Inject<E> {
         self.inner.in_flight() + self.delayed.len()
     }
 
+    fn held(&self) -> usize {
+        self.inner.held()
+    }
+
     fn is_synchronous(&self) -> bool {
         self.inner.is_synchronous()
     }

@@ -14,6 +14,8 @@
 //! - `Busy` comes only with `in_flight() >= depth`, the request untouched;
 //! - `reap(min >= 1)` with committed requests outstanding returns at least one
 //!   or an error within [`MAX_FRUITLESS_REAPS`] calls, and no call spins;
+//! - `held()` is at most `in_flight()`, and `reap(0, held())` returns that
+//!   many at once (fewer only where a layer sent one of them again);
 //! - after a drop every buffer is back in the pool.
 //!
 //! Seeded and shrinking (proptest). CI runs a fixed budget from a fixed seed;
@@ -67,6 +69,9 @@ enum Step {
         min: u8,
         max: u8,
     },
+    /// Reap what the engine says it holds completed (`reap(0, held())`), as
+    /// a caller that reaps only when full takes them.
+    ReapHeld,
     /// Drop the engine with whatever it holds.
     Drop,
 }
@@ -89,6 +94,7 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(file, op, at, size, path)| Step::Queue { file, op, at, size, path }),
         20 => Just(Step::Commit),
         30 => (0u8..4, 1u8..9).prop_map(|(min, max)| Step::Reap { min, max }),
+        10 => Just(Step::ReapHeld),
         1 => Just(Step::Drop),
     ]
 }
@@ -207,6 +213,8 @@ struct Caller<'a> {
     fruitless: u32,
     done: Vec<Completion>,
     tally: &'a Tally,
+    /// Fault injection is in the stack.
+    injecting: bool,
 }
 
 type Checked = Result<(), TestCaseError>;
@@ -220,6 +228,7 @@ struct Tally {
     busy: AtomicU64,
     reap_errors: AtomicU64,
     drops_with_requests_out: AtomicU64,
+    held_reaps: AtomicU64,
 }
 
 impl Tally {
@@ -233,12 +242,13 @@ impl std::fmt::Display for Tally {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         write!(
             f,
-            "{} steps, {} completions ({} failed), {} Busy, {} reap errors, {} drops with requests out",
+            "{} steps, {} completions ({} failed), {} Busy, {} reap errors, {} reaps of held completions, {} drops with requests out",
             get(&self.steps),
             get(&self.completions),
             get(&self.failed),
             get(&self.busy),
             get(&self.reap_errors),
+            get(&self.held_reaps),
             get(&self.drops_with_requests_out)
         )
     }
@@ -330,6 +340,7 @@ impl<'a> Caller<'a> {
             fruitless: 0,
             done: Vec::new(),
             tally,
+            injecting: case.faults != 0,
         })
     }
 
@@ -357,6 +368,7 @@ impl<'a> Caller<'a> {
                 }
             }
             Step::Reap { min, max } => self.reap(usize::from(min), usize::from(max))?,
+            Step::ReapHeld => self.reap_held()?,
             Step::Drop => return self.drop_engine(),
         }
         self.check_in_flight()
@@ -486,6 +498,35 @@ impl<'a> Caller<'a> {
         Ok(())
     }
 
+    fn reap_held(&mut self) -> Checked {
+        let held = self.engine().held();
+        if held == 0 {
+            return Ok(());
+        }
+        Tally::add(&self.tally.held_reaps);
+        // What makes a layer send a completion again instead of returning it.
+        let sent_again = |engine: &dyn Engine| {
+            let counters = engine.counters();
+            (counters.short_ios, counters.retries, counters.injected)
+        };
+        let before = sent_again(self.engine());
+        let mut done = std::mem::take(&mut self.done);
+        let reaped = self.engine().reap(0, held, &mut done);
+        let appended = done.len();
+        for completion in done.drain(..) {
+            self.check_completion(completion)?;
+        }
+        self.done = done;
+        // Fault injection may also hold one back on its way up (a delay).
+        let again = sent_again(self.engine()) != before || self.injecting;
+        check!(
+            reaped.is_err() || again || appended == held,
+            "reap(0, {held}) with {held} held returned {appended}: {:?}",
+            self.engine.as_deref()
+        );
+        Ok(())
+    }
+
     fn check_completion(&mut self, completion: Completion) -> Checked {
         let tag = completion.user_data;
         let Some(expected) = self.outstanding.remove(&tag) else {
@@ -549,6 +590,12 @@ impl<'a> Caller<'a> {
             in_flight == self.outstanding.len(),
             "in_flight() is {in_flight} with {} requests out: {:?}",
             self.outstanding.len(),
+            self.engine.as_deref()
+        );
+        let held = self.engine().held();
+        check!(
+            held <= in_flight,
+            "held() is {held} with {in_flight} in flight: {:?}",
             self.engine.as_deref()
         );
         Ok(())

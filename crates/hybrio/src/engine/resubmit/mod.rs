@@ -698,6 +698,11 @@ impl<E: Engine> Engine for Resubmit<E> {
         self.inner.in_flight() + self.requeue.len() + self.ready.len()
     }
 
+    fn held(&self) -> usize {
+        // A reap hands this layer's finished requests over first.
+        self.ready.len() + self.inner.held()
+    }
+
     fn is_synchronous(&self) -> bool {
         self.inner.is_synchronous()
     }
