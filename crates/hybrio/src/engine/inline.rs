@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed, sealed};
 use crate::Error;
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
@@ -112,6 +112,11 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
         let result = self.execute(&mut request);
         QueueOutcome::Completed(request.complete(result))
+    }
+
+    #[inline(always)]
+    fn run_straight(&mut self, request: &mut Request, _: sealed::Token) -> Option<i64> {
+        Some(self.execute(request))
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use super::{AdaptiveEngine, Path, QueueOutcome, policy_in};
+use super::{AdaptiveEngine, Path, QueueOutcome};
 use crate::Error;
 use crate::engine::Engine;
 use crate::file::FileHandle;
@@ -33,16 +33,16 @@ pub(super) struct TwinOf {
 
 /// One asynchronous engine and what the adaptive engine has handed it.
 #[derive(Debug)]
-pub(super) struct Backend {
-    pub(super) engine: Box<dyn Engine>,
+pub(super) struct Backend<B> {
+    pub(super) engine: B,
     pub(super) in_flight: usize,
     /// Of those, queued since its last successful commit: a reap of this
     /// engine need not wait for them (and may not: they may never come).
     pub(super) uncommitted: usize,
 }
 
-impl Backend {
-    pub(super) fn new(engine: Box<dyn Engine>) -> Backend {
+impl<B> Backend<B> {
+    pub(super) fn new(engine: B) -> Backend<B> {
         Backend {
             engine,
             in_flight: 0,
@@ -56,7 +56,7 @@ impl Backend {
     }
 }
 
-impl<I: Engine> AdaptiveEngine<I> {
+impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     /// The request's slot for its trip through the asynchronous engine.
     pub(super) fn take_slot(&mut self, slot: Slot) -> u32 {
         match self.free_slots.pop() {
@@ -73,43 +73,45 @@ impl<I: Engine> AdaptiveEngine<I> {
 
     /// Puts the caller's handle (and tag, for a timed request) back on a
     /// completion from asynchronous engine `backend`, and records what it
-    /// cost if it was timed.
+    /// cost if it was timed, at `now` (read once for the reap, when the
+    /// first timed completion needs it).
     #[inline(always)]
-    pub(super) fn finish_async(&mut self, backend: usize, completion: &mut Completion, now: u64) {
+    pub(super) fn finish_async(
+        &mut self,
+        backend: usize,
+        completion: &mut Completion,
+        now: &mut Option<u64>,
+    ) {
         let Some(Some(twin)) = self.twins[backend].get(completion.file.index()).copied() else {
             // Not a file this engine handed over: nothing to translate.
             return;
         };
         completion.file = twin.caller;
-        // A timed request's slot has its class and the caller's tag; an
-        // untimed one kept the tag, and its class is its operation and size.
-        let (class, slot) = if twin.timed {
-            let index = completion.user_data as u32;
-            let slot = self.slots[index as usize];
-            self.free_slots.push(index);
-            completion.user_data = slot.user_data;
-            (usize::from(slot.class), Some(slot))
-        } else {
-            let len = completion.buf.as_ref().map_or(0, crate::buf::Buf::len);
-            (Self::class_of_parts(completion.op, len), None)
-        };
-        if let Some(lane) = self.lanes.get_mut(Self::lane_of(twin.caller, class)) {
-            lane.async_out = lane.async_out.saturating_sub(1);
+        if twin.timed {
+            self.finish_timed(completion, now);
         }
+    }
+
+    /// [`finish_async`](Self::finish_async) for a timed request: its slot
+    /// has the caller's tag and what to record.
+    #[inline(never)]
+    fn finish_timed(&mut self, completion: &mut Completion, now: &mut Option<u64>) {
+        let index = completion.user_data as u32;
+        let slot = self.slots[index as usize];
+        self.free_slots.push(index);
+        completion.user_data = slot.user_data;
         // A failure's latency says nothing about the path.
-        if let Some(slot) = slot
-            && completion.result >= 0
-            && let Some(policy) = policy_in(&mut self.routes, twin.caller, class)
-        {
-            policy.record(
-                Path::Async,
-                slot.epoch,
-                slot.queued_ns,
-                now.saturating_sub(slot.queued_ns),
-                now,
-                &self.occupancy,
-            );
+        if completion.result < 0 {
+            return;
         }
+        let now = *now.get_or_insert_with(|| self.time.now());
+        self.record(
+            Path::Async,
+            (completion.file, usize::from(slot.class)),
+            slot.epoch,
+            (slot.queued_ns, now.saturating_sub(slot.queued_ns)),
+            now,
+        );
     }
 
     /// Reaps from the asynchronous engines, waiting for `min` (at most what
@@ -177,8 +179,6 @@ impl<I: Engine> AdaptiveEngine<I> {
         let result = self.backends[backend].engine.reap(min, max, out);
         let reaped = out.len() - start;
         if reaped > 0 {
-            let now = self.time.now();
-            self.occupancy.remove(now, reaped as u64);
             self.async_in_flight -= reaped;
             self.async_reaped += reaped as u64;
             let target = &mut self.backends[backend];
@@ -186,29 +186,33 @@ impl<I: Engine> AdaptiveEngine<I> {
             // An engine may complete requests it was not asked to commit yet
             // (an SQPOLL thread takes them as they come).
             target.uncommitted = target.uncommitted.min(target.in_flight);
+            let mut now = None;
             for completion in &mut out[start..] {
-                self.finish_async(backend, completion, now);
+                self.finish_async(backend, completion, &mut now);
             }
-            self.last_return_ns = now;
         }
         result.map(|_| reaped)
     }
 
-    /// Hands `request` to asynchronous engine `backend`, with the file's
-    /// `twin` there (the timed one for a timed request); timed (`timed` =
-    /// its exploration epoch and the time) or not; `key` is its class's lane.
+    /// Hands `request` to the asynchronous engine of lane `key`'s file,
+    /// untimed, or timed: `timed` is then its exploration epoch, the time
+    /// and its class.
     #[inline(always)]
     pub(super) fn queue_async(
         &mut self,
         mut request: Request,
-        (backend, twin): (usize, FileHandle),
         key: usize,
-        class: usize,
-        timed: Option<(u32, u64)>,
+        timed: Option<(u32, u64, usize)>,
     ) -> QueueOutcome {
+        self.async_queued += 1;
+        let lane = &mut self.lanes[key];
+        lane.async_mark = self.async_queued;
+        let backend = usize::from(lane.backend);
+        let (twin, timed_twin) = (lane.twin, lane.timed_twin);
         let file = std::mem::replace(&mut request.file, twin);
         let slot = match timed {
-            Some((epoch, now)) => {
+            Some((epoch, now, class)) => {
+                request.file = timed_twin;
                 let slot = self.take_slot(Slot {
                     user_data: request.user_data,
                     class: class as u16,
@@ -216,18 +220,11 @@ impl<I: Engine> AdaptiveEngine<I> {
                     queued_ns: now,
                 });
                 request.user_data = u64::from(slot);
-                self.occupancy.add(now, 1);
-                self.last_return_ns = now;
                 Some(slot)
             }
-            None => {
-                self.occupancy.add_untimed(1);
-                None
-            }
+            None => None,
         };
-        self.lanes[key].async_out += 1;
         self.async_in_flight += 1;
-        self.async_queued += 1;
         let target = &mut self.backends[backend];
         target.in_flight += 1;
         match target.engine.queue(request) {
@@ -260,17 +257,12 @@ impl<I: Engine> AdaptiveEngine<I> {
         self.async_in_flight -= 1;
         // Back at once, or never gone: either way no longer out.
         self.async_reaped += 1;
-        let end = self.time.now();
-        self.occupancy.remove(end, 1);
         match outcome {
             Ok(mut completion) => {
-                self.finish_async(backend, &mut completion, end);
-                self.last_return_ns = end;
+                self.finish_async(backend, &mut completion, &mut None);
                 self.deliver(completion)
             }
             Err(mut request) => {
-                let lane = &mut self.lanes[key];
-                lane.async_out -= 1;
                 // Counted as asynchronous where it was routed (a timed one
                 // in `queue_routed`; one that went straight, when its lane's
                 // count is taken): it is not.
@@ -280,7 +272,7 @@ impl<I: Engine> AdaptiveEngine<I> {
                         request.user_data = self.slots[slot as usize].user_data;
                         self.free_slots.push(slot);
                     }
-                    None => lane.granted -= 1,
+                    None => self.lanes[key].granted -= 1,
                 }
                 request.file = file;
                 // The engine is below its depth (`queue` checked), so the

@@ -30,12 +30,16 @@
 //! rests on.
 //!
 //! A class that follows its choice sends its requests straight along it
-//! ([`Lane`]): inline with nothing else in flight, the decision is made inside
-//! the caller's call; asynchronous, with no clock read, no slot and nothing
-//! recorded. One request in [`TIMED_EVERY`] is timed. The file's timed
-//! requests go to a second copy of it in the asynchronous engine, so that a
-//! completion says by its file whether it was timed, and the untimed ones
-//! keep the caller's `user_data`.
+//! ([`Lane`]): inline with nothing else in flight, the request is done where
+//! it lies, inside the layer above's call ([`Engine::run_straight`]);
+//! asynchronous, with no clock read, no slot and nothing recorded. One
+//! request of a class in [`TIMED_EVERY`] is timed, and asks the class's
+//! policy where to go. The file's timed requests go to a second copy of it
+//! in the asynchronous engine, so that a completion says by its file whether
+//! it was timed, and the untimed ones keep the caller's `user_data`. A timed
+//! inline request ends at the caller's next call, which reads the clock
+//! once more: its price is its time in the call plus the caller's own time
+//! after it.
 //!
 //! Every run reports how many requests took each path, how many were sent
 //! the other way to explore, and how often a class changed its choice
@@ -48,7 +52,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome};
+use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed};
 use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
@@ -57,7 +61,7 @@ use crate::request::{Completion, Op, Request};
 use asynchronous::{Backend, Slot, TwinOf};
 #[cfg(not(test))]
 use policy::Path;
-use policy::{ClassPolicy, GAP_CAP_NS, Occupancy, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS};
+use policy::{ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS};
 
 /// Size classes: powers of two up to 16 MiB, then one for everything larger.
 const SIZE_CLASSES: usize = 25;
@@ -65,15 +69,20 @@ const SIZE_CLASSES: usize = 25;
 const OPERATION_CLASSES: usize = 3;
 /// Classes per file.
 const CLASSES: usize = OPERATION_CLASSES * SIZE_CLASSES;
-/// One request in this many is timed while its class follows its choice
-/// (and, inline, its requests are quick: page-cache hits); a window of 32
-/// timed ones then spans 2048 requests, 4 ms of page-cache hits. A timed
-/// request costs about 200 instructions more than one that goes straight;
-/// one in 8 (as this was) made that 25 a request, a third of the engine's
-/// own cost. A timed inline request slow enough to matter (a cache dropped)
-/// has every request of its class timed until its window ends, so a change
-/// is still seen within a few dozen requests of the first one timed.
+/// One request of a class in this many is timed while the class follows its
+/// choice (and, inline, its requests are quick: page-cache hits); a window
+/// of 32 timed ones then spans 2048 requests, 4 ms of page-cache hits. The
+/// timed request asks the class's policy where to go, which is also when an
+/// exploration that is due by time starts. A timed request costs a few
+/// hundred instructions more than one that goes straight; one in 8 (as this
+/// was) made that a third of the engine's own cost. A timed inline request
+/// slow enough to matter (a cache dropped) has every request of its class
+/// timed until its window ends, so a change is still seen within a few dozen
+/// requests of the first one timed.
 const TIMED_EVERY: u32 = 64;
+
+/// No lane found for a request yet.
+const NO_LANE: (usize, FileHandle) = (usize::MAX, FileHandle(u32::MAX));
 
 /// Where the engine reads the time.
 #[derive(Debug, Clone)]
@@ -112,7 +121,7 @@ impl Time {
     }
 }
 
-/// What the engine keeps per file: its handle in the asynchronous engine
+/// What the engine keeps per file: its handles in the asynchronous engine
 /// and the decision state of each class of its requests.
 #[derive(Debug)]
 struct FileRoute {
@@ -133,9 +142,20 @@ struct Held {
     after_async: u64,
 }
 
+/// A timed inline request, done, whose price waits for the caller's next
+/// call: its time in the call plus the caller's own time after it.
+#[derive(Debug, Clone, Copy)]
+struct InlineSample {
+    file: FileHandle,
+    class: usize,
+    epoch: u32,
+    start: u64,
+    end: u64,
+}
+
 /// What the engine keeps per class of a file for the requests that follow
-/// the class's choice without asking its policy: every one but the timed
-/// (one in [`TIMED_EVERY`]), while no exploration is running or due.
+/// the class's choice without asking its policy: all but one in
+/// [`TIMED_EVERY`], while no exploration is running or due.
 #[derive(Debug, Clone, Copy)]
 struct Lane {
     /// Requests that may still go straight inline...
@@ -144,15 +164,20 @@ struct Lane {
     async_left: u32,
     /// How many the policy allowed when it last looked: `granted - left` went.
     granted: u32,
-    /// The choice is the asynchronous engine: `backend`, the file there `twin`.
+    /// The choice is the asynchronous engine: `backend`, the file there
+    /// `twin` (and `timed_twin` for the timed requests).
     asynchronous: bool,
     backend: u8,
     twin: FileHandle,
-    /// Requests of the class the asynchronous engine holds: an inline
-    /// request timed beside them measures the contention with them (ext4's
-    /// inode lock, held by a kernel worker writing the same file), not the
-    /// inline path, and is not recorded.
-    async_out: u32,
+    timed_twin: FileHandle,
+    /// `async_queued` once the class's latest asynchronous request went: while
+    /// fewer asynchronous completions than that have been reaped, some of its
+    /// requests may be out, and an inline request timed beside them measures
+    /// the contention with them (ext4's inode lock, held by a kernel worker
+    /// writing the same file), not the inline path: it is not recorded. (By
+    /// count, not by request: completions come in any order, so this errs
+    /// towards recording, for at most the requests still out.)
+    async_mark: u64,
 }
 
 impl Lane {
@@ -182,20 +207,22 @@ impl Default for Lane {
             asynchronous: false,
             backend: 0,
             twin: FileHandle(u32::MAX),
-            async_out: 0,
+            timed_twin: FileHandle(u32::MAX),
+            async_mark: 0,
         }
     }
 }
 
-/// The adaptive engine, with `I` for the inline path (a concrete type: on a
-/// page-cache hit the engine's own cost shows, and a call through a box
-/// moved every request once more).
+/// The adaptive engine, with `I` for the inline path and `B` for the
+/// asynchronous engines (concrete types: on a page-cache hit or a fast
+/// device the engine's own cost shows, and a call through a box moved every
+/// request once more).
 #[derive(Debug)]
-pub(crate) struct AdaptiveEngine<I> {
+pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     inline: I,
     /// The asynchronous engines: io_uring for every file; or, where the
     /// kernel refuses io_uring, the pool, and libaio for `O_DIRECT` files.
-    backends: Vec<Backend>,
+    backends: Vec<Backend<B>>,
     /// Per asynchronous engine, by its file handle: whose file it is.
     twins: Vec<Vec<Option<TwinOf>>>,
     /// Reopen files for the asynchronous engine instead of duplicating the
@@ -216,14 +243,13 @@ pub(crate) struct AdaptiveEngine<I> {
     async_queued: u64,
     async_reaped: u64,
     held_since_commit: usize,
-    occupancy: Occupancy,
-    /// When the engine last returned to its caller.
-    last_return_ns: u64,
+    /// A timed inline request waiting for the caller's next call.
+    pending: Option<InlineSample>,
+    /// The lane [`Engine::run_straight`] found for the request it declined
+    /// last, and its file ([`NO_LANE`] when `queue` has taken it).
+    declined: (usize, FileHandle),
     time: Time,
     counts: PathCounts,
-    /// Requests until the next timed one (one in [`TIMED_EVERY`], whatever its
-    /// class: the end of the request before it is read too, for its gap).
-    untimed_left: u32,
     /// See [`Time::slow_inline_ns`].
     slow_inline_ns: f64,
     /// Tests: the path every request takes, whatever its class chose.
@@ -264,21 +290,23 @@ fn open_with(
     } else {
         None
     };
-    let backends: Vec<Box<dyn Engine>> = match io_uring {
-        Some(ring) => vec![Box::new(ring)],
-        None => {
-            let mut backends: Vec<Box<dyn Engine>> =
-                vec![Box::new(super::pool::PoolEngine::new(config)?)];
-            let libaio = crate::probe::engine_available(EngineKind::Libaio)
-                .and_then(|()| super::libaio::LibaioEngine::new(config));
-            if let Ok(libaio) = libaio {
-                backends.push(Box::new(libaio));
-            }
-            backends
-        }
-    };
+    if let Some(ring) = io_uring {
+        return Ok(wrapped(vec![ring], config));
+    }
+    let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(super::pool::PoolEngine::new(config)?)];
+    let libaio = crate::probe::engine_available(EngineKind::Libaio)
+        .and_then(|()| super::libaio::LibaioEngine::new(config));
+    if let Ok(libaio) = libaio {
+        backends.push(Box::new(libaio));
+    }
+    Ok(wrapped(backends, config))
+}
+
+/// The engine over `backends`, with the inline engine `config` asks for,
+/// wrapped as every engine is.
+fn wrapped<B: Engine + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
     let time = Time::Real(Clock::new());
-    Ok(if config.hipri || config.nowait {
+    if config.hipri || config.nowait {
         let inline = super::pvsync2::Pvsync2Engine::new(config);
         super::wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
@@ -290,19 +318,13 @@ fn open_with(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
-    })
+    }
 }
 
-impl<I: Engine> AdaptiveEngine<I> {
+impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     /// The engine with `backends[0]` for every file, or for buffered files
     /// only when `backends[1]` is there for `O_DIRECT` ones.
-    fn with_engines(
-        inline: I,
-        backends: Vec<Box<dyn Engine>>,
-        config: &EngineConfig,
-        time: Time,
-    ) -> Self {
-        let last_return_ns = time.now();
+    fn with_engines(inline: I, backends: Vec<B>, config: &EngineConfig, time: Time) -> Self {
         let slow_inline_ns = time.slow_inline_ns();
         AdaptiveEngine {
             inline,
@@ -319,11 +341,10 @@ impl<I: Engine> AdaptiveEngine<I> {
             async_queued: 0,
             async_reaped: 0,
             held_since_commit: 0,
-            occupancy: Occupancy::default(),
-            last_return_ns,
+            pending: None,
+            declined: NO_LANE,
             time,
             counts: PathCounts::default(),
-            untimed_left: 1,
             slow_inline_ns,
             #[cfg(test)]
             route_override: ForcedPath::default(),
@@ -392,100 +413,89 @@ impl<I: Engine> AdaptiveEngine<I> {
         }
     }
 
-    /// Whether `request` goes straight inline with nothing else in flight:
-    /// its class follows an inline choice, and neither it nor the one after
-    /// it is timed (the one before the timed one reads the clock at its end,
-    /// for its gap). Counts it if so.
+    /// Whether a request of lane `key` goes straight inline and completes at
+    /// once: its class follows an inline choice, nothing else is in flight
+    /// or held, and no timed request waits for this call to end.
     #[inline(always)]
-    fn goes_straight_inline(&mut self, request: &Request) -> bool {
-        let key = Self::lane_of(request.file, Self::class_of(request));
-        if self.untimed_left > 2
-            && self.async_in_flight == 0
-            && self.ready.is_empty()
-            && let Some(lane) = self.lanes.get_mut(key)
-            && lane.inline_left > 0
-        {
-            lane.inline_left -= 1;
-            self.untimed_left -= 1;
-            return true;
+    fn goes_straight_inline(&self, key: usize) -> bool {
+        #[cfg(test)]
+        if self.route_override.get().is_some() {
+            return false;
         }
-        false
+        self.async_in_flight == 0
+            && self.ready.is_empty()
+            && self.pending.is_none()
+            && self.lanes.get(key).is_some_and(|lane| lane.inline_left > 0)
     }
 
-    /// [`Engine::queue`] for every request but an inline one that goes
-    /// straight with nothing else in flight.
+    /// The lane of `request`'s class: the one [`Engine::run_straight`] found
+    /// for it when it declined it just before, or found anew.
+    #[inline(always)]
+    fn lane_for(&mut self, request: &Request) -> usize {
+        let (key, file) = std::mem::replace(&mut self.declined, NO_LANE);
+        if file == request.file {
+            key
+        } else {
+            Self::lane_of(request.file, Self::class_of(request))
+        }
+    }
+
+    /// [`Engine::queue`] but for an inline request that the layer above had
+    /// done in place ([`Engine::run_straight`]): a request of a class that
+    /// follows its choice goes straight along it, the others ask their
+    /// class's policy.
     #[inline(never)]
-    fn queue_other(&mut self, request: Request) -> QueueOutcome {
-        let class = Self::class_of(&request);
-        let key = Self::lane_of(request.file, class);
+    fn offer(&mut self, request: Request) -> QueueOutcome {
+        if self.pending.is_some() {
+            self.end_inline_sample();
+        }
         if self.ready.len() + self.async_in_flight >= self.depth as usize {
             // Full. While completions are held, new inline ones join them, so
             // that a caller that reaps only when full comes back for them.
             return QueueOutcome::Busy(request);
         }
-        self.untimed_left -= 1;
+        let key = self.lane_for(&request);
         #[cfg(test)]
-        if self.route_override.get().is_some() {
-            self.untimed_left = 0;
-        }
-        if self.untimed_left != 0
-            && let Some(lane) = self.lanes.get_mut(key)
-        {
+        let forced = self.route_override.get().is_some();
+        #[cfg(not(test))]
+        let forced = false;
+        if !forced && let Some(lane) = self.lanes.get_mut(key) {
             if lane.async_left > 0 {
                 lane.async_left -= 1;
-                let twin = (usize::from(lane.backend), lane.twin);
-                return self.queue_async(request, twin, key, class, None);
+                return self.queue_async(request, key, None);
             }
             if lane.inline_left > 0 {
                 lane.inline_left -= 1;
-                let outcome = self.inline.queue(request);
-                if self.untimed_left == 1 {
-                    // The next one is timed, with the caller's time before it.
-                    self.last_return_ns = self.time.now();
-                }
-                return match outcome {
+                return match self.inline.queue(request) {
                     QueueOutcome::Completed(completion) => self.deliver(completion),
                     other => other,
                 };
             }
         }
-        let sampled = self.untimed_left == 0;
-        if sampled {
-            self.untimed_left = TIMED_EVERY;
-        }
-        self.queue_routed(request, class, sampled)
+        self.queue_routed(request, key % CLASSES)
     }
 
-    /// [`Engine::queue`] for a request that explores, is timed, or starts a
-    /// class, or whose class must be looked at again: asks the class's
-    /// policy, records what the request cost, and tells the class's lane how
-    /// many of the next requests may go straight.
+    /// [`Engine::queue`] for a request that is timed: it explores, starts a
+    /// class, or is its class's one in [`TIMED_EVERY`]. Asks the class's
+    /// policy where it goes, times it, and tells the class's lane how many
+    /// of the next requests may go straight.
     #[inline(never)]
-    fn queue_routed(&mut self, request: Request, class: usize, sampled: bool) -> QueueOutcome {
-        let Some(route) = self
-            .routes
-            .get_mut(request.file.index())
-            .and_then(Option::as_mut)
-        else {
+    fn queue_routed(&mut self, request: Request, class: usize) -> QueueOutcome {
+        let file = request.file;
+        let Some(route) = self.routes.get_mut(file.index()).and_then(Option::as_mut) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
         let (depth, slow_inline_ns) = (self.depth, self.slow_inline_ns);
         let policy = route.classes[class]
             .get_or_insert_with(|| Box::new(ClassPolicy::new(depth, slow_inline_ns)));
-        let key = Self::lane_of(request.file, class);
+        let key = Self::lane_of(file, class);
         let lane = &mut self.lanes[key];
         // The requests that went straight since the lane was granted them
         // (the lane is granted anew below).
         policy.went_straight(lane.went());
         lane.count_went(&mut self.counts);
-        let timed = sampled || policy.times_every_request();
-        let clock_read = timed;
-        let now = if timed {
-            self.time.now()
-        } else {
-            self.last_return_ns
-        };
-        let decision = policy.route(now, &self.occupancy);
+        let now = self.time.now();
+        let decision = policy.route(now, self.async_reaped);
         #[cfg(test)]
         let decision = policy::Route {
             path: self.route_override.get().unwrap_or(decision.path),
@@ -493,41 +503,26 @@ impl<I: Engine> AdaptiveEngine<I> {
         };
         self.counts.switches += u64::from(decision.switched);
         self.counts.explored += u64::from(decision.epoch != 0);
-        // Exploration epochs time every request.
-        let timed = timed || decision.epoch != 0;
+        Self::grant(lane, policy);
         match decision.path {
             Path::Inline => {
                 self.counts.inline += 1;
-                let start = if timed && !clock_read {
-                    self.time.now()
-                } else {
-                    now
-                };
-                let gap = start.saturating_sub(self.last_return_ns).min(GAP_CAP_NS);
+                // Beside asynchronous requests of its class it measures the
+                // contention with them.
+                let alone = lane.async_mark <= self.async_reaped;
                 let outcome = self.inline.queue(request);
-                let end = if timed || self.untimed_left == 1 {
-                    let end = self.time.now();
-                    self.last_return_ns = end;
-                    end
-                } else {
-                    now
-                };
                 if let QueueOutcome::Completed(completion) = &outcome
-                    && timed
                     && completion.result >= 0
-                    && lane.async_out == 0
+                    && alone
                 {
-                    let cost = end.saturating_sub(start) + gap;
-                    policy.record(
-                        Path::Inline,
-                        decision.epoch,
-                        start,
-                        cost,
-                        end,
-                        &self.occupancy,
-                    );
+                    self.pending = Some(InlineSample {
+                        file,
+                        class,
+                        epoch: decision.epoch,
+                        start: now,
+                        end: self.time.now(),
+                    });
                 }
-                Self::grant(lane, policy);
                 match outcome {
                     QueueOutcome::Completed(completion) => self.deliver(completion),
                     other => other,
@@ -535,30 +530,60 @@ impl<I: Engine> AdaptiveEngine<I> {
             }
             Path::Async => {
                 self.counts.asynchronous += 1;
-                Self::grant(lane, policy);
-                let twin = if timed { route.timed_handle } else { lane.twin };
-                let twin = (usize::from(lane.backend), twin);
-                let now = if timed && !clock_read {
-                    self.time.now()
-                } else {
-                    now
-                };
-                self.queue_async(
-                    request,
-                    twin,
-                    key,
-                    class,
-                    timed.then_some((decision.epoch, now)),
-                )
+                self.queue_async(request, key, Some((decision.epoch, now, class)))
             }
         }
     }
 
+    /// Prices the timed inline request waiting for this call: its time in
+    /// the call plus the caller's own time after it, up to now.
+    #[inline(never)]
+    fn end_inline_sample(&mut self) {
+        let Some(sample) = self.pending.take() else {
+            return;
+        };
+        let now = self.time.now();
+        let gap = now.saturating_sub(sample.end).min(GAP_CAP_NS);
+        let cost = sample.end.saturating_sub(sample.start) + gap;
+        self.record(
+            Path::Inline,
+            (sample.file, sample.class),
+            sample.epoch,
+            (sample.start, cost),
+            now,
+        );
+    }
+
+    /// Records what a timed request of `file`'s `class` cost on `path`
+    /// (`(started, ns)`, see [`ClassPolicy::record`]), and grants its lane
+    /// anew: what it measured may end the straight requests (a slow one has
+    /// every request timed until its window ends).
+    fn record(
+        &mut self,
+        path: Path,
+        (file, class): (FileHandle, usize),
+        epoch: u32,
+        (started, ns): (u64, u64),
+        now: u64,
+    ) {
+        let Some(policy) = policy_in(&mut self.routes, file, class) else {
+            return;
+        };
+        policy.record(path, epoch, started, ns, now, self.async_reaped);
+        if let Some(lane) = self.lanes.get_mut(Self::lane_of(file, class)) {
+            policy.went_straight(lane.went());
+            lane.count_went(&mut self.counts);
+            Self::grant(lane, policy);
+        }
+    }
+
     /// Tells `lane` how many of its class's next requests may follow the
-    /// choice without asking `policy`.
+    /// choice without asking `policy`: what the policy allows, and at most up
+    /// to the class's next timed request.
     #[inline]
     fn grant(lane: &mut Lane, policy: &ClassPolicy) {
         let (path, allowed) = policy.straight_allowance();
+        let allowed = allowed.min(TIMED_EVERY - 1);
         lane.asynchronous = path == Path::Async;
         lane.granted = allowed;
         (lane.inline_left, lane.async_left) = if lane.asynchronous {
@@ -566,6 +591,41 @@ impl<I: Engine> AdaptiveEngine<I> {
         } else {
             (allowed, 0)
         };
+    }
+
+    /// [`Engine::reap`] when completions are held, a timed request waits for
+    /// its end, or two asynchronous engines may hold requests.
+    #[inline(never)]
+    fn reap_other(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        if self.pending.is_some() {
+            self.end_inline_sample();
+        }
+        if self.ready.is_empty() {
+            return self.reap_async(min, max, out);
+        }
+        // Oldest first, as near as the engine knows: the held completions
+        // whose older asynchronous requests are all back; then what the
+        // asynchronous engine has ready, without waiting (older than the
+        // other held ones); then those. A caller reaping one at a time is
+        // served the asynchronous completions it waits for (it may reap
+        // only when full), and a held completion does not wait behind
+        // asynchronous requests queued after it: while an exploration epoch
+        // sent 64 requests to io_uring at depth 16, held ones waited for all
+        // of them, and 10% of page-cache hits on tmpfs took 15 times longer.
+        let mut got = self.pop_held(max, true, out);
+        if got < max {
+            got += self.reap_async(0, max - got, out)?;
+        }
+        got += self.pop_held(max - got, false, out);
+        if got < min.min(max) && self.async_in_flight > 0 {
+            got += self.reap_async(min - got, max - got, out)?;
+        }
+        Ok(got)
     }
 
     fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
@@ -584,7 +644,7 @@ fn policy_in(
     route.classes[class].as_deref_mut()
 }
 
-impl<I: Engine> Engine for AdaptiveEngine<I> {
+impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
     fn kind(&self) -> EngineKind {
         EngineKind::Adaptive
     }
@@ -621,6 +681,7 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         self.lanes[lanes].fill(Lane {
             backend: backend as u8,
             twin,
+            timed_twin,
             ..Lane::default()
         });
         self.routes[handle.index()] = Some(FileRoute {
@@ -635,11 +696,10 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
         let (backend, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
-        let lanes = Self::lanes_of(handle);
+        // Asynchronous requests are not counted by file: while its engine
+        // holds any, the file may be among them.
         let busy = self.ready.iter().any(|held| held.completion.file == handle)
-            || self.lanes[lanes.clone()]
-                .iter()
-                .any(|lane| lane.async_out > 0);
+            || self.backends[backend].in_flight > 0;
         if busy {
             return Err(Error::FileBusy {
                 handle: handle.0,
@@ -657,24 +717,50 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         {
             self.set_twin(backend, timed_twin, None);
         }
+        if self.pending.is_some() {
+            // Its class's policy goes with the file.
+            self.end_inline_sample();
+        }
         self.routes[handle.index()] = None;
+        let lanes = Self::lanes_of(handle);
+        for lane in &self.lanes[lanes.clone()] {
+            lane.count_went(&mut self.counts);
+        }
         self.lanes[lanes].fill(Lane::default());
         self.inline.remove_file(handle)
     }
 
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        // Requests that follow their class's choice go straight, but one in
-        // `TIMED_EVERY`, which is timed (with the end of the one before, for
-        // its gap). This is the path of a page-cache hit (about 2 us) with
-        // nothing else in flight, and it is inlined into the caller, so that
-        // the inline engine's completion is handed straight up: the engine's
-        // own instructions on each request (class, policy, clock, record)
-        // were 4-5% of a page-cache hit before it existed.
-        if self.goes_straight_inline(&request) {
-            return self.inline.queue(request);
+        self.offer(request)
+    }
+
+    #[inline(always)]
+    fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
+        // Requests that follow their class's inline choice, with nothing
+        // else in flight, are done here, where the layer above holds them:
+        // the path of a page-cache hit (about 2 us), inlined into that
+        // layer's call. The engine's own instructions on each request
+        // (class, policy, clock, record) were 4-5% of a page-cache hit
+        // before this path existed, and handing the request down by value
+        // through one more `queue` copied it twice.
+        let key = Self::lane_of(request.file, Self::class_of(request));
+        let result = if self.goes_straight_inline(key) {
+            self.inline.run_straight(request, token)
+        } else {
+            None
+        };
+        match result {
+            Some(_) => {
+                if let Some(lane) = self.lanes.get_mut(key) {
+                    lane.inline_left -= 1;
+                }
+            }
+            // `queue` comes next with the same request: it need not look for
+            // its lane again.
+            None => self.declined = (key, request.file),
         }
-        self.queue_other(request)
+        result
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
@@ -689,36 +775,31 @@ impl<I: Engine> Engine for AdaptiveEngine<I> {
         Ok(committed + held)
     }
 
+    #[inline]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.ready.is_empty() {
-            // Nothing held: what the asynchronous engine has, waiting as asked.
-            return self.reap_async(min, max, out);
+        if self.pending.is_none()
+            && self.ready.is_empty()
+            && self.async_in_flight > 0
+            && max > 0
+            && self.backends.len() == 1
+        {
+            // Nothing held, one asynchronous engine: what it has, waiting as
+            // asked (the path of every reap of a settled asynchronous class).
+            return self.reap_from(0, min.min(self.async_in_flight), max, out);
         }
-        // Oldest first, as near as the engine knows: the held completions
-        // whose older asynchronous requests are all back; then what the
-        // asynchronous engine has ready, without waiting (older than the
-        // other held ones); then those. A caller reaping one at a time is
-        // served the asynchronous completions it waits for (it may reap
-        // only when full), and a held completion does not wait behind
-        // asynchronous requests queued after it: while an exploration epoch
-        // sent 64 requests to io_uring at depth 16, held ones waited for all
-        // of them, and 10% of page-cache hits on tmpfs took 15 times longer.
-        let mut got = self.pop_held(max, true, out);
-        if got < max {
-            got += self.reap_async(0, max - got, out)?;
-        }
-        got += self.pop_held(max - got, false, out);
-        if got < min.min(max) && self.async_in_flight > 0 {
-            got += self.reap_async(min - got, max - got, out)?;
-        }
-        Ok(got)
+        self.reap_other(min, max, out)
     }
 
+    #[inline]
     fn in_flight(&self) -> usize {
         self.ready.len() + self.async_in_flight
     }
 
+    #[inline]
     fn held(&self) -> usize {
+        if self.ready.is_empty() {
+            return 0;
+        }
         // Those whose older asynchronous requests are back: a reap hands
         // them over first (they are a prefix: each notes the requests handed
         // over before it, which only grows).

@@ -10,12 +10,13 @@
 //! - **inline**: the time inside the call, plus the caller's own time since
 //!   the engine last returned to it (what it spends between requests, which
 //!   an inline call cannot overlap with anything);
-//! - **asynchronous**: the mean latency from queue to reap divided by the
-//!   mean number of asynchronous requests in flight over the same time
-//!   (Little's law: in-flight / latency is the throughput, so this is the
-//!   time per request). Time with nothing in flight counts too, so a caller
-//!   that keeps one request outstanding and works between them pays for its
-//!   work on both paths alike.
+//! - **asynchronous**: the time from a window's start to its end over the
+//!   asynchronous completions reaped in between: the time per request of the
+//!   caller's life at the asynchronous engine's throughput (by Little's law
+//!   the mean latency over the mean number in flight). Time with nothing in
+//!   flight counts, so a caller that keeps one request outstanding and works
+//!   between them pays for its work on both paths alike. Its ends are timed
+//!   requests' own queue and reap: nothing else reads the clock.
 //!
 //! # How it learns
 //! A class starts inline and times every request until it has a price for
@@ -127,106 +128,25 @@ const CLOCK_CHECK_SPACING: u64 = 64;
 /// for one gap at most: a caller that stops for a second is idle, not slow.
 pub(crate) const GAP_CAP_NS: u64 = 1_000_000;
 
-/// The asynchronous engine's occupancy over time: the integral of requests
-/// in flight, so that a window can read the mean in-flight count.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Occupancy {
-    in_flight: u64,
-    last_ns: u64,
-    /// In whole numbers (request-nanoseconds, nanoseconds): every reap of
-    /// an asynchronous request updates them, and integer sums cost a third
-    /// of what floating-point ones did there. A u64 holds 500 years of 1,000
-    /// requests in flight.
-    area: u64,
-    span: u64,
-}
-
-/// A point on the occupancy integral.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct OccupancyMark {
-    area: u64,
-    span: u64,
-}
-
-impl Occupancy {
-    #[inline]
-    fn advance(&mut self, now: u64) {
-        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS);
-        self.area = self.area.wrapping_add(self.in_flight.wrapping_mul(dt));
-        self.span = self.span.wrapping_add(dt);
-        self.last_ns = self.last_ns.max(now);
-    }
-
-    /// `n` requests were handed to the asynchronous engine at `now`.
-    pub(crate) fn add(&mut self, now: u64, n: u64) {
-        self.advance(now);
-        self.in_flight += n;
-    }
-
-    /// `n` requests were handed to the asynchronous engine without a look at
-    /// the clock (a class following its choice): they count from the last
-    /// event on. A caller queues right after the engine returned to it, which
-    /// was most often such an event (a reap); otherwise the idle time before
-    /// them is counted as busy, at most [`GAP_CAP_NS`] of it, and only until
-    /// the next timed request or reap.
-    #[inline]
-    pub(crate) fn add_untimed(&mut self, n: u64) {
-        self.in_flight += n;
-    }
-
-    /// `n` requests came back from the asynchronous engine at `now`.
-    pub(crate) fn remove(&mut self, now: u64, n: u64) {
-        self.advance(now);
-        self.in_flight = self.in_flight.saturating_sub(n);
-    }
-
-    /// Where the integral is at `now` (not before the last event).
-    pub(crate) fn mark(&self, now: u64) -> OccupancyMark {
-        let dt = now.saturating_sub(self.last_ns).min(GAP_CAP_NS);
-        OccupancyMark {
-            area: self.area.wrapping_add(self.in_flight.wrapping_mul(dt)),
-            span: self.span.wrapping_add(dt),
-        }
-    }
-
-    /// Mean requests in flight from `mark` to `now`, at least one; `None`
-    /// if no time passed.
-    fn mean_since(&self, mark: OccupancyMark, now: u64) -> Option<f64> {
-        let end = self.mark(now);
-        let span = end.span.wrapping_sub(mark.span);
-        let area = end.area.wrapping_sub(mark.area);
-        (span > 0).then(|| (area as f64 / span as f64).max(1.0))
-    }
-}
-
 /// Samples of one path, turning into one cost.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Window {
     sum_ns: f64,
     samples: u32,
     /// Requests started before this are left out: they waited through
     /// whatever came before the window.
     opened_ns: u64,
-    /// Asynchronous windows: the occupancy when the window opened.
-    opened: OccupancyMark,
-}
-
-impl Default for Window {
-    fn default() -> Window {
-        Window {
-            sum_ns: 0.0,
-            samples: 0,
-            opened_ns: 0,
-            opened: OccupancyMark::default(),
-        }
-    }
+    /// Asynchronous completions reaped when the window opened.
+    opened_reaped: u64,
 }
 
 impl Window {
-    fn open(now: u64, occupancy: &Occupancy) -> Window {
+    /// A window opening at `now`, when `reaped` asynchronous completions
+    /// had been reaped.
+    fn open(now: u64, reaped: u64) -> Window {
         Window {
             opened_ns: now,
-            opened: occupancy.mark(now),
+            opened_reaped: reaped,
             ..Window::default()
         }
     }
@@ -240,17 +160,22 @@ impl Window {
         }
     }
 
-    /// The mean sample, before any division by what was in flight.
+    /// The mean sample (for asynchronous, the latency).
     fn mean(&self) -> Option<f64> {
         (self.samples > 0).then(|| self.sum_ns / f64::from(self.samples))
     }
 
-    /// Time per request up to `now`, in nanoseconds.
-    fn cost(&self, path: Path, now: u64, occupancy: &Occupancy) -> Option<f64> {
+    /// Time per request up to `now`, with `reaped` asynchronous completions
+    /// reaped by then, in nanoseconds.
+    fn cost(&self, path: Path, now: u64, reaped: u64) -> Option<f64> {
         let mean = self.mean()?;
         match path {
             Path::Inline => Some(mean),
-            Path::Async => Some(mean / occupancy.mean_since(self.opened, now)?),
+            Path::Async => {
+                let completions = reaped.checked_sub(self.opened_reaped)?;
+                let span = now.checked_sub(self.opened_ns)?;
+                (completions > 0).then(|| span as f64 / completions as f64)
+            }
         }
     }
 }
@@ -456,7 +381,7 @@ impl ClassPolicy {
 
     /// Where the next request of the class goes, at `now`.
     #[inline]
-    pub(crate) fn route(&mut self, now: u64, occupancy: &Occupancy) -> Route {
+    pub(crate) fn route(&mut self, now: u64, reaped: u64) -> Route {
         if let Some(exploration) = &mut self.exploring {
             if exploration.to_route > 0 {
                 exploration.to_route -= 1;
@@ -468,7 +393,7 @@ impl ClassPolicy {
             }
             // Every request of the epoch has gone; it ends with what it measured.
             let before = self.chosen;
-            let path = self.finish_exploration(now, occupancy);
+            let path = self.finish_exploration(now, reaped);
             return Route {
                 path,
                 epoch: 0,
@@ -477,8 +402,8 @@ impl ClassPolicy {
         }
         self.since_exploration += 1;
         if self.exploration_due(now) {
-            self.start_exploration(now, occupancy);
-            return self.route(now, occupancy);
+            self.start_exploration(now, reaped);
+            return self.route(now, reaped);
         }
         if self.next_check != 0 && self.since_exploration >= self.next_check {
             self.next_check = self.since_exploration + CLOCK_CHECK_SPACING;
@@ -504,7 +429,7 @@ impl ClassPolicy {
             && now.saturating_sub(self.last_exploration_ns) >= EXPLORE_INTERVAL_NS << self.calm
     }
 
-    fn start_exploration(&mut self, now: u64, occupancy: &Occupancy) {
+    fn start_exploration(&mut self, now: u64, reaped: u64) {
         self.epoch = self.epoch.wrapping_add(1).max(1);
         let path = self.chosen.other();
         // An inline epoch has no queue to fill: each request is priced as it
@@ -517,7 +442,7 @@ impl ClassPolicy {
             path,
             to_route,
             to_skip,
-            window: Window::open(now, occupancy),
+            window: Window::open(now, reaped),
             epoch: self.epoch,
         });
         self.last_exploration_ns = now;
@@ -526,18 +451,18 @@ impl ClassPolicy {
 
     /// Ends the exploration: prices the other path and keeps the cheaper.
     /// Returns the path now chosen.
-    fn finish_exploration(&mut self, now: u64, occupancy: &Occupancy) -> Path {
-        let chosen = self.finish_epoch(now, occupancy);
+    fn finish_exploration(&mut self, now: u64, reaped: u64) -> Path {
+        let chosen = self.finish_epoch(now, reaped);
         self.refresh_next_check();
         chosen
     }
 
-    fn finish_epoch(&mut self, now: u64, occupancy: &Occupancy) -> Path {
+    fn finish_epoch(&mut self, now: u64, reaped: u64) -> Path {
         let Some(exploration) = self.exploring.take() else {
             return self.chosen;
         };
         self.since_exploration = 0;
-        let explored = exploration.window.cost(exploration.path, now, occupancy);
+        let explored = exploration.window.cost(exploration.path, now, reaped);
         let Some(explored) = explored else {
             return self.chosen;
         };
@@ -591,14 +516,16 @@ impl ClassPolicy {
         self.drift = (0, 0.0);
         // The chosen path's window starts afresh: the epoch changed what was
         // in flight while it ran, and would read as a drift.
-        self.window = Window::open(now, occupancy);
+        self.window = Window::open(now, reaped);
         self.chosen
     }
 
     /// Records what one request of the class cost on `path`: for inline, its
-    /// time in the call plus the caller's gap before it; for asynchronous,
-    /// its latency from queue to reap. `epoch` is what [`route`](Self::route)
-    /// said for it, `started_ns` when it was queued, `now` the time.
+    /// time in the call plus the caller's own time after it, until it called
+    /// the engine again; for asynchronous, its latency from queue to reap.
+    /// `epoch` is what [`route`](Self::route) said for it, `started_ns` when
+    /// it was queued, `now` the time, when `reaped` asynchronous completions
+    /// had been reaped (of every class).
     pub(crate) fn record(
         &mut self,
         path: Path,
@@ -606,7 +533,7 @@ impl ClassPolicy {
         started_ns: u64,
         ns: u64,
         now: u64,
-        occupancy: &Occupancy,
+        reaped: u64,
     ) {
         if let Some(exploration) = &mut self.exploring
             && exploration.epoch == epoch
@@ -615,7 +542,7 @@ impl ClassPolicy {
             if exploration.to_skip > 0 {
                 exploration.to_skip -= 1;
                 if exploration.to_skip == 0 {
-                    exploration.window = Window::open(now, occupancy);
+                    exploration.window = Window::open(now, reaped);
                 }
             } else {
                 exploration
@@ -639,20 +566,20 @@ impl ClassPolicy {
         if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
             return;
         }
-        self.close_window(path, now, occupancy);
+        self.close_window(path, now, reaped);
         self.refresh_next_check();
     }
 
     /// Ends a full window of the chosen path: its cost, a drift, the range.
-    fn close_window(&mut self, path: Path, now: u64, occupancy: &Occupancy) {
+    fn close_window(&mut self, path: Path, now: u64, reaped: u64) {
         self.escalated = false;
-        let Some(cost) = self.window.cost(path, now, occupancy) else {
-            self.window = Window::open(now, occupancy);
+        let Some(cost) = self.window.cost(path, now, reaped) else {
+            self.window = Window::open(now, reaped);
             return;
         };
         let first = self.typical[path.index()].is_infinite();
         self.typical[path.index()] = self.window.mean().unwrap_or(f64::INFINITY);
-        self.window = Window::open(now, occupancy);
+        self.window = Window::open(now, reaped);
         if first {
             // Its outliers were not bounded: it sets the scale, and the next
             // window the cost.
@@ -692,6 +619,10 @@ impl ClassPolicy {
             self.remember(cost, false);
             self.range = (self.range.0.min(cost), self.range.1.max(cost));
             self.drift = (direction, cost);
+            // A first drifting window is confirmed or refuted by the next:
+            // every request of it timed, so that it comes in a few dozen
+            // requests rather than 32 one-in-64 samples (2,048 requests).
+            self.escalated = direction != 0;
         }
     }
 
@@ -735,53 +666,33 @@ mod tests {
     use super::*;
 
     /// Feeds `n` inline requests costing `ns` each, one every `ns`.
-    fn inline_requests(
-        policy: &mut ClassPolicy,
-        occupancy: &mut Occupancy,
-        now: &mut u64,
-        n: usize,
-        ns: u64,
-    ) -> usize {
+    fn inline_requests(policy: &mut ClassPolicy, now: &mut u64, n: usize, ns: u64) -> usize {
         let mut asynchronous = 0;
         for _ in 0..n {
-            let route = policy.route(*now, occupancy);
+            let route = policy.route(*now, asynchronous);
             match route.path {
                 Path::Inline => {
                     let start = *now;
                     *now += ns;
-                    policy.record(Path::Inline, route.epoch, start, ns, *now, occupancy);
+                    policy.record(Path::Inline, route.epoch, start, ns, *now, asynchronous);
                 }
                 Path::Async => {
                     // One at a time, taking 3 ns.
                     asynchronous += 1;
                     let start = *now;
-                    occupancy.add(*now, 1);
                     *now += 3 * ns;
-                    occupancy.remove(*now, 1);
-                    policy.record(Path::Async, route.epoch, start, 3 * ns, *now, occupancy);
+                    policy.record(Path::Async, route.epoch, start, 3 * ns, *now, asynchronous);
                 }
             }
         }
-        asynchronous
-    }
-
-    /// Moves the clock over one request of `ns` on `path`, alone in flight.
-    fn advance(occupancy: &mut Occupancy, now: &mut u64, path: Path, ns: u64) {
-        if path == Path::Async {
-            occupancy.add(*now, 1);
-        }
-        *now += ns;
-        if path == Path::Async {
-            occupancy.remove(*now, 1);
-        }
+        asynchronous as usize
     }
 
     #[test]
     fn a_new_class_prices_both_paths_then_keeps_the_cheaper() {
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
-        let mut occupancy = Occupancy::default();
         let mut now = 0;
-        let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 2000, 1000);
+        let explored = inline_requests(&mut policy, &mut now, 2000, 1000);
         assert_eq!(explored, 32, "one epoch of 32 requests went asynchronous");
         assert_eq!(policy.chosen(), Path::Inline);
         let [inline, asynchronous] = policy.costs();
@@ -792,31 +703,22 @@ mod tests {
     #[test]
     fn preempted_requests_do_not_move_the_choice() {
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
-        let mut occupancy = Occupancy::default();
-        let mut now = 0u64;
+        let (mut now, mut reaped) = (0u64, 0u64);
         let mut switches = 0;
         for i in 0..1_000_000u64 {
-            let route = policy.route(now, &occupancy);
+            let route = policy.route(now, reaped);
             switches += u64::from(route.switched);
             let start = now;
             match route.path {
                 Path::Inline => {
                     // 1 us, but one request in 150 is preempted for 200 us.
                     now += if i % 150 == 0 { 200_000 } else { 1_000 };
-                    policy.record(
-                        Path::Inline,
-                        route.epoch,
-                        start,
-                        now - start,
-                        now,
-                        &occupancy,
-                    );
+                    policy.record(Path::Inline, route.epoch, start, now - start, now, reaped);
                 }
                 Path::Async => {
-                    occupancy.add(now, 1);
                     now += 1_300;
-                    occupancy.remove(now, 1);
-                    policy.record(Path::Async, route.epoch, start, 1_300, now, &occupancy);
+                    reaped += 1;
+                    policy.record(Path::Async, route.epoch, start, 1_300, now, reaped);
                 }
             }
         }
@@ -827,10 +729,9 @@ mod tests {
     #[test]
     fn explorations_stay_rare() {
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
-        let mut occupancy = Occupancy::default();
         let mut now = 0;
         // Two million requests of 1 us: two seconds of requests.
-        let explored = inline_requests(&mut policy, &mut occupancy, &mut now, 2_000_000, 1000);
+        let explored = inline_requests(&mut policy, &mut now, 2_000_000, 1000);
         let share = explored as f64 / 2e6;
         assert!(share < 0.005, "{explored} of two million requests explored");
         // The other path costs 3 times as much: after 100 and 200 ms, the
@@ -845,16 +746,16 @@ mod tests {
     /// Sends `n` requests through a fresh policy of depth 1, one at a time,
     /// the `i`th costing `ns(i, path)`; returns (requests explored, switches).
     fn drive(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u64) -> (u64, u64) {
-        let mut occupancy = Occupancy::default();
-        let (mut now, mut explored, mut switches) = (0u64, 0, 0);
+        let (mut now, mut reaped, mut explored, mut switches) = (0u64, 0u64, 0, 0);
         for i in 0..n {
-            let route = policy.route(now, &occupancy);
+            let route = policy.route(now, reaped);
             explored += u64::from(route.epoch != 0);
             switches += u64::from(route.switched);
             let start = now;
             let cost = ns(i, route.path);
-            advance(&mut occupancy, &mut now, route.path, cost);
-            policy.record(route.path, route.epoch, start, cost, now, &occupancy);
+            now += cost;
+            reaped += u64::from(route.path == Path::Async);
+            policy.record(route.path, route.epoch, start, cost, now, reaped);
         }
         (explored, switches)
     }
@@ -925,8 +826,7 @@ mod tests {
         // As the engine does: one request in 8 is timed and routed; the
         // others go straight inline when the class says it is settled.
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
-        let mut occupancy = Occupancy::default();
-        let (mut now, mut straight) = (0u64, 0u64);
+        let (mut now, mut reaped, mut straight) = (0u64, 0u64, 0u64);
         let n = 2_000_000u64;
         for i in 0..n {
             if i % 8 != 0 && matches!(policy.straight_allowance(), (Path::Inline, 1..)) {
@@ -935,15 +835,16 @@ mod tests {
                 now += 1_000;
                 continue;
             }
-            let route = policy.route(now, &occupancy);
+            let route = policy.route(now, reaped);
             let start = now;
             let ns = if route.path == Path::Inline {
                 1_000
             } else {
                 3_000
             };
-            advance(&mut occupancy, &mut now, route.path, ns);
-            policy.record(route.path, route.epoch, start, ns, now, &occupancy);
+            now += ns;
+            reaped += u64::from(route.path == Path::Async);
+            policy.record(route.path, route.epoch, start, ns, now, reaped);
         }
         // 7 in 8 could; explorations (every 400 ms) and clock checks (every
         // 64 requests) take a few of those.
@@ -956,33 +857,21 @@ mod tests {
     }
 
     #[test]
-    fn the_mean_in_flight_divides_the_latency() {
-        let mut occupancy = Occupancy::default();
-        let mark = occupancy.mark(0);
-        // Four requests in flight for 100 ns, then none for 100 ns.
-        occupancy.add(0, 4);
-        occupancy.remove(100, 4);
-        assert_eq!(occupancy.mean_since(mark, 200), Some(2.0));
-        let mut window = Window {
-            opened: mark,
-            ..Window::default()
-        };
-        window.add(0, 100, f64::INFINITY);
-        assert_eq!(window.cost(Path::Async, 200, &occupancy), Some(50.0));
-        assert_eq!(window.cost(Path::Inline, 200, &occupancy), Some(100.0));
-    }
-
-    #[test]
-    fn an_idle_gap_counts_for_at_most_a_millisecond() {
-        let mut occupancy = Occupancy::default();
-        let mark = occupancy.mark(0);
-        occupancy.add(0, 1);
-        occupancy.remove(1_000_000, 1);
-        assert_eq!(
-            occupancy.mean_since(mark, 60_000_000_000),
-            Some(1.0),
-            "floored at one"
-        );
-        assert_eq!(occupancy.mark(60_000_000_000).span, 2_000_000);
+    fn the_asynchronous_throughput_prices_a_request() {
+        // Four requests out at a time, each 100 ns, 8 reaped in 200 ns: a
+        // request takes 25 ns of the caller's, whatever its latency.
+        let mut window = Window::open(1_000, 10);
+        for _ in 0..8 {
+            window.add(1_000, 100, f64::INFINITY);
+        }
+        assert_eq!(window.cost(Path::Async, 1_200, 18), Some(25.0));
+        assert_eq!(window.cost(Path::Inline, 1_200, 18), Some(100.0));
+        assert_eq!(window.cost(Path::Async, 1_200, 10), None, "none reaped");
+        // Requests started before the window opened are left out of the
+        // samples, which set the path's typical latency.
+        let mut window = Window::open(50, 0);
+        window.add(10, 1_000, f64::INFINITY);
+        window.add(60, 100, f64::INFINITY);
+        assert_eq!(window.mean(), Some(100.0));
     }
 }

@@ -34,7 +34,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, ShortErrors};
+use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, ShortErrors, sealed};
 use crate::Error;
 use crate::buf::Buf;
 use crate::file::FileHandle;
@@ -617,7 +617,7 @@ impl<E: Engine> Engine for Resubmit<E> {
     }
 
     #[inline]
-    fn queue(&mut self, request: Request) -> QueueOutcome {
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
         // The depth counts what this layer holds and what the engine below
         // holds beyond its own depth (fault injection's delayed completions).
         if !self.requeue.is_empty() || self.inner.in_flight() + self.ready.len() >= self.depth {
@@ -630,6 +630,14 @@ impl<E: Engine> Engine for Resubmit<E> {
         // machine's EPYC. So the length is the request's (engines hand the
         // window back as they got it), and the outcome is moved field by field.
         let len = request.len() as u64;
+        if let Some(result) = self.inner.run_straight(&mut request, sealed::Token(())) {
+            // Made where it is returned: a completion made first and moved
+            // there was copied twice.
+            if self.needs_attention_given(result, len) {
+                return self.complete_inline(request.complete(result));
+            }
+            return QueueOutcome::Completed(request.complete(result));
+        }
         match self.inner.queue(request) {
             QueueOutcome::Completed(done) if self.needs_attention_given(done.result, len) => {
                 self.complete_inline(done)
