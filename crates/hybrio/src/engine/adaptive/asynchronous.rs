@@ -191,7 +191,11 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                 self.finish_async(backend, completion, &mut now);
             }
         }
-        result.map(|_| reaped)
+        // Not `result.map`: that moved the whole result, error and all.
+        if let Err(error) = result {
+            return Err(error);
+        }
+        Ok(reaped)
     }
 
     /// Hands `request` to the asynchronous engine of lane `key`'s file,

@@ -61,9 +61,12 @@ use crate::request::{Completion, Op, Request};
 use asynchronous::{Backend, Slot, TwinOf};
 #[cfg(not(test))]
 use policy::Path;
-use policy::{ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS};
+use policy::{
+    CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS,
+};
 
-/// Size classes: powers of two up to 16 MiB, then one for everything larger.
+/// Size classes: by the power of two at or below the length, up to 16 MiB,
+/// then one for everything larger.
 const SIZE_CLASSES: usize = 25;
 /// Read, write, sync.
 const OPERATION_CLASSES: usize = 3;
@@ -71,15 +74,17 @@ const OPERATION_CLASSES: usize = 3;
 const CLASSES: usize = OPERATION_CLASSES * SIZE_CLASSES;
 /// One request of a class in this many is timed while the class follows its
 /// choice (and, inline, its requests are quick: page-cache hits); a window
-/// of 32 timed ones then spans 2048 requests, 4 ms of page-cache hits. The
+/// of 32 timed ones then spans 4,096 requests, 8 ms of page-cache hits. The
 /// timed request asks the class's policy where to go, which is also when an
-/// exploration that is due by time starts. A timed request costs a few
-/// hundred instructions more than one that goes straight; one in 8 (as this
-/// was) made that a third of the engine's own cost. A timed inline request
-/// slow enough to matter (a cache dropped) has every request of its class
-/// timed until its window ends, so a change is still seen within a few dozen
-/// requests of the first one timed.
-const TIMED_EVERY: u32 = 64;
+/// exploration that is due by time starts (the policy's clock checks: the
+/// same spacing). A timed request costs several hundred instructions more
+/// than one that goes straight; one in 8 (as this was) made that a third of
+/// the engine's own cost, one in 64 ten instructions a request. A timed
+/// request 4 times off its class's typical one (a cache dropped or filled)
+/// has every request of its class timed until its window ends, and the
+/// window after it too, so a change is still seen within a few hundred
+/// requests.
+const TIMED_EVERY: u32 = CLOCK_CHECK_SPACING as u32;
 
 /// No lane found for a request yet.
 const NO_LANE: (usize, FileHandle) = (usize::MAX, FileHandle(u32::MAX));
@@ -365,8 +370,9 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             Op::Write => 1,
             Op::Fsync | Op::Fdatasync => 2,
         };
-        let len = len.max(1) as u64;
-        let size = (u64::BITS - (len - 1).leading_zeros()) as usize;
+        // The power of two at or below the length (0 and 1 alike): one bit
+        // scan, where the one at or above took twice the instructions.
+        let size = (u64::BITS - 1 - (len as u64 | 1).leading_zeros()) as usize;
         operation * SIZE_CLASSES + size.min(SIZE_CLASSES - 1)
     }
 
@@ -413,19 +419,16 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Whether a request of lane `key` goes straight inline and completes at
-    /// once: its class follows an inline choice, nothing else is in flight
-    /// or held, and no timed request waits for this call to end.
+    /// Whether an inline request that goes straight completes at once:
+    /// nothing else is in flight or held, and no timed request waits for
+    /// this call to end (and, in tests, no path is forced).
     #[inline(always)]
-    fn goes_straight_inline(&self, key: usize) -> bool {
+    fn quiet(&self) -> bool {
         #[cfg(test)]
         if self.route_override.get().is_some() {
             return false;
         }
-        self.async_in_flight == 0
-            && self.ready.is_empty()
-            && self.pending.is_none()
-            && self.lanes.get(key).is_some_and(|lane| lane.inline_left > 0)
+        self.async_in_flight == 0 && self.ready.is_empty() && self.pending.is_none()
     }
 
     /// The lane of `request`'s class: the one [`Engine::run_straight`] found
@@ -745,22 +748,18 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
         // before this path existed, and handing the request down by value
         // through one more `queue` copied it twice.
         let key = Self::lane_of(request.file, Self::class_of(request));
-        let result = if self.goes_straight_inline(key) {
-            self.inline.run_straight(request, token)
-        } else {
-            None
-        };
-        match result {
-            Some(_) => {
-                if let Some(lane) = self.lanes.get_mut(key) {
-                    lane.inline_left -= 1;
-                }
-            }
-            // `queue` comes next with the same request: it need not look for
-            // its lane again.
-            None => self.declined = (key, request.file),
+        if self.quiet()
+            && let Some(lane) = self.lanes.get_mut(key)
+            && lane.inline_left > 0
+            && let Some(result) = self.inline.run_straight(request, token)
+        {
+            lane.inline_left -= 1;
+            return Some(result);
         }
-        result
+        // `queue` comes next with the same request: it need not look for
+        // its lane again.
+        self.declined = (key, request.file);
+        None
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
