@@ -192,9 +192,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             }
         }
         // Not `result.map`: that moved the whole result, error and all.
-        if let Err(error) = result {
-            return Err(error);
-        }
+        result?;
         Ok(reaped)
     }
 
