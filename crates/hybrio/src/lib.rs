@@ -34,6 +34,11 @@
 //! * `reap(min >= 1)` with committed requests outstanding returns at least one
 //!   completion or an error; it never waits for uncommitted ones. Completions
 //!   appended before an error are the caller's all the same.
+//! * [`held()`](engine::Engine::held) counts requests an engine has already
+//!   completed and holds for a reap (only the adaptive engine holds any: an
+//!   inline completion behind asynchronous requests queued before it);
+//!   `reap(0, held())` returns them at once. A caller that reaps only when its
+//!   queue is full takes them as they appear, or they wait behind its queue.
 //! * Every request completes exactly once, with its own `user_data`, file,
 //!   offset and buffer.
 //! * Dropping an engine cancels what the kernel can cancel and waits for the
