@@ -116,6 +116,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
 
     /// Reaps from the asynchronous engines, waiting for `min` (at most what
     /// they hold), and gives the completions their caller's tag and handle.
+    #[inline(always)]
     pub(super) fn reap_async(
         &mut self,
         min: usize,
@@ -129,6 +130,17 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         if self.backends.len() == 1 {
             return self.reap_from(0, min, max, out);
         }
+        self.reap_two(min, max, out)
+    }
+
+    /// [`reap_async`](Self::reap_async) with two asynchronous engines.
+    #[inline(never)]
+    fn reap_two(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
         let mut holding = (0..self.backends.len()).filter(|&b| self.backends[b].in_flight > 0);
         if let (Some(only), None) = (holding.next(), holding.next()) {
             return self.reap_from(only, min, max, out);

@@ -86,9 +86,6 @@ const CLASSES: usize = OPERATION_CLASSES * SIZE_CLASSES;
 /// requests.
 const TIMED_EVERY: u32 = CLOCK_CHECK_SPACING as u32;
 
-/// No lane found for a request yet.
-const NO_LANE: (usize, FileHandle) = (usize::MAX, FileHandle(u32::MAX));
-
 /// Where the engine reads the time.
 #[derive(Debug, Clone)]
 enum Time {
@@ -250,9 +247,6 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     held_since_commit: usize,
     /// A timed inline request waiting for the caller's next call.
     pending: Option<InlineSample>,
-    /// The lane [`Engine::run_straight`] found for the request it declined
-    /// last, and its file ([`NO_LANE`] when `queue` has taken it).
-    declined: (usize, FileHandle),
     time: Time,
     counts: PathCounts,
     /// See [`Time::slow_inline_ns`].
@@ -347,7 +341,6 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             async_reaped: 0,
             held_since_commit: 0,
             pending: None,
-            declined: NO_LANE,
             time,
             counts: PathCounts::default(),
             slow_inline_ns,
@@ -431,18 +424,6 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         self.async_in_flight == 0 && self.ready.is_empty() && self.pending.is_none()
     }
 
-    /// The lane of `request`'s class: the one [`Engine::run_straight`] found
-    /// for it when it declined it just before, or found anew.
-    #[inline(always)]
-    fn lane_for(&mut self, request: &Request) -> usize {
-        let (key, file) = std::mem::replace(&mut self.declined, NO_LANE);
-        if file == request.file {
-            key
-        } else {
-            Self::lane_of(request.file, Self::class_of(request))
-        }
-    }
-
     /// [`Engine::queue`] but for an inline request that the layer above had
     /// done in place ([`Engine::run_straight`]): a request of a class that
     /// follows its choice goes straight along it, the others ask their
@@ -457,7 +438,8 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             // that a caller that reaps only when full comes back for them.
             return QueueOutcome::Busy(request);
         }
-        let key = self.lane_for(&request);
+        let class = Self::class_of(&request);
+        let key = Self::lane_of(request.file, class);
         #[cfg(test)]
         let forced = self.route_override.get().is_some();
         #[cfg(not(test))]
@@ -475,7 +457,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                 };
             }
         }
-        self.queue_routed(request, key % CLASSES)
+        self.queue_routed(request, class)
     }
 
     /// [`Engine::queue`] for a request that is timed: it explores, starts a
@@ -756,9 +738,6 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             lane.inline_left -= 1;
             return Some(result);
         }
-        // `queue` comes next with the same request: it need not look for
-        // its lane again.
-        self.declined = (key, request.file);
         None
     }
 
@@ -776,15 +755,10 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
 
     #[inline]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.pending.is_none()
-            && self.ready.is_empty()
-            && self.async_in_flight > 0
-            && max > 0
-            && self.backends.len() == 1
-        {
-            // Nothing held, one asynchronous engine: what it has, waiting as
+        if self.pending.is_none() && self.ready.is_empty() {
+            // Nothing held: what the asynchronous engine has, waiting as
             // asked (the path of every reap of a settled asynchronous class).
-            return self.reap_from(0, min.min(self.async_in_flight), max, out);
+            return self.reap_async(min, max, out);
         }
         self.reap_other(min, max, out)
     }
