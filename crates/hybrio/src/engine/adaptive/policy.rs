@@ -125,8 +125,8 @@ const DRIFT_SPACING: u64 = 4;
 /// the throughput of 8k buffered writes. The engine's timed requests, one
 /// of a class in this many, are these looks.
 pub(crate) const CLOCK_CHECK_SPACING: u64 = 128;
-/// The time with nothing in flight (or between two inline requests) counted
-/// for one gap at most: a caller that stops for a second is idle, not slow.
+/// The caller's own time after a timed inline request counted for one such
+/// gap at most: a caller that stops for a second is idle, not slow.
 pub(crate) const GAP_CAP_NS: u64 = 1_000_000;
 
 /// Samples of one path, turning into one cost.
