@@ -31,28 +31,45 @@ pub(super) struct TwinOf {
     pub(super) timed: bool,
 }
 
-/// One asynchronous engine and what the adaptive engine has handed it.
+/// One asynchronous engine and what the adaptive engine has handed it. (How
+/// many requests it holds, it says itself: [`Engine::in_flight`].)
 #[derive(Debug)]
 pub(super) struct Backend<B> {
     pub(super) engine: B,
-    pub(super) in_flight: usize,
-    /// Of those, queued since its last successful commit: a reap of this
+    /// Requests queued since its last successful commit: a reap of this
     /// engine need not wait for them (and may not: they may never come).
+    /// At most what it holds, unless it completed some without a commit
+    /// (an SQPOLL thread takes them as they come).
     pub(super) uncommitted: usize,
+    /// Every file's untimed twin here has the caller's handle, which is
+    /// even, and its timed twin the odd one after it (the file tables hand
+    /// out the lowest free handle, and the inline engine holds a spare copy
+    /// of each file to stay in step): a completion then needs no
+    /// translation, and says by its handle's lowest bit whether it was
+    /// timed. Once a file does not fit (a second asynchronous engine takes
+    /// some files and not others), every completion is looked up in the
+    /// table of twins.
+    pub(super) lockstep: bool,
 }
 
-impl<B> Backend<B> {
+impl<B: Engine> Backend<B> {
     pub(super) fn new(engine: B) -> Backend<B> {
         Backend {
             engine,
-            in_flight: 0,
             uncommitted: 0,
+            lockstep: true,
         }
+    }
+
+    /// Requests it holds.
+    #[inline(always)]
+    pub(super) fn in_flight(&self) -> usize {
+        self.engine.in_flight()
     }
 
     /// Requests it holds that a reap can wait for.
     pub(super) fn committed(&self) -> usize {
-        self.in_flight - self.uncommitted
+        self.in_flight().saturating_sub(self.uncommitted)
     }
 }
 
@@ -82,6 +99,13 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         completion: &mut Completion,
         now: &mut Option<u64>,
     ) {
+        if self.backends[backend].lockstep {
+            if completion.file.0 & 1 != 0 {
+                completion.file.0 &= !1;
+                self.finish_timed(completion, now);
+            }
+            return;
+        }
         let Some(Some(twin)) = self.twins[backend].get(completion.file.index()).copied() else {
             // Not a file this engine handed over: nothing to translate.
             return;
@@ -99,6 +123,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let index = completion.user_data as u32;
         let slot = self.slots[index as usize];
         self.free_slots.push(index);
+        self.timed_out -= 1;
         completion.user_data = slot.user_data;
         // A failure's latency says nothing about the path.
         if completion.result < 0 {
@@ -123,10 +148,11 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, Error> {
-        if self.async_in_flight == 0 || max == 0 {
+        let in_flight = self.async_in_flight();
+        if in_flight == 0 || max == 0 {
             return Ok(0);
         }
-        let min = min.min(self.async_in_flight);
+        let min = min.min(in_flight);
         if self.backends.len() == 1 {
             return self.reap_from(0, min, max, out);
         }
@@ -141,7 +167,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, Error> {
-        let mut holding = (0..self.backends.len()).filter(|&b| self.backends[b].in_flight > 0);
+        let mut holding = (0..self.backends.len()).filter(|&b| self.backends[b].in_flight() > 0);
         if let (Some(only), None) = (holding.next(), holding.next()) {
             return self.reap_from(only, min, max, out);
         }
@@ -152,7 +178,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         // on its own, so none is lost.
         let mut got = 0;
         for backend in 0..self.backends.len() {
-            if got < max && self.backends[backend].in_flight > 0 {
+            if got < max && self.backends[backend].in_flight() > 0 {
                 got += self.reap_from(backend, 0, max - got, out)?;
             }
         }
@@ -191,21 +217,19 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let result = self.backends[backend].engine.reap(min, max, out);
         let reaped = out.len() - start;
         if reaped > 0 {
-            self.async_in_flight -= reaped;
             self.async_reaped += reaped as u64;
-            let target = &mut self.backends[backend];
-            target.in_flight -= reaped;
-            // An engine may complete requests it was not asked to commit yet
-            // (an SQPOLL thread takes them as they come).
-            target.uncommitted = target.uncommitted.min(target.in_flight);
-            let mut now = None;
-            for completion in &mut out[start..] {
-                self.finish_async(backend, completion, &mut now);
+            // Untimed completions in step with the caller's handles need
+            // nothing (the path of nearly every reap of a settled class).
+            if self.timed_out > 0 || !self.backends[backend].lockstep {
+                let mut now = None;
+                for completion in &mut out[start..] {
+                    self.finish_async(backend, completion, &mut now);
+                }
             }
         }
-        // Not `result.map`: that moved the whole result, error and all.
-        result?;
-        Ok(reaped)
+        // The engine's own answer (its count is what it appended): made
+        // anew, the result was taken apart and built again.
+        result
     }
 
     /// Hands `request` to the asynchronous engine of lane `key`'s file,
@@ -222,11 +246,13 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let lane = &mut self.lanes[key];
         lane.async_mark = self.async_queued;
         let backend = usize::from(lane.backend);
-        let (twin, timed_twin) = (lane.twin, lane.timed_twin);
-        let file = std::mem::replace(&mut request.file, twin);
-        let slot = match timed {
+        match timed {
+            // In step, the file there is the caller's (no store: the request
+            // then goes on as it came).
+            None if lane.twin == request.file => {}
+            None => request.file = lane.twin,
             Some((epoch, now, class)) => {
-                request.file = timed_twin;
+                request.file = lane.timed_twin;
                 let slot = self.take_slot(Slot {
                     user_data: request.user_data,
                     class: class as u16,
@@ -234,61 +260,54 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                     queued_ns: now,
                 });
                 request.user_data = u64::from(slot);
-                Some(slot)
-            }
-            None => None,
-        };
-        self.async_in_flight += 1;
-        let target = &mut self.backends[backend];
-        target.in_flight += 1;
-        match target.engine.queue(request) {
-            QueueOutcome::Queued => {
-                target.uncommitted += 1;
-                QueueOutcome::Queued
-            }
-            QueueOutcome::Completed(completion) => {
-                self.handed_back(Ok(completion), backend, key, (file, slot))
-            }
-            QueueOutcome::Busy(request) => {
-                self.handed_back(Err(request), backend, key, (file, slot))
+                self.timed_out += 1;
             }
         }
+        let target = &mut self.backends[backend];
+        target.uncommitted += 1;
+        let outcome = target.engine.queue(request);
+        if let QueueOutcome::Queued = outcome {
+            // Nothing to drop (matched and left, the outcome was dropped by
+            // a call; handed on, it was copied whole).
+            std::mem::forget(outcome);
+            return QueueOutcome::Queued;
+        }
+        self.handed_back(outcome, backend, key)
     }
 
     /// The asynchronous engine did not keep a request: it completed it at
-    /// once, or refused it for a moment of its own. `file` is the caller's,
-    /// `slot` the request's if it was timed.
+    /// once, or refused it for a moment of its own. `key` is its lane.
     #[cold]
     pub(super) fn handed_back(
         &mut self,
-        outcome: Result<Completion, Request>,
+        outcome: QueueOutcome,
         backend: usize,
         key: usize,
-        (file, slot): (FileHandle, Option<u32>),
     ) -> QueueOutcome {
-        let target = &mut self.backends[backend];
-        target.in_flight -= 1;
-        self.async_in_flight -= 1;
+        self.backends[backend].uncommitted -= 1;
         // Back at once, or never gone: either way no longer out.
         self.async_reaped += 1;
         match outcome {
-            Ok(mut completion) => {
+            QueueOutcome::Queued => QueueOutcome::Queued,
+            QueueOutcome::Completed(mut completion) => {
                 self.finish_async(backend, &mut completion, &mut None);
                 self.deliver(completion)
             }
-            Err(mut request) => {
+            QueueOutcome::Busy(mut request) => {
                 // Counted as asynchronous where it was routed (a timed one
                 // in `queue_routed`; one that went straight, when its lane's
                 // count is taken): it is not.
-                match slot {
-                    Some(slot) => {
-                        self.counts.asynchronous -= 1;
-                        request.user_data = self.slots[slot as usize].user_data;
-                        self.free_slots.push(slot);
-                    }
-                    None => self.lanes[key].granted -= 1,
+                let lane = &mut self.lanes[key];
+                if request.file == lane.timed_twin {
+                    let slot = request.user_data as u32;
+                    self.counts.asynchronous -= 1;
+                    self.timed_out -= 1;
+                    request.user_data = self.slots[slot as usize].user_data;
+                    self.free_slots.push(slot);
+                } else {
+                    lane.granted -= 1;
                 }
-                request.file = file;
+                request.file = FileHandle((key / super::CLASSES) as u32);
                 // The engine is below its depth (`queue` checked), so the
                 // backend refused for a moment of its own (an SQ that looks
                 // full): the request runs inline instead, never `Busy` below

@@ -36,7 +36,10 @@
 //! request of a class in [`TIMED_EVERY`] is timed, and asks the class's
 //! policy where to go. The file's timed requests go to a second copy of it
 //! in the asynchronous engine, so that a completion says by its file whether
-//! it was timed, and the untimed ones keep the caller's `user_data`. A timed
+//! it was timed, and the untimed ones keep the caller's `user_data`. With
+//! io_uring the untimed copy has the caller's handle and the timed one the
+//! next (the inline engine keeps a spare copy of each file to stay in step),
+//! so a completion of a settled class comes back as it is. A timed
 //! inline request ends at the caller's next call, which reads the clock
 //! once more: its price is its time in the call plus the caller's own time
 //! after it.
@@ -133,6 +136,8 @@ struct FileRoute {
     backend: usize,
     handle: FileHandle,
     timed_handle: FileHandle,
+    /// The spare copy of the file in the inline engine.
+    spare: FileHandle,
     classes: Vec<Option<Box<ClassPolicy>>>,
 }
 
@@ -236,7 +241,9 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     lanes: Vec<Lane>,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    async_in_flight: usize,
+    /// Timed requests the asynchronous engines hold: while there are none,
+    /// a reap has nothing to record.
+    timed_out: usize,
     /// Inline completions held back while asynchronous requests are outstanding.
     ready: VecDeque<Held>,
     /// Requests handed to the asynchronous engines so far, and completions
@@ -335,7 +342,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             lanes: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            async_in_flight: 0,
+            timed_out: 0,
             ready: VecDeque::new(),
             async_queued: 0,
             async_reaped: 0,
@@ -400,7 +407,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     /// asynchronous requests are outstanding or completions are held.
     #[inline]
     fn deliver(&mut self, completion: Completion) -> QueueOutcome {
-        if self.async_in_flight == 0 && self.ready.is_empty() {
+        if self.async_in_flight() == 0 && self.ready.is_empty() {
             QueueOutcome::Completed(completion)
         } else {
             self.ready.push_back(Held {
@@ -421,19 +428,19 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         if self.route_override.get().is_some() {
             return false;
         }
-        self.async_in_flight == 0 && self.ready.is_empty() && self.pending.is_none()
+        self.async_in_flight() == 0 && self.ready.is_empty() && self.pending.is_none()
     }
 
     /// [`Engine::queue`] but for an inline request that the layer above had
     /// done in place ([`Engine::run_straight`]): a request of a class that
     /// follows its choice goes straight along it, the others ask their
     /// class's policy.
-    #[inline(never)]
+    #[inline(always)]
     fn offer(&mut self, request: Request) -> QueueOutcome {
         if self.pending.is_some() {
             self.end_inline_sample();
         }
-        if self.ready.len() + self.async_in_flight >= self.depth as usize {
+        if self.ready.len() + self.async_in_flight() >= self.depth as usize {
             // Full. While completions are held, new inline ones join them, so
             // that a caller that reaps only when full comes back for them.
             return QueueOutcome::Busy(request);
@@ -607,10 +614,16 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             got += self.reap_async(0, max - got, out)?;
         }
         got += self.pop_held(max - got, false, out);
-        if got < min.min(max) && self.async_in_flight > 0 {
+        if got < min.min(max) && self.async_in_flight() > 0 {
             got += self.reap_async(min - got, max - got, out)?;
         }
         Ok(got)
+    }
+
+    /// Requests the asynchronous engines hold.
+    #[inline(always)]
+    fn async_in_flight(&self) -> usize {
+        (self.async_queued - self.async_reaped) as usize
     }
 
     fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
@@ -635,19 +648,48 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
+        // A spare copy of the file follows it in the inline engine, so that
+        // its handles go in pairs, as the twins' do (see `Backend::lockstep`).
+        let spare = match file.try_clone() {
+            Ok(spare) => spare,
+            Err(e) => {
+                let reason = Error::io("duplicate the descriptor of", &path, 0, e);
+                return Err(Error::refusing(file, path, reason));
+            }
+        };
         let (backend, twin, timed_twin) = match self.add_twins(&file, &path) {
             Ok(added) => added,
             // The twins, if any, are closed; the caller's file goes back.
             Err(reason) => return Err(Error::refusing(file, path, reason)),
         };
+        let remove_twins = |engine: &mut B| {
+            let _ = engine.remove_file(twin);
+            let _ = engine.remove_file(timed_twin);
+        };
+        let spare_path = path.clone();
         let handle = match self.inline.add_file(file, path) {
             Ok(handle) => handle,
             Err(error) => {
-                let _ = self.backends[backend].engine.remove_file(twin);
-                let _ = self.backends[backend].engine.remove_file(timed_twin);
+                remove_twins(&mut self.backends[backend].engine);
                 return Err(error);
             }
         };
+        let spare = match self.inline.add_file(spare, spare_path.clone()) {
+            Ok(spare) => spare,
+            Err(error) => {
+                remove_twins(&mut self.backends[backend].engine);
+                return Err(match self.inline.remove_file(handle) {
+                    Ok(file) => Error::refusing(file, spare_path, error),
+                    Err(_) => error,
+                });
+            }
+        };
+        let in_step = twin == handle
+            && handle.0 % 2 == 0
+            && timed_twin.0 == handle.0 + 1
+            && spare.0 == handle.0 + 1;
+        let target = &mut self.backends[backend];
+        target.lockstep &= in_step;
         let of = |timed| {
             Some(TwinOf {
                 caller: handle,
@@ -673,6 +715,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             backend,
             handle: twin,
             timed_handle: timed_twin,
+            spare,
             classes: (0..CLASSES).map(|_| None).collect(),
         });
         Ok(handle)
@@ -680,11 +723,12 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
-        let (backend, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
+        let (backend, twin, timed_twin, spare) =
+            (route.backend, route.handle, route.timed_handle, route.spare);
         // Asynchronous requests are not counted by file: while its engine
         // holds any, the file may be among them.
         let busy = self.ready.iter().any(|held| held.completion.file == handle)
-            || self.backends[backend].in_flight > 0;
+            || self.backends[backend].in_flight() > 0;
         if busy {
             return Err(Error::FileBusy {
                 handle: handle.0,
@@ -712,6 +756,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             lane.count_went(&mut self.counts);
         }
         self.lanes[lanes].fill(Lane::default());
+        let _ = self.inline.remove_file(spare);
         self.inline.remove_file(handle)
     }
 
@@ -729,9 +774,13 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
         // (class, policy, clock, record) were 4-5% of a page-cache hit
         // before this path existed, and handing the request down by value
         // through one more `queue` copied it twice.
+        // Quiet first: with asynchronous requests out (a settled asynchronous
+        // class at depth) it declines before the class is worked out.
+        if !self.quiet() {
+            return None;
+        }
         let key = Self::lane_of(request.file, Self::class_of(request));
-        if self.quiet()
-            && let Some(lane) = self.lanes.get_mut(key)
+        if let Some(lane) = self.lanes.get_mut(key)
             && lane.inline_left > 0
             && let Some(result) = self.inline.run_straight(request, token)
         {
@@ -744,7 +793,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
     fn commit(&mut self) -> Result<usize, Error> {
         let mut committed = 0;
         for backend in &mut self.backends {
-            if backend.in_flight > 0 {
+            if backend.in_flight() > 0 {
                 committed += backend.engine.commit()?;
                 backend.uncommitted = 0;
             }
@@ -753,7 +802,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
         Ok(committed + held)
     }
 
-    #[inline]
+    #[inline(always)]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
         if self.pending.is_none() && self.ready.is_empty() {
             // Nothing held: what the asynchronous engine has, waiting as
@@ -765,7 +814,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
 
     #[inline]
     fn in_flight(&self) -> usize {
-        self.ready.len() + self.async_in_flight
+        self.ready.len() + self.async_in_flight()
     }
 
     #[inline]
@@ -791,7 +840,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             .map(|b| {
                 format!(
                     "{} handed over ({} not yet committed): {}",
-                    b.in_flight,
+                    b.in_flight(),
                     b.uncommitted,
                     b.engine.state()
                 )
@@ -800,7 +849,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
         format!(
             "adaptive: {} inline completions held, {} asynchronous; {}",
             self.ready.len(),
-            self.async_in_flight,
+            self.async_in_flight(),
             backends.join("; ")
         )
     }

@@ -780,6 +780,9 @@ fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
     let direct = testkit::add(&mut engine, &direct_path, &direct_options);
     assert_eq!(engine.route_of(buffered).unwrap().backend, 0, "the pool");
     assert_eq!(engine.route_of(direct).unwrap().backend, 1, "libaio");
+    // The pool's files have the caller's handles; libaio's do not (it took the
+    // second file as its first): both ways of handing completions back run.
+    assert!(engine.backends[0].lockstep && !engine.backends[1].lockstep);
     // Reads of both files in one queue: each class explores the asynchronous
     // path, so both engines hold requests at once and are reaped together.
     let pool = BufPool::new(8, 4096).unwrap();
@@ -811,6 +814,81 @@ fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
     assert_eq!(paths.inline + paths.asynchronous, 3200);
     engine.remove_file(direct).unwrap();
     engine.remove_file(buffered).unwrap();
+}
+
+/// With io_uring, a file's copies there have the caller's handle (and the
+/// odd one after it for timed requests), so that completions need no
+/// translation: files removed and added again keep them so, and every
+/// completion, straight or timed, comes back with its caller's handle, tag
+/// and bytes.
+#[test]
+fn with_io_uring_completions_come_back_as_queued_while_files_come_and_go() {
+    if let Err(reason) = crate::probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping: io_uring refused here ({reason})");
+        return;
+    }
+    let dir = testkit::scratch();
+    // The emulated device at depth 8: the asynchronous path wins, so nearly
+    // every request goes straight to io_uring, untimed.
+    let config = EngineConfig {
+        completion_latency: Some(std::time::Duration::from_micros(100)),
+        ..EngineConfig::with_depth(8)
+    };
+    let ring = crate::engine::io_uring::IoUringEngine::new(&config, None).unwrap();
+    let mut engine = AdaptiveEngine::with_engines(
+        PsyncEngine::new(&config),
+        vec![ring],
+        &config,
+        Time::Real(Clock::new()),
+    );
+    const LEN: usize = 256 << 10;
+    let files: Vec<_> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|name| testkit::data_file(dir.path(), name, LEN))
+        .collect();
+    let a = testkit::add(&mut engine, &files[0].0, &testkit::read_write());
+    let b = testkit::add(&mut engine, &files[1].0, &testkit::read_write());
+    engine.remove_file(a).unwrap();
+    let c = testkit::add(&mut engine, &files[2].0, &testkit::read_write());
+    let d = testkit::add(&mut engine, &files[3].0, &testkit::read_write());
+    assert!(
+        engine.backends[0].lockstep,
+        "a file's copies left the caller's handles"
+    );
+    let open = [(b, &files[1].1), (c, &files[2].1), (d, &files[3].1)];
+    let pool = BufPool::new(8, 4096).unwrap();
+    let mut seen = 0;
+    for batch in 0..100u64 {
+        let requests = (0..8u64).map(|i| {
+            let n = batch * 8 + i;
+            let offset = (n * 7919 % (LEN as u64 / 4096)) * 4096;
+            Request::read(
+                open[n as usize % 3].0,
+                offset,
+                testkit::take(&pool, 4096),
+                n,
+            )
+        });
+        for completion in testkit::run(&mut engine, requests) {
+            let (file, data) = open[completion.user_data as usize % 3];
+            let at = completion.offset as usize;
+            assert_eq!(completion.file, file, "read {}", completion.user_data);
+            assert_eq!(completion.result, 4096, "read {}", completion.user_data);
+            assert!(
+                completion.buf.as_ref().unwrap().as_slice() == &data[at..at + 4096],
+                "read {} of {file:?} at {at}: wrong bytes",
+                completion.user_data
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 800);
+    let paths = engine.counters().paths.unwrap();
+    assert!(paths.asynchronous > 400, "{paths:?}");
+    assert_eq!(engine.timed_out, 0, "a timed request was not recorded");
+    for file in [b, c, d] {
+        engine.remove_file(file).unwrap();
+    }
 }
 
 /// The adaptive engine over real engines as without io_uring (psync inline;
