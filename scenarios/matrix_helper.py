@@ -24,7 +24,7 @@ import tempfile
 # matrix_report.py is a script beside this one, not a package: no __pycache__ in scenarios/.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from matrix_report import ADAPTIVE, SYNC_ENGINES, is_true, parse_job_file  # noqa: E402
+from matrix_cells import ADAPTIVE, SYNC_ENGINES, is_true, parse_job_file  # noqa: E402
 
 UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 # The probe's files, laid out beside the matrix's (their share of `need`).
