@@ -126,6 +126,9 @@ impl Time {
     }
 }
 
+/// The inline engine's spare file after each of the caller's (see `add_file`).
+const SPARE_PATH: &str = "/dev/null";
+
 /// What the engine keeps per file: its handles in the asynchronous engine
 /// and the decision state of each class of its requests.
 #[derive(Debug)]
@@ -648,9 +651,11 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        // A spare copy of the file follows it in the inline engine, so that
-        // its handles go in pairs, as the twins' do (see `Backend::lockstep`).
-        let spare = match file.try_clone() {
+        // A spare file follows the caller's in the inline engine, so that its
+        // handles go in pairs, as the twins' do (see `Backend::lockstep`). It
+        // is never read: /dev/null, which an emulated device reads into the
+        // cache at once (a copy of the caller's file would be read again).
+        let spare = match File::open(SPARE_PATH).or_else(|_| file.try_clone()) {
             Ok(spare) => spare,
             Err(e) => {
                 let reason = Error::io("duplicate the descriptor of", &path, 0, e);
@@ -666,7 +671,8 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             let _ = engine.remove_file(twin);
             let _ = engine.remove_file(timed_twin);
         };
-        let spare_path = path.clone();
+        let spare_path = PathBuf::from(SPARE_PATH);
+        let path_again = path.clone();
         let handle = match self.inline.add_file(file, path) {
             Ok(handle) => handle,
             Err(error) => {
@@ -674,12 +680,12 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
                 return Err(error);
             }
         };
-        let spare = match self.inline.add_file(spare, spare_path.clone()) {
+        let spare = match self.inline.add_file(spare, spare_path) {
             Ok(spare) => spare,
             Err(error) => {
                 remove_twins(&mut self.backends[backend].engine);
                 return Err(match self.inline.remove_file(handle) {
-                    Ok(file) => Error::refusing(file, spare_path, error),
+                    Ok(file) => Error::refusing(file, path_again, error),
                     Err(_) => error,
                 });
             }

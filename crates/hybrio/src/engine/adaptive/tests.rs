@@ -467,12 +467,14 @@ fn a_settled_asynchronous_class_times_few_requests_and_still_follows_a_change() 
     // reaped; the others never. Before the asynchronous fast path every
     // request was timed: 2 reads a request here; then every reap read it
     // once, for the integral of requests in flight: 1 a request. Now one
-    // request in 64 is timed, explorations and their looks back included.
+    // request of the class in 128 is timed: 2 reads in 128 requests, 0.016
+    // a request, and 0.018 with the explorations and their looks back (one
+    // in 64, as before, made it 0.031 and more).
     let reads = rig.clock_reads.load(Ordering::Relaxed) - reads_before;
     let per_request = reads as f64 / n as f64;
     assert!(
-        per_request < 0.05,
-        "{per_request:.4} clock reads a request: more than one request in 64 is timed"
+        per_request < 0.025,
+        "{per_request:.4} clock reads a request: more than about one request in 100 is timed"
     );
     // The cache fills (inline is 60 times cheaper): followed as fast as the
     // inline path follows a cache dropped.
