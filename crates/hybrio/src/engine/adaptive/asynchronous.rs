@@ -43,8 +43,8 @@ pub(super) struct Backend<B> {
     pub(super) uncommitted: usize,
     /// Every file's untimed twin here has the caller's handle, which is
     /// even, and its timed twin the odd one after it (the file tables hand
-    /// out the lowest free handle, and the inline engine holds a spare copy
-    /// of each file to stay in step): a completion then needs no
+    /// out the lowest free handle, and the inline engine holds a spare file
+    /// after each one to stay in step): a completion then needs no
     /// translation, and says by its handle's lowest bit whether it was
     /// timed. Once a file does not fit (a second asynchronous engine takes
     /// some files and not others), every completion is looked up in the
@@ -307,7 +307,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                 } else {
                     lane.granted -= 1;
                 }
-                request.file = FileHandle((key / super::CLASSES) as u32);
+                request.file = Self::file_of_lane(key);
                 // The engine is below its depth (`queue` checked), so the
                 // backend refused for a moment of its own (an SQ that looks
                 // full): the request runs inline instead, never `Busy` below

@@ -38,7 +38,7 @@
 //! in the asynchronous engine, so that a completion says by its file whether
 //! it was timed, and the untimed ones keep the caller's `user_data`. With
 //! io_uring the untimed copy has the caller's handle and the timed one the
-//! next (the inline engine keeps a spare copy of each file to stay in step),
+//! next (the inline engine keeps a spare file after each one to stay in step),
 //! so a completion of a settled class comes back as it is. A timed
 //! inline request ends at the caller's next call, which reads the clock
 //! once more: its price is its time in the call plus the caller's own time
@@ -139,7 +139,7 @@ struct FileRoute {
     backend: usize,
     handle: FileHandle,
     timed_handle: FileHandle,
-    /// The spare copy of the file in the inline engine.
+    /// The spare file after it in the inline engine.
     spare: FileHandle,
     classes: Vec<Option<Box<ClassPolicy>>>,
 }
@@ -383,6 +383,12 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     #[inline]
     fn lane_of(file: FileHandle, class: usize) -> usize {
         file.index() * CLASSES + class
+    }
+
+    /// Whose file the lane at `key` is: [`lane_of`](Self::lane_of) undone.
+    #[inline]
+    fn file_of_lane(key: usize) -> FileHandle {
+        FileHandle((key / CLASSES) as u32)
     }
 
     /// Where the lanes of all of `file`'s classes are.
@@ -694,8 +700,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             && handle.0 % 2 == 0
             && timed_twin.0 == handle.0 + 1
             && spare.0 == handle.0 + 1;
-        let target = &mut self.backends[backend];
-        target.lockstep &= in_step;
+        self.backends[backend].lockstep &= in_step;
         let of = |timed| {
             Some(TwinOf {
                 caller: handle,
