@@ -65,7 +65,7 @@ use asynchronous::{Backend, Slot, TwinOf};
 #[cfg(not(test))]
 use policy::Path;
 use policy::{
-    CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS,
+    CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS, Tally,
 };
 
 /// Size classes: by the power of two at or below the length, up to 16 MiB,
@@ -180,6 +180,10 @@ struct Lane {
     backend: u8,
     twin: FileHandle,
     timed_twin: FileHandle,
+    /// What one of the class's inline requests costs the caller (its
+    /// policy's [`inline_price_ns`](ClassPolicy::inline_price_ns)), added to
+    /// the engine's inline time for each that goes straight.
+    inline_ns: u32,
     /// `async_queued` once the class's latest asynchronous request went: while
     /// fewer asynchronous completions than that have been reaped, some of its
     /// requests may be out, and an inline request timed beside them measures
@@ -218,6 +222,7 @@ impl Default for Lane {
             backend: 0,
             twin: FileHandle(u32::MAX),
             timed_twin: FileHandle(u32::MAX),
+            inline_ns: 0,
             async_mark: 0,
         }
     }
@@ -254,7 +259,16 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     /// second reaches it, every asynchronous request older than it is back.
     async_queued: u64,
     async_reaped: u64,
+    /// The caller's time in inline requests so far, by their prices: a
+    /// class's asynchronous windows leave it out (see [`Tally`]).
+    inline_spent_ns: u64,
     held_since_commit: usize,
+    /// The lane whose class is exploring, and since when: one class explores
+    /// at a time. Two at once priced each path beside the other's
+    /// exploration: a copy's reads and writes, both sent to io_uring, made
+    /// each other's asynchronous path look dear, and every regular
+    /// exploration (the classes count alike) came at once again.
+    explorer: Option<(usize, u64)>,
     /// A timed inline request waiting for the caller's next call.
     pending: Option<InlineSample>,
     time: Time,
@@ -349,7 +363,9 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             ready: VecDeque::new(),
             async_queued: 0,
             async_reaped: 0,
+            inline_spent_ns: 0,
             held_since_commit: 0,
+            explorer: None,
             pending: None,
             time,
             counts: PathCounts::default(),
@@ -467,6 +483,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             }
             if lane.inline_left > 0 {
                 lane.inline_left -= 1;
+                self.inline_spent_ns += u64::from(lane.inline_ns);
                 return match self.inline.queue(request) {
                     QueueOutcome::Completed(completion) => self.deliver(completion),
                     other => other,
@@ -496,7 +513,23 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         policy.went_straight(lane.went());
         lane.count_went(&mut self.counts);
         let now = self.time.now();
-        let decision = policy.route(now, self.async_reaped);
+        let tally = Tally {
+            reaped: self.async_reaped,
+            inline_ns: self.inline_spent_ns,
+        };
+        // An exploration that has not ended in the interval between
+        // explorations belongs to a class that stopped sending requests.
+        let may_explore = self.explorer.is_none_or(|(lane, since)| {
+            lane == key || now.saturating_sub(since) > policy::EXPLORE_INTERVAL_NS
+        });
+        let decision = policy.route(now, tally, may_explore);
+        if policy.is_exploring() {
+            if self.explorer.is_none_or(|(lane, _)| lane != key) {
+                self.explorer = Some((key, now));
+            }
+        } else if self.explorer.is_some_and(|(lane, _)| lane == key) {
+            self.explorer = None;
+        }
         #[cfg(test)]
         let decision = policy::Route {
             path: self.route_override.get().unwrap_or(decision.path),
@@ -516,6 +549,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                     && completion.result >= 0
                     && alone
                 {
+                    // Its time is added to the inline time once priced.
                     self.pending = Some(InlineSample {
                         file,
                         class,
@@ -523,6 +557,8 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                         start: now,
                         end: self.time.now(),
                     });
+                } else {
+                    self.inline_spent_ns += u64::from(policy.inline_price_ns());
                 }
                 match outcome {
                     QueueOutcome::Completed(completion) => self.deliver(completion),
@@ -546,6 +582,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let now = self.time.now();
         let gap = now.saturating_sub(sample.end).min(GAP_CAP_NS);
         let cost = sample.end.saturating_sub(sample.start) + gap;
+        self.inline_spent_ns += cost;
         self.record(
             Path::Inline,
             (sample.file, sample.class),
@@ -570,7 +607,11 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let Some(policy) = policy_in(&mut self.routes, file, class) else {
             return;
         };
-        policy.record(path, epoch, started, ns, now, self.async_reaped);
+        let tally = Tally {
+            reaped: self.async_reaped,
+            inline_ns: self.inline_spent_ns,
+        };
+        policy.record(path, epoch, started, ns, now, tally);
         if let Some(lane) = self.lanes.get_mut(Self::lane_of(file, class)) {
             policy.went_straight(lane.went());
             lane.count_went(&mut self.counts);
@@ -587,6 +628,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let allowed = allowed.min(TIMED_EVERY - 1);
         lane.asynchronous = path == Path::Async;
         lane.granted = allowed;
+        lane.inline_ns = policy.inline_price_ns();
         (lane.inline_left, lane.async_left) = if lane.asynchronous {
             (0, allowed)
         } else {
@@ -763,6 +805,9 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
         }
         self.routes[handle.index()] = None;
         let lanes = Self::lanes_of(handle);
+        if self.explorer.is_some_and(|(lane, _)| lanes.contains(&lane)) {
+            self.explorer = None;
+        }
         for lane in &self.lanes[lanes.clone()] {
             lane.count_went(&mut self.counts);
         }
@@ -796,6 +841,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             && let Some(result) = self.inline.run_straight(request, token)
         {
             lane.inline_left -= 1;
+            self.inline_spent_ns += u64::from(lane.inline_ns);
             return Some(result);
         }
         None

@@ -15,8 +15,11 @@
 //!   caller's life at the asynchronous engine's throughput (by Little's law
 //!   the mean latency over the mean number in flight). Time with nothing in
 //!   flight counts, so a caller that keeps one request outstanding and works
-//!   between them pays for its work on both paths alike. Its ends are timed
-//!   requests' own queue and reap: nothing else reads the clock.
+//!   between them pays for its work on both paths alike; the caller's time in
+//!   other classes' inline requests does not, since they pay for it on their
+//!   own path (a copy's writes on a kernel worker cost what its inline reads
+//!   do not hide). Its ends are timed requests' own queue and reap: nothing
+//!   else reads the clock.
 //!
 //! # How it learns
 //! A class starts inline and times every request until it has a price for
@@ -29,7 +32,8 @@
 //! difference smaller than a path's own variation is not evidence).
 //!
 //! The chosen path's cost is watched all the time, the other path's only
-//! during explorations. They come back at a low rate: at most every
+//! during explorations, and only one class of an engine explores at a time
+//! (two at once would each price a path beside the other's exploration). They come back at a low rate: at most every
 //! [`EXPLORE_INTERVAL_NS`] (doubling up to four times that while the other
 //! path keeps coming out far dearer), and no more than once per
 //! [`EXPLORE_SPACING`] epoch lengths of requests. They come sooner after a
@@ -67,6 +71,9 @@ impl Path {
     }
 }
 
+/// An asynchronous window's cost is at least its span over this many, per
+/// completion, whatever inline time of other classes it leaves out.
+const ASYNC_FLOOR_SHARE: u64 = 16;
 /// Completed requests per measurement window of the chosen path...
 const WINDOW: u32 = 32;
 /// ...and the least time it spans: 32 page-cache hits take 30 us, in which
@@ -137,17 +144,37 @@ struct Window {
     /// Requests started before this are left out: they waited through
     /// whatever came before the window.
     opened_ns: u64,
-    /// Asynchronous completions reaped when the window opened.
-    opened_reaped: u64,
+    /// What the engine had done when the window opened.
+    opened: Tally,
+}
+
+/// What the engine has done so far, across all classes: the clock a window's
+/// asynchronous cost is read against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    /// Asynchronous completions reaped.
+    pub(crate) reaped: u64,
+    /// Time the caller spent in inline requests, by their prices (nanoseconds).
+    pub(crate) inline_ns: u64,
+}
+
+impl Tally {
+    /// `reaped` completions, and no inline time.
+    #[cfg(test)]
+    pub(crate) fn reaped(reaped: u64) -> Tally {
+        Tally {
+            reaped,
+            inline_ns: 0,
+        }
+    }
 }
 
 impl Window {
-    /// A window opening at `now`, when `reaped` asynchronous completions
-    /// had been reaped.
-    fn open(now: u64, reaped: u64) -> Window {
+    /// A window opening at `now`, with the engine at `tally`.
+    fn open(now: u64, tally: Tally) -> Window {
         Window {
             opened_ns: now,
-            opened_reaped: reaped,
+            opened: tally,
             ..Window::default()
         }
     }
@@ -166,16 +193,29 @@ impl Window {
         (self.samples > 0).then(|| self.sum_ns / f64::from(self.samples))
     }
 
-    /// Time per request up to `now`, with `reaped` asynchronous completions
-    /// reaped by then, in nanoseconds.
-    fn cost(&self, path: Path, now: u64, reaped: u64) -> Option<f64> {
+    /// Time per request up to `now`, with the engine at `tally` by then, in
+    /// nanoseconds.
+    ///
+    /// Asynchronous, the span leaves out the caller's time in inline requests
+    /// (of other classes) meanwhile: that time is theirs, priced on their
+    /// inline path, and the caller spends it whichever path this class
+    /// takes. What is left is what this class adds to the caller's life: a
+    /// copy's writes handed to kernel workers while its reads run inline
+    /// cost only what the reads do not hide (counted whole, they looked
+    /// dearer than inline writes, and the copy ran its writes inline at two
+    /// thirds of io_uring's speed).
+    fn cost(&self, path: Path, now: u64, tally: Tally) -> Option<f64> {
         let mean = self.mean()?;
         match path {
             Path::Inline => Some(mean),
             Path::Async => {
-                let completions = reaped.checked_sub(self.opened_reaped)?;
+                let completions = tally.reaped.checked_sub(self.opened.reaped)?;
                 let span = now.checked_sub(self.opened_ns)?;
-                (completions > 0).then(|| span as f64 / completions as f64)
+                let others = tally.inline_ns.saturating_sub(self.opened.inline_ns);
+                // Prices are estimates: what they leave is never less than
+                // a sixteenth of the span.
+                let own = span.saturating_sub(others).max(span / ASYNC_FLOOR_SHARE);
+                (completions > 0).then(|| own as f64 / completions as f64)
             }
         }
     }
@@ -332,6 +372,19 @@ impl ClassPolicy {
         (self.chosen, u32::try_from(left).unwrap_or(u32::MAX))
     }
 
+    /// What one inline request of the class costs the caller, by its latest
+    /// window (0 before it has one): the price of each of its requests that
+    /// went straight inline, untimed, in other classes' asynchronous windows.
+    #[inline]
+    pub(crate) fn inline_price_ns(&self) -> u32 {
+        let typical = self.typical[Path::Inline.index()];
+        if typical.is_finite() {
+            typical.min(f64::from(u32::MAX)) as u32
+        } else {
+            0
+        }
+    }
+
     /// `n` requests of the class followed its choice without [`route`](Self::route).
     #[inline]
     pub(crate) fn went_straight(&mut self, n: u32) {
@@ -380,9 +433,11 @@ impl ClassPolicy {
         ((high - low) / high).clamp(MARGIN, MAX_MARGIN)
     }
 
-    /// Where the next request of the class goes, at `now`.
+    /// Where the next request of the class goes, at `now`; an exploration
+    /// due starts only if `may_explore` (no other class of the engine is
+    /// exploring), else it waits for the class's next timed request.
     #[inline]
-    pub(crate) fn route(&mut self, now: u64, reaped: u64) -> Route {
+    pub(crate) fn route(&mut self, now: u64, tally: Tally, may_explore: bool) -> Route {
         if let Some(exploration) = &mut self.exploring {
             if exploration.to_route > 0 {
                 exploration.to_route -= 1;
@@ -394,7 +449,7 @@ impl ClassPolicy {
             }
             // Every request of the epoch has gone; it ends with what it measured.
             let before = self.chosen;
-            let path = self.finish_exploration(now, reaped);
+            let path = self.finish_exploration(now, tally);
             return Route {
                 path,
                 epoch: 0,
@@ -402,9 +457,9 @@ impl ClassPolicy {
             };
         }
         self.since_exploration += 1;
-        if self.exploration_due(now) {
-            self.start_exploration(now, reaped);
-            return self.route(now, reaped);
+        if may_explore && self.exploration_due(now) {
+            self.start_exploration(now, tally);
+            return self.route(now, tally, true);
         }
         if self.next_check != 0 && self.since_exploration >= self.next_check {
             self.next_check = self.since_exploration + CLOCK_CHECK_SPACING;
@@ -414,6 +469,13 @@ impl ClassPolicy {
             epoch: 0,
             switched: false,
         }
+    }
+
+    /// An exploration epoch is running: its requests are still going, or it
+    /// ends at the class's next request.
+    #[inline]
+    pub(crate) fn is_exploring(&self) -> bool {
+        self.exploring.is_some()
     }
 
     #[inline]
@@ -430,7 +492,7 @@ impl ClassPolicy {
             && now.saturating_sub(self.last_exploration_ns) >= EXPLORE_INTERVAL_NS << self.calm
     }
 
-    fn start_exploration(&mut self, now: u64, reaped: u64) {
+    fn start_exploration(&mut self, now: u64, tally: Tally) {
         self.epoch = self.epoch.wrapping_add(1).max(1);
         let path = self.chosen.other();
         // An inline epoch has no queue to fill: each request is priced as it
@@ -443,7 +505,7 @@ impl ClassPolicy {
             path,
             to_route,
             to_skip,
-            window: Window::open(now, reaped),
+            window: Window::open(now, tally),
             epoch: self.epoch,
         });
         self.last_exploration_ns = now;
@@ -452,18 +514,18 @@ impl ClassPolicy {
 
     /// Ends the exploration: prices the other path and keeps the cheaper.
     /// Returns the path now chosen.
-    fn finish_exploration(&mut self, now: u64, reaped: u64) -> Path {
-        let chosen = self.finish_epoch(now, reaped);
+    fn finish_exploration(&mut self, now: u64, tally: Tally) -> Path {
+        let chosen = self.finish_epoch(now, tally);
         self.refresh_next_check();
         chosen
     }
 
-    fn finish_epoch(&mut self, now: u64, reaped: u64) -> Path {
+    fn finish_epoch(&mut self, now: u64, tally: Tally) -> Path {
         let Some(exploration) = self.exploring.take() else {
             return self.chosen;
         };
         self.since_exploration = 0;
-        let explored = exploration.window.cost(exploration.path, now, reaped);
+        let explored = exploration.window.cost(exploration.path, now, tally);
         let Some(explored) = explored else {
             return self.chosen;
         };
@@ -517,7 +579,7 @@ impl ClassPolicy {
         self.drift = (0, 0.0);
         // The chosen path's window starts afresh: the epoch changed what was
         // in flight while it ran, and would read as a drift.
-        self.window = Window::open(now, reaped);
+        self.window = Window::open(now, tally);
         self.chosen
     }
 
@@ -525,8 +587,8 @@ impl ClassPolicy {
     /// time in the call plus the caller's own time after it, until it called
     /// the engine again; for asynchronous, its latency from queue to reap.
     /// `epoch` is what [`route`](Self::route) said for it, `started_ns` when
-    /// it was queued, `now` the time, when `reaped` asynchronous completions
-    /// had been reaped (of every class).
+    /// it was queued, `now` the time, with the engine at `tally` (of every
+    /// class).
     pub(crate) fn record(
         &mut self,
         path: Path,
@@ -534,7 +596,7 @@ impl ClassPolicy {
         started_ns: u64,
         ns: u64,
         now: u64,
-        reaped: u64,
+        tally: Tally,
     ) {
         if let Some(exploration) = &mut self.exploring
             && exploration.epoch == epoch
@@ -543,7 +605,7 @@ impl ClassPolicy {
             if exploration.to_skip > 0 {
                 exploration.to_skip -= 1;
                 if exploration.to_skip == 0 {
-                    exploration.window = Window::open(now, reaped);
+                    exploration.window = Window::open(now, tally);
                 }
             } else {
                 exploration
@@ -567,20 +629,20 @@ impl ClassPolicy {
         if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
             return;
         }
-        self.close_window(path, now, reaped);
+        self.close_window(path, now, tally);
         self.refresh_next_check();
     }
 
     /// Ends a full window of the chosen path: its cost, a drift, the range.
-    fn close_window(&mut self, path: Path, now: u64, reaped: u64) {
+    fn close_window(&mut self, path: Path, now: u64, tally: Tally) {
         self.escalated = false;
-        let Some(cost) = self.window.cost(path, now, reaped) else {
-            self.window = Window::open(now, reaped);
+        let Some(cost) = self.window.cost(path, now, tally) else {
+            self.window = Window::open(now, tally);
             return;
         };
         let first = self.typical[path.index()].is_infinite();
         self.typical[path.index()] = self.window.mean().unwrap_or(f64::INFINITY);
-        self.window = Window::open(now, reaped);
+        self.window = Window::open(now, tally);
         if first {
             // Its outliers were not bounded: it sets the scale, and the next
             // window the cost.
@@ -670,19 +732,33 @@ mod tests {
     fn inline_requests(policy: &mut ClassPolicy, now: &mut u64, n: usize, ns: u64) -> usize {
         let mut asynchronous = 0;
         for _ in 0..n {
-            let route = policy.route(*now, asynchronous);
+            let route = policy.route(*now, Tally::reaped(asynchronous), true);
             match route.path {
                 Path::Inline => {
                     let start = *now;
                     *now += ns;
-                    policy.record(Path::Inline, route.epoch, start, ns, *now, asynchronous);
+                    policy.record(
+                        Path::Inline,
+                        route.epoch,
+                        start,
+                        ns,
+                        *now,
+                        Tally::reaped(asynchronous),
+                    );
                 }
                 Path::Async => {
                     // One at a time, taking 3 ns.
                     asynchronous += 1;
                     let start = *now;
                     *now += 3 * ns;
-                    policy.record(Path::Async, route.epoch, start, 3 * ns, *now, asynchronous);
+                    policy.record(
+                        Path::Async,
+                        route.epoch,
+                        start,
+                        3 * ns,
+                        *now,
+                        Tally::reaped(asynchronous),
+                    );
                 }
             }
         }
@@ -707,19 +783,33 @@ mod tests {
         let (mut now, mut reaped) = (0u64, 0u64);
         let mut switches = 0;
         for i in 0..1_000_000u64 {
-            let route = policy.route(now, reaped);
+            let route = policy.route(now, Tally::reaped(reaped), true);
             switches += u64::from(route.switched);
             let start = now;
             match route.path {
                 Path::Inline => {
                     // 1 us, but one request in 150 is preempted for 200 us.
                     now += if i % 150 == 0 { 200_000 } else { 1_000 };
-                    policy.record(Path::Inline, route.epoch, start, now - start, now, reaped);
+                    policy.record(
+                        Path::Inline,
+                        route.epoch,
+                        start,
+                        now - start,
+                        now,
+                        Tally::reaped(reaped),
+                    );
                 }
                 Path::Async => {
                     now += 1_300;
                     reaped += 1;
-                    policy.record(Path::Async, route.epoch, start, 1_300, now, reaped);
+                    policy.record(
+                        Path::Async,
+                        route.epoch,
+                        start,
+                        1_300,
+                        now,
+                        Tally::reaped(reaped),
+                    );
                 }
             }
         }
@@ -749,14 +839,21 @@ mod tests {
     fn drive(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u64) -> (u64, u64) {
         let (mut now, mut reaped, mut explored, mut switches) = (0u64, 0u64, 0, 0);
         for i in 0..n {
-            let route = policy.route(now, reaped);
+            let route = policy.route(now, Tally::reaped(reaped), true);
             explored += u64::from(route.epoch != 0);
             switches += u64::from(route.switched);
             let start = now;
             let cost = ns(i, route.path);
             now += cost;
             reaped += u64::from(route.path == Path::Async);
-            policy.record(route.path, route.epoch, start, cost, now, reaped);
+            policy.record(
+                route.path,
+                route.epoch,
+                start,
+                cost,
+                now,
+                Tally::reaped(reaped),
+            );
         }
         (explored, switches)
     }
@@ -836,7 +933,7 @@ mod tests {
                 now += 1_000;
                 continue;
             }
-            let route = policy.route(now, reaped);
+            let route = policy.route(now, Tally::reaped(reaped), true);
             let start = now;
             let ns = if route.path == Path::Inline {
                 1_000
@@ -845,7 +942,14 @@ mod tests {
             };
             now += ns;
             reaped += u64::from(route.path == Path::Async);
-            policy.record(route.path, route.epoch, start, ns, now, reaped);
+            policy.record(
+                route.path,
+                route.epoch,
+                start,
+                ns,
+                now,
+                Tally::reaped(reaped),
+            );
         }
         // 7 in 8 could; explorations (every 400 ms) and clock checks (every
         // 64 requests) take a few of those.
@@ -861,16 +965,43 @@ mod tests {
     fn the_asynchronous_throughput_prices_a_request() {
         // Four requests out at a time, each 100 ns, 8 reaped in 200 ns: a
         // request takes 25 ns of the caller's, whatever its latency.
-        let mut window = Window::open(1_000, 10);
+        let mut window = Window::open(1_000, Tally::reaped(10));
         for _ in 0..8 {
             window.add(1_000, 100, f64::INFINITY);
         }
-        assert_eq!(window.cost(Path::Async, 1_200, 18), Some(25.0));
-        assert_eq!(window.cost(Path::Inline, 1_200, 18), Some(100.0));
-        assert_eq!(window.cost(Path::Async, 1_200, 10), None, "none reaped");
+        assert_eq!(
+            window.cost(Path::Async, 1_200, Tally::reaped(18)),
+            Some(25.0)
+        );
+        assert_eq!(
+            window.cost(Path::Inline, 1_200, Tally::reaped(18)),
+            Some(100.0)
+        );
+        assert_eq!(
+            window.cost(Path::Async, 1_200, Tally::reaped(10)),
+            None,
+            "none reaped"
+        );
+        // The caller's time in other classes' inline requests meanwhile is
+        // theirs: 120 of the 200 ns leave 80 for the 8 completions...
+        let with_inline = |inline_ns| Tally {
+            reaped: 18,
+            inline_ns,
+        };
+        assert_eq!(
+            window.cost(Path::Async, 1_200, with_inline(120)),
+            Some(10.0)
+        );
+        // ...and however much their prices say, a sixteenth of the span stays
+        // (12 ns).
+        assert_eq!(window.cost(Path::Async, 1_200, with_inline(500)), Some(1.5));
+        assert_eq!(
+            window.cost(Path::Inline, 1_200, with_inline(500)),
+            Some(100.0)
+        );
         // Requests started before the window opened are left out of the
         // samples, which set the path's typical latency.
-        let mut window = Window::open(50, 0);
+        let mut window = Window::open(50, Tally::default());
         window.add(10, 1_000, f64::INFINITY);
         window.add(60, 100, f64::INFINITY);
         assert_eq!(window.mean(), Some(100.0));
