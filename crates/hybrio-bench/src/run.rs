@@ -535,6 +535,7 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                     sum.asynchronous += more.asynchronous;
                     sum.explored += more.explored;
                     sum.switches += more.switches;
+                    sum.learning_ns += more.learning_ns;
                 }
                 merged.short_errors = merged.short_errors + outcome.counters.short_errors;
                 if let Some(errors) = &mut merged.errors {
@@ -594,6 +595,11 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                 "async": p.asynchronous,
                 "explored": p.explored,
                 "switches": p.switches,
+                // The explorations' cost beyond each class's choice (see
+                // hybrio's PathCounts), and that against the job's time.
+                "learning_ns": p.learning_ns,
+                "learning_share": p.learning_ns as f64
+                    / (o.stats.job_runtime_ms().max(1) as f64 * 1e6),
             })),
             // Milliseconds from the job's I/O start; null when the cache was never dropped.
             "cache_dropped_at_ms": o.cache_dropped_at.map(|d| d.as_secs_f64() * 1e3),

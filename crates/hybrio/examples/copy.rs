@@ -285,7 +285,7 @@ fn main() -> ExitCode {
     let paths = copied.paths.unwrap_or_default();
     if options.json {
         println!(
-            "{{\"engine\": \"{}\", \"direct\": {}, \"bytes\": {}, \"seconds\": {:.6}, \"inline\": {}, \"async\": {}, \"explored\": {}, \"switches\": {}}}",
+            "{{\"engine\": \"{}\", \"direct\": {}, \"bytes\": {}, \"seconds\": {:.6}, \"inline\": {}, \"async\": {}, \"explored\": {}, \"switches\": {}, \"learning_ns\": {}}}",
             options.engine.name(),
             options.direct,
             copied.bytes,
@@ -294,6 +294,7 @@ fn main() -> ExitCode {
             paths.asynchronous,
             paths.explored,
             paths.switches,
+            paths.learning_ns,
         );
     } else {
         println!(
@@ -305,8 +306,13 @@ fn main() -> ExitCode {
         );
         if copied.paths.is_some() {
             println!(
-                "paths: inline={} async={} explored={} switches={}",
-                paths.inline, paths.asynchronous, paths.explored, paths.switches
+                "paths: inline={} async={} explored={} switches={} learning={:.2} ms ({:.1}% of the copy)",
+                paths.inline,
+                paths.asynchronous,
+                paths.explored,
+                paths.switches,
+                paths.learning_ns as f64 / 1e6,
+                paths.learning_ns as f64 / 1e7 / copied.seconds,
             );
         }
     }

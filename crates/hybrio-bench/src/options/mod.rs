@@ -4,6 +4,7 @@
 
 mod fio_names;
 
+use hybrio::engine::AdaptiveMemory;
 use std::time::Duration;
 
 use crate::units::{self, ValueError};
@@ -218,6 +219,8 @@ pub struct JobOptions {
     pub fadvise_hint: Option<FadviseHint>,
     /// Replace the files' medium by an emulated device with this service time.
     pub completion_latency: Option<Duration>,
+    /// What the adaptive engine's classes start from (hybrio's `adaptive_memory`).
+    pub adaptive_memory: AdaptiveMemory,
     /// Fault injection plan (hybrio's `inject`), as given.
     pub inject: Option<String>,
     /// Which failed requests do not stop the job (fio's `continue_on_error`).
@@ -410,6 +413,7 @@ impl Default for JobOptions {
             nowait: false,
             fadvise_hint: Some(FadviseHint::Workload),
             completion_latency: None,
+            adaptive_memory: AdaptiveMemory::Engine,
             inject: None,
             continue_on_error: ContinueOnError::None,
             rate: [None; 3],
@@ -1410,6 +1414,17 @@ pub static OPTIONS: &[OptionDef] = &[
         |j, v| {
             let latency = units::parse_time(v, Duration::from_micros(1))?;
             j.completion_latency = (!latency.is_zero()).then_some(latency);
+        }
+    ),
+    opt!(
+        "adaptive_memory",
+        &[],
+        Kind::Choice(&["engine", "process"]),
+        "engine",
+        "hybrio: what the adaptive engine's classes of requests start from: engine = nothing (each job learns alone, as in a fresh process), process = what the jobs before it in this run learned on the same device, operation, size and depth",
+        |j, v| j.adaptive_memory = match v {
+            "process" => AdaptiveMemory::Process,
+            _ => AdaptiveMemory::Engine,
         }
     ),
     opt!(

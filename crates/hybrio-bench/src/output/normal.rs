@@ -220,15 +220,19 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     // The adaptive engine's choices: what it did, not only how fast.
     if let Some(p) = &job.paths {
         let total = (p.inline + p.asynchronous).max(1) as f64;
+        // What exploring cost, against the job's time (merged jobs add both).
+        let job_ns = job.stats.job_runtime_ms().max(1) as f64 * 1e6;
         let _ = writeln!(
             out,
-            "     paths     : inline={} ({:.1}%), async={} ({:.1}%), explored={}, switches={}",
+            "     paths     : inline={} ({:.1}%), async={} ({:.1}%), explored={}, switches={}, learning={:.2}ms ({:.1}% of the job)",
             p.inline,
             100.0 * p.inline as f64 / total,
             p.asynchronous,
             100.0 * p.asynchronous as f64 / total,
             p.explored,
-            p.switches
+            p.switches,
+            p.learning_ns as f64 / 1e6,
+            100.0 * p.learning_ns as f64 / job_ns,
         );
     }
 }

@@ -210,6 +210,7 @@ impl std::ops::Add for EngineCounters {
                     asynchronous: a.asynchronous + b.asynchronous,
                     explored: a.explored + b.explored,
                     switches: a.switches + b.switches,
+                    learning_ns: a.learning_ns + b.learning_ns,
                 }),
                 (a, b) => a.or(b),
             },
@@ -276,6 +277,10 @@ pub struct PathCounts {
     pub explored: u64,
     /// Times a class changed its choice.
     pub switches: u64,
+    /// What exploring cost: each request sent the other way times how much
+    /// dearer that way came out than the class's choice, in nanoseconds of
+    /// the caller's time (an estimate, from the prices the engine measured).
+    pub learning_ns: u64,
 }
 
 /// The engines this library has.
@@ -369,6 +374,27 @@ pub struct EngineConfig {
     pub completion_latency: Option<Duration>,
     /// Inject faults into the engine's completions (the `inject` module).
     pub inject: Option<inject::FaultPlan>,
+    /// What the adaptive engine's classes of requests start from.
+    pub adaptive_memory: AdaptiveMemory,
+}
+
+/// What an adaptive engine's classes of requests start from: a class is a
+/// file's requests of one operation and size; its first choice between the
+/// inline and the asynchronous path costs two explorations when it starts
+/// from nothing, a short job's whole learning cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AdaptiveMemory {
+    /// What the process's adaptive engines learned for requests of the same
+    /// kind (the same device, `O_DIRECT` or not, operation, size and depth,
+    /// and asynchronous engine): a new engine, or a new file on a known
+    /// device, makes its first choice at once. What it measures then
+    /// corrects a prior that no longer fits, as it follows any change.
+    #[default]
+    Process,
+    /// What this engine learned only (its other files): every engine starts
+    /// from nothing, as in a fresh process. For benchmark jobs that must not
+    /// depend on the jobs before them.
+    Engine,
 }
 
 impl EngineConfig {
@@ -383,6 +409,7 @@ impl EngineConfig {
             nowait: false,
             completion_latency: None,
             inject: None,
+            adaptive_memory: AdaptiveMemory::Process,
         }
     }
 }

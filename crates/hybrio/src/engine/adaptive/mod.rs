@@ -50,12 +50,16 @@
 
 mod asynchronous;
 mod policy;
+mod priors;
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed};
+use super::{
+    AdaptiveMemory, Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome,
+    sealed,
+};
 use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
@@ -67,6 +71,7 @@ use policy::Path;
 use policy::{
     CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS, Tally,
 };
+use priors::{ClassKind, FileKind, Priors};
 
 /// Size classes: by the power of two at or below the length, up to 16 MiB,
 /// then one for everything larger.
@@ -141,6 +146,9 @@ struct FileRoute {
     timed_handle: FileHandle,
     /// The spare file after it in the inline engine.
     spare: FileHandle,
+    /// What its requests run on, for the table of priors; `None` if the
+    /// file could not say (its classes then start from nothing).
+    kind: Option<FileKind>,
     classes: Vec<Option<Box<ClassPolicy>>>,
 }
 
@@ -275,6 +283,10 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     counts: PathCounts,
     /// See [`Time::slow_inline_ns`].
     slow_inline_ns: f64,
+    /// What classes of each kind settled on, to start new ones from.
+    priors: Priors,
+    /// The emulated device's latency (0: real I/O), part of a file's kind.
+    emulated_ns: u64,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
     route_override: ForcedPath,
@@ -348,6 +360,22 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     /// The engine with `backends[0]` for every file, or for buffered files
     /// only when `backends[1]` is there for `O_DIRECT` ones.
     fn with_engines(inline: I, backends: Vec<B>, config: &EngineConfig, time: Time) -> Self {
+        // Tests never share what they learn: each engine has its own table
+        // unless a test hands one over (`with_priors`).
+        let priors = match config.adaptive_memory {
+            AdaptiveMemory::Process if !cfg!(test) => Priors::process(),
+            _ => Priors::default(),
+        };
+        Self::with_priors(inline, backends, config, time, priors)
+    }
+
+    fn with_priors(
+        inline: I,
+        backends: Vec<B>,
+        config: &EngineConfig,
+        time: Time,
+        priors: Priors,
+    ) -> Self {
         let slow_inline_ns = time.slow_inline_ns();
         AdaptiveEngine {
             inline,
@@ -370,6 +398,10 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             time,
             counts: PathCounts::default(),
             slow_inline_ns,
+            priors,
+            emulated_ns: config.completion_latency.map_or(0, |latency| {
+                u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX)
+            }),
             #[cfg(test)]
             route_override: ForcedPath::default(),
         }
@@ -504,8 +536,18 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
         let (depth, slow_inline_ns) = (self.depth, self.slow_inline_ns);
-        let policy = route.classes[class]
-            .get_or_insert_with(|| Box::new(ClassPolicy::new(depth, slow_inline_ns)));
+        let kind = route.kind.map(|file| ClassKind {
+            file,
+            class: class as u16,
+        });
+        let priors = &self.priors;
+        let policy = route.classes[class].get_or_insert_with(|| {
+            let mut policy = Box::new(ClassPolicy::new(depth, slow_inline_ns));
+            if let Some(prior) = kind.and_then(|kind| priors.get(&kind)) {
+                policy.start_from(&prior);
+            }
+            policy
+        });
         let key = Self::lane_of(file, class);
         let lane = &mut self.lanes[key];
         // The requests that went straight since the lane was granted them
@@ -536,6 +578,12 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             ..decision
         };
         self.counts.switches += u64::from(decision.switched);
+        self.counts.learning_ns += policy.take_learning_ns();
+        if let Some(kind) = kind
+            && let Some(learned) = policy.take_learned()
+        {
+            self.priors.put(kind, learned);
+        }
         self.counts.explored += u64::from(decision.epoch != 0);
         Self::grant(lane, policy);
         match decision.path {
@@ -682,6 +730,16 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     }
 }
 
+/// The device `file` is on and whether it was opened `O_DIRECT`: its kind,
+/// with the engine's. `None` if the kernel does not say.
+fn file_kind(file: &File) -> Option<(u64, bool)> {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::AsRawFd;
+    let device = file.metadata().ok()?.dev();
+    let direct = crate::sys::is_direct(file.as_raw_fd()).ok()?;
+    Some((device, direct))
+}
+
 /// The policy of `file`'s `class`, if it has one.
 #[inline]
 fn policy_in(
@@ -710,6 +768,13 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
                 return Err(Error::refusing(file, path, reason));
             }
         };
+        let kind = file_kind(&file).map(|(device, direct)| FileKind {
+            device,
+            direct,
+            emulated_ns: self.emulated_ns,
+            backend: EngineKind::Adaptive,
+            depth_class: FileKind::depth_class(self.depth),
+        });
         let (backend, twin, timed_twin) = match self.add_twins(&file, &path) {
             Ok(added) => added,
             // The twins, if any, are closed; the caller's file goes back.
@@ -738,6 +803,10 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
                 });
             }
         };
+        let kind = kind.map(|kind| FileKind {
+            backend: self.backends[backend].engine.kind(),
+            ..kind
+        });
         let in_step = twin == handle
             && handle.0 % 2 == 0
             && timed_twin.0 == handle.0 + 1
@@ -769,6 +838,7 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             handle: twin,
             timed_handle: timed_twin,
             spare,
+            kind,
             classes: (0..CLASSES).map(|_| None).collect(),
         });
         Ok(handle)

@@ -45,6 +45,11 @@
 //! An asynchronous epoch is long enough for the caller to fill its queue
 //! (four depths), and its first depth's worth of completions is left out,
 //! so it sees the concurrency the caller really keeps.
+//!
+//! A class of a kind another class already learned (see [`super::priors`])
+//! starts from that class's choice and prices instead.
+
+use super::priors::Prior;
 
 /// The two paths a request can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +118,26 @@ const OUTLIER: f64 = 4.0;
 /// this many times less) replace it and start an exploration soon: one such
 /// window is noise (a writeback stall), two are a change.
 const DRIFT: f64 = 1.5;
+/// A class's first explorations come back sooner than the regular ones, so
+/// that a short job (a copy of a few thousand requests) still looks again
+/// when its first look was unlucky: the first after this many epoch lengths,
+/// each next one after twice as many, until the regular spacing...
+const LEARNING_SPACING: u64 = 8;
+/// ...and only once the class's time since the last exploration is this many
+/// times that exploration's cost (see [`ClassPolicy::last_learning_ns`]): learning
+/// takes at most this share of a class's time from its first request on.
+const LEARNING_TIME_FACTOR: f64 = 50.0;
+/// An asynchronous epoch that opened before the engine's asynchronous path
+/// had this many completions priced its start, not the path: io_uring makes
+/// its kernel workers on first use, and a copy's first writes through it
+/// took twice as long as its later ones. Found dearer, it is looked at again
+/// soon, as a close call is (once per class).
+const COLD_ASYNC_COMPLETIONS: u64 = 64;
+/// An exploration epoch ends early once this many of its samples...
+const EARLY_SAMPLES: u32 = 8;
+/// ...price the other path this many times dearer than the chosen one: the
+/// rest of the epoch would only add to its cost (a sequential test).
+const EARLY_FAR: f64 = 2.0;
 /// Explorations come back after at least this long...
 pub(crate) const EXPLORE_INTERVAL_NS: u64 = 100_000_000;
 /// ...and after at least this many epoch lengths of requests, so that they
@@ -225,8 +250,10 @@ impl Window {
 #[derive(Debug, Clone, Copy)]
 struct Exploration {
     path: Path,
-    /// Requests still to send the other way.
+    /// Requests still to send the other way...
     to_route: u32,
+    /// ...and sent so far.
+    routed: u32,
     /// Completions still to leave out while the caller's queue fills.
     to_skip: u32,
     window: Window,
@@ -257,6 +284,18 @@ pub(crate) struct ClassPolicy {
     epoch: u32,
     /// Requests of the class since the last exploration ended.
     since_exploration: u64,
+    /// Explorations the class has finished.
+    explorations: u32,
+    /// What the explorations cost beyond the chosen path: each request sent
+    /// the other way times how much dearer that way came out, nanoseconds of
+    /// the caller's time; the last one's, and the total not yet reported.
+    last_learning_ns: f64,
+    unreported_learning_ns: f64,
+    /// An exploration priced both paths since [`take_learned`](Self::take_learned) last looked.
+    learned: bool,
+    /// A cold asynchronous epoch (see [`COLD_ASYNC_COMPLETIONS`]) was looked
+    /// at again soon: once per class.
+    cold_rechecked: bool,
     /// Below this many requests since the last exploration, none can be
     /// due, so a request follows the choice without looking further
     /// ([`straight_allowance`](Self::straight_allowance)); 0 while a path is unpriced.
@@ -334,6 +373,11 @@ impl ClassPolicy {
             exploring: None,
             epoch: 0,
             since_exploration: 0,
+            explorations: 0,
+            last_learning_ns: 0.0,
+            unreported_learning_ns: 0.0,
+            learned: false,
+            cold_rechecked: false,
             next_check: 0,
             calm: 0,
             compared: false,
@@ -347,6 +391,37 @@ impl ClassPolicy {
             slow_inline_ns,
             escalated: false,
         }
+    }
+
+    /// Starts the class from what a class of its kind settled on: its first
+    /// choice is made at once, on those prices, and it looks again as rarely
+    /// as that class had come to. A prior that no longer fits shows as soon
+    /// as the chosen path's windows come in, as any change does: two windows
+    /// far from its price replace it and bring an exploration soon.
+    pub(crate) fn start_from(&mut self, prior: &Prior) {
+        self.chosen = prior.chosen;
+        self.cost = prior.cost.map(Some);
+        self.typical = prior.typical;
+        self.compared = true;
+        self.explorations = prior.explorations.max(1);
+        self.refresh_next_check();
+    }
+
+    /// What the class settled on, if an exploration priced both paths since
+    /// this was last asked.
+    pub(crate) fn take_learned(&mut self) -> Option<Prior> {
+        if !std::mem::take(&mut self.learned) {
+            return None;
+        }
+        let [Some(inline), Some(asynchronous)] = self.cost else {
+            return None;
+        };
+        Some(Prior {
+            chosen: self.chosen,
+            cost: [inline, asynchronous],
+            typical: self.typical,
+            explorations: self.explorations,
+        })
     }
 
     /// The path this class takes when it is not exploring.
@@ -441,6 +516,7 @@ impl ClassPolicy {
         if let Some(exploration) = &mut self.exploring {
             if exploration.to_route > 0 {
                 exploration.to_route -= 1;
+                exploration.routed += 1;
                 return Route {
                     path: exploration.path,
                     epoch: exploration.epoch,
@@ -471,6 +547,14 @@ impl ClassPolicy {
         }
     }
 
+    /// What the class's explorations cost since this was last asked (see
+    /// [`last_learning_ns`](Self::last_learning_ns)), in nanoseconds.
+    pub(crate) fn take_learning_ns(&mut self) -> u64 {
+        let ns = self.unreported_learning_ns;
+        self.unreported_learning_ns = 0.0;
+        ns as u64
+    }
+
     /// An exploration epoch is running: its requests are still going, or it
     /// ends at the class's next request.
     #[inline]
@@ -486,6 +570,14 @@ impl ClassPolicy {
             return self.cost[self.chosen.index()].is_some();
         }
         if self.recheck && self.since_exploration >= DRIFT_SPACING * length {
+            return true;
+        }
+        let learning_spacing = LEARNING_SPACING << self.explorations.saturating_sub(1).min(16);
+        if learning_spacing < EXPLORE_SPACING
+            && self.since_exploration >= learning_spacing * length
+            && now.saturating_sub(self.last_exploration_ns) as f64
+                >= self.last_learning_ns * LEARNING_TIME_FACTOR
+        {
             return true;
         }
         self.since_exploration >= EXPLORE_SPACING * length
@@ -504,6 +596,7 @@ impl ClassPolicy {
         self.exploring = Some(Exploration {
             path,
             to_route,
+            routed: 0,
             to_skip,
             window: Window::open(now, tally),
             epoch: self.epoch,
@@ -534,6 +627,19 @@ impl ClassPolicy {
         }
         self.cost[exploration.path.index()] = Some(explored);
         let current = self.cost[self.chosen.index()].unwrap_or(f64::INFINITY);
+        self.explorations = self.explorations.saturating_add(1);
+        let learning_ns = if current.is_finite() {
+            f64::from(exploration.routed) * (explored - current).max(0.0)
+        } else {
+            0.0
+        };
+        self.unreported_learning_ns += learning_ns;
+        let cold = exploration.path == Path::Async
+            && exploration.window.opened.reaped < COLD_ASYNC_COMPLETIONS;
+        // A cold epoch's cost says nothing of the next one's, nor is its
+        // price one for other classes to start from.
+        self.last_learning_ns = if cold { 0.0 } else { learning_ns };
+        self.learned = !cold && current.is_finite();
         // A path far dearer than the chosen one is looked at less often (up
         // to 2^MAX_CALM times the interval): an inline epoch on a deep
         // device queue drains it, and costs more the more often it runs. A
@@ -575,6 +681,11 @@ impl ClassPolicy {
             }
         } else {
             self.tempted = false;
+            if cold && !self.cold_rechecked {
+                self.cold_rechecked = true;
+                self.recheck = true;
+                self.calm = 0;
+            }
         }
         self.drift = (0, 0.0);
         // The chosen path's window starts afresh: the epoch changed what was
@@ -611,6 +722,16 @@ impl ClassPolicy {
                 exploration
                     .window
                     .add(started_ns, ns, self.typical[path.index()]);
+                let current = self.cost[self.chosen.index()];
+                if exploration.window.samples >= EARLY_SAMPLES
+                    && let (Some(cost), Some(current)) =
+                        (exploration.window.cost(path, now, tally), current)
+                    && cost > EARLY_FAR * current
+                {
+                    // Far dearer already: the epoch ends at the class's next
+                    // request.
+                    exploration.to_route = 0;
+                }
             }
             return;
         }
@@ -769,8 +890,16 @@ mod tests {
     fn a_new_class_prices_both_paths_then_keeps_the_cheaper() {
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let mut now = 0;
-        let explored = inline_requests(&mut policy, &mut now, 2000, 1000);
-        assert_eq!(explored, 32, "one epoch of 32 requests went asynchronous");
+        let explored = inline_requests(&mut policy, &mut now, 1000, 1000);
+        // An epoch of 32, ended once its first 8 samples (after the one left
+        // out) priced the other path 3 times dearer; the engine's first
+        // asynchronous completions (cold), so looked at once more, soon.
+        assert_eq!(
+            explored,
+            2 * (1 + EARLY_SAMPLES as usize),
+            "two short epochs"
+        );
+        inline_requests(&mut policy, &mut now, 1000, 1000);
         assert_eq!(policy.chosen(), Path::Inline);
         let [inline, asynchronous] = policy.costs();
         assert_eq!(inline, Some(1000.0));
@@ -825,13 +954,14 @@ mod tests {
         let explored = inline_requests(&mut policy, &mut now, 2_000_000, 1000);
         let share = explored as f64 / 2e6;
         assert!(share < 0.005, "{explored} of two million requests explored");
-        // The other path costs 3 times as much: after 100 and 200 ms, the
-        // explorations settle at one every 400 ms.
-        assert_eq!(
-            explored,
-            32 * 6,
-            "explorations at 0, 0.2, 0.6, 1.0, 1.4, 1.8 s"
-        );
+        // The other path costs 3 times as much, so each epoch ends after
+        // 9 requests (one left out, 8 samples) costing 18 us beyond inline.
+        // While the class learns, explorations come back after 8, 16, ...,
+        // 256 epoch lengths, each once 50 times its cost (0.9 ms) has
+        // passed: at about 0.06, 0.96, 1.9, 2.9, 4.9, 9.0 and 17 ms. Then the
+        // regular ones, every 400 ms (the other path stayed far dearer): at
+        // 0.42, 0.82, 1.22 and 1.62 s.
+        assert_eq!(explored, 9 * (7 + 4));
     }
 
     /// Sends `n` requests through a fresh policy of depth 1, one at a time,

@@ -348,7 +348,13 @@ impl Rig {
     }
 
     fn adaptive(&self, depth: u32) -> Caller {
-        let engine = AdaptiveEngine::with_engines(
+        self.adaptive_with(depth, Priors::default())
+    }
+
+    /// An adaptive engine whose classes start from `priors`, and leave
+    /// what they learn there.
+    fn adaptive_with(&self, depth: u32, priors: Priors) -> Caller {
+        let engine = AdaptiveEngine::with_priors(
             self.inline_engine(),
             vec![self.async_engine()],
             &EngineConfig::with_depth(depth),
@@ -356,6 +362,7 @@ impl Rig {
                 ns: self.clock.clone(),
                 reads: self.clock_reads.clone(),
             },
+            priors,
         );
         Caller::new(Box::new(engine), self.clock.clone(), depth as usize)
     }
@@ -392,9 +399,11 @@ fn converges(rig: &Rig, depth: u32, expect: Path) {
     let settled = caller.paths();
     let took = caller.run(n);
     let share = async_share(settled, caller.paths());
+    // The class's first explorations (while it learns) come back sooner
+    // than the regular ones: up to 2-3% of these requests go the other way.
     match expect {
-        Path::Inline => assert!(share < 0.01, "{share:.3} asynchronous"),
-        Path::Async => assert!(share > 0.99, "{share:.3} asynchronous"),
+        Path::Inline => assert!(share < 0.03, "{share:.3} asynchronous"),
+        Path::Async => assert!(share > 0.97, "{share:.3} asynchronous"),
     }
     let ratio = took as f64 / best as f64;
     assert!(
@@ -533,6 +542,41 @@ fn a_copy_hands_its_writes_to_a_worker_while_its_reads_run_inline() {
     );
 }
 
+#[test]
+fn a_class_of_a_known_kind_makes_its_first_choice_without_exploring() {
+    // A device overlapping requests at depth 4: the first engine learns that
+    // its reads go asynchronous, in two explorations.
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let priors = Priors::default();
+    let mut first = rig.adaptive_with(4, priors.clone());
+    first.run(2_000);
+    assert!(first.paths().explored > 0 && first.paths().switches == 1);
+    // The next engine's reads of the same file (the same device, operation,
+    // size and depth) go asynchronous from the first: no exploration, no
+    // switch, no inline request.
+    let mut next = rig.adaptive_with(4, priors.clone());
+    next.run(200);
+    let paths = next.paths();
+    assert_eq!(
+        (paths.inline, paths.explored, paths.switches),
+        (0, 0, 0),
+        "{paths:?}"
+    );
+    // At another depth the kind is another: it learns from nothing.
+    let mut deeper = rig.adaptive_with(16, priors.clone());
+    deeper.run(200);
+    assert!(deeper.paths().inline > 0, "{:?}", deeper.paths());
+    // A prior that no longer fits (the file's pages are cached now: inline
+    // is 30 times cheaper) is followed away from as fast as any change.
+    rig.costs.set(1_000, 1_300, 0, 0);
+    let mut misled = rig.adaptive_with(4, priors);
+    let followed = requests_to_follow(&mut misled, Path::Inline);
+    assert!(
+        followed <= 1024,
+        "left a prior that no longer fits after {followed} requests"
+    );
+}
+
 /// Requests after a change of costs until the share of asynchronous
 /// requests over the next 256 crosses to the new choice.
 fn requests_to_follow(caller: &mut Caller, expect: Path) -> usize {
@@ -559,8 +603,10 @@ fn follows_the_cache_being_dropped_and_filled_again() {
     cached(&rig);
     let mut caller = rig.adaptive(4);
     caller.run(5_000);
+    // Five explorations of 32 requests while the class learns (the other
+    // path is only 1.3 times dearer: no epoch ends early).
     assert!(
-        async_share(PathCounts::default(), caller.paths()) < 0.01,
+        async_share(PathCounts::default(), caller.paths()) < 0.04,
         "{:?}",
         caller.paths()
     );
@@ -641,7 +687,8 @@ fn follows_a_slow_change_through_its_regular_explorations() {
     caller.run(2_000);
     let before = caller.paths();
     caller.run(2_000);
-    assert!(async_share(before, caller.paths()) > 0.99);
+    // (Less than 1% explored inline: a learning exploration among them.)
+    assert!(async_share(before, caller.paths()) > 0.98);
     // Now inline is cheaper even at two outstanding: a page cache, say,
     // filling up.
     rig.costs.set(8_000, 1_500, 30_000, 0);
