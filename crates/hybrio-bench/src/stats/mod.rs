@@ -559,6 +559,9 @@ pub struct JobStats {
     total_complete: u64,
     cpu: CpuUsage,
     job_runtime_ms: u64,
+    /// The job's runtime to the microsecond (fio's figures round it up to
+    /// whole milliseconds, which is most of a short job's time).
+    job_runtime_us: u64,
     sampler: Sampler,
 }
 
@@ -585,6 +588,7 @@ impl JobStats {
             total_complete: 0,
             cpu: CpuUsage::default(),
             job_runtime_ms: 0,
+            job_runtime_us: 0,
             sampler,
         }
     }
@@ -747,6 +751,7 @@ impl JobStats {
         self.total_complete = 0;
         self.cpu = CpuUsage::default();
         self.job_runtime_ms = 0;
+        self.job_runtime_us = 0;
         self.sampler = Sampler::new(self.config.sample_interval_ms, now);
     }
 
@@ -759,6 +764,7 @@ impl JobStats {
         // update_runtime), so a job shorter than 1 ms still reports 1 ms.
         let ms = u64::try_from(runtime.as_micros().div_ceil(1000)).unwrap_or(u64::MAX);
         self.job_runtime_ms = ms;
+        self.job_runtime_us = u64::try_from(runtime.as_micros()).unwrap_or(u64::MAX);
         for d in &mut self.dirs {
             if d.io_bytes > 0 {
                 d.runtime_ms = ms;
@@ -797,6 +803,7 @@ impl JobStats {
         self.total_complete = self.total_complete.saturating_add(other.total_complete);
         self.cpu.add(&other.cpu);
         self.job_runtime_ms = self.job_runtime_ms.saturating_add(other.job_runtime_ms);
+        self.job_runtime_us = self.job_runtime_us.saturating_add(other.job_runtime_us);
     }
 
     /// Reads, writes and trims summed into one direction, as fio sums them for
@@ -833,6 +840,11 @@ impl JobStats {
     pub fn cpu(&self) -> &CpuUsage {
         &self.cpu
     }
+    /// Job runtime in microseconds (summed over merged jobs).
+    pub fn job_runtime_us(&self) -> u64 {
+        self.job_runtime_us
+    }
+
     /// Job runtime in ms (fio `total_run_time`; summed over merged jobs).
     pub fn job_runtime_ms(&self) -> u64 {
         self.job_runtime_ms

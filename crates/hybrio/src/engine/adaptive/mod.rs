@@ -543,8 +543,16 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         let priors = &self.priors;
         let policy = route.classes[class].get_or_insert_with(|| {
             let mut policy = Box::new(ClassPolicy::new(depth, slow_inline_ns));
-            if let Some(prior) = kind.and_then(|kind| priors.get(&kind)) {
-                policy.start_from(&prior);
+            match kind.and_then(|kind| priors.get(&kind)) {
+                Some(prior) => policy.start_from(&prior),
+                // O_DIRECT requests with others to overlap are what a device
+                // queue is for: such a class starts asynchronous (inline, a
+                // 500-read job at depth 16 paid its first window at one read
+                // at a time, 7 times the asynchronous price).
+                None if depth > 1 && kind.is_some_and(|kind| kind.file.direct) => {
+                    policy.start_on(Path::Async);
+                }
+                None => {}
             }
             policy
         });

@@ -84,6 +84,12 @@ const WINDOW: u32 = 32;
 /// ...and the least time it spans: 32 page-cache hits take 30 us, in which
 /// one interrupt is a large share.
 const WINDOW_NS: u64 = 200_000;
+/// A class's first window needs only this many (and the same least time):
+/// it prices the path the class starts on, and until it closes no other path
+/// is tried. A device read at depth 16 takes 70 us inline and 10 through
+/// io_uring, and a first window of 32, then another (the first only set
+/// the scale), held a 500-request job inline for 4 ms of its 9.
+const FIRST_WINDOW: u32 = 8;
 /// Requests in an inline exploration epoch (the first is left out).
 const INLINE_EPOCH: u32 = 32;
 /// An inline request taking this long (a typical one, in the class's latest
@@ -133,7 +139,17 @@ const LEARNING_TIME_FACTOR: f64 = 50.0;
 /// took twice as long as its later ones. Found dearer, it is looked at again
 /// soon, as a close call is (once per class).
 const COLD_ASYNC_COMPLETIONS: u64 = 64;
-/// An exploration epoch ends early once this many of its samples...
+/// Before anything is measured, what one request handed to another thread
+/// costs the caller: waking a kernel worker and being woken back (about 10
+/// us each between this machine's two vCPUs), and more while the worker
+/// starts (io_uring's 8 KiB buffered writes on ext4: 4 us at the median, 13
+/// on average, 87 at the 99th percentile).
+const HANDOFF_NS: f64 = 30_000.0;
+/// An exploration epoch ends early once this many of its samples price the
+/// other path [`EARLY_FIRST_FAR`] times dearer than the chosen one...
+const EARLY_FIRST_SAMPLES: u32 = 3;
+const EARLY_FIRST_FAR: f64 = 4.0;
+/// ...or once this many of its samples...
 const EARLY_SAMPLES: u32 = 8;
 /// ...price the other path this many times dearer than the chosen one: the
 /// rest of the epoch would only add to its cost (a sequential test).
@@ -206,11 +222,14 @@ impl Window {
 
     /// Adds a sample, at most `OUTLIER` times `typical` (the path's mean
     /// sample in its latest window; infinite before it has one).
-    fn add(&mut self, started_ns: u64, ns: u64, typical: f64) {
-        if started_ns >= self.opened_ns {
+    /// Whether it counted (it started after the window opened).
+    fn add(&mut self, started_ns: u64, ns: u64, typical: f64) -> bool {
+        let counts = started_ns >= self.opened_ns;
+        if counts {
             self.sum_ns += (ns as f64).min(OUTLIER * typical);
             self.samples += 1;
         }
+        counts
     }
 
     /// The mean sample (for asynchronous, the latency).
@@ -259,6 +278,11 @@ struct Exploration {
     window: Window,
     /// Tells this epoch's requests from earlier ones.
     epoch: u32,
+    /// When the epoch began.
+    started_ns: u64,
+    /// An inline epoch ended by its own time per request (see
+    /// [`ClassPolicy::route`]): its price, if its samples give none.
+    early_price: Option<f64>,
 }
 
 /// The decision state of one class of requests (one file, one operation,
@@ -296,6 +320,14 @@ pub(crate) struct ClassPolicy {
     /// A cold asynchronous epoch (see [`COLD_ASYNC_COMPLETIONS`]) was looked
     /// at again soon: once per class.
     cold_rechecked: bool,
+    /// The chosen path's first samples, and how many, until they set its
+    /// scale ([`scale_first_window`](Self::scale_first_window)).
+    first_samples: ([u64; FIRST_WINDOW as usize], usize),
+    /// A class starting asynchronous leaves its first completions out of its
+    /// first window, as an asynchronous epoch does, while the queue fills:
+    /// 8 completions from a standing start priced a device read at depth 16
+    /// at 35-50 us, against 9 once the queue is full.
+    first_skip_left: u32,
     /// Below this many requests since the last exploration, none can be
     /// due, so a request follows the choice without looking further
     /// ([`straight_allowance`](Self::straight_allowance)); 0 while a path is unpriced.
@@ -334,6 +366,10 @@ pub(crate) struct ClassPolicy {
     epoch_length: u32,
     /// Completions an asynchronous epoch leaves out while the queue fills.
     skip: u32,
+    /// The caller's depth.
+    depth: u32,
+    /// When the class's first request was routed.
+    born_ns: Option<u64>,
     /// An inline request taking this long is timed every time (see
     /// [`SLOW_INLINE_NS`]).
     slow_inline_ns: f64,
@@ -378,6 +414,8 @@ impl ClassPolicy {
             unreported_learning_ns: 0.0,
             learned: false,
             cold_rechecked: false,
+            first_samples: ([0; FIRST_WINDOW as usize], 0),
+            first_skip_left: 0,
             next_check: 0,
             calm: 0,
             compared: false,
@@ -388,6 +426,8 @@ impl ClassPolicy {
             tempted: false,
             epoch_length,
             skip: depth.min(epoch_length / 4),
+            depth,
+            born_ns: None,
             slow_inline_ns,
             escalated: false,
         }
@@ -402,9 +442,27 @@ impl ClassPolicy {
         self.chosen = prior.chosen;
         self.cost = prior.cost.map(Some);
         self.typical = prior.typical;
-        self.compared = true;
         self.explorations = prior.explorations.max(1);
+        // As if two windows had measured the chosen path's price: one window
+        // of this class's own cannot replace it, two far from it are a drift.
+        let chosen = prior.cost[prior.chosen.index()];
+        self.recent = [chosen; 3];
+        self.recent_len = 2;
+        // The prior is checked at once: the first window times every
+        // request, as a new class's does, and the class's own first
+        // comparison decides on one epoch when it is clear (`compared` stays
+        // false): the prices were measured elsewhere.
+        self.escalated = true;
         self.refresh_next_check();
+    }
+
+    /// Starts the class on `path` rather than inline, when what it is says
+    /// so before anything is measured.
+    pub(crate) fn start_on(&mut self, path: Path) {
+        self.chosen = path;
+        if path == Path::Async {
+            self.first_skip_left = self.skip;
+        }
     }
 
     /// What the class settled on, if an exploration priced both paths since
@@ -471,13 +529,18 @@ impl ClassPolicy {
         self.cost[0].is_some() && self.cost[1].is_some()
     }
 
-    /// Every request is to be timed: until both paths have a price, so that
-    /// a class decides within a few dozen requests, and while it follows an
-    /// inline choice whose requests take long enough (from a device) that two
-    /// clock reads are nothing beside them and a window should fill soon.
+    /// Every request is to be timed: until the chosen path has a price, and
+    /// (at depth 2 or more, where the other path is tried at once) until both
+    /// have, so that a class decides within a few dozen requests; and while it
+    /// follows an inline choice whose requests take long enough (from a
+    /// device) that two clock reads are nothing beside them and a window
+    /// should fill soon. At depth 1 a class waits for its first exploration
+    /// with one request in [`TIMED_EVERY`](super::TIMED_EVERY) timed, as a
+    /// settled one: timing all of them cost 15% of page-cache hits.
     #[inline]
     pub(crate) fn times_every_request(&self) -> bool {
-        !self.priced()
+        self.cost[self.chosen.index()].is_none()
+            || (self.depth > 1 && !self.priced())
             || self.escalated
             || (self.chosen == Path::Inline
                 && self.typical[Path::Inline.index()] >= self.slow_inline_ns)
@@ -513,7 +576,35 @@ impl ClassPolicy {
     /// exploring), else it waits for the class's next timed request.
     #[inline]
     pub(crate) fn route(&mut self, now: u64, tally: Tally, may_explore: bool) -> Route {
+        if self.born_ns.is_none() {
+            // The first window opens with the class's first request: an
+            // asynchronous price is its span over its completions.
+            self.born_ns = Some(now);
+            self.window = Window::open(now, tally);
+        }
         if let Some(exploration) = &mut self.exploring {
+            // An inline epoch under an asynchronous choice at depth records
+            // few samples (those beside the class's own asynchronous requests
+            // measure the contention, not the path) while it drains the
+            // device's queue: its time per request routed so far says sooner
+            // whether it is far dearer (each blocks the caller throughout).
+            if exploration.path == Path::Inline
+                && exploration.to_route > 0
+                && exploration.routed >= EARLY_FIRST_SAMPLES
+                && let Some(current) = self.cost[Path::Async.index()]
+            {
+                let far = if exploration.routed >= EARLY_SAMPLES {
+                    EARLY_FAR
+                } else {
+                    EARLY_FIRST_FAR
+                };
+                let per_request = now.saturating_sub(exploration.started_ns) as f64
+                    / f64::from(exploration.routed);
+                if per_request > far * current {
+                    exploration.to_route = 0;
+                    exploration.early_price = Some(per_request);
+                }
+            }
             if exploration.to_route > 0 {
                 exploration.to_route -= 1;
                 exploration.routed += 1;
@@ -566,8 +657,24 @@ impl ClassPolicy {
     fn exploration_due(&self, now: u64) -> bool {
         let length = u64::from(self.epoch_length);
         if self.cost[self.chosen.other().index()].is_none() {
-            // Price the other path as soon as this one has a first figure.
-            return self.cost[self.chosen.index()].is_some();
+            // Price the other path as soon as this one has a first figure...
+            let Some(chosen) = self.cost[self.chosen.index()] else {
+                return false;
+            };
+            if self.depth > 1 {
+                return true;
+            }
+            // ...except at depth 1, where the other path overlaps nothing of
+            // the caller's (it wins little if at all) and an epoch of it can
+            // cost many times its requests (an 8 KiB buffered write through
+            // io_uring's kernel worker: 15-90 us against 2.5 inline): there
+            // the first waits until the class can afford its least cost, its
+            // first samples at a handoff's price each, within the learning
+            // share of its time (8 ms at depth 1). A job of 2,000 such writes
+            // (5 ms) never pays it.
+            let least = f64::from(self.skip + EARLY_FIRST_SAMPLES) * chosen.max(HANDOFF_NS);
+            let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
+            return lived as f64 >= least * LEARNING_TIME_FACTOR;
         }
         if self.recheck && self.since_exploration >= DRIFT_SPACING * length {
             return true;
@@ -600,6 +707,8 @@ impl ClassPolicy {
             to_skip,
             window: Window::open(now, tally),
             epoch: self.epoch,
+            started_ns: now,
+            early_price: None,
         });
         self.last_exploration_ns = now;
         self.recheck = false;
@@ -619,7 +728,7 @@ impl ClassPolicy {
         };
         self.since_exploration = 0;
         let explored = exploration.window.cost(exploration.path, now, tally);
-        let Some(explored) = explored else {
+        let Some(explored) = explored.or(exploration.early_price) else {
             return self.chosen;
         };
         if let Some(mean) = exploration.window.mean() {
@@ -723,10 +832,14 @@ impl ClassPolicy {
                     .window
                     .add(started_ns, ns, self.typical[path.index()]);
                 let current = self.cost[self.chosen.index()];
-                if exploration.window.samples >= EARLY_SAMPLES
-                    && let (Some(cost), Some(current)) =
-                        (exploration.window.cost(path, now, tally), current)
-                    && cost > EARLY_FAR * current
+                let far = match exploration.window.samples {
+                    n if n >= EARLY_SAMPLES => EARLY_FAR,
+                    n if n >= EARLY_FIRST_SAMPLES => EARLY_FIRST_FAR,
+                    _ => f64::INFINITY,
+                };
+                if let (Some(cost), Some(current)) =
+                    (exploration.window.cost(path, now, tally), current)
+                    && cost > far * current
                 {
                     // Far dearer already: the epoch ends at the class's next
                     // request.
@@ -739,15 +852,29 @@ impl ClassPolicy {
             // A straggler from an epoch that has ended, or from before a switch.
             return;
         }
+        if self.first_skip_left > 0 {
+            self.first_skip_left -= 1;
+            if self.first_skip_left == 0 {
+                self.window = Window::open(now, tally);
+            }
+            return;
+        }
         let typical = self.typical[path.index()];
-        self.window.add(started_ns, ns, typical);
+        if self.window.add(started_ns, ns, typical) && typical.is_infinite() {
+            self.scale_first_window(path, ns);
+        }
         let sample = ns as f64;
         let odd = sample > OUTLIER * typical || sample * OUTLIER < typical;
         if !self.escalated && (odd || (path == Path::Inline && sample >= self.slow_inline_ns)) {
             self.escalated = true;
             self.next_check = 0;
         }
-        if self.window.samples < WINDOW || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
+        let samples = if self.cost[path.index()].is_some() {
+            WINDOW
+        } else {
+            FIRST_WINDOW
+        };
+        if self.window.samples < samples || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
             return;
         }
         self.close_window(path, now, tally);
@@ -761,14 +888,8 @@ impl ClassPolicy {
             self.window = Window::open(now, tally);
             return;
         };
-        let first = self.typical[path.index()].is_infinite();
         self.typical[path.index()] = self.window.mean().unwrap_or(f64::INFINITY);
         self.window = Window::open(now, tally);
-        if first {
-            // Its outliers were not bounded: it sets the scale, and the next
-            // window the cost.
-            return;
-        }
         let slot = &mut self.cost[path.index()];
         let Some(previous) = *slot else {
             *slot = Some(cost);
@@ -808,6 +929,32 @@ impl ClassPolicy {
             // requests rather than 32 one-in-64 samples (2,048 requests).
             self.escalated = direction != 0;
         }
+    }
+
+    /// Takes a sample of the path's first window, while the path has no
+    /// scale for outliers yet: the median of the first [`FIRST_WINDOW`] sets
+    /// it, and caps those samples in the window as it caps every later one
+    /// (a preemption among a class's first eight page-cache hits would make
+    /// its first price ten times too high).
+    fn scale_first_window(&mut self, path: Path, ns: u64) {
+        let len = self.first_samples.1;
+        if len >= self.first_samples.0.len() {
+            return;
+        }
+        self.first_samples.0[len] = ns;
+        self.first_samples.1 = len + 1;
+        if len + 1 < self.first_samples.0.len() {
+            return;
+        }
+        let mut sorted = self.first_samples.0;
+        sorted.sort_unstable();
+        let median = sorted[sorted.len() / 2] as f64;
+        self.typical[path.index()] = median;
+        let capped: f64 = sorted
+            .iter()
+            .map(|&s| (s as f64).min(OUTLIER * median))
+            .sum();
+        self.window.sum_ns = capped;
     }
 
     /// Whether `cost` is one of the chosen path's [settled](Self::settled) levels.
@@ -890,10 +1037,15 @@ mod tests {
     fn a_new_class_prices_both_paths_then_keeps_the_cheaper() {
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         let mut now = 0;
-        let explored = inline_requests(&mut policy, &mut now, 1000, 1000);
-        // An epoch of 32, ended once its first 8 samples (after the one left
-        // out) priced the other path 3 times dearer; the engine's first
-        // asynchronous completions (cold), so looked at once more, soon.
+        // At depth 1 the first exploration waits until the class has lived
+        // 50 times its least cost (4 samples at a handoff's 30 us: 6 ms);
+        // then an epoch of 32 asynchronous requests ends once its first 8
+        // samples (after the one left out) price that path 3 times dearer;
+        // they were the engine's first asynchronous completions (cold), so
+        // a second epoch looks again soon.
+        let explored = inline_requests(&mut policy, &mut now, 5_900, 1000);
+        assert_eq!(explored, 0, "no exploration in the first 6 ms");
+        let explored = inline_requests(&mut policy, &mut now, 300, 1000);
         assert_eq!(
             explored,
             2 * (1 + EARLY_SAMPLES as usize),
@@ -989,6 +1141,21 @@ mod tests {
     }
 
     #[test]
+    fn a_preempted_request_among_the_first_does_not_set_the_first_price() {
+        // Page-cache hits of 1 us, the third preempted for 200 us: the first
+        // window closes after 8 (they span 200 us), and would price them at
+        // 26 us each; capped at four times their median, at 1.4 us.
+        let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
+        drive(&mut policy, 8, |i, path| match (i, path) {
+            (2, _) => 200_000,
+            (_, Path::Inline) => 1_000,
+            (_, Path::Async) => 3_000,
+        });
+        let [inline, _] = policy.costs();
+        assert_eq!(inline, Some((7.0 * 1_000.0 + 4.0 * 1_000.0) / 8.0));
+    }
+
+    #[test]
     fn explorations_come_every_100_ms_while_the_other_path_is_close() {
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         // Inline 1 us, asynchronous 1.2 us: close, but not worth a switch.
@@ -1015,7 +1182,15 @@ mod tests {
             Path::Inline => 1_200,
             Path::Async => 920,
         });
-        assert_eq!(switches, 0, "costs {:?}", policy.costs());
+        // (The first look, after 4 ms at depth 1, may come in a slow phase
+        // before the inline path's range is known, and switch there and back
+        // once: what the margin prevents is a switch at each of the 244
+        // swings.)
+        assert!(
+            switches <= 2,
+            "{switches} switches, costs {:?}",
+            policy.costs()
+        );
     }
 
     #[test]

@@ -226,10 +226,26 @@ struct Caller {
 
 impl Caller {
     fn new(engine: Box<dyn Engine>, clock: Ticks, depth: usize) -> Caller {
-        let dir = testkit::scratch();
+        Caller::opening(
+            engine,
+            clock,
+            depth,
+            testkit::scratch(),
+            &testkit::read_write(),
+        )
+    }
+
+    /// A caller whose file (in `dir`) is opened with `options`.
+    fn opening(
+        engine: Box<dyn Engine>,
+        clock: Ticks,
+        depth: usize,
+        dir: tempfile::TempDir,
+        options: &crate::file::OpenOptions,
+    ) -> Caller {
         let (path, _) = testkit::data_file(dir.path(), "data", 4096);
         let mut engine = engine;
-        let handle = testkit::add(engine.as_mut(), &path, &testkit::read_write());
+        let handle = testkit::add(engine.as_mut(), &path, options);
         let pool = BufPool::new(depth + 1, 4096).unwrap();
         let buffers = (0..depth).map(|_| testkit::take(&pool, 4096)).collect();
         let spare = Some(testkit::take(&pool, 4096));
@@ -574,6 +590,53 @@ fn a_class_of_a_known_kind_makes_its_first_choice_without_exploring() {
     assert!(
         followed <= 1024,
         "left a prior that no longer fits after {followed} requests"
+    );
+}
+
+#[test]
+fn an_o_direct_class_with_requests_to_overlap_starts_asynchronous() {
+    // A device at depth 16: 60 us a read inline, 4 us of the caller's
+    // through the queue. Started inline, a class paid its first window at
+    // one read at a time; its inline exploration, at 32 reads draining the
+    // queue, more.
+    let dir = testkit::scratch();
+    if !crate::probe::o_direct_supported(dir.path()) {
+        eprintln!("skipping: no O_DIRECT in {}", dir.path().display());
+        return;
+    }
+    let rig = Rig::new(60_000, 1_000, 60_000, 0);
+    let depth = 16;
+    let engine = AdaptiveEngine::with_priors(
+        rig.inline_engine(),
+        vec![rig.async_engine()],
+        &EngineConfig::with_depth(depth),
+        Time::Virtual {
+            ns: rig.clock.clone(),
+            reads: rig.clock_reads.clone(),
+        },
+        Priors::default(),
+    );
+    let direct = crate::file::OpenOptions {
+        direct: true,
+        ..testkit::read_write()
+    };
+    let mut caller = Caller::opening(
+        Box::new(engine),
+        rig.clock.clone(),
+        depth as usize,
+        dir,
+        &direct,
+    );
+    let took = caller.run(500);
+    let paths = caller.paths();
+    // Three inline requests price that path (at four times the queue's
+    // price and more, the epoch ends), and then it is far dearer.
+    assert!(paths.inline <= 4, "{paths:?}");
+    let (_, async_ns) = rig.static_times(depth as usize, 500);
+    let ratio = took as f64 / async_ns as f64;
+    assert!(
+        ratio < 1.10,
+        "500 reads took {ratio:.3}x the asynchronous engine's time"
     );
 }
 
