@@ -370,7 +370,17 @@ impl Rig {
     /// An adaptive engine whose classes start from `priors`, and leave
     /// what they learn there.
     fn adaptive_with(&self, depth: u32, priors: Priors) -> Caller {
-        let engine = AdaptiveEngine::with_priors(
+        let engine = self.adaptive_engine(depth, priors);
+        Caller::new(Box::new(engine), self.clock.clone(), depth as usize)
+    }
+
+    /// The adaptive engine over the rig's synthetic engines and clock.
+    fn adaptive_engine(
+        &self,
+        depth: u32,
+        priors: Priors,
+    ) -> AdaptiveEngine<SyntheticInline, SyntheticAsync> {
+        AdaptiveEngine::with_priors(
             self.inline_engine(),
             vec![self.async_engine()],
             &EngineConfig::with_depth(depth),
@@ -379,8 +389,7 @@ impl Rig {
                 reads: self.clock_reads.clone(),
             },
             priors,
-        );
-        Caller::new(Box::new(engine), self.clock.clone(), depth as usize)
+        )
     }
 
     /// Virtual time for `n` requests on each static engine alone.
@@ -606,16 +615,7 @@ fn an_o_direct_class_with_requests_to_overlap_starts_asynchronous() {
     }
     let rig = Rig::new(60_000, 1_000, 60_000, 0);
     let depth = 16;
-    let engine = AdaptiveEngine::with_priors(
-        rig.inline_engine(),
-        vec![rig.async_engine()],
-        &EngineConfig::with_depth(depth),
-        Time::Virtual {
-            ns: rig.clock.clone(),
-            reads: rig.clock_reads.clone(),
-        },
-        Priors::default(),
-    );
+    let engine = rig.adaptive_engine(depth, Priors::default());
     let direct = crate::file::OpenOptions {
         direct: true,
         ..testkit::read_write()
