@@ -1422,9 +1422,21 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Choice(&["engine", "process"]),
         "engine",
         "hybrio: what the adaptive engine's classes of requests start from: engine = nothing (each job learns alone, as in a fresh process), process = what the jobs before it in this run learned on the same device, operation, size and depth",
-        |j, v| j.adaptive_memory = match v {
-            "process" => AdaptiveMemory::Process,
-            _ => AdaptiveMemory::Engine,
+        |j, v| if !matches!(j.adaptive_memory, AdaptiveMemory::File(_)) {
+            j.adaptive_memory = match v {
+                "process" => AdaptiveMemory::Process,
+                _ => AdaptiveMemory::Engine,
+            }
+        }
+    ),
+    opt!(
+        "adaptive_memory_file",
+        &[],
+        Kind::Text,
+        "",
+        "hybrio: the adaptive engine's classes start from what was learned under this kernel and saved in this file, and each job saves what it learned there (a file from another kernel, or that does not parse, is not used); overrides adaptive_memory",
+        |j, v| if !v.is_empty() {
+            j.adaptive_memory = AdaptiveMemory::File(v.into());
         }
     ),
     opt!(

@@ -162,7 +162,7 @@ impl PreparedJob {
             hipri: options.hipri,
             nowait: options.nowait,
             completion_latency: options.completion_latency,
-            adaptive_memory: options.adaptive_memory,
+            adaptive_memory: options.adaptive_memory.clone(),
             // Checked when the option was read.
             inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
         };

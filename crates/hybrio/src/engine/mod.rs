@@ -382,7 +382,7 @@ pub struct EngineConfig {
 /// file's requests of one operation and size; its first choice between the
 /// inline and the asynchronous path costs two explorations when it starts
 /// from nothing, a short job's whole learning cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum AdaptiveMemory {
     /// What the process's adaptive engines learned for requests of the same
     /// kind (the same device, `O_DIRECT` or not, operation, size and depth,
@@ -395,6 +395,13 @@ pub enum AdaptiveMemory {
     /// from nothing, as in a fresh process. For benchmark jobs that must not
     /// depend on the jobs before them.
     Engine,
+    /// What was learned under this kernel by the processes that saved to this
+    /// file, and by this process's engines that name it: the table is read
+    /// from the file once per process and written back (whole, by a rename)
+    /// when each such engine is dropped. A file saved under another kernel,
+    /// or that does not parse, is not used; a kind whose saved prices a class
+    /// finds far off is forgotten at once.
+    File(std::path::PathBuf),
 }
 
 impl EngineConfig {

@@ -212,9 +212,8 @@ pub(crate) fn resident_pages(fd: RawFd, len: usize) -> io::Result<usize> {
     outcome
 }
 
-/// Whether `fd` is on tmpfs (`fstatfs`).
-#[cfg(test)]
-pub(crate) fn is_tmpfs(fd: RawFd) -> io::Result<bool> {
+/// The type of the filesystem `fd` is on (`fstatfs`'s magic number).
+pub(crate) fn filesystem_type(fd: RawFd) -> io::Result<i64> {
     let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
     // SAFETY: fstatfs writes one statfs into `fs`, which is large enough; any
     // descriptor value is safe to pass.
@@ -223,5 +222,11 @@ pub(crate) fn is_tmpfs(fd: RawFd) -> io::Result<bool> {
     }
     // SAFETY: fstatfs returned 0, so it filled `fs`.
     let fs = unsafe { fs.assume_init() };
-    Ok(fs.f_type == libc::TMPFS_MAGIC)
+    Ok(fs.f_type)
+}
+
+/// Whether `fd` is on tmpfs (`fstatfs`).
+#[cfg(test)]
+pub(crate) fn is_tmpfs(fd: RawFd) -> io::Result<bool> {
+    Ok(filesystem_type(fd)? == libc::TMPFS_MAGIC)
 }

@@ -13,8 +13,8 @@ pub(crate) mod tsc;
 pub(crate) mod uring;
 
 pub(crate) use fd::{
-    Advice, clear_direct, fadvise, fdatasync, fsync, is_direct, lseek_set, pread, preadv2, pwrite,
-    pwritev2, read, status_flags, write,
+    Advice, clear_direct, fadvise, fdatasync, filesystem_type, fsync, is_direct, lseek_set, pread,
+    preadv2, pwrite, pwritev2, read, status_flags, write,
 };
 #[cfg(test)]
 pub(crate) use fd::{is_tmpfs, resident_pages};

@@ -287,6 +287,8 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     priors: Priors,
     /// The emulated device's latency (0: real I/O), part of a file's kind.
     emulated_ns: u64,
+    /// Where the table of priors is saved when the engine is dropped.
+    save_to: Option<PathBuf>,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
     route_override: ForcedPath,
@@ -362,11 +364,16 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     fn with_engines(inline: I, backends: Vec<B>, config: &EngineConfig, time: Time) -> Self {
         // Tests never share what they learn: each engine has its own table
         // unless a test hands one over (`with_priors`).
-        let priors = match config.adaptive_memory {
+        let priors = match &config.adaptive_memory {
             AdaptiveMemory::Process if !cfg!(test) => Priors::process(),
-            _ => Priors::default(),
+            AdaptiveMemory::Process | AdaptiveMemory::Engine => Priors::default(),
+            AdaptiveMemory::File(path) => Priors::saved_at(path),
         };
-        Self::with_priors(inline, backends, config, time, priors)
+        let mut engine = Self::with_priors(inline, backends, config, time, priors);
+        if let AdaptiveMemory::File(path) = &config.adaptive_memory {
+            engine.save_to = Some(path.clone());
+        }
+        engine
     }
 
     fn with_priors(
@@ -399,6 +406,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             counts: PathCounts::default(),
             slow_inline_ns,
             priors,
+            save_to: None,
             emulated_ns: config.completion_latency.map_or(0, |latency| {
                 u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX)
             }),
@@ -660,7 +668,11 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         (started, ns): (u64, u64),
         now: u64,
     ) {
-        let Some(policy) = policy_in(&mut self.routes, file, class) else {
+        let Some(route) = self.routes.get_mut(file.index()).and_then(Option::as_mut) else {
+            return;
+        };
+        let kind = route.kind;
+        let Some(policy) = route.classes[class].as_deref_mut() else {
             return;
         };
         let tally = Tally {
@@ -668,6 +680,14 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             inline_ns: self.inline_spent_ns,
         };
         policy.record(path, epoch, started, ns, now, tally);
+        if policy.take_refuted()
+            && let Some(file) = kind
+        {
+            self.priors.forget(&ClassKind {
+                file,
+                class: class as u16,
+            });
+        }
         if let Some(lane) = self.lanes.get_mut(Self::lane_of(file, class)) {
             policy.went_straight(lane.went());
             lane.count_went(&mut self.counts);
@@ -738,25 +758,26 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     }
 }
 
-/// The device `file` is on and whether it was opened `O_DIRECT`: its kind,
-/// with the engine's. `None` if the kernel does not say.
-fn file_kind(file: &File) -> Option<(u64, bool)> {
+impl<I, B> Drop for AdaptiveEngine<I, B> {
+    fn drop(&mut self) {
+        // The table is a cache of prices: one that cannot be written is
+        // learned again, so a failure here loses nothing the caller has.
+        if let Some(path) = &self.save_to {
+            let _ = self.priors.save(path);
+        }
+    }
+}
+
+/// The device `file` is on, its filesystem's type, and whether it was
+/// opened `O_DIRECT`: its kind, with the engine's. `None` if the kernel does
+/// not say.
+fn file_kind(file: &File) -> Option<(u64, i64, bool)> {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::io::AsRawFd;
     let device = file.metadata().ok()?.dev();
+    let filesystem = crate::sys::filesystem_type(file.as_raw_fd()).ok()?;
     let direct = crate::sys::is_direct(file.as_raw_fd()).ok()?;
-    Some((device, direct))
-}
-
-/// The policy of `file`'s `class`, if it has one.
-#[inline]
-fn policy_in(
-    routes: &mut [Option<FileRoute>],
-    file: FileHandle,
-    class: usize,
-) -> Option<&mut ClassPolicy> {
-    let route = routes.get_mut(file.index())?.as_mut()?;
-    route.classes[class].as_deref_mut()
+    Some((device, filesystem, direct))
 }
 
 impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
@@ -776,8 +797,9 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
                 return Err(Error::refusing(file, path, reason));
             }
         };
-        let kind = file_kind(&file).map(|(device, direct)| FileKind {
+        let kind = file_kind(&file).map(|(device, filesystem, direct)| FileKind {
             device,
+            filesystem,
             direct,
             emulated_ns: self.emulated_ns,
             backend: EngineKind::Adaptive,

@@ -317,6 +317,10 @@ pub(crate) struct ClassPolicy {
     unreported_learning_ns: f64,
     /// An exploration priced both paths since [`take_learned`](Self::take_learned) last looked.
     learned: bool,
+    /// The class started from a prior whose price its first window has not
+    /// yet checked; and that window found it far off.
+    from_prior: bool,
+    refuted: bool,
     /// A cold asynchronous epoch (see [`COLD_ASYNC_COMPLETIONS`]) was looked
     /// at again soon: once per class.
     cold_rechecked: bool,
@@ -414,6 +418,8 @@ impl ClassPolicy {
             unreported_learning_ns: 0.0,
             learned: false,
             cold_rechecked: false,
+            from_prior: false,
+            refuted: false,
             first_samples: ([0; FIRST_WINDOW as usize], 0),
             first_skip_left: 0,
             next_check: 0,
@@ -448,12 +454,19 @@ impl ClassPolicy {
         let chosen = prior.cost[prior.chosen.index()];
         self.recent = [chosen; 3];
         self.recent_len = 2;
+        self.from_prior = true;
         // The prior is checked at once: the first window times every
         // request, as a new class's does, and the class's own first
         // comparison decides on one epoch when it is clear (`compared` stays
         // false): the prices were measured elsewhere.
         self.escalated = true;
         self.refresh_next_check();
+    }
+
+    /// Whether the class's first window found the prior it started from far
+    /// off (asked once: the prior is then to be forgotten).
+    pub(crate) fn take_refuted(&mut self) -> bool {
+        std::mem::take(&mut self.refuted)
     }
 
     /// Starts the class on `path` rather than inline, when what it is says
@@ -727,8 +740,14 @@ impl ClassPolicy {
             return self.chosen;
         };
         self.since_exploration = 0;
+        // An inline epoch beside the class's own asynchronous requests may
+        // have recorded no sample (see `route`): its time per request routed
+        // prices it then, or it would be explored again and again.
+        let per_routed = (exploration.path == Path::Inline && exploration.routed > 0).then(|| {
+            now.saturating_sub(exploration.started_ns) as f64 / f64::from(exploration.routed)
+        });
         let explored = exploration.window.cost(exploration.path, now, tally);
-        let Some(explored) = explored.or(exploration.early_price) else {
+        let Some(explored) = explored.or(exploration.early_price).or(per_routed) else {
             return self.chosen;
         };
         if let Some(mean) = exploration.window.mean() {
@@ -770,8 +789,10 @@ impl ClassPolicy {
         // call waits for a second epoch like any other (eight threads on two
         // CPUs flipped classes back and forth on one).
         let margin = self.margin();
-        if current.is_finite() {
-            let (low, high) = self.range;
+        let (low, high) = self.range;
+        // (No range yet, as in a class started from a prior: none to halve;
+        // halving infinity made the margin NaN, and no switch ever passed it.)
+        if current.is_finite() && low <= high {
             self.range = (low + (current - low) / 2.0, high - (high - current) / 2.0);
         }
         if explored < current * (1.0 - margin) {
@@ -904,6 +925,21 @@ impl ClassPolicy {
         } else {
             0
         };
+        if std::mem::take(&mut self.from_prior) && direction != 0 {
+            // The prior no longer fits: dropped, the class goes on as a new
+            // one whose first window just closed (with a stale price kept
+            // until a second window confirmed the drift, an exploration
+            // meanwhile compared the other path against it).
+            self.refuted = true;
+            let other = path.other().index();
+            self.cost[other] = None;
+            self.typical[other] = f64::INFINITY;
+            self.compared = false;
+            self.explorations = 0;
+            self.remember(cost, true);
+            self.refresh_next_check();
+            return;
+        }
         if direction != 0 && direction == self.drift.0 {
             // The world changed: follow it now, and look at the other path soon.
             let earlier = self.drift.1;
@@ -1138,6 +1174,31 @@ mod tests {
             );
         }
         (explored, switches)
+    }
+
+    #[test]
+    fn a_prior_is_refuted_by_the_first_window_far_from_it() {
+        let prior = |inline| Prior {
+            chosen: Path::Inline,
+            cost: [inline, 3_000.0],
+            typical: [inline, 3_000.0],
+            explorations: 1,
+        };
+        let mut found = Vec::new();
+        for saved in [1_000.0, 10_000.0] {
+            let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
+            policy.start_from(&prior(saved));
+            // Requests of 1 us: the first window (every one timed) closes
+            // after 200 of them.
+            let (_, switches) = drive(&mut policy, 300, |_, path| match path {
+                Path::Inline => 1_000,
+                Path::Async => 3_000,
+            });
+            assert_eq!(switches, 0, "prior {saved}");
+            found.push(policy.take_refuted());
+            assert!(!policy.take_refuted(), "told once");
+        }
+        assert_eq!(found, [false, true], "a price 10 times off is refuted");
     }
 
     #[test]

@@ -603,6 +603,48 @@ fn a_class_of_a_known_kind_makes_its_first_choice_without_exploring() {
 }
 
 #[test]
+fn what_an_engine_learned_is_saved_for_the_next_when_asked() {
+    let rig = Rig::new(30_000, 1_500, 30_000, 0);
+    let dir = testkit::scratch();
+    let path = dir.path().join("adaptive-memory");
+    let config = EngineConfig {
+        adaptive_memory: AdaptiveMemory::File(path.clone()),
+        ..EngineConfig::with_depth(4)
+    };
+    let engine = |rig: &Rig| {
+        let time = Time::Virtual {
+            ns: rig.clock.clone(),
+            reads: rig.clock_reads.clone(),
+        };
+        let engine = AdaptiveEngine::with_engines(
+            rig.inline_engine(),
+            vec![rig.async_engine()],
+            &config,
+            time,
+        );
+        Caller::new(Box::new(engine), rig.clock.clone(), 4)
+    };
+    let mut first = engine(&rig);
+    first.run(2_000);
+    assert_eq!(first.paths().switches, 1);
+    drop(first);
+    let saved = std::fs::read_to_string(&path).expect("saved when the engine was dropped");
+    assert_eq!(
+        saved
+            .lines()
+            .filter(|line| line.contains(" async "))
+            .count(),
+        1,
+        "{saved}"
+    );
+    // The next engine naming the file starts its reads asynchronous.
+    let mut next = engine(&rig);
+    next.run(200);
+    let paths = next.paths();
+    assert_eq!((paths.inline, paths.explored), (0, 0), "{paths:?}");
+}
+
+#[test]
 fn an_o_direct_class_with_requests_to_overlap_starts_asynchronous() {
     // A device at depth 16: 60 us a read inline, 4 us of the caller's
     // through the queue. Started inline, a class paid its first window at
