@@ -21,6 +21,13 @@
 //!   queues it, or hands it back when the engine is full;
 //!   [`Engine::commit`](engine::Engine::commit) submits everything queued in one
 //!   call; [`Engine::reap`](engine::Engine::reap) collects completions in a batch.
+//! * The adaptive engine learns per class of requests (file, operation, size)
+//!   which path is cheaper, and what it learned starts the next class of the
+//!   same kind: in this process by default, or from a file across processes
+//!   ([`AdaptiveMemory`](engine::AdaptiveMemory)). How many requests it sent
+//!   each way, and what exploring cost, are in
+//!   [`Engine::counters`](engine::Engine::counters)
+//!   ([`PathCounts`](engine::PathCounts)).
 //! * I/O errors never panic: they come back as a negative errno in
 //!   [`Completion::result`](request::Completion::result). Short transfers are
 //!   sent again for the rest and `EINTR`/`EAGAIN` retried; a transfer an error

@@ -84,9 +84,9 @@ const WINDOW: u32 = 32;
 /// ...and the least time it spans: 32 page-cache hits take 30 us, in which
 /// one interrupt is a large share.
 const WINDOW_NS: u64 = 200_000;
-/// A class's first window needs only this many (and the same least time):
-/// it prices the path the class starts on, and until it closes no other path
-/// is tried. A device read at depth 16 takes 70 us inline and 10 through
+/// A class's first window needs only this many (and no least time): it
+/// prices the path the class starts on, and until it closes no other path is
+/// tried. A device read at depth 16 takes 70 us inline and 10 through
 /// io_uring, and a first window of 32, then another (the first only set
 /// the scale), held a 500-request job inline for 4 ms of its 9.
 const FIRST_WINDOW: u32 = 8;
@@ -136,9 +136,11 @@ const LEARNING_TIME_FACTOR: f64 = 50.0;
 /// An asynchronous epoch that opened before the engine's asynchronous path
 /// had this many completions priced its start, not the path: io_uring makes
 /// its kernel workers on first use, and a copy's first writes through it
-/// took twice as long as its later ones. Found dearer, it is looked at again
-/// soon, as a close call is (once per class).
-const COLD_ASYNC_COMPLETIONS: u64 = 64;
+/// took twice as long as its later ones, for its first 10-40 ms (with 64,
+/// a copy's classes came out 1.3 times io_uring's time in 7 rounds; with
+/// 256, 1.13). Found dearer, it is looked at again soon, as a close call is
+/// (once per class).
+const COLD_ASYNC_COMPLETIONS: u64 = 256;
 /// Before anything is measured, what one request handed to another thread
 /// costs the caller: waking a kernel worker and being woken back (about 10
 /// us each between this machine's two vCPUs), and more while the worker
@@ -890,12 +892,15 @@ impl ClassPolicy {
             self.escalated = true;
             self.next_check = 0;
         }
-        let samples = if self.cost[path.index()].is_some() {
-            WINDOW
+        // A first window closes on its count alone: its median caps its
+        // samples already, and 200 us of page-cache hits, every one timed,
+        // were a tenth of a 1,000-read job.
+        let (samples, span_ns) = if self.cost[path.index()].is_some() {
+            (WINDOW, WINDOW_NS)
         } else {
-            FIRST_WINDOW
+            (FIRST_WINDOW, 0)
         };
-        if self.window.samples < samples || now.saturating_sub(self.window.opened_ns) < WINDOW_NS {
+        if self.window.samples < samples || now.saturating_sub(self.window.opened_ns) < span_ns {
             return;
         }
         self.close_window(path, now, tally);
@@ -1204,7 +1209,7 @@ mod tests {
     #[test]
     fn a_preempted_request_among_the_first_does_not_set_the_first_price() {
         // Page-cache hits of 1 us, the third preempted for 200 us: the first
-        // window closes after 8 (they span 200 us), and would price them at
+        // window closes after 8, and would price them at
         // 26 us each; capped at four times their median, at 1.4 us.
         let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
         drive(&mut policy, 8, |i, path| match (i, path) {
