@@ -540,6 +540,7 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
     #[inline(never)]
     fn queue_routed(&mut self, request: Request, class: usize) -> QueueOutcome {
         let file = request.file;
+        let tally = self.tally();
         let Some(route) = self.routes.get_mut(file.index()).and_then(Option::as_mut) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
@@ -571,10 +572,6 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         policy.went_straight(lane.went());
         lane.count_went(&mut self.counts);
         let now = self.time.now();
-        let tally = Tally {
-            reaped: self.async_reaped,
-            inline_ns: self.inline_spent_ns,
-        };
         // An exploration that has not ended in the interval between
         // explorations belongs to a class that stopped sending requests.
         let may_explore = self.explorer.is_none_or(|(lane, since)| {
@@ -668,16 +665,13 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         (started, ns): (u64, u64),
         now: u64,
     ) {
+        let tally = self.tally();
         let Some(route) = self.routes.get_mut(file.index()).and_then(Option::as_mut) else {
             return;
         };
         let kind = route.kind;
         let Some(policy) = route.classes[class].as_deref_mut() else {
             return;
-        };
-        let tally = Tally {
-            reaped: self.async_reaped,
-            inline_ns: self.inline_spent_ns,
         };
         policy.record(path, epoch, started, ns, now, tally);
         if policy.take_refuted()
@@ -745,6 +739,15 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             got += self.reap_async(min - got, max - got, out)?;
         }
         Ok(got)
+    }
+
+    /// What the engine has done so far, which a class's windows are read
+    /// against.
+    fn tally(&self) -> Tally {
+        Tally {
+            reaped: self.async_reaped,
+            inline_ns: self.inline_spent_ns,
+        }
     }
 
     /// Requests the asynchronous engines hold.
