@@ -27,7 +27,11 @@
 //!   ([`AdaptiveMemory`](engine::AdaptiveMemory)). How many requests it sent
 //!   each way, and what exploring cost, are in
 //!   [`Engine::counters`](engine::Engine::counters)
-//!   ([`PathCounts`](engine::PathCounts)).
+//!   ([`PathCounts`](engine::PathCounts)). Its asynchronous path is io_uring,
+//!   and libaio for an `O_DIRECT` file that is empty when added and open for
+//!   writing, on a filesystem that cannot start a direct write past a file's
+//!   end without blocking (ext4, XFS: io_uring hands each such write to a
+//!   kernel worker, one at a time; asked once per filesystem).
 //! * I/O errors never panic: they come back as a negative errno in
 //!   [`Completion::result`](request::Completion::result). Short transfers are
 //!   sent again for the rest and `EINTR`/`EAGAIN` retried; a transfer an error

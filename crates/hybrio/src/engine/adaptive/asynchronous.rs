@@ -6,11 +6,102 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use super::{AdaptiveEngine, Path, QueueOutcome};
+use std::path::PathBuf;
+
+use super::{AdaptiveEngine, Appends, Path, QueueOutcome};
 use crate::Error;
-use crate::engine::Engine;
+use crate::engine::io_uring::IoUringEngine;
+use crate::engine::libaio::LibaioEngine;
+use crate::engine::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::file::FileHandle;
 use crate::request::{Completion, Request};
+
+/// What the adaptive engine asks of its asynchronous engines beyond
+/// [`Engine`].
+pub(crate) trait AsyncBackend: Engine + Sized {
+    /// An engine of the same type for `O_DIRECT` files written past their
+    /// end (see [`appends`](super::appends)), if there is a better one for
+    /// them than this; asked once, when the first such file comes.
+    fn for_appends(_config: &EngineConfig) -> Option<Self> {
+        None
+    }
+}
+
+/// The pool and libaio, where io_uring is refused: libaio takes every
+/// `O_DIRECT` file already.
+impl AsyncBackend for Box<dyn Engine> {}
+
+/// io_uring, or libaio for the `O_DIRECT` files io_uring would hand to a
+/// kernel worker: one type, so that the engine calls either without a box
+/// (a call through a box moved every request once more).
+#[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per engine, in its vector of one or two: boxing the ring would add a load to every request"
+)]
+pub(crate) enum IoUringOrLibaio {
+    IoUring(IoUringEngine),
+    Libaio(Box<LibaioEngine>),
+}
+
+impl AsyncBackend for IoUringOrLibaio {
+    fn for_appends(config: &EngineConfig) -> Option<Self> {
+        crate::probe::engine_available(EngineKind::Libaio)
+            .and_then(|()| LibaioEngine::new(config))
+            .ok()
+            .map(|engine| IoUringOrLibaio::Libaio(Box::new(engine)))
+    }
+}
+
+/// Calls `$call` on whichever engine `$self` is.
+macro_rules! either {
+    ($self:expr, $engine:ident => $call:expr) => {
+        match $self {
+            IoUringOrLibaio::IoUring($engine) => $call,
+            IoUringOrLibaio::Libaio($engine) => $call,
+        }
+    };
+}
+
+impl Engine for IoUringOrLibaio {
+    fn kind(&self) -> EngineKind {
+        either!(self, engine => engine.kind())
+    }
+    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
+        either!(self, engine => engine.add_file(file, path))
+    }
+    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        either!(self, engine => engine.remove_file(handle))
+    }
+    #[inline(always)]
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        either!(self, engine => engine.queue(request))
+    }
+    #[inline(always)]
+    fn commit(&mut self) -> Result<usize, Error> {
+        either!(self, engine => engine.commit())
+    }
+    #[inline(always)]
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        either!(self, engine => engine.reap(min, max, out))
+    }
+    #[inline(always)]
+    fn in_flight(&self) -> usize {
+        either!(self, engine => engine.in_flight())
+    }
+    fn is_synchronous(&self) -> bool {
+        either!(self, engine => engine.is_synchronous())
+    }
+    fn description(&self) -> String {
+        either!(self, engine => engine.description())
+    }
+    fn state(&self) -> String {
+        either!(self, engine => engine.state())
+    }
+    fn counters(&self) -> EngineCounters {
+        either!(self, engine => engine.counters())
+    }
+}
 
 /// A timed asynchronous request's bookkeeping while the other engine holds
 /// it (its `user_data` there is the slot's index). The others go with the
@@ -73,7 +164,7 @@ impl<B: Engine> Backend<B> {
     }
 }
 
-impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
+impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// The request's slot for its trip through the asynchronous engine.
     pub(super) fn take_slot(&mut self, slot: Slot) -> u32 {
         match self.free_slots.pop() {
@@ -171,9 +262,10 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         if let (Some(only), None) = (holding.next(), holding.next()) {
             return self.reap_from(only, min, max, out);
         }
-        // Two engines hold requests (only without io_uring, with buffered and
-        // O_DIRECT files at once): take what either has, then wait on the one
-        // holding more committed requests. They have no common wait, so a
+        // Two engines hold requests (without io_uring, buffered and O_DIRECT
+        // files at once; with it, O_DIRECT files written past their end and
+        // others): take what either has, then wait on the one holding more
+        // committed requests. They have no common wait, so a
         // completion of the other can wait behind it; each of them completes
         // on its own, so none is lost.
         let mut got = 0;
@@ -337,7 +429,15 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
             .map_err(|e| Error::io("read the flags of", path, 0, e))?
             & libc::O_DIRECT
             != 0;
-        let backend = usize::from(direct && self.backends.len() > 1);
+        let appends = !matches!(self.appends, Appends::Same)
+            && direct
+            && super::appends::grows_by_direct_writes(file, path);
+        let backend = match appends.then(|| self.appends_backend()).flatten() {
+            Some(backend) => backend,
+            None => usize::from(
+                direct && self.backends.len() > 1 && matches!(self.appends, Appends::Same),
+            ),
+        };
         let untimed = self.add_twin(backend, file, path)?;
         match self.add_twin(backend, file, path) {
             Ok(timed) => Ok((backend, untimed, timed)),
@@ -345,6 +445,29 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
                 let _ = self.backends[backend].engine.remove_file(untimed);
                 Err(error)
             }
+        }
+    }
+
+    /// The asynchronous engine for `O_DIRECT` files written past their end,
+    /// made with the first of them; `None` where there is none better than
+    /// the one for the other files.
+    fn appends_backend(&mut self) -> Option<usize> {
+        match &self.appends {
+            Appends::Backend(backend) => Some(*backend),
+            Appends::Same => None,
+            Appends::NotYet(config) => match B::for_appends(config) {
+                Some(engine) => {
+                    self.backends.push(Backend::new(engine));
+                    self.twins.push(Vec::new());
+                    let backend = self.backends.len() - 1;
+                    self.appends = Appends::Backend(backend);
+                    Some(backend)
+                }
+                None => {
+                    self.appends = Appends::Same;
+                    None
+                }
+            },
         }
     }
 

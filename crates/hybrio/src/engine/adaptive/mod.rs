@@ -1,7 +1,9 @@
 //! `adaptive`: each request runs inline (a `pread`/`pwrite` in the caller)
-//! or goes to an asynchronous engine (io_uring where the kernel allows it;
-//! else libaio for `O_DIRECT` files and the worker pool for the others),
-//! whichever has cost less lately for requests like it. No option tunes it.
+//! or goes to an asynchronous engine (io_uring where the kernel allows it,
+//! and libaio for the `O_DIRECT` files it will write past their end, which
+//! io_uring hands to a kernel worker one at a time ([`appends`]); else libaio
+//! for `O_DIRECT` files and the worker pool for the others), whichever has
+//! cost less lately for requests like it. No option tunes it.
 //!
 //! Requests are told apart by class: file, operation (read, write, sync) and
 //! size (by powers of two); a file opened with `O_DIRECT` is its own file, so
@@ -48,6 +50,7 @@
 //! the other way to explore, and how often a class changed its choice
 //! ([`PathCounts`](super::PathCounts)).
 
+mod appends;
 mod asynchronous;
 mod policy;
 mod priors;
@@ -65,7 +68,7 @@ use crate::buf::BufPool;
 use crate::clock::Clock;
 use crate::file::FileHandle;
 use crate::request::{Completion, Op, Request};
-use asynchronous::{Backend, Slot, TwinOf};
+use asynchronous::{AsyncBackend, Backend, IoUringOrLibaio, Slot, TwinOf};
 #[cfg(not(test))]
 use policy::Path;
 use policy::{
@@ -133,6 +136,18 @@ impl Time {
 
 /// The inline engine's spare file after each of the caller's (see `add_file`).
 const SPARE_PATH: &str = "/dev/null";
+
+/// Which asynchronous engine takes the `O_DIRECT` files written past their
+/// end (see [`appends`]).
+#[derive(Debug)]
+enum Appends {
+    /// None has come yet: the engine for them is made with this when one does.
+    NotYet(Box<EngineConfig>),
+    /// This one (an index in the engine's `backends`).
+    Backend(usize),
+    /// The one that takes the other `O_DIRECT` files.
+    Same,
+}
 
 /// What the engine keeps per file: its handles in the asynchronous engine
 /// and the decision state of each class of its requests.
@@ -243,11 +258,14 @@ impl Default for Lane {
 #[derive(Debug)]
 pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     inline: I,
-    /// The asynchronous engines: io_uring for every file; or, where the
+    /// The asynchronous engines: io_uring for every file, and libaio once
+    /// an `O_DIRECT` file to be written past its end comes; or, where the
     /// kernel refuses io_uring, the pool, and libaio for `O_DIRECT` files.
     backends: Vec<Backend<B>>,
     /// Per asynchronous engine, by its file handle: whose file it is.
     twins: Vec<Vec<Option<TwinOf>>>,
+    /// Which engine takes the `O_DIRECT` files written past their end.
+    appends: Appends,
     /// Reopen files for the asynchronous engine instead of duplicating the
     /// descriptor (the emulated device changes a file's flags).
     reopen_files: bool,
@@ -328,7 +346,7 @@ fn open_with(
         None
     };
     if let Some(ring) = io_uring {
-        return Ok(wrapped(vec![ring], config));
+        return Ok(wrapped(vec![IoUringOrLibaio::IoUring(ring)], config));
     }
     let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(super::pool::PoolEngine::new(config)?)];
     let libaio = crate::probe::engine_available(EngineKind::Libaio)
@@ -341,7 +359,7 @@ fn open_with(
 
 /// The engine over `backends`, with the inline engine `config` asks for,
 /// wrapped as every engine is.
-fn wrapped<B: Engine + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
+fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
     let time = Time::Real(Clock::new());
     if config.hipri || config.nowait {
         let inline = super::pvsync2::Pvsync2Engine::new(config);
@@ -358,7 +376,7 @@ fn wrapped<B: Engine + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<
     }
 }
 
-impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
+impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// The engine with `backends[0]` for every file, or for buffered files
     /// only when `backends[1]` is there for `O_DIRECT` ones.
     fn with_engines(inline: I, backends: Vec<B>, config: &EngineConfig, time: Time) -> Self {
@@ -387,6 +405,13 @@ impl<I: Engine, B: Engine> AdaptiveEngine<I, B> {
         AdaptiveEngine {
             inline,
             twins: backends.iter().map(|_| Vec::new()).collect(),
+            // Without io_uring libaio takes every O_DIRECT file already; an
+            // emulated device's files are not what the kernel sees.
+            appends: if backends.len() == 1 && config.completion_latency.is_none() {
+                Appends::NotYet(Box::new(config.clone()))
+            } else {
+                Appends::Same
+            },
             backends: backends.into_iter().map(Backend::new).collect(),
             reopen_files: config.completion_latency.is_some(),
             depth: config.depth.max(1),
@@ -783,7 +808,7 @@ fn file_kind(file: &File) -> Option<(u64, i64, bool)> {
     Some((device, filesystem, direct))
 }
 
-impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
+impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
     fn kind(&self) -> EngineKind {
         EngineKind::Adaptive
     }
@@ -1020,9 +1045,12 @@ impl<I: Engine, B: Engine> Engine for AdaptiveEngine<I, B> {
             .iter()
             .map(|b| b.engine.description())
             .collect();
-        let asynchronous = match asynchronous.as_slice() {
-            [buffered, direct] => format!("{buffered}, O_DIRECT {direct}"),
-            all => all.join(", "),
+        let asynchronous = match (asynchronous.as_slice(), &self.appends) {
+            ([others, appends], Appends::Backend(1)) => {
+                format!("{others}, O_DIRECT files written past their end {appends}")
+            }
+            ([buffered, direct], _) => format!("{buffered}, O_DIRECT {direct}"),
+            (all, _) => all.join(", "),
         };
         format!(
             "adaptive (inline {}, async {asynchronous})",

@@ -129,6 +129,8 @@ struct SyntheticAsync {
     files: u32,
 }
 
+impl AsyncBackend for SyntheticAsync {}
+
 impl Engine for SyntheticAsync {
     fn kind(&self) -> EngineKind {
         EngineKind::IoUring
@@ -1169,7 +1171,7 @@ fn with_io_uring_completions_come_back_as_queued_while_files_come_and_go() {
     let ring = crate::engine::io_uring::IoUringEngine::new(&config, None).unwrap();
     let mut engine = AdaptiveEngine::with_engines(
         PsyncEngine::new(&config),
-        vec![ring],
+        vec![IoUringOrLibaio::IoUring(ring)],
         &config,
         Time::Real(Clock::new()),
     );
@@ -1307,6 +1309,8 @@ struct FailingReap {
     files: u32,
 }
 
+impl AsyncBackend for FailingReap {}
+
 impl Engine for FailingReap {
     fn kind(&self) -> EngineKind {
         EngineKind::Libaio
@@ -1378,4 +1382,100 @@ fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
         "the caller's tags and handle"
     );
     assert_eq!(engine.in_flight(), 0);
+}
+
+#[test]
+fn a_direct_file_written_past_its_end_goes_to_libaio_and_a_copy_lands_whole() {
+    if let Err(reason) = crate::probe::engine_available(EngineKind::IoUring)
+        .and(crate::probe::engine_available(EngineKind::Libaio))
+    {
+        println!("skipped: {reason}");
+        return;
+    }
+    let dir = testkit::scratch();
+    const LEN: usize = 2 << 20;
+    const BLOCK: usize = 64 << 10;
+    let (src_path, data) = testkit::data_file(dir.path(), "src", LEN);
+    let dst_path = dir.path().join("dst");
+    let direct = |create| crate::file::OpenOptions {
+        direct: true,
+        create,
+        ..testkit::read_write()
+    };
+    let Ok(dst_file) = crate::file::open(&dst_path, &direct(true)) else {
+        println!("skipped: O_DIRECT refused under {}", dir.path().display());
+        return;
+    };
+    if !super::appends::grows_by_direct_writes(&dst_file, &dst_path) {
+        println!(
+            "skipped: this filesystem starts direct writes past a file's end without blocking"
+        );
+        return;
+    }
+    let config = EngineConfig::with_depth(8);
+    let ring = crate::engine::io_uring::IoUringEngine::new(&config, None).unwrap();
+    let mut engine = AdaptiveEngine::with_engines(
+        PsyncEngine::new(&config),
+        vec![IoUringOrLibaio::IoUring(ring)],
+        &config,
+        Time::Real(Clock::new()),
+    );
+    let src = testkit::add(&mut engine, &src_path, &direct(false));
+    assert!(
+        !engine.description().contains("libaio"),
+        "no libaio before a file needs it: {}",
+        engine.description()
+    );
+    let dst = engine.add_file(dst_file, dst_path.clone()).unwrap();
+    assert_eq!(engine.route_of(src).unwrap().backend, 0, "io_uring");
+    assert_eq!(engine.route_of(dst).unwrap().backend, 1, "libaio");
+    assert!(
+        engine
+            .description()
+            .contains("O_DIRECT files written past their end libaio"),
+        "{}",
+        engine.description()
+    );
+    // Each round writes what the last one read and reads the next blocks:
+    // both engines hold requests at once, and are reaped together.
+    let pool = BufPool::new(16, BLOCK).unwrap();
+    let blocks = (LEN / BLOCK) as u64;
+    let mut to_write: Vec<Completion> = Vec::new();
+    let mut next = 0u64;
+    let mut written = 0u64;
+    while written < blocks {
+        let mut requests: Vec<Request> = to_write
+            .drain(..)
+            .map(|read| {
+                let mut buf = read.buf.expect("a read's buffer");
+                buf.rewind();
+                buf.set_len(BLOCK);
+                Request::write(dst, read.offset, buf, 1)
+            })
+            .collect();
+        for _ in 0..4 {
+            if next < blocks {
+                let offset = next * BLOCK as u64;
+                requests.push(Request::read(src, offset, testkit::take(&pool, BLOCK), 0));
+                next += 1;
+            }
+        }
+        for completion in testkit::run(&mut engine, requests) {
+            assert_eq!(
+                completion.result, BLOCK as i64,
+                "{:?} at {}",
+                completion.op, completion.offset
+            );
+            match completion.op {
+                Op::Read => to_write.push(completion),
+                _ => written += 1,
+            }
+        }
+    }
+    drop(engine);
+    assert_eq!(
+        std::fs::read(&dst_path).unwrap(),
+        data,
+        "the copy, byte for byte"
+    );
 }
