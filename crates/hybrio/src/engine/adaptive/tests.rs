@@ -609,6 +609,40 @@ fn a_copy_runs_writes_inline_that_hide_its_reads_device_time() {
 }
 
 #[test]
+fn an_inline_look_back_beside_finished_asynchronous_requests_is_timed() {
+    // Page-cache hits through io_uring at depth 20: done inside the submit,
+    // reaped only when the caller's queue is full. Once the class is
+    // asynchronous, its inline look-backs start with 32 such requests out;
+    // they contend with nothing, so the look-back's inline requests are
+    // timed (left in the engine, they kept every one untimed, and the epoch
+    // was priced by its time per request, holding and all).
+    // Inline 700 ns, asynchronous 400 (of the caller's CPU at the submit),
+    // the caller's own 100 ns on each: far enough apart for the class to go
+    // asynchronous at once, near enough for its look-backs to run whole.
+    let rig = Rig::new(700, 400, 0, 0);
+    // (At depth 20 a look-back starts with some of them out: at 32, a
+    // divisor of the timed requests' spacing, it started right after a reap.)
+    let engine = rig.adaptive_engine(20, Priors::default());
+    let timed = engine.explored_inline_samples.clone();
+    let mut caller = Caller::new(Box::new(engine), rig.clock.clone(), 20);
+    caller.run(50_000);
+    let paths = caller.paths();
+    assert!(
+        paths.asynchronous > 45_000,
+        "the rig's cheaper path is asynchronous: {paths:?}"
+    );
+    let looked_back = paths.inline;
+    assert!(looked_back > 32, "{looked_back} inline: no look-back ran");
+    let timed = timed.load(Ordering::Relaxed);
+    // All but the class's first window, which is no exploration (untimed
+    // beside the finished requests, about half were).
+    assert!(
+        timed * 10 >= looked_back * 9,
+        "{timed} of {looked_back} inline requests timed"
+    );
+}
+
+#[test]
 fn a_class_of_a_known_kind_makes_its_first_choice_without_exploring() {
     // A device overlapping requests at depth 4: the first engine learns that
     // its reads go asynchronous, in two explorations.
