@@ -189,12 +189,6 @@ struct Window {
     opened_ns: u64,
     /// What the engine had done when the window opened.
     opened: Tally,
-    /// Inline: when its first counted sample started, and what the engine
-    /// had done by then; the asynchronous completions reaped since are
-    /// other classes' (a class's inline samples count only once its own
-    /// asynchronous requests are back), and what its inline time hid of
-    /// their waits is read against them (see [`Window::hidden_share`]).
-    inline_from: Option<(u64, Tally)>,
 }
 
 /// What the engine has done so far, across all classes: the clock a window's
@@ -256,10 +250,10 @@ impl Window {
     /// cost only what the reads do not hide (counted whole, they looked
     /// dearer than inline writes, and the copy ran its writes inline at two
     /// thirds of io_uring's speed).
-    fn cost(&self, path: Path, now: u64, tally: Tally, async_price: Option<f64>) -> Option<f64> {
+    fn cost(&self, path: Path, now: u64, tally: Tally) -> Option<f64> {
         let mean = self.mean()?;
         match path {
-            Path::Inline => Some(mean * (1.0 - self.hidden_share(now, tally, async_price))),
+            Path::Inline => Some(mean),
             Path::Async => {
                 let completions = tally.reaped.checked_sub(self.opened.reaped)?;
                 let span = now.checked_sub(self.opened_ns)?;
@@ -269,49 +263,6 @@ impl Window {
                 let own = span.saturating_sub(others).max(span / ASYNC_FLOOR_SHARE);
                 (completions > 0).then(|| own as f64 / completions as f64)
             }
-        }
-    }
-
-    /// The share of an inline window's time that other classes'
-    /// asynchronous requests would have cost the caller anyway: the mirror
-    /// of what an asynchronous price leaves out. While an inline request
-    /// blocks the caller, asynchronous requests already out go on in the
-    /// kernel, and are reaped later without a wait. Each asynchronous
-    /// completion is expected to cost the caller `async_price` (the class's
-    /// own latest asynchronous price: the engine's time per completion
-    /// while the class was asynchronous too); what the window's time
-    /// outside inline requests fell short of that, the inline time hid.
-    /// A copy's `O_DIRECT` writes to a new file (which io_uring hands to a
-    /// kernel worker, and which block the caller inline) hide its reads'
-    /// device time: priced whole, an inline write looked half again as dear
-    /// as an asynchronous one, and the copy ran at io_uring's speed rather
-    /// than libaio's, whose submit blocks on such a write (1.3-1.5x).
-    fn hidden_share(&self, now: u64, tally: Tally, async_price: Option<f64>) -> f64 {
-        let (Some((from_ns, from)), Some(async_price)) = (self.inline_from, async_price) else {
-            return 0.0;
-        };
-        let reaped = tally.reaped.saturating_sub(from.reaped);
-        let inline = tally.inline_ns.saturating_sub(from.inline_ns);
-        if reaped == 0 || inline == 0 {
-            return 0.0;
-        }
-        let outside = now.saturating_sub(from_ns).saturating_sub(inline) as f64;
-        let hidden = (reaped as f64 * async_price - outside).max(0.0);
-        // As an asynchronous price keeps a sixteenth of its span, an inline
-        // one keeps a sixteenth of its time.
-        (hidden / inline as f64).min(1.0 - 1.0 / ASYNC_FLOOR_SHARE as f64)
-    }
-
-    /// Marks where an inline window's hiding is measured from: its first
-    /// counted sample, which started at `started_ns`, took `ns` and has
-    /// just been added to the engine's inline time (`tally`).
-    fn note_inline_start(&mut self, started_ns: u64, ns: u64, tally: Tally) {
-        if self.inline_from.is_none() {
-            let before = Tally {
-                reaped: tally.reaped,
-                inline_ns: tally.inline_ns.saturating_sub(ns),
-            };
-            self.inline_from = Some((started_ns, before));
         }
     }
 }
@@ -797,10 +748,7 @@ impl ClassPolicy {
         let per_routed = (exploration.path == Path::Inline && exploration.routed > 0).then(|| {
             now.saturating_sub(exploration.started_ns) as f64 / f64::from(exploration.routed)
         });
-        let async_price = self.cost[Path::Async.index()];
-        let explored = exploration
-            .window
-            .cost(exploration.path, now, tally, async_price);
+        let explored = exploration.window.cost(exploration.path, now, tally);
         let Some(explored) = explored.or(exploration.early_price).or(per_routed) else {
             return self.chosen;
         };
@@ -903,24 +851,18 @@ impl ClassPolicy {
                     exploration.window = Window::open(now, tally);
                 }
             } else {
-                let counted = exploration
+                exploration
                     .window
                     .add(started_ns, ns, self.typical[path.index()]);
-                if counted && path == Path::Inline {
-                    exploration.window.note_inline_start(started_ns, ns, tally);
-                }
                 let current = self.cost[self.chosen.index()];
                 let far = match exploration.window.samples {
                     n if n >= EARLY_SAMPLES => EARLY_FAR,
                     n if n >= EARLY_FIRST_SAMPLES => EARLY_FIRST_FAR,
                     _ => f64::INFINITY,
                 };
-                if let (Some(cost), Some(current)) = (
-                    exploration
-                        .window
-                        .cost(path, now, tally, self.cost[Path::Async.index()]),
-                    current,
-                ) && cost > far * current
+                if let (Some(cost), Some(current)) =
+                    (exploration.window.cost(path, now, tally), current)
+                    && cost > far * current
                 {
                     // Far dearer already: the epoch ends at the class's next
                     // request.
@@ -941,13 +883,8 @@ impl ClassPolicy {
             return;
         }
         let typical = self.typical[path.index()];
-        if self.window.add(started_ns, ns, typical) {
-            if path == Path::Inline {
-                self.window.note_inline_start(started_ns, ns, tally);
-            }
-            if typical.is_infinite() {
-                self.scale_first_window(path, ns);
-            }
+        if self.window.add(started_ns, ns, typical) && typical.is_infinite() {
+            self.scale_first_window(path, ns);
         }
         let sample = ns as f64;
         let odd = sample > OUTLIER * typical || sample * OUTLIER < typical;
@@ -973,8 +910,7 @@ impl ClassPolicy {
     /// Ends a full window of the chosen path: its cost, a drift, the range.
     fn close_window(&mut self, path: Path, now: u64, tally: Tally) {
         self.escalated = false;
-        let async_price = self.cost[Path::Async.index()];
-        let Some(cost) = self.window.cost(path, now, tally, async_price) else {
+        let Some(cost) = self.window.cost(path, now, tally) else {
             self.window = Window::open(now, tally);
             return;
         };
@@ -1405,15 +1341,15 @@ mod tests {
             window.add(1_000, 100, f64::INFINITY);
         }
         assert_eq!(
-            window.cost(Path::Async, 1_200, Tally::reaped(18), None),
+            window.cost(Path::Async, 1_200, Tally::reaped(18)),
             Some(25.0)
         );
         assert_eq!(
-            window.cost(Path::Inline, 1_200, Tally::reaped(18), None),
+            window.cost(Path::Inline, 1_200, Tally::reaped(18)),
             Some(100.0)
         );
         assert_eq!(
-            window.cost(Path::Async, 1_200, Tally::reaped(10), None),
+            window.cost(Path::Async, 1_200, Tally::reaped(10)),
             None,
             "none reaped"
         );
@@ -1424,17 +1360,14 @@ mod tests {
             inline_ns,
         };
         assert_eq!(
-            window.cost(Path::Async, 1_200, with_inline(120), None),
+            window.cost(Path::Async, 1_200, with_inline(120)),
             Some(10.0)
         );
         // ...and however much their prices say, a sixteenth of the span stays
         // (12 ns).
+        assert_eq!(window.cost(Path::Async, 1_200, with_inline(500)), Some(1.5));
         assert_eq!(
-            window.cost(Path::Async, 1_200, with_inline(500), None),
-            Some(1.5)
-        );
-        assert_eq!(
-            window.cost(Path::Inline, 1_200, with_inline(500), None),
+            window.cost(Path::Inline, 1_200, with_inline(500)),
             Some(100.0)
         );
         // Requests started before the window opened are left out of the
@@ -1443,45 +1376,5 @@ mod tests {
         window.add(10, 1_000, f64::INFINITY);
         window.add(60, 100, f64::INFINITY);
         assert_eq!(window.mean(), Some(100.0));
-    }
-
-    #[test]
-    fn an_inline_price_leaves_out_the_asynchronous_waits_it_hid() {
-        // A copy's writes inline (100 ns each), its reads out meanwhile: 10
-        // writes from 1,000 to 2,100, 10 reads reaped, each priced 80 ns
-        // while the writes were asynchronous too. Outside the writes the
-        // caller spent 100 ns, not the 800 the reads would have cost it:
-        // 700 of the writes' 1,000 ns were the reads' waits.
-        let mut window = Window::open(900, Tally::default());
-        let mut tally = Tally::reaped(5);
-        for i in 0..10 {
-            let start = 1_000 + i * 110;
-            window.add(start, 100, f64::INFINITY);
-            tally.inline_ns += 100;
-            window.note_inline_start(start, 100, tally);
-        }
-        let end = Tally {
-            reaped: 15,
-            inline_ns: 1_000,
-        };
-        let cost = window.cost(Path::Inline, 2_100, end, Some(80.0)).unwrap();
-        assert!((cost - 30.0).abs() < 1e-9, "{cost}");
-        // Nothing reaped, or no asynchronous price to read them by: the
-        // time is the inline requests' own.
-        assert_eq!(
-            window.cost(Path::Inline, 2_100, Tally { reaped: 5, ..end }, Some(80.0)),
-            Some(100.0)
-        );
-        assert_eq!(window.cost(Path::Inline, 2_100, end, None), Some(100.0));
-        // Time outside them beyond the reads' price is not charged to them...
-        assert_eq!(
-            window.cost(Path::Inline, 2_100, end, Some(5.0)),
-            Some(100.0)
-        );
-        // ...and however dear the reads, a sixteenth of their time stays.
-        assert_eq!(
-            window.cost(Path::Inline, 2_100, end, Some(10_000.0)),
-            Some(6.25)
-        );
     }
 }
