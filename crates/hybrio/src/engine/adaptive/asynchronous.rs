@@ -429,14 +429,13 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             .map_err(|e| Error::io("read the flags of", path, 0, e))?
             & libc::O_DIRECT
             != 0;
-        let appends = !matches!(self.appends, Appends::Same)
-            && direct
-            && super::appends::grows_by_direct_writes(file, path);
-        let backend = match appends.then(|| self.appends_backend()).flatten() {
-            Some(backend) => backend,
-            None => usize::from(
-                direct && self.backends.len() > 1 && matches!(self.appends, Appends::Same),
-            ),
+        let backend = match self.appends {
+            Appends::Same => usize::from(direct && self.backends.len() > 1),
+            // With io_uring (the only engine until libaio is made for these).
+            _ if direct && super::appends::grows_by_direct_writes(file, path) => {
+                self.appends_backend().unwrap_or(0)
+            }
+            _ => 0,
         };
         let untimed = self.add_twin(backend, file, path)?;
         match self.add_twin(backend, file, path) {

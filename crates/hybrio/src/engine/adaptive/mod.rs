@@ -1087,7 +1087,7 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
             .map(|b| b.engine.description())
             .collect();
         let asynchronous = match (asynchronous.as_slice(), &self.appends) {
-            ([others, appends], Appends::Backend(1)) => {
+            ([others, appends], Appends::Backend(_)) => {
                 format!("{others}, O_DIRECT files written past their end {appends}")
             }
             ([buffered, direct], _) => format!("{buffered}, O_DIRECT {direct}"),

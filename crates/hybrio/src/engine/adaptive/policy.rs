@@ -287,6 +287,24 @@ struct Exploration {
     early_price: Option<f64>,
 }
 
+impl Exploration {
+    /// The epoch's time so far over the requests it routed (at least one).
+    fn time_per_routed(&self, now: u64) -> f64 {
+        now.saturating_sub(self.started_ns) as f64 / f64::from(self.routed.max(1))
+    }
+}
+
+/// How many times dearer than the chosen path an epoch's first `n` samples
+/// (or requests) must price the other path to end it early (see
+/// [`EARLY_SAMPLES`]); never below [`EARLY_FIRST_SAMPLES`].
+fn early_far(n: u32) -> f64 {
+    match n {
+        n if n >= EARLY_SAMPLES => EARLY_FAR,
+        n if n >= EARLY_FIRST_SAMPLES => EARLY_FIRST_FAR,
+        _ => f64::INFINITY,
+    }
+}
+
 /// The decision state of one class of requests (one file, one operation,
 /// one size class).
 #[derive(Debug, Clone)]
@@ -608,14 +626,8 @@ impl ClassPolicy {
                 && exploration.routed >= EARLY_FIRST_SAMPLES
                 && let Some(current) = self.cost[Path::Async.index()]
             {
-                let far = if exploration.routed >= EARLY_SAMPLES {
-                    EARLY_FAR
-                } else {
-                    EARLY_FIRST_FAR
-                };
-                let per_request = now.saturating_sub(exploration.started_ns) as f64
-                    / f64::from(exploration.routed);
-                if per_request > far * current {
+                let per_request = exploration.time_per_routed(now);
+                if per_request > early_far(exploration.routed) * current {
                     exploration.to_route = 0;
                     exploration.early_price = Some(per_request);
                 }
@@ -745,9 +757,8 @@ impl ClassPolicy {
         // An inline epoch beside the class's own asynchronous requests may
         // have recorded no sample (see `route`): its time per request routed
         // prices it then, or it would be explored again and again.
-        let per_routed = (exploration.path == Path::Inline && exploration.routed > 0).then(|| {
-            now.saturating_sub(exploration.started_ns) as f64 / f64::from(exploration.routed)
-        });
+        let per_routed = (exploration.path == Path::Inline && exploration.routed > 0)
+            .then(|| exploration.time_per_routed(now));
         let explored = exploration.window.cost(exploration.path, now, tally);
         let Some(explored) = explored.or(exploration.early_price).or(per_routed) else {
             return self.chosen;
@@ -855,11 +866,7 @@ impl ClassPolicy {
                     .window
                     .add(started_ns, ns, self.typical[path.index()]);
                 let current = self.cost[self.chosen.index()];
-                let far = match exploration.window.samples {
-                    n if n >= EARLY_SAMPLES => EARLY_FAR,
-                    n if n >= EARLY_FIRST_SAMPLES => EARLY_FIRST_FAR,
-                    _ => f64::INFINITY,
-                };
+                let far = early_far(exploration.window.samples);
                 if let (Some(cost), Some(current)) =
                     (exploration.window.cost(path, now, tally), current)
                     && cost > far * current

@@ -1163,13 +1163,7 @@ fn with_io_uring_completions_come_back_as_queued_while_files_come_and_go() {
         completion_latency: Some(std::time::Duration::from_micros(100)),
         ..EngineConfig::with_depth(8)
     };
-    let ring = crate::engine::io_uring::IoUringEngine::new(&config, None).unwrap();
-    let mut engine = AdaptiveEngine::with_engines(
-        PsyncEngine::new(&config),
-        vec![IoUringOrLibaio::IoUring(ring)],
-        &config,
-        Time::Real(Clock::new()),
-    );
+    let mut engine = over_io_uring(&config);
     const LEN: usize = 256 << 10;
     let files: Vec<_> = ["a", "b", "c", "d"]
         .iter()
@@ -1408,13 +1402,7 @@ fn a_direct_file_written_past_its_end_goes_to_libaio_and_a_copy_lands_whole() {
         return;
     }
     let config = EngineConfig::with_depth(8);
-    let ring = crate::engine::io_uring::IoUringEngine::new(&config, None).unwrap();
-    let mut engine = AdaptiveEngine::with_engines(
-        PsyncEngine::new(&config),
-        vec![IoUringOrLibaio::IoUring(ring)],
-        &config,
-        Time::Real(Clock::new()),
-    );
+    let mut engine = over_io_uring(&config);
     let src = testkit::add(&mut engine, &src_path, &direct(false));
     assert!(
         !engine.description().contains("libaio"),
@@ -1473,4 +1461,16 @@ fn a_direct_file_written_past_its_end_goes_to_libaio_and_a_copy_lands_whole() {
         data,
         "the copy, byte for byte"
     );
+}
+
+/// The adaptive engine as `open` makes it where io_uring is allowed: psync
+/// inline, io_uring asynchronous, on the real clock.
+fn over_io_uring(config: &EngineConfig) -> AdaptiveEngine<PsyncEngine, IoUringOrLibaio> {
+    let ring = crate::engine::io_uring::IoUringEngine::new(config, None).unwrap();
+    AdaptiveEngine::with_engines(
+        PsyncEngine::new(config),
+        vec![IoUringOrLibaio::IoUring(ring)],
+        config,
+        Time::Real(Clock::new()),
+    )
 }
