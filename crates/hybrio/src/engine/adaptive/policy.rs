@@ -26,10 +26,14 @@
 //! each path: a window inline, then one exploration epoch the other way,
 //! which alone decides this first time if it finds the other path 1.5 times
 //! cheaper (the starting path was no choice). Otherwise, and from then on,
-//! it keeps the cheaper path and changes only when two epochs
-//! in a row find the other one cheaper by a margin: 5%, or as much as the
-//! chosen path's own window costs have varied lately, up to 25% (a
-//! difference smaller than a path's own variation is not evidence).
+//! it keeps the cheaper path and changes only when the epochs since its
+//! last switch find the other one cheaper on average by a margin: 5%, or as
+//! much as the chosen path's own window costs have varied lately (or the
+//! path's it would go back to, when it was chosen), up to 25%, a difference
+//! smaller than a path's own variation being no evidence; two epochs must
+//! clear the whole margin, more of them less of it, and while they lean
+//! the other way they come soon. The path switched to is priced by its own
+//! first window, every request of it timed.
 //!
 //! The chosen path's cost is watched all the time, the other path's only
 //! during explorations, and only one class of an engine explores at a time
@@ -105,6 +109,9 @@ pub(crate) const SLOW_INLINE_CLOCK_READS: f64 = 1_000.0;
 const MARGIN: f64 = 0.05;
 /// ...or as much cheaper as the chosen path's own windows vary, up to this.
 const MAX_MARGIN: f64 = 0.25;
+/// The explorations a switch weighs together at most: beyond, the older
+/// half is forgotten (the paths' costs move with the workload).
+const EVIDENCE_EPOCHS: u32 = 8;
 /// No window cost seen yet.
 const NO_RANGE: (f64, f64) = (f64::INFINITY, 0.0);
 /// A window cost within this factor of the chosen path's settled levels is
@@ -383,8 +390,20 @@ pub(crate) struct ClassPolicy {
     /// the other path cheaper and a second must confirm it, or the class just
     /// switched and looks back once at the path it left.
     recheck: bool,
-    /// The last exploration found the other path cheaper.
-    tempted: bool,
+    /// What the explorations since the class last switched (or its cost
+    /// last moved to a new level) said of the other path: the sum of the
+    /// logarithms of its price over the chosen path's, and how many. A
+    /// switch needs their mean to clear the margin, by less the more epochs
+    /// agree: one epoch's price is a few dozen requests, and a path 20%
+    /// cheaper in a class whose windows vary by 25% (a copy's reads beside
+    /// its writes on a kernel worker) never came out cheaper by the margin
+    /// twice in a row, so the class kept the dearer path for good.
+    evidence: (f64, u32),
+    /// The margin when the class last switched: how much the path it left
+    /// varied by itself. A look back at that path needs as much, or a path
+    /// that swings between a good phase and a bad one would win back the
+    /// class in each good phase against a steady path cheaper on average.
+    left_margin: f64,
     /// Requests in an asynchronous epoch: four depths, so that the caller's
     /// queue fills, and the unit of the spacing between explorations.
     epoch_length: u32,
@@ -449,7 +468,8 @@ impl ClassPolicy {
             settled: NO_RANGE,
             last_exploration_ns: 0,
             recheck: false,
-            tempted: false,
+            evidence: (0.0, 0),
+            left_margin: MARGIN,
             epoch_length,
             skip: depth.min(epoch_length / 4),
             depth,
@@ -801,29 +821,41 @@ impl ClassPolicy {
         // at all, and a wrong first pick is looked back at. A close first
         // call waits for a second epoch like any other (eight threads on two
         // CPUs flipped classes back and forth on one).
-        let margin = self.margin();
+        let margin = self.margin().max(self.left_margin);
         let (low, high) = self.range;
         // (No range yet, as in a class started from a prior: none to halve;
         // halving infinity made the margin NaN, and no switch ever passed it.)
         if current.is_finite() && low <= high {
             self.range = (low + (current - low) / 2.0, high - (high - current) / 2.0);
         }
-        if explored < current * (1.0 - margin) {
-            if self.tempted || (first && explored * FAR < current) {
-                self.chosen = exploration.path;
-                self.range = NO_RANGE;
-                self.settled = NO_RANGE;
-                self.remember(explored, true);
-                self.tempted = false;
-                // Two epochs can still be unlucky: look back soon, and come
-                // back (on two epochs again) if the old path was better after all.
-                self.recheck = true;
-            } else {
-                self.tempted = true;
-                self.recheck = true;
-            }
+        // A cold epoch that found its path dearer is no evidence (it looked
+        // dearer than it is); one that found it cheaper is, all the more.
+        let (leaning, convinced) = if cold && explored >= current {
+            (false, false)
         } else {
-            self.tempted = false;
+            self.weigh(explored / current, margin)
+        };
+        if convinced || (first && explored * FAR < current) {
+            self.chosen = exploration.path;
+            self.left_margin = margin;
+            self.range = NO_RANGE;
+            self.settled = NO_RANGE;
+            // The epoch's price stands until the path's first window, every
+            // request of it timed, replaces it: at one request in 64 that
+            // window took 2,048 requests, and the look-back compared the
+            // path left against the price of an epoch long past (a copy's
+            // first, beside writes still inline, three times too dear).
+            self.recent_len = 0;
+            self.cost[self.chosen.index()] = Some(explored);
+            self.escalated = true;
+            self.evidence = (0.0, 0);
+            // Two epochs can still be unlucky: look back soon, and come
+            // back (on two epochs again) if the old path was better after all.
+            self.recheck = true;
+        } else if leaning {
+            // The evidence is not in yet: the next epoch comes soon.
+            self.recheck = true;
+        } else {
             if cold && !self.cold_rechecked {
                 self.cold_rechecked = true;
                 self.recheck = true;
@@ -948,6 +980,8 @@ impl ClassPolicy {
             self.typical[other] = f64::INFINITY;
             self.compared = false;
             self.explorations = 0;
+            self.evidence = (0.0, 0);
+            self.left_margin = MARGIN;
             self.remember(cost, true);
             self.refresh_next_check();
             return;
@@ -958,6 +992,8 @@ impl ClassPolicy {
             self.remember(earlier, true);
             self.remember(cost, false);
             self.range = (earlier.min(cost), earlier.max(cost));
+            self.evidence = (0.0, 0);
+            self.left_margin = MARGIN;
             if !self.is_settled_level(earlier) || !self.is_settled_level(cost) {
                 self.recheck = true;
                 self.calm = 0;
@@ -1003,6 +1039,38 @@ impl ClassPolicy {
             .map(|&s| (s as f64).min(OUTLIER * median))
             .sum();
         self.window.sum_ns = capped;
+    }
+
+    /// Adds an exploration's price of the other path over the chosen path's
+    /// to the [evidence](Self::evidence). Whether the epochs so far lean
+    /// towards the other path (it or this one found it cheaper by more than
+    /// [`MARGIN`]) so that the next should come soon, and whether they prove
+    /// it: at least two, their mean cheaper by `margin` over the fourth root
+    /// of half their number (two epochs by the whole margin, eight by 0.7 of
+    /// it: a path cheaper by less than the chosen one varies needs many
+    /// epochs to agree, and one that is cheaper only in some phases of the
+    /// other's never gets them).
+    fn weigh(&mut self, ratio: f64, margin: f64) -> (bool, bool) {
+        if !ratio.is_finite() || ratio <= 0.0 {
+            self.evidence = (0.0, 0);
+            return (false, false);
+        }
+        let (mut sum, mut epochs) = self.evidence;
+        if epochs >= EVIDENCE_EPOCHS {
+            sum /= 2.0;
+            epochs /= 2;
+        }
+        sum += ratio.ln();
+        epochs += 1;
+        self.evidence = (sum, epochs);
+        let mean = (sum / f64::from(epochs)).exp();
+        // Hurried along only until the evidence fills: a path a little
+        // cheaper than the margin can prove is then looked at on the
+        // regular schedule (each look halves the evidence, and brings three
+        // more soon).
+        let leaning = (ratio < 1.0 - MARGIN || mean < 1.0 - MARGIN) && epochs < EVIDENCE_EPOCHS;
+        let needed = margin * (2.0 / f64::from(epochs)).sqrt().sqrt();
+        (leaning, epochs >= 2 && mean < 1.0 - needed)
     }
 
     /// Whether `cost` is one of the chosen path's [settled](Self::settled) levels.
@@ -1241,6 +1309,78 @@ mod tests {
             explored >= 32 * 9,
             "explored only {explored}: not every 100 ms"
         );
+    }
+
+    #[test]
+    fn a_path_cheaper_by_less_than_the_chosen_one_varies_wins_on_repeated_evidence() {
+        // Epochs pricing the other path 20% below the chosen one, whose own
+        // windows vary by 25% or more (a copy's reads inline beside its
+        // writes on a kernel worker): no two in a row clear the margin, and
+        // with only that rule the class kept the dearer path for good.
+        let weigh_all = |ratios: &[f64]| {
+            let mut policy = ClassPolicy::new(4, SLOW_INLINE_NS);
+            ratios
+                .iter()
+                .map(|&ratio| policy.weigh(ratio, MAX_MARGIN))
+                .collect::<Vec<_>>()
+        };
+        let weighed = weigh_all(&[0.82, 0.78, 0.80, 0.81, 0.79, 0.80]);
+        assert!(
+            weighed[..5].iter().all(|&(leaning, _)| leaning),
+            "{weighed:?}"
+        );
+        assert_eq!(
+            weighed.iter().position(|&(_, proven)| proven),
+            Some(4),
+            "the fifth"
+        );
+        // A path 10% cheaper is not proven by a margin of 25%, and after
+        // eight epochs it is no longer hurried along.
+        let weighed = weigh_all(&[0.9; 12]);
+        assert!(weighed.iter().all(|&(_, proven)| !proven), "{weighed:?}");
+        assert!(!weighed[7].0, "hurried for at most eight epochs");
+        // One far cheaper epoch is no proof, nor is it with a dearer one.
+        let weighed = weigh_all(&[0.5, 1.3]);
+        assert_eq!(weighed, [(true, false), (true, false)]);
+    }
+
+    #[test]
+    fn a_switch_prices_the_new_path_by_its_own_first_window() {
+        // Asynchronous costs 1 us while the first epoch prices it, 2 us from
+        // then on (the classes beside it changed); inline 3 us. The epoch's
+        // price brings the switch; the path's first window replaces it
+        // rather than averaging with it, every request of that window timed.
+        let mut policy = ClassPolicy::new(4, SLOW_INLINE_NS);
+        let (mut now, mut reaped, mut switched_at) = (0u64, 0u64, None);
+        for i in 0..400u64 {
+            let route = policy.route(now, Tally::reaped(reaped), true);
+            if route.switched {
+                switched_at = Some(i);
+                assert!(
+                    policy.times_every_request(),
+                    "the first window is timed whole"
+                );
+            }
+            let cost = match (route.path, switched_at) {
+                (Path::Inline, _) => 3_000,
+                (Path::Async, None) => 1_000,
+                (Path::Async, Some(_)) => 2_000,
+            };
+            let start = now;
+            now += cost;
+            reaped += u64::from(route.path == Path::Async);
+            policy.record(
+                route.path,
+                route.epoch,
+                start,
+                cost,
+                now,
+                Tally::reaped(reaped),
+            );
+        }
+        assert!(switched_at.is_some(), "switched to asynchronous");
+        assert_eq!(policy.chosen(), Path::Async);
+        assert_eq!(policy.costs()[Path::Async.index()], Some(2_000.0));
     }
 
     #[test]
