@@ -1237,23 +1237,35 @@ mod tests {
     fn drive(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u64) -> (u64, u64) {
         let (mut now, mut reaped, mut explored, mut switches) = (0u64, 0u64, 0, 0);
         for i in 0..n {
-            let route = policy.route(now, Tally::reaped(reaped), true);
+            let route = step(policy, &mut now, &mut reaped, |path| ns(i, path));
             explored += u64::from(route.epoch != 0);
             switches += u64::from(route.switched);
-            let start = now;
-            let cost = ns(i, route.path);
-            now += cost;
-            reaped += u64::from(route.path == Path::Async);
-            policy.record(
-                route.path,
-                route.epoch,
-                start,
-                cost,
-                now,
-                Tally::reaped(reaped),
-            );
         }
         (explored, switches)
+    }
+
+    /// One request of [`drive`]: routed at `now`, costing what `ns` says
+    /// for its path, recorded at its end.
+    fn step(
+        policy: &mut ClassPolicy,
+        now: &mut u64,
+        reaped: &mut u64,
+        ns: impl FnOnce(Path) -> u64,
+    ) -> Route {
+        let route = policy.route(*now, Tally::reaped(*reaped), true);
+        let start = *now;
+        let cost = ns(route.path);
+        *now += cost;
+        *reaped += u64::from(route.path == Path::Async);
+        policy.record(
+            route.path,
+            route.epoch,
+            start,
+            cost,
+            *now,
+            Tally::reaped(*reaped),
+        );
+        route
     }
 
     #[test]
@@ -1353,7 +1365,13 @@ mod tests {
         let mut policy = ClassPolicy::new(4, SLOW_INLINE_NS);
         let (mut now, mut reaped, mut switched_at) = (0u64, 0u64, None);
         for i in 0..400u64 {
-            let route = policy.route(now, Tally::reaped(reaped), true);
+            let route = step(&mut policy, &mut now, &mut reaped, |path| {
+                match (path, switched_at) {
+                    (Path::Inline, _) => 3_000,
+                    (Path::Async, None) => 1_000,
+                    (Path::Async, Some(_)) => 2_000,
+                }
+            });
             if route.switched {
                 switched_at = Some(i);
                 assert!(
@@ -1361,22 +1379,6 @@ mod tests {
                     "the first window is timed whole"
                 );
             }
-            let cost = match (route.path, switched_at) {
-                (Path::Inline, _) => 3_000,
-                (Path::Async, None) => 1_000,
-                (Path::Async, Some(_)) => 2_000,
-            };
-            let start = now;
-            now += cost;
-            reaped += u64::from(route.path == Path::Async);
-            policy.record(
-                route.path,
-                route.epoch,
-                start,
-                cost,
-                now,
-                Tally::reaped(reaped),
-            );
         }
         assert!(switched_at.is_some(), "switched to asynchronous");
         assert_eq!(policy.chosen(), Path::Async);
