@@ -1,0 +1,464 @@
+//! Engines side by side: the default comparison (`hybrio` with no arguments)
+//! and `hybrio compare` on the user's own jobs.
+//!
+//! Both run each cell (a reporting group of jobs) once per engine, cells and
+//! engines in alternation (cell A on engine 1, 2, 3, cell B on engine 1, 2, 3,
+//! then again) so that a change in what else the machine is doing hits every
+//! engine alike; each figure is the median over the rounds.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use hybrio::engine::EngineKind;
+
+use crate::jobfile::JobDef;
+use crate::options::{JobOptions, RwMode};
+use crate::run::{self, RunFailure};
+use crate::stats::JobStats;
+
+mod figures;
+mod report;
+
+use figures::median;
+pub use figures::{
+    AdaptiveVersusStatic, Figures, Measured, Paths, adaptive_versus_static, best, best_static,
+    ratio, versus_best,
+};
+pub use report::{Columns, table};
+
+/// The engine `hybrio compare` sets against the best static one; known by
+/// name so that this code does not depend on when it joins [`EngineKind`].
+pub const ADAPTIVE: &str = "adaptive";
+
+/// One cell of a comparison: jobs that run together, once per engine.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// The first job's name.
+    pub name: String,
+    /// What the jobs do, in a few words.
+    pub description: String,
+    /// The line above the cell's table.
+    pub heading: String,
+    /// The jobs (engine replaced per run).
+    pub jobs: Vec<JobDef>,
+    /// Read the jobs' files through the page cache before each run: the
+    /// machine's DAMON pageout evicts cold page cache between runs, so a
+    /// cached-read cell would otherwise measure whatever the last run left.
+    pub warm_cache: bool,
+}
+
+impl Cell {
+    /// A cell of `jobs` (not empty), headed by the first job's name and a description.
+    pub fn new(jobs: Vec<JobDef>) -> Cell {
+        let name = jobs
+            .first()
+            .map_or_else(String::new, |j| j.options.name.clone());
+        let description = describe(&jobs);
+        Cell {
+            heading: format!("{name}: {description}"),
+            warm_cache: jobs.iter().any(|j| reads_from_cache(&j.options)),
+            name,
+            description,
+            jobs,
+        }
+    }
+}
+
+/// Buffered reads that keep the page cache: they measure the cache, which
+/// must hold the file before the run.
+fn reads_from_cache(options: &JobOptions) -> bool {
+    options.rw.reads() && !options.direct && !options.invalidate
+}
+
+/// Splits jobs into cells as a run splits them into reporting groups: a job
+/// with `stonewall` or `new_group` starts a new one.
+pub fn cells(jobs: &[JobDef]) -> Vec<Cell> {
+    let mut groups: Vec<Vec<JobDef>> = Vec::new();
+    for (index, job) in jobs.iter().enumerate() {
+        if index == 0 || job.options.stonewall || job.options.new_group {
+            groups.push(Vec::new());
+        }
+        if let Some(group) = groups.last_mut() {
+            group.push(job.clone());
+        }
+    }
+    groups.into_iter().map(Cell::new).collect()
+}
+
+/// A short description of a cell's jobs: pattern, block size, depth, clones,
+/// direct or buffered, and the options that change what every engine faces.
+pub fn describe(jobs: &[JobDef]) -> String {
+    let mut each: Vec<String> = jobs.iter().map(|j| describe_job(&j.options)).collect();
+    each.dedup();
+    let text = each.join("; ");
+    if jobs.len() > 1 {
+        format!("{} jobs: {text}", jobs.len())
+    } else {
+        text
+    }
+}
+
+fn describe_job(o: &JobOptions) -> String {
+    let mut parts = vec![o.rw.name().to_string()];
+    if o.rw.reads() && o.rw.writes() {
+        parts.push(format!("rwmixread={}", o.rwmixread));
+    }
+    parts.push(match (o.rw.reads(), o.rw.writes()) {
+        (true, true) if o.block_range(0) != o.block_range(1) => {
+            format!("bs={},{}", block_sizes(o, 0), block_sizes(o, 1))
+        }
+        (false, true) => format!("bs={}", block_sizes(o, 1)),
+        _ => format!("bs={}", block_sizes(o, 0)),
+    });
+    parts.push(format!("iodepth={}", o.iodepth));
+    parts.push(format!("numjobs={}", o.numjobs));
+    parts.push(if o.direct { "direct" } else { "buffered" }.to_string());
+    if !o.direct && !o.invalidate && o.rw.reads() {
+        parts.push("invalidate=0".into());
+    }
+    if o.fsync > 0 {
+        parts.push(format!("fsync={}", o.fsync));
+    }
+    if o.fdatasync > 0 {
+        parts.push(format!("fdatasync={}", o.fdatasync));
+    }
+    if let Some(latency) = o.completion_latency {
+        parts.push(format!("completion_latency={}", short_duration(latency)));
+    }
+    if let Some(plan) = &o.inject {
+        parts.push(format!("inject={plan}"));
+    }
+    parts.join(", ")
+}
+
+/// One direction's block size, or its range (a `bssplit` shows as the range
+/// of its sizes).
+fn block_sizes(o: &JobOptions, dir: usize) -> String {
+    match o.block_range(dir) {
+        (min, max) if min == max => short_size(min),
+        (min, max) => format!("{}-{}", short_size(min), short_size(max)),
+    }
+}
+
+fn short_size(bytes: u64) -> String {
+    match bytes {
+        0 => "0".into(),
+        b if b.is_multiple_of(1 << 30) => format!("{}g", b >> 30),
+        b if b.is_multiple_of(1 << 20) => format!("{}m", b >> 20),
+        b if b.is_multiple_of(1 << 10) => format!("{}k", b >> 10),
+        b => b.to_string(),
+    }
+}
+
+fn short_duration(d: Duration) -> String {
+    match d.as_nanos() {
+        n if n > 0 && n.is_multiple_of(1_000_000_000) => format!("{}s", n / 1_000_000_000),
+        n if n > 0 && n.is_multiple_of(1_000_000) => format!("{}ms", n / 1_000_000),
+        n if n > 0 && n.is_multiple_of(1_000) => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+/// The engines a comparison uses unless told otherwise: every one this
+/// system allows but `null` (no I/O) and `pvsync2` (without its flags, psync
+/// by another call).
+pub fn default_engines() -> Vec<EngineKind> {
+    hybrio::probe::available_engines()
+        .into_iter()
+        .filter(|k| !matches!(k, EngineKind::Null | EngineKind::Pvsync2))
+        .collect()
+}
+
+/// The jobs of one run of `cell` on `engine`.
+fn jobs_on(cell: &Cell, engine: EngineKind) -> Vec<JobDef> {
+    cell.jobs
+        .iter()
+        .map(|job| JobDef {
+            options: JobOptions {
+                ioengine: engine.name().into(),
+                // Every engine is judged on total latency: clat alone leaves out
+                // the submission time an asynchronous engine spends.
+                lat_percentiles: true,
+                // One report per clone, so that rates are summed per job.
+                group_reporting: false,
+                ..job.options.clone()
+            },
+            own_options: job.own_options.clone(),
+        })
+        .collect()
+}
+
+/// Runs each cell once per engine, `rounds` times in alternation, and
+/// returns what each engine measured on each cell (`[cell][engine]`).
+pub fn measure(
+    cells: &[Cell],
+    engines: &[EngineKind],
+    rounds: usize,
+    notice: &mut dyn FnMut(&str),
+) -> Result<Vec<Vec<Measured>>, RunFailure> {
+    let mut results: Vec<Vec<Measured>> =
+        vec![vec![Measured::new(Vec::new(), Vec::new()); engines.len()]; cells.len()];
+    for round in 0..rounds {
+        for (c, cell) in cells.iter().enumerate() {
+            // Each round starts one engine further on, so that no engine always
+            // runs right after the same other one (and inherits, say, its dirty pages).
+            for e in (0..engines.len()).map(|i| (i + round) % engines.len()) {
+                let engine = engines[e];
+                if hybrio::interrupt::requested() {
+                    return Err(RunFailure::Interrupted);
+                }
+                if cell.warm_cache {
+                    warm(&cell.jobs)?;
+                }
+                flush_written(&cell.jobs);
+                notice(&format!(
+                    "round {}/{rounds}: {} on {engine}",
+                    round + 1,
+                    cell.name
+                ));
+                let before = hybrio::rusage::process_usage().ok();
+                let report = run::run(&jobs_on(cell, engine), &Vec::new(), &mut |_| {})?;
+                if let Some(failure) = run::failures(&report).first() {
+                    notice(&format!("  {failure}"));
+                }
+                let process_cpu_ns = match (before, hybrio::rusage::process_usage().ok()) {
+                    (Some(before), Some(after)) => after.since(&before).cpu_ns(),
+                    _ => 0,
+                };
+                let stats: Vec<&JobStats> = report.jobs.iter().map(|j| &j.stats).collect();
+                let measured = &mut results[c][e];
+                measured
+                    .samples
+                    .push(Figures::of_jobs(&stats, process_cpu_ns));
+                measured.paths.push(Paths::of_report(&report));
+            }
+        }
+    }
+    for measured in results.iter_mut().flatten() {
+        measured.median = median(&measured.samples);
+    }
+    Ok(results)
+}
+
+/// Writes back what the cell's writing jobs left dirty in the page cache, so
+/// that the next run does not pay for the last one's writeback. Files that
+/// do not exist yet are skipped; a failure only costs fairness, not data.
+fn flush_written(jobs: &[JobDef]) {
+    for job in jobs.iter().filter(|j| j.options.rw.writes()) {
+        for number in 0..job.options.numjobs {
+            for path in crate::layout::file_names(&job.options, number) {
+                if let Ok(file) = std::fs::OpenOptions::new().write(true).open(&path) {
+                    let _ = file.sync_data();
+                }
+            }
+        }
+    }
+}
+
+/// Reads the files of the jobs that read from the page cache once, through it.
+fn warm(jobs: &[JobDef]) -> Result<(), RunFailure> {
+    let warm_ups: Vec<JobDef> = jobs
+        .iter()
+        .filter(|j| reads_from_cache(&j.options))
+        .map(|job| JobDef {
+            // The name stays: files without a `filename` are named after the job.
+            options: JobOptions {
+                ioengine: "psync".into(),
+                rw: RwMode::Read,
+                bs: [1 << 20; 3],
+                invalidate: false,
+                time_based: false,
+                runtime: None,
+                ramp_time: Duration::ZERO,
+                loops: 1,
+                iodepth: 1,
+                direct: false,
+                stonewall: false,
+                new_group: false,
+                inject: None,
+                end_fsync: false,
+                fsync: 0,
+                fdatasync: 0,
+                // The warm-up reads, once, at once: it must not drop what it
+                // read (`drop_cache_after`) nor wait for the job's start.
+                numjobs: 1,
+                startdelay: Duration::ZERO,
+                drop_cache_after: None,
+                ..job.options.clone()
+            },
+            own_options: Vec::new(),
+        })
+        .collect();
+    if !warm_ups.is_empty() {
+        run::run(&warm_ups, &Vec::new(), &mut |_| {})?;
+    }
+    Ok(())
+}
+
+/// The outcome of `hybrio compare`.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Rounds run.
+    pub rounds: usize,
+    /// The engines, in the order they ran.
+    pub engines: Vec<EngineKind>,
+    /// The cells.
+    pub cells: Vec<Cell>,
+    /// What each engine measured on each cell (`[cell][engine]`).
+    pub results: Vec<Vec<Measured>>,
+}
+
+/// `hybrio compare`: runs every reporting group of `jobs` as a cell on each
+/// engine, `rounds` times in alternation.
+pub fn compare(
+    jobs: &[JobDef],
+    engines: &[EngineKind],
+    rounds: usize,
+    notice: &mut dyn FnMut(&str),
+) -> Result<Comparison, RunFailure> {
+    let cells = cells(jobs);
+    let results = measure(&cells, engines, rounds, notice)?;
+    Ok(Comparison {
+        rounds,
+        engines: engines.to_vec(),
+        cells,
+        results,
+    })
+}
+
+/// The cells of the default comparison in `directory`: reads on one file of
+/// `size` bytes, writes on another (so that writing never evicts the cached
+/// reads' data).
+pub fn default_cells(directory: &Path, size: u64, seconds: f64) -> Vec<Cell> {
+    let file = directory.join("read-data");
+    let base = JobOptions {
+        filename: Some(file.display().to_string()),
+        size: Some(size),
+        time_based: true,
+        runtime: Some(Duration::from_secs_f64(seconds)),
+        lat_percentiles: true,
+        thread: true,
+        ..JobOptions::default()
+    };
+    let cell = |title: &str, origin: &str, options: JobOptions| {
+        let mut cell = Cell::new(vec![JobDef {
+            options,
+            own_options: Vec::new(),
+        }]);
+        cell.description = format!("{title} ({origin})");
+        cell.heading = cell.description.clone();
+        cell
+    };
+    vec![
+        cell(
+            "8k buffered sequential writes, 1 in flight",
+            "seeds/000",
+            JobOptions {
+                name: "write-8k-qd1".into(),
+                rw: RwMode::Write,
+                bs: [8192; 3],
+                filename: Some(directory.join("write-data").display().to_string()),
+                ..base.clone()
+            },
+        ),
+        cell(
+            "4k random reads from the page cache, 1 in flight",
+            "seeds/003 (cache)",
+            JobOptions {
+                name: "randread-4k-cached-qd1".into(),
+                rw: RwMode::RandRead,
+                invalidate: false,
+                ..base.clone()
+            },
+        ),
+        cell(
+            "4k random O_DIRECT reads, 1 in flight",
+            "seeds/003 (device)",
+            JobOptions {
+                name: "randread-4k-direct-qd1".into(),
+                rw: RwMode::RandRead,
+                direct: true,
+                ..base.clone()
+            },
+        ),
+        cell(
+            "4k random O_DIRECT reads, 16 in flight",
+            "seeds/003 (device)",
+            JobOptions {
+                name: "randread-4k-direct-qd16".into(),
+                rw: RwMode::RandRead,
+                direct: true,
+                iodepth: 16,
+                ..base
+            },
+        ),
+    ]
+}
+
+/// The default run: every available real engine on the default workloads,
+/// on a 256 MiB temporary file in `directory`, plus the null engine's figures
+/// as the tool's own cost.
+pub fn default_comparison(
+    directory: &Path,
+    seconds: f64,
+    notice: &mut dyn FnMut(&str),
+) -> Result<String, RunFailure> {
+    const ROUNDS: usize = 3;
+    let scratch = tempfile::Builder::new()
+        .prefix(".hybrio-compare-")
+        .tempdir_in(directory)
+        .map_err(|e| {
+            RunFailure::Layout(
+                hybrio::Error::io("create temporary directory in", directory, 0, e).into(),
+            )
+        })?;
+    let engines = default_engines();
+    let mut cells = default_cells(scratch.path(), 256 << 20, seconds);
+    if !hybrio::probe::o_direct_supported(scratch.path()) {
+        notice(&format!(
+            "{}: O_DIRECT is not supported here; skipping the O_DIRECT workloads",
+            directory.display()
+        ));
+        cells.retain(|c| !c.jobs.iter().any(|j| j.options.direct));
+    }
+    let results = measure(&cells, &engines, ROUNDS, notice)?;
+    let overhead = JobOptions {
+        name: "null-overhead".into(),
+        ioengine: "null".into(),
+        rw: RwMode::RandRead,
+        ..cells[0].jobs[0].options.clone()
+    };
+    let null = measure(
+        &[Cell::new(vec![JobDef {
+            options: overhead,
+            own_options: Vec::new(),
+        }])],
+        &[EngineKind::Null],
+        ROUNDS,
+        notice,
+    )?;
+    let mut text = format!(
+        "hybrio {}: engines compared on {} (median of {ROUNDS} alternating rounds of {seconds} s per cell)\n\n",
+        env!("CARGO_PKG_VERSION"),
+        directory.display()
+    );
+    let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+    text.push_str(&table(&cells, &names, &results, Columns::Full));
+    text.push_str(
+        "CPU us/IO thread is the job thread's own CPU time (getrusage RUSAGE_THREAD, as fio's usr/sys): it leaves\n\
+         out the pool's workers and the kernel workers io_uring hands work to (every buffered ext4 write goes to\n\
+         one). CPU us/IO all is the whole process's (RUSAGE_SELF), those workers included.\n\n",
+    );
+    let n = null[0][0].median;
+    let _ = writeln!(
+        text,
+        "null engine (no I/O, full statistics): {:.2}M IOPS, {:.0} ns per I/O of the tool's own cost",
+        n.iops / 1e6,
+        1e9 / n.iops.max(1.0)
+    );
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests;
