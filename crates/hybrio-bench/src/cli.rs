@@ -149,7 +149,10 @@ Runs the jobs on each engine side by side. Each reporting group of the jobs is a
 cell (a group ends where a job has stonewall or new_group; jobs without either are
 one cell and run together, as in a normal run). Every cell runs once per engine,
 cells and engines in alternation (round 1: cell A on each engine, cell B on each
-engine; round 2: ...), with the jobs' ioengine replaced. Buffered reads with
+engine; round 2: ...), with the jobs' ioengine replaced; the engines' order
+changes from round to round so that each runs right after every other equally
+often, and each run starts 20 ms after the last (whose engine's teardown in the
+kernel would otherwise slow it down). Buffered reads with
 invalidate=0 re-read their files through the page cache before each run.
 
 Per cell and engine: IOPS and bandwidth summed over the cell's jobs; total latency

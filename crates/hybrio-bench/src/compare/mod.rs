@@ -189,6 +189,35 @@ fn jobs_on(cell: &Cell, engine: EngineKind) -> Vec<JobDef> {
         .collect()
 }
 
+/// The pause before each run: the last run's engine, dropped, leaves work
+/// to the kernel (a Linux AIO context and an io_uring ring are freed by
+/// deferred work, their kernel threads exit), and a run that starts at once
+/// pays for it. 1,000 page-cache reads (1 ms) run right after libaio's ran at
+/// 0.72-0.75 of psync's speed on the adaptive engine, which makes the same
+/// calls; 20 ms later, at 1.00 (20 rounds each). Every engine waits alike.
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// The order of the engines in `round`: a balanced Latin square (Williams'
+/// design), in which over every `n` rounds (`2n` for an odd number of
+/// engines) each engine runs right after every other one equally often.
+/// Each round starting one engine further on kept every engine behind the
+/// same one: the adaptive engine always ran after libaio's teardown (see
+/// [`SETTLE`]).
+fn engine_order(n: usize, round: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    // 0, 1, n-1, 2, n-2, ...: the steps between neighbours are all different.
+    let first = (0..n).map(|i| if i % 2 == 1 { i.div_ceil(2) } else { (n - i / 2) % n });
+    let cycle = if n % 2 == 0 { n } else { 2 * n };
+    let row = round % cycle;
+    let mut order: Vec<usize> = first.map(|e| (e + row) % n).collect();
+    if row >= n {
+        order.reverse();
+    }
+    order
+}
+
 /// Runs each cell once per engine, `rounds` times in alternation, and
 /// returns what each engine measured on each cell (`[cell][engine]`).
 pub fn measure(
@@ -201,13 +230,12 @@ pub fn measure(
         vec![vec![Measured::new(Vec::new(), Vec::new()); engines.len()]; cells.len()];
     for round in 0..rounds {
         for (c, cell) in cells.iter().enumerate() {
-            // Each round starts one engine further on, so that no engine always
-            // runs right after the same other one (and inherits, say, its dirty pages).
-            for e in (0..engines.len()).map(|i| (i + round) % engines.len()) {
+            for e in engine_order(engines.len(), round) {
                 let engine = engines[e];
                 if hybrio::interrupt::requested() {
                     return Err(RunFailure::Interrupted);
                 }
+                std::thread::sleep(SETTLE);
                 if cell.warm_cache {
                     warm(&cell.jobs)?;
                 }
