@@ -208,8 +208,14 @@ fn engine_order(n: usize, round: usize) -> Vec<usize> {
         return Vec::new();
     }
     // 0, 1, n-1, 2, n-2, ...: the steps between neighbours are all different.
-    let first = (0..n).map(|i| if i % 2 == 1 { i.div_ceil(2) } else { (n - i / 2) % n });
-    let cycle = if n % 2 == 0 { n } else { 2 * n };
+    let first = (0..n).map(|i| {
+        if i % 2 == 1 {
+            i.div_ceil(2)
+        } else {
+            (n - i / 2) % n
+        }
+    });
+    let cycle = if n.is_multiple_of(2) { n } else { 2 * n };
     let row = round % cycle;
     let mut order: Vec<usize> = first.map(|e| (e + row) % n).collect();
     if row >= n {

@@ -309,19 +309,23 @@ fn each_run_gets_the_engine_and_total_latency_percentiles() {
 
 #[test]
 fn engines_run_after_every_other_one_equally_often() {
-    for n in 1..=7 {
-        let cycle = if n % 2 == 0 { n } else { 2 * n };
+    for n in 1..=7usize {
+        let cycle = if n.is_multiple_of(2) { n } else { 2 * n };
         let mut after = vec![vec![0; n]; n];
         for round in 0..cycle {
             let order = engine_order(n, round);
             let mut sorted = order.clone();
             sorted.sort_unstable();
-            assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "{n} engines, round {round}");
+            assert_eq!(
+                sorted,
+                (0..n).collect::<Vec<_>>(),
+                "{n} engines, round {round}"
+            );
             for pair in order.windows(2) {
                 after[pair[1]][pair[0]] += 1;
             }
         }
-        let times = if n % 2 == 0 { 1 } else { 2 };
+        let times = if n.is_multiple_of(2) { 1 } else { 2 };
         for (engine, row) in after.iter().enumerate() {
             for (before, &count) in row.iter().enumerate() {
                 let expected = if before == engine { 0 } else { times };
