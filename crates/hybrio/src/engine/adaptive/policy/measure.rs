@@ -131,6 +131,7 @@ impl ClassPolicy {
             self.left_margin = MARGIN;
             if !self.is_settled_level(earlier) || !self.is_settled_level(cost) {
                 self.recheck = true;
+                self.recheck_free = false;
                 self.calm = 0;
             }
             self.drift = (0, 0.0);

@@ -221,6 +221,10 @@ pub(crate) struct ClassPolicy {
     /// the caller's time; the last one's, and the total not yet reported.
     last_learning_ns: f64,
     unreported_learning_ns: f64,
+    /// ...and the total since the class's first request, cold epochs'
+    /// included: the explorations' share of its time, kept within
+    /// [`LEARNING_TIME_FACTOR`].
+    learning_spent_ns: f64,
     /// An exploration priced both paths since [`take_learned`](Self::take_learned) last looked.
     learned: bool,
     /// The class started from a prior whose price its first window has not
@@ -269,6 +273,12 @@ pub(crate) struct ClassPolicy {
     /// the other path cheaper and a second must confirm it, or the class just
     /// switched and looks back once at the path it left.
     recheck: bool,
+    /// The [`recheck`](Self::recheck) wanted is expected to cost little:
+    /// the evidence leans to the other path, it looks back at the path just
+    /// left, or a cold epoch came out close. It comes soon whatever the
+    /// explorations have cost so far; the others (after a cold epoch far
+    /// dearer, after a drift) wait for the class's learning budget.
+    recheck_free: bool,
     /// What the explorations since the class last switched (or its cost
     /// last moved to a new level) said of the other path: the sum of the
     /// logarithms of its price over the chosen path's, and how many. A
@@ -334,6 +344,7 @@ impl ClassPolicy {
             explorations: 0,
             last_learning_ns: 0.0,
             unreported_learning_ns: 0.0,
+            learning_spent_ns: 0.0,
             learned: false,
             cold_rechecked: false,
             from_prior: false,
@@ -348,6 +359,7 @@ impl ClassPolicy {
             last_exploration_ns: 0,
             recheck: false,
             evidence: (0.0, 0),
+            recheck_free: false,
             left_margin: MARGIN,
             epoch_length,
             skip: depth.min(epoch_length / 4),
@@ -587,23 +599,48 @@ impl ClassPolicy {
             let Some(chosen) = self.cost[self.chosen.index()] else {
                 return false;
             };
-            if self.depth > 1 {
+            if self.depth > 1 && self.chosen == Path::Inline {
                 return true;
             }
             // ...except at depth 1, where the other path overlaps nothing of
             // the caller's (it wins little if at all) and an epoch of it can
             // cost many times its requests (an 8 KiB buffered write through
-            // io_uring's kernel worker: 15-90 us against 2.5 inline): there
-            // the first waits until the class can afford its least cost, its
-            // first samples at a handoff's price each, within the learning
-            // share of its time (8 ms at depth 1). A job of 2,000 such writes
-            // (5 ms) never pays it.
-            let least = f64::from(self.skip + EARLY_FIRST_SAMPLES) * chosen.max(HANDOFF_NS);
+            // io_uring's kernel worker: 15-90 us against 2.5 inline), and
+            // for a look at inline from an asynchronous start at depth (each
+            // inline request holds the caller for a device's service time,
+            // while the queue drains): there the first waits until the class
+            // can afford its least cost, its first samples at a handoff's
+            // price each (inline: at the asynchronous path's latency, the
+            // most one can take), within the learning share of its time
+            // (6 ms at depth 1; 28 ms for O_DIRECT reads at depth 16 of 140
+            // us, which a 500-read job, 5 ms, never pays: it paid 3-5%).
+            let (skip, each) = match self.chosen {
+                Path::Inline => (self.skip, chosen.max(HANDOFF_NS)),
+                Path::Async => {
+                    let latency = self.typical[Path::Async.index()];
+                    (1, if latency.is_finite() { latency } else { chosen })
+                }
+            };
+            let least = f64::from(skip + EARLY_FIRST_SAMPLES) * each;
             let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
             return lived as f64 >= least * LEARNING_TIME_FACTOR;
         }
-        if self.recheck && self.since_exploration >= DRIFT_SPACING * length {
+        // An exploration waits while the class's explorations so far have
+        // cost more than their share of its time from its first request,
+        // unless it is expected to cost nothing (see `recheck_free`): a cold
+        // epoch at depth 1 (8 KiB buffered writes handed to a kernel worker
+        // being made, 80 us each against 3.5 inline) was looked at again at
+        // once, and 2,000 such writes paid 9% of their time for the two.
+        let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
+        let affordable = self.learning_spent_ns * LEARNING_TIME_FACTOR <= lived as f64;
+        if self.recheck
+            && self.since_exploration >= DRIFT_SPACING * length
+            && (affordable || self.recheck_free)
+        {
             return true;
+        }
+        if !affordable {
+            return false;
         }
         let learning_spacing = LEARNING_SPACING << self.explorations.saturating_sub(1).min(16);
         if learning_spacing < EXPLORE_SPACING
@@ -674,6 +711,7 @@ impl ClassPolicy {
             0.0
         };
         self.unreported_learning_ns += learning_ns;
+        self.learning_spent_ns += learning_ns;
         let cold = exploration.path == Path::Async
             && exploration.window.opened.reaped < COLD_ASYNC_COMPLETIONS;
         // A cold epoch's cost says nothing of the next one's, nor is its
@@ -691,7 +729,9 @@ impl ClassPolicy {
             0
         };
         let first = !self.compared;
-        self.compared = true;
+        // A cold epoch that found its path dearer is no comparison: the
+        // next is still the first.
+        self.compared |= !(cold && explored >= current);
         // One epoch is a few dozen requests: a switch needs two in a row to
         // agree, or noise (a preemption, a writeback stall) would flip the
         // class back and forth, paying the worse path each time. The very
@@ -731,10 +771,17 @@ impl ClassPolicy {
             // Two epochs can still be unlucky: look back soon, and come
             // back (on two epochs again) if the old path was better after all.
             self.recheck = true;
+            self.recheck_free = true;
         } else if leaning {
             // The evidence is not in yet: the next epoch comes soon.
             self.recheck = true;
+            self.recheck_free = true;
         } else {
+            // A cold epoch that came out close is looked at again soon (a
+            // copy's writes, on a kernel worker still starting, came out 1.2
+            // times dearer than inline, and 2.5 times cheaper once it ran);
+            // a far dearer one once the class can afford it.
+            self.recheck_free = cold && explored <= current * FAR;
             if cold && !self.cold_rechecked {
                 self.cold_rechecked = true;
                 self.recheck = true;

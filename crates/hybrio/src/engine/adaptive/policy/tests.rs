@@ -414,3 +414,93 @@ fn the_asynchronous_throughput_prices_a_request() {
     window.add(60, 100, f64::INFINITY);
     assert_eq!(window.mean(), Some(100.0));
 }
+
+#[test]
+fn a_cold_epoch_far_dearer_is_looked_at_again_only_within_the_learning_budget() {
+    // 8 KiB buffered writes at depth 1: 3.5 us inline, 80 us through a
+    // kernel worker being made. The first look comes after 6 ms and ends
+    // after its first samples (4 requests, 0.3 ms dearer); a second at once
+    // would double that in a job of 2,400 such writes (8.4 ms). It waits
+    // until the class has lived 50 times what the first cost.
+    let writes = |_, path| match path {
+        Path::Inline => 3_500,
+        Path::Async => 80_000,
+    };
+    let first = 1 + u64::from(EARLY_FIRST_SAMPLES);
+    let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
+    assert_eq!(drive(&mut policy, 2_400, writes), (first, 0));
+    // 6,000 writes (21 ms) look again.
+    let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
+    let (explored, _) = drive(&mut policy, 6_000, writes);
+    assert!(explored > first, "looked again once affordable");
+}
+
+/// Requests of a class started asynchronous at depth 16 on a device that
+/// serves each in `latency_ns`, 16 at a time (inline, one takes as long);
+/// returns how many went inline.
+fn device_at_depth_16(policy: &mut ClassPolicy, n: usize, latency_ns: u64) -> usize {
+    let (mut now, mut reaped, mut inline) = (0u64, 0u64, 0);
+    let mut in_flight = std::collections::VecDeque::new();
+    for _ in 0..n {
+        if in_flight.len() == 16
+            && let Some((start, epoch)) = in_flight.pop_front()
+        {
+            now = now.max(start + latency_ns);
+            reaped += 1;
+            policy.record(
+                Path::Async,
+                epoch,
+                start,
+                now - start,
+                now,
+                Tally::reaped(reaped),
+            );
+        }
+        let route = policy.route(now, Tally::reaped(reaped), true);
+        match route.path {
+            Path::Inline => {
+                inline += 1;
+                let start = now;
+                now += latency_ns;
+                policy.record(
+                    Path::Inline,
+                    route.epoch,
+                    start,
+                    latency_ns,
+                    now,
+                    Tally::reaped(reaped),
+                );
+            }
+            Path::Async => in_flight.push_back((now, route.epoch)),
+        }
+    }
+    inline
+}
+
+#[test]
+fn an_asynchronous_start_at_depth_looks_at_inline_once_it_can_afford_it() {
+    // O_DIRECT reads at depth 16 of 160 us, one done every 10 us: an inline
+    // one holds the caller for up to 160 us, so the first look waits until
+    // the class has lived 50 times four of them (32 ms). A job of 500 such
+    // reads (5 ms) never pays it; a longer one looks.
+    let mut policy = ClassPolicy::new(16, SLOW_INLINE_NS);
+    policy.start_on(Path::Async);
+    assert_eq!(device_at_depth_16(&mut policy, 500, 160_000), 0);
+    assert!(device_at_depth_16(&mut policy, 4_000, 160_000) > 0);
+    assert_eq!(policy.chosen(), Path::Async);
+}
+
+#[test]
+fn a_cold_epoch_that_came_out_close_is_looked_at_again_soon() {
+    // A copy's writes at depth 4: 40 us inline; through a kernel worker 47
+    // us while it starts (the first epoch), 15 us from then on. The cold
+    // epoch's 0.2 ms does not hold the next look back for 11 ms, and the
+    // next is the first comparison: far cheaper, it decides alone.
+    let mut policy = ClassPolicy::new(4, SLOW_INLINE_NS);
+    drive(&mut policy, 250, |i, path| match path {
+        Path::Inline => 40_000,
+        Path::Async if i < 60 => 47_000,
+        Path::Async => 15_000,
+    });
+    assert_eq!(policy.chosen(), Path::Async);
+}
