@@ -732,8 +732,8 @@ impl ClassPolicy {
         // A cold epoch that found its path dearer is no comparison: the
         // next is still the first.
         self.compared |= !(cold && explored >= current);
-        // One epoch is a few dozen requests: a switch needs two in a row to
-        // agree, or noise (a preemption, a writeback stall) would flip the
+        // One epoch is a few dozen requests: a switch needs two or more to
+        // agree (see `weigh`), or noise (a preemption, a writeback stall) would flip the
         // class back and forth, paying the worse path each time. The very
         // first comparison decides on one when the other path is far cheaper
         // (a device at depth 4): the path the class started on was no choice
