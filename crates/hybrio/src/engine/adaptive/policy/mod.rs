@@ -225,6 +225,8 @@ pub(crate) struct ClassPolicy {
     /// included: the explorations' share of its time, kept within
     /// [`LEARNING_TIME_FACTOR`].
     learning_spent_ns: f64,
+    /// ...and the last exploration's, cold or not: what the next may cost.
+    last_spent_ns: f64,
     /// An exploration priced both paths since [`take_learned`](Self::take_learned) last looked.
     learned: bool,
     /// The class started from a prior whose price its first window has not
@@ -345,6 +347,7 @@ impl ClassPolicy {
             last_learning_ns: 0.0,
             unreported_learning_ns: 0.0,
             learning_spent_ns: 0.0,
+            last_spent_ns: 0.0,
             learned: false,
             cold_rechecked: false,
             from_prior: false,
@@ -625,14 +628,16 @@ impl ClassPolicy {
             let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
             return lived as f64 >= least * LEARNING_TIME_FACTOR;
         }
-        // An exploration waits while the class's explorations so far have
-        // cost more than their share of its time from its first request,
-        // unless it is expected to cost nothing (see `recheck_free`): a cold
-        // epoch at depth 1 (8 KiB buffered writes handed to a kernel worker
-        // being made, 80 us each against 3.5 inline) was looked at again at
-        // once, and 2,000 such writes paid 9% of their time for the two.
+        // An exploration waits while the class's explorations so far, and
+        // one more like the last, would cost more than their share of its
+        // time from its first request, unless it is expected to cost little
+        // (see `recheck_free`): a cold epoch at depth 1 (8 KiB buffered
+        // writes handed to a kernel worker being made, 80 us each against
+        // 3.5 inline) was looked at again at once, and 2,000 such writes
+        // paid 9% of their time for the two.
         let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
-        let affordable = self.learning_spent_ns * LEARNING_TIME_FACTOR <= lived as f64;
+        let affordable =
+            (self.learning_spent_ns + self.last_spent_ns) * LEARNING_TIME_FACTOR <= lived as f64;
         if self.recheck
             && self.since_exploration >= DRIFT_SPACING * length
             && (affordable || self.recheck_free)
@@ -712,6 +717,7 @@ impl ClassPolicy {
         };
         self.unreported_learning_ns += learning_ns;
         self.learning_spent_ns += learning_ns;
+        self.last_spent_ns = learning_ns;
         let cold = exploration.path == Path::Async
             && exploration.window.opened.reaped < COLD_ASYNC_COMPLETIONS;
         // A cold epoch's cost says nothing of the next one's, nor is its

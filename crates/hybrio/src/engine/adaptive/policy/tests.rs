@@ -421,7 +421,7 @@ fn a_cold_epoch_far_dearer_is_looked_at_again_only_within_the_learning_budget() 
     // kernel worker being made. The first look comes after 6 ms and ends
     // after its first samples (4 requests, 0.3 ms dearer); a second at once
     // would double that in a job of 2,400 such writes (8.4 ms). It waits
-    // until the class has lived 50 times what the first cost.
+    // until the class has lived 50 times what the two would cost.
     let writes = |_, path| match path {
         Path::Inline => 3_500,
         Path::Async => 80_000,
@@ -429,9 +429,11 @@ fn a_cold_epoch_far_dearer_is_looked_at_again_only_within_the_learning_budget() 
     let first = 1 + u64::from(EARLY_FIRST_SAMPLES);
     let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
     assert_eq!(drive(&mut policy, 2_400, writes), (first, 0));
-    // 6,000 writes (21 ms) look again.
     let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
-    let (explored, _) = drive(&mut policy, 6_000, writes);
+    assert_eq!(drive(&mut policy, 8_000, writes), (first, 0));
+    // 10,000 writes (35 ms) look again.
+    let mut policy = ClassPolicy::new(1, SLOW_INLINE_NS);
+    let (explored, _) = drive(&mut policy, 10_000, writes);
     assert!(explored > first, "looked again once affordable");
 }
 
