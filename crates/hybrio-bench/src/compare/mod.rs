@@ -201,8 +201,8 @@ const SETTLE: Duration = Duration::from_millis(20);
 /// design), in which over every `n` rounds (`2n` for an odd number of
 /// engines) each engine runs right after every other one equally often.
 /// Each round starting one engine further on kept every engine behind the
-/// same one: the adaptive engine always ran after libaio's teardown (see
-/// [`SETTLE`]).
+/// same one (the adaptive engine behind io_uring), and so behind the same
+/// teardown (see [`SETTLE`]).
 fn engine_order(n: usize, round: usize) -> Vec<usize> {
     if n == 0 {
         return Vec::new();

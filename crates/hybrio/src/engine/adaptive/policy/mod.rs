@@ -99,8 +99,10 @@ const WINDOW_NS: u64 = 200_000;
 /// io_uring, and a first window of 32, then another (the first only set
 /// the scale), held a 500-request job inline for 4 ms of its 9.
 const FIRST_WINDOW: u32 = 8;
-/// Requests in an inline exploration epoch (the first is left out).
+/// Requests in an inline exploration epoch...
 const INLINE_EPOCH: u32 = 32;
+/// ...of which the first is left out.
+const INLINE_EPOCH_SKIP: u32 = 1;
 /// An inline request taking this long (a typical one, in the class's latest
 /// window) is timed every time: the clock costs nothing beside it. At least
 /// [`SLOW_INLINE_CLOCK_READS`] reads of the clock, which is the point: where
@@ -271,9 +273,10 @@ pub(crate) struct ClassPolicy {
     /// much the path varies by itself, which sets the [`margin`](Self::margin).
     range: (f64, f64),
     last_exploration_ns: u64,
-    /// An exploration is wanted soon: the cost drifted, the last epoch found
-    /// the other path cheaper and a second must confirm it, or the class just
-    /// switched and looks back once at the path it left.
+    /// An exploration is wanted soon: the cost drifted, the epochs so far
+    /// lean to the other path and more must confirm it (see
+    /// [`evidence`](Self::evidence)), a cold epoch is looked at again, or the
+    /// class just switched and looks back once at the path it left.
     recheck: bool,
     /// The [`recheck`](Self::recheck) wanted is expected to cost little:
     /// the evidence leans to the other path, it looks back at the path just
@@ -597,6 +600,7 @@ impl ClassPolicy {
     #[inline]
     fn exploration_due(&self, now: u64) -> bool {
         let length = u64::from(self.epoch_length);
+        let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
         if self.cost[self.chosen.other().index()].is_none() {
             // Price the other path as soon as this one has a first figure...
             let Some(chosen) = self.cost[self.chosen.index()] else {
@@ -621,11 +625,11 @@ impl ClassPolicy {
                 Path::Inline => (self.skip, chosen.max(HANDOFF_NS)),
                 Path::Async => {
                     let latency = self.typical[Path::Async.index()];
-                    (1, if latency.is_finite() { latency } else { chosen })
+                    let each = if latency.is_finite() { latency } else { chosen };
+                    (INLINE_EPOCH_SKIP, each)
                 }
             };
             let least = f64::from(skip + EARLY_FIRST_SAMPLES) * each;
-            let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
             return lived as f64 >= least * LEARNING_TIME_FACTOR;
         }
         // An exploration waits while the class's explorations so far, and
@@ -635,7 +639,6 @@ impl ClassPolicy {
         // writes handed to a kernel worker being made, 80 us each against
         // 3.5 inline) was looked at again at once, and 2,000 such writes
         // paid 9% of their time for the two.
-        let lived = now.saturating_sub(self.born_ns.unwrap_or(now));
         let affordable =
             (self.learning_spent_ns + self.last_spent_ns) * LEARNING_TIME_FACTOR <= lived as f64;
         if self.recheck
@@ -665,7 +668,7 @@ impl ClassPolicy {
         // An inline epoch has no queue to fill: each request is priced as it
         // returns, and a short one keeps a deep device queue from draining.
         let (to_route, to_skip) = match path {
-            Path::Inline => (INLINE_EPOCH, 1),
+            Path::Inline => (INLINE_EPOCH, INLINE_EPOCH_SKIP),
             Path::Async => (self.epoch_length, self.skip),
         };
         self.exploring = Some(Exploration {
@@ -734,13 +737,15 @@ impl ClassPolicy {
             self.settled = NO_RANGE;
             0
         };
+        // A cold epoch that found its path dearer says nothing (it looked
+        // dearer than it is): it is no comparison, the next is still the
+        // first, and no evidence. One that found it cheaper is, all the more.
+        let cold_and_dearer = cold && explored >= current;
         let first = !self.compared;
-        // A cold epoch that found its path dearer is no comparison: the
-        // next is still the first.
-        self.compared |= !(cold && explored >= current);
+        self.compared |= !cold_and_dearer;
         // One epoch is a few dozen requests: a switch needs two or more to
-        // agree (see `weigh`), or noise (a preemption, a writeback stall) would flip the
-        // class back and forth, paying the worse path each time. The very
+        // agree (see `weigh`), or noise (a preemption, a writeback stall)
+        // would flip the class back and forth, paying the worse path each time. The very
         // first comparison decides on one when the other path is far cheaper
         // (a device at depth 4): the path the class started on was no choice
         // at all, and a wrong first pick is looked back at. A close first
@@ -753,9 +758,7 @@ impl ClassPolicy {
         if current.is_finite() && low <= high {
             self.range = (low + (current - low) / 2.0, high - (high - current) / 2.0);
         }
-        // A cold epoch that found its path dearer is no evidence (it looked
-        // dearer than it is); one that found it cheaper is, all the more.
-        let (leaning, convinced) = if cold && explored >= current {
+        let (leaning, convinced) = if cold_and_dearer {
             (false, false)
         } else {
             self.weigh(explored / current, margin)
