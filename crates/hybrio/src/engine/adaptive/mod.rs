@@ -52,29 +52,32 @@
 
 mod appends;
 mod asynchronous;
+mod files;
+mod open;
 mod policy;
 mod priors;
+
+pub(crate) use open::open;
+#[cfg(test)]
+pub(crate) use open::open_without_io_uring;
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{
-    AdaptiveMemory, Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome,
-    sealed,
-};
+use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed};
 use crate::Error;
-use crate::buf::BufPool;
 use crate::clock::Clock;
 use crate::file::FileHandle;
 use crate::request::{Completion, Op, Request};
-use asynchronous::{AsyncBackend, Backend, IoUringOrLibaio, Slot, TwinOf};
+use asynchronous::{AsyncBackend, Backend, Slot, TwinOf};
+use files::FileRoute;
 #[cfg(not(test))]
 use policy::Path;
 use policy::{
     CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS, Tally,
 };
-use priors::{ClassKind, FileKind, Priors};
+use priors::{ClassKind, Priors};
 
 /// Size classes: by the power of two at or below the length, up to 16 MiB,
 /// then one for everything larger.
@@ -134,9 +137,6 @@ impl Time {
     }
 }
 
-/// The inline engine's spare file after each of the caller's (see `add_file`).
-const SPARE_PATH: &str = "/dev/null";
-
 /// Which asynchronous engine takes the `O_DIRECT` files written past their
 /// end (see [`appends`]).
 #[derive(Debug)]
@@ -147,24 +147,6 @@ enum Appends {
     Backend(usize),
     /// The one that takes the other `O_DIRECT` files.
     Same,
-}
-
-/// What the engine keeps per file: its handles in the asynchronous engine
-/// and the decision state of each class of its requests.
-#[derive(Debug)]
-struct FileRoute {
-    /// Which asynchronous engine takes the file's requests, and its handles
-    /// there: one for the requests that go untimed, one for the timed ones,
-    /// so that a completion says by its file which it was.
-    backend: usize,
-    handle: FileHandle,
-    timed_handle: FileHandle,
-    /// The spare file after it in the inline engine.
-    spare: FileHandle,
-    /// What its requests run on, for the table of priors; `None` if the
-    /// file could not say (its classes then start from nothing).
-    kind: Option<FileKind>,
-    classes: Vec<Option<Box<ClassPolicy>>>,
 }
 
 /// An inline completion held while asynchronous requests are out.
@@ -315,136 +297,7 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     explored_inline_samples: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
-/// The adaptive engine, wrapped as [`super::open`] wraps every engine: psync
-/// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
-/// io_uring for the asynchronous path; where the kernel refuses io_uring,
-/// the pool, and libaio for `O_DIRECT` files when it is allowed (for
-/// buffered files it runs inside `io_submit`, which is no asynchronous path).
-pub(crate) fn open(
-    config: &EngineConfig,
-    pool: Option<&BufPool>,
-) -> Result<Box<dyn Engine>, Error> {
-    open_with(config, pool, true)
-}
-
-/// [`open`], as on a kernel that refuses io_uring.
-#[cfg(test)]
-pub(crate) fn open_without_io_uring(
-    config: &EngineConfig,
-    pool: Option<&BufPool>,
-) -> Result<Box<dyn Engine>, Error> {
-    open_with(config, pool, false)
-}
-
-fn open_with(
-    config: &EngineConfig,
-    pool: Option<&BufPool>,
-    try_io_uring: bool,
-) -> Result<Box<dyn Engine>, Error> {
-    let io_uring = if try_io_uring {
-        crate::probe::engine_available(EngineKind::IoUring)
-            .and_then(|()| super::io_uring::IoUringEngine::new(config, pool))
-            .ok()
-    } else {
-        None
-    };
-    if let Some(ring) = io_uring {
-        return Ok(wrapped(vec![IoUringOrLibaio::IoUring(ring)], config));
-    }
-    let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(super::pool::PoolEngine::new(config)?)];
-    let libaio = crate::probe::engine_available(EngineKind::Libaio)
-        .and_then(|()| super::libaio::LibaioEngine::new(config));
-    if let Ok(libaio) = libaio {
-        backends.push(Box::new(libaio));
-    }
-    Ok(wrapped(backends, config))
-}
-
-/// The engine over `backends`, with the inline engine `config` asks for,
-/// wrapped as every engine is.
-fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
-    let time = Time::Real(Clock::new());
-    if config.hipri || config.nowait {
-        let inline = super::pvsync2::Pvsync2Engine::new(config);
-        super::wrap(
-            AdaptiveEngine::with_engines(inline, backends, config, time),
-            config,
-        )
-    } else {
-        let inline = super::psync::PsyncEngine::new(config);
-        super::wrap(
-            AdaptiveEngine::with_engines(inline, backends, config, time),
-            config,
-        )
-    }
-}
-
 impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
-    /// The engine with `backends[0]` for every file, or for buffered files
-    /// only when `backends[1]` is there for `O_DIRECT` ones.
-    fn with_engines(inline: I, backends: Vec<B>, config: &EngineConfig, time: Time) -> Self {
-        // Tests never share what they learn: each engine has its own table
-        // unless a test hands one over (`with_priors`).
-        let priors = match &config.adaptive_memory {
-            AdaptiveMemory::Process if !cfg!(test) => Priors::process(),
-            AdaptiveMemory::Process | AdaptiveMemory::Engine => Priors::default(),
-            AdaptiveMemory::File(path) => Priors::saved_at(path),
-        };
-        let mut engine = Self::with_priors(inline, backends, config, time, priors);
-        if let AdaptiveMemory::File(path) = &config.adaptive_memory {
-            engine.save_to = Some(path.clone());
-        }
-        engine
-    }
-
-    fn with_priors(
-        inline: I,
-        backends: Vec<B>,
-        config: &EngineConfig,
-        time: Time,
-        priors: Priors,
-    ) -> Self {
-        let slow_inline_ns = time.slow_inline_ns();
-        AdaptiveEngine {
-            inline,
-            twins: backends.iter().map(|_| Vec::new()).collect(),
-            // Without io_uring libaio takes every O_DIRECT file already; an
-            // emulated device's files are not what the kernel sees.
-            appends: if backends.len() == 1 && config.completion_latency.is_none() {
-                Appends::NotYet(Box::new(config.clone()))
-            } else {
-                Appends::Same
-            },
-            backends: backends.into_iter().map(Backend::new).collect(),
-            reopen_files: config.completion_latency.is_some(),
-            depth: config.depth.max(1),
-            routes: Vec::new(),
-            lanes: Vec::new(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
-            timed_out: 0,
-            ready: VecDeque::new(),
-            async_queued: 0,
-            async_reaped: 0,
-            inline_spent_ns: 0,
-            held_since_commit: 0,
-            explorer: None,
-            pending: None,
-            time,
-            counts: PathCounts::default(),
-            slow_inline_ns,
-            priors,
-            save_to: None,
-            emulated_ns: config.completion_latency.map_or(0, |latency| {
-                u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX)
-            }),
-            #[cfg(test)]
-            route_override: ForcedPath::default(),
-            #[cfg(test)]
-            explored_inline_samples: Default::default(),
-        }
-    }
-
     /// Which class `request` belongs to.
     #[inline]
     fn class_of(request: &Request) -> usize {
@@ -821,10 +674,6 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     fn async_in_flight(&self) -> usize {
         (self.async_queued - self.async_reaped) as usize
     }
-
-    fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {
-        self.routes.get(handle.index()).and_then(Option::as_ref)
-    }
 }
 
 impl<I, B> Drop for AdaptiveEngine<I, B> {
@@ -837,152 +686,17 @@ impl<I, B> Drop for AdaptiveEngine<I, B> {
     }
 }
 
-/// The device `file` is on, its filesystem's type, and whether it was
-/// opened `O_DIRECT`: its kind, with the engine's. `None` if the kernel does
-/// not say.
-fn file_kind(file: &File) -> Option<(u64, i64, bool)> {
-    use std::os::unix::fs::MetadataExt;
-    use std::os::unix::io::AsRawFd;
-    let device = file.metadata().ok()?.dev();
-    let filesystem = crate::sys::filesystem_type(file.as_raw_fd()).ok()?;
-    let direct = crate::sys::is_direct(file.as_raw_fd()).ok()?;
-    Some((device, filesystem, direct))
-}
-
 impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
     fn kind(&self) -> EngineKind {
         EngineKind::Adaptive
     }
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        // A spare file follows the caller's in the inline engine, so that its
-        // handles go in pairs, as the twins' do (see `Backend::lockstep`). It
-        // is never read: /dev/null, which an emulated device reads into the
-        // cache at once (a copy of the caller's file would be read again).
-        let spare = match File::open(SPARE_PATH).or_else(|_| file.try_clone()) {
-            Ok(spare) => spare,
-            Err(e) => {
-                let reason = Error::io("duplicate the descriptor of", &path, 0, e);
-                return Err(Error::refusing(file, path, reason));
-            }
-        };
-        let kind = file_kind(&file).map(|(device, filesystem, direct)| FileKind {
-            device,
-            filesystem,
-            direct,
-            emulated_ns: self.emulated_ns,
-            backend: EngineKind::Adaptive,
-            depth_class: FileKind::depth_class(self.depth),
-        });
-        let (backend, twin, timed_twin) = match self.add_twins(&file, &path) {
-            Ok(added) => added,
-            // The twins, if any, are closed; the caller's file goes back.
-            Err(reason) => return Err(Error::refusing(file, path, reason)),
-        };
-        let remove_twins = |engine: &mut B| {
-            let _ = engine.remove_file(twin);
-            let _ = engine.remove_file(timed_twin);
-        };
-        let spare_path = PathBuf::from(SPARE_PATH);
-        let path_again = path.clone();
-        let handle = match self.inline.add_file(file, path) {
-            Ok(handle) => handle,
-            Err(error) => {
-                remove_twins(&mut self.backends[backend].engine);
-                return Err(error);
-            }
-        };
-        let spare = match self.inline.add_file(spare, spare_path) {
-            Ok(spare) => spare,
-            Err(error) => {
-                remove_twins(&mut self.backends[backend].engine);
-                return Err(match self.inline.remove_file(handle) {
-                    Ok(file) => Error::refusing(file, path_again, error),
-                    Err(_) => error,
-                });
-            }
-        };
-        let kind = kind.map(|kind| FileKind {
-            backend: self.backends[backend].engine.kind(),
-            ..kind
-        });
-        let in_step = twin == handle
-            && handle.0 % 2 == 0
-            && timed_twin.0 == handle.0 + 1
-            && spare.0 == handle.0 + 1;
-        self.backends[backend].lockstep &= in_step;
-        let of = |timed| {
-            Some(TwinOf {
-                caller: handle,
-                timed,
-            })
-        };
-        self.set_twin(backend, twin, of(false));
-        self.set_twin(backend, timed_twin, of(true));
-        if self.routes.len() <= handle.index() {
-            self.routes.resize_with(handle.index() + 1, || None);
-        }
-        let lanes = Self::lanes_of(handle);
-        if self.lanes.len() < lanes.end {
-            self.lanes.resize(lanes.end, Lane::default());
-        }
-        self.lanes[lanes].fill(Lane {
-            backend: backend as u8,
-            twin,
-            timed_twin,
-            ..Lane::default()
-        });
-        self.routes[handle.index()] = Some(FileRoute {
-            backend,
-            handle: twin,
-            timed_handle: timed_twin,
-            spare,
-            kind,
-            classes: (0..CLASSES).map(|_| None).collect(),
-        });
-        Ok(handle)
+        self.add_caller_file(file, path)
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
-        let (backend, twin, timed_twin, spare) =
-            (route.backend, route.handle, route.timed_handle, route.spare);
-        // Asynchronous requests are not counted by file: while its engine
-        // holds any, the file may be among them.
-        let busy = self.ready.iter().any(|held| held.completion.file == handle)
-            || self.backends[backend].in_flight() > 0;
-        if busy {
-            return Err(Error::FileBusy {
-                handle: handle.0,
-                in_flight: self.in_flight(),
-            });
-        }
-        self.backends[backend].engine.remove_file(twin)?;
-        self.set_twin(backend, twin, None);
-        // The timed twin goes too; if it cannot, the file is still removed
-        // here, and that copy of the descriptor stays with the engine.
-        if self.backends[backend]
-            .engine
-            .remove_file(timed_twin)
-            .is_ok()
-        {
-            self.set_twin(backend, timed_twin, None);
-        }
-        if self.pending.is_some() {
-            // Its class's policy goes with the file.
-            self.end_inline_sample();
-        }
-        self.routes[handle.index()] = None;
-        let lanes = Self::lanes_of(handle);
-        if self.explorer.is_some_and(|(lane, _)| lanes.contains(&lane)) {
-            self.explorer = None;
-        }
-        for lane in &self.lanes[lanes.clone()] {
-            lane.count_went(&mut self.counts);
-        }
-        self.lanes[lanes].fill(Lane::default());
-        let _ = self.inline.remove_file(spare);
-        self.inline.remove_file(handle)
+        self.remove_caller_file(handle)
     }
 
     #[inline(always)]

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::asynchronous::IoUringOrLibaio;
 use super::*;
 use crate::buf::{Buf, BufPool};
+use crate::engine::AdaptiveMemory;
 use crate::engine::psync::PsyncEngine;
 use crate::engine::testkit;
 

@@ -1,0 +1,151 @@
+//! How an adaptive engine is made: which engines it runs on, and whose
+//! table of priors it starts from.
+
+use std::collections::VecDeque;
+
+#[cfg(test)]
+use super::ForcedPath;
+use super::asynchronous::{AsyncBackend, Backend, IoUringOrLibaio};
+use super::priors::Priors;
+use super::{AdaptiveEngine, Appends, Time};
+use crate::Error;
+use crate::buf::BufPool;
+use crate::clock::Clock;
+use crate::engine::{AdaptiveMemory, Engine, EngineConfig, EngineKind, PathCounts};
+
+/// The adaptive engine, wrapped as [`crate::engine::open`] wraps every engine: psync
+/// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
+/// io_uring for the asynchronous path; where the kernel refuses io_uring,
+/// the pool, and libaio for `O_DIRECT` files when it is allowed (for
+/// buffered files it runs inside `io_submit`, which is no asynchronous path).
+pub(crate) fn open(
+    config: &EngineConfig,
+    pool: Option<&BufPool>,
+) -> Result<Box<dyn Engine>, Error> {
+    open_with(config, pool, true)
+}
+
+/// [`open`], as on a kernel that refuses io_uring.
+#[cfg(test)]
+pub(crate) fn open_without_io_uring(
+    config: &EngineConfig,
+    pool: Option<&BufPool>,
+) -> Result<Box<dyn Engine>, Error> {
+    open_with(config, pool, false)
+}
+
+fn open_with(
+    config: &EngineConfig,
+    pool: Option<&BufPool>,
+    try_io_uring: bool,
+) -> Result<Box<dyn Engine>, Error> {
+    let io_uring = if try_io_uring {
+        crate::probe::engine_available(EngineKind::IoUring)
+            .and_then(|()| crate::engine::io_uring::IoUringEngine::new(config, pool))
+            .ok()
+    } else {
+        None
+    };
+    if let Some(ring) = io_uring {
+        return Ok(wrapped(vec![IoUringOrLibaio::IoUring(ring)], config));
+    }
+    let mut backends: Vec<Box<dyn Engine>> =
+        vec![Box::new(crate::engine::pool::PoolEngine::new(config)?)];
+    let libaio = crate::probe::engine_available(EngineKind::Libaio)
+        .and_then(|()| crate::engine::libaio::LibaioEngine::new(config));
+    if let Ok(libaio) = libaio {
+        backends.push(Box::new(libaio));
+    }
+    Ok(wrapped(backends, config))
+}
+
+/// The engine over `backends`, with the inline engine `config` asks for,
+/// wrapped as every engine is.
+fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
+    let time = Time::Real(Clock::new());
+    if config.hipri || config.nowait {
+        let inline = crate::engine::pvsync2::Pvsync2Engine::new(config);
+        crate::engine::wrap(
+            AdaptiveEngine::with_engines(inline, backends, config, time),
+            config,
+        )
+    } else {
+        let inline = crate::engine::psync::PsyncEngine::new(config);
+        crate::engine::wrap(
+            AdaptiveEngine::with_engines(inline, backends, config, time),
+            config,
+        )
+    }
+}
+
+impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
+    /// The engine with `backends[0]` for every file, or for buffered files
+    /// only when `backends[1]` is there for `O_DIRECT` ones.
+    pub(super) fn with_engines(
+        inline: I,
+        backends: Vec<B>,
+        config: &EngineConfig,
+        time: Time,
+    ) -> Self {
+        // Tests never share what they learn: each engine has its own table
+        // unless a test hands one over (`with_priors`).
+        let priors = match &config.adaptive_memory {
+            AdaptiveMemory::Process if !cfg!(test) => Priors::process(),
+            AdaptiveMemory::Process | AdaptiveMemory::Engine => Priors::default(),
+            AdaptiveMemory::File(path) => Priors::saved_at(path),
+        };
+        let mut engine = Self::with_priors(inline, backends, config, time, priors);
+        if let AdaptiveMemory::File(path) = &config.adaptive_memory {
+            engine.save_to = Some(path.clone());
+        }
+        engine
+    }
+
+    pub(super) fn with_priors(
+        inline: I,
+        backends: Vec<B>,
+        config: &EngineConfig,
+        time: Time,
+        priors: Priors,
+    ) -> Self {
+        let slow_inline_ns = time.slow_inline_ns();
+        AdaptiveEngine {
+            inline,
+            twins: backends.iter().map(|_| Vec::new()).collect(),
+            // Without io_uring libaio takes every O_DIRECT file already; an
+            // emulated device's files are not what the kernel sees.
+            appends: if backends.len() == 1 && config.completion_latency.is_none() {
+                Appends::NotYet(Box::new(config.clone()))
+            } else {
+                Appends::Same
+            },
+            backends: backends.into_iter().map(Backend::new).collect(),
+            reopen_files: config.completion_latency.is_some(),
+            depth: config.depth.max(1),
+            routes: Vec::new(),
+            lanes: Vec::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            timed_out: 0,
+            ready: VecDeque::new(),
+            async_queued: 0,
+            async_reaped: 0,
+            inline_spent_ns: 0,
+            held_since_commit: 0,
+            explorer: None,
+            pending: None,
+            time,
+            counts: PathCounts::default(),
+            slow_inline_ns,
+            priors,
+            save_to: None,
+            emulated_ns: config.completion_latency.map_or(0, |latency| {
+                u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX)
+            }),
+            #[cfg(test)]
+            route_override: ForcedPath::default(),
+            #[cfg(test)]
+            explored_inline_samples: Default::default(),
+        }
+    }
+}
