@@ -4,7 +4,6 @@
 //! handles put back.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 use std::path::PathBuf;
 
@@ -113,6 +112,10 @@ pub(super) struct Slot {
     pub(super) epoch: u32,
     pub(super) queued_ns: u64,
 }
+
+/// The handle of a twin that is not there (a lane with no file, or a twin
+/// lost in a move that failed both ways): its requests fail with EBADF.
+pub(super) const NO_TWIN: FileHandle = FileHandle(u32::MAX);
 
 /// Whose a file of an asynchronous engine is: the caller's file it is a
 /// twin of, and whether its requests are timed.
@@ -421,19 +424,24 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         &mut self,
         file: &File,
         path: &std::path::Path,
+        direct: bool,
     ) -> Result<(usize, FileHandle, FileHandle), Error> {
-        // With a second asynchronous engine (libaio, no io_uring), it takes
-        // the O_DIRECT files. The flags are the caller's file's: the emulated
-        // device's twin has O_DIRECT cleared.
-        let direct = crate::sys::status_flags(file.as_raw_fd())
-            .map_err(|e| Error::io("read the flags of", path, 0, e))?
-            & libc::O_DIRECT
-            != 0;
         let backend = match self.appends {
+            // With a second asynchronous engine (libaio, no io_uring), it
+            // takes the O_DIRECT files.
             Appends::Same => usize::from(direct && self.backends.len() > 1),
-            // With io_uring (the only engine until libaio is made for these).
+            // With io_uring, the O_DIRECT files written past their end, and
+            // once there is one, every O_DIRECT file (see
+            // `gather_direct_files`).
+            Appends::Backend(appends) if direct => appends,
             _ if direct && super::appends::grows_by_direct_writes(file, path) => {
-                self.appends_backend().unwrap_or(0)
+                match self.appends_backend() {
+                    Some(appends) => {
+                        self.gather_direct_files(appends);
+                        appends
+                    }
+                    None => 0,
+                }
             }
             _ => 0,
         };
@@ -490,6 +498,9 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
 
     /// Notes in asynchronous engine `backend`'s table whose file `twin` is.
     pub(super) fn set_twin(&mut self, backend: usize, twin: FileHandle, of: Option<TwinOf>) {
+        if twin == NO_TWIN {
+            return;
+        }
         let table = &mut self.twins[backend];
         if table.len() <= twin.index() {
             table.resize(twin.index() + 1, None);

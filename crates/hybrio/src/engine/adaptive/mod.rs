@@ -1,8 +1,10 @@
 //! `adaptive`: each request runs inline (a `pread`/`pwrite` in the caller)
 //! or goes to an asynchronous engine (io_uring where the kernel allows it,
 //! and libaio for the `O_DIRECT` files it will write past their end, which
-//! io_uring hands to a kernel worker one at a time ([`appends`]); else libaio
-//! for `O_DIRECT` files and the worker pool for the others), whichever has
+//! io_uring hands to a kernel worker one at a time ([`appends`]), and from
+//! the first of them on for every `O_DIRECT` file, so that a reap has one
+//! engine to wait on for them ([`files`]); else libaio for `O_DIRECT` files
+//! and the worker pool for the others), whichever has
 //! cost less lately for requests like it. No option tunes it.
 //!
 //! Requests are told apart by class: file, operation (read, write, sync) and
@@ -70,7 +72,7 @@ use crate::Error;
 use crate::clock::Clock;
 use crate::file::FileHandle;
 use crate::request::{Completion, Op, Request};
-use asynchronous::{AsyncBackend, Backend, Slot, TwinOf};
+use asynchronous::{AsyncBackend, Backend, NO_TWIN, Slot, TwinOf};
 use files::FileRoute;
 #[cfg(not(test))]
 use policy::Path;
@@ -225,8 +227,8 @@ impl Default for Lane {
             granted: 0,
             asynchronous: false,
             backend: 0,
-            twin: FileHandle(u32::MAX),
-            timed_twin: FileHandle(u32::MAX),
+            twin: NO_TWIN,
+            timed_twin: NO_TWIN,
             inline_ns: 0,
             async_mark: 0,
         }
@@ -246,7 +248,8 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     backends: Vec<Backend<B>>,
     /// Per asynchronous engine, by its file handle: whose file it is.
     twins: Vec<Vec<Option<TwinOf>>>,
-    /// Which engine takes the `O_DIRECT` files written past their end.
+    /// Which engine takes the `O_DIRECT` files written past their end (and
+    /// with the first of them, every `O_DIRECT` file).
     appends: Appends,
     /// Reopen files for the asynchronous engine instead of duplicating the
     /// descriptor (the emulated device changes a file's flags).
@@ -802,7 +805,7 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
             .collect();
         let asynchronous = match (asynchronous.as_slice(), &self.appends) {
             ([others, appends], Appends::Backend(_)) => {
-                format!("{others}, O_DIRECT files written past their end {appends}")
+                format!("{others}, O_DIRECT (one written past its end) {appends}")
             }
             ([buffered, direct], _) => format!("{buffered}, O_DIRECT {direct}"),
             (all, _) => all.join(", "),

@@ -1375,56 +1375,69 @@ fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
     assert_eq!(engine.in_flight(), 0);
 }
 
-#[test]
-fn a_direct_file_written_past_its_end_goes_to_libaio_and_a_copy_lands_whole() {
+/// A source and an empty destination, both `O_DIRECT`, under a scratch
+/// directory whose filesystem makes io_uring hand direct writes past a
+/// file's end to a worker; `None` (printed) where io_uring, libaio,
+/// `O_DIRECT` or such a filesystem is missing.
+struct DirectCopy {
+    dir: tempfile::TempDir,
+    src_path: PathBuf,
+    data: Vec<u8>,
+    dst_path: PathBuf,
+    dst_file: File,
+}
+
+const COPY_LEN: usize = 2 << 20;
+const COPY_BLOCK: usize = 64 << 10;
+
+fn direct_copy() -> Option<DirectCopy> {
     if let Err(reason) = crate::probe::engine_available(EngineKind::IoUring)
         .and(crate::probe::engine_available(EngineKind::Libaio))
     {
         println!("skipped: {reason}");
-        return;
+        return None;
     }
     let dir = testkit::scratch();
-    const LEN: usize = 2 << 20;
-    const BLOCK: usize = 64 << 10;
-    let (src_path, data) = testkit::data_file(dir.path(), "src", LEN);
+    let (src_path, data) = testkit::data_file(dir.path(), "src", COPY_LEN);
     let dst_path = dir.path().join("dst");
-    let direct = |create| crate::file::OpenOptions {
-        direct: true,
-        create,
-        ..testkit::read_write()
-    };
-    let Ok(dst_file) = crate::file::open(&dst_path, &direct(true)) else {
+    let Ok(dst_file) = crate::file::open(&dst_path, &direct_options(true)) else {
         println!("skipped: O_DIRECT refused under {}", dir.path().display());
-        return;
+        return None;
     };
     if !super::appends::grows_by_direct_writes(&dst_file, &dst_path) {
         println!(
             "skipped: this filesystem starts direct writes past a file's end without blocking"
         );
-        return;
+        return None;
     }
-    let config = EngineConfig::with_depth(8);
-    let mut engine = over_io_uring(&config);
-    let src = testkit::add(&mut engine, &src_path, &direct(false));
-    assert!(
-        !engine.description().contains("libaio"),
-        "no libaio before a file needs it: {}",
-        engine.description()
-    );
-    let dst = engine.add_file(dst_file, dst_path.clone()).unwrap();
-    assert_eq!(engine.route_of(src).unwrap().backend, 0, "io_uring");
-    assert_eq!(engine.route_of(dst).unwrap().backend, 1, "libaio");
-    assert!(
-        engine
-            .description()
-            .contains("O_DIRECT files written past their end libaio"),
-        "{}",
-        engine.description()
-    );
-    // Each round writes what the last one read and reads the next blocks:
-    // both engines hold requests at once, and are reaped together.
-    let pool = BufPool::new(16, BLOCK).unwrap();
-    let blocks = (LEN / BLOCK) as u64;
+    Some(DirectCopy {
+        dir,
+        src_path,
+        data,
+        dst_path,
+        dst_file,
+    })
+}
+
+fn direct_options(create: bool) -> crate::file::OpenOptions {
+    crate::file::OpenOptions {
+        direct: true,
+        create,
+        ..testkit::read_write()
+    }
+}
+
+/// Copies `src` to `dst` through `engine`, each round writing what the last
+/// one read and reading the next blocks, so that reads and writes are out
+/// at once; `also` (a buffered file holding the same data) is read beside
+/// them, and what it reads checked against `data`.
+fn copy_through(
+    engine: &mut dyn Engine,
+    (src, dst, also): (FileHandle, FileHandle, Option<FileHandle>),
+    data: &[u8],
+) {
+    let pool = BufPool::new(24, COPY_BLOCK).unwrap();
+    let blocks = (COPY_LEN / COPY_BLOCK) as u64;
     let mut to_write: Vec<Completion> = Vec::new();
     let mut next = 0u64;
     let mut written = 0u64;
@@ -1434,35 +1447,139 @@ fn a_direct_file_written_past_its_end_goes_to_libaio_and_a_copy_lands_whole() {
             .map(|read| {
                 let mut buf = read.buf.expect("a read's buffer");
                 buf.rewind();
-                buf.set_len(BLOCK);
+                buf.set_len(COPY_BLOCK);
                 Request::write(dst, read.offset, buf, 1)
             })
             .collect();
         for _ in 0..4 {
             if next < blocks {
-                let offset = next * BLOCK as u64;
-                requests.push(Request::read(src, offset, testkit::take(&pool, BLOCK), 0));
+                let offset = next * COPY_BLOCK as u64;
+                requests.push(Request::read(
+                    src,
+                    offset,
+                    testkit::take(&pool, COPY_BLOCK),
+                    0,
+                ));
+                if let Some(also) = also {
+                    let buf = testkit::take(&pool, COPY_BLOCK);
+                    requests.push(Request::read(also, offset, buf, 2));
+                }
                 next += 1;
             }
         }
-        for completion in testkit::run(&mut engine, requests) {
+        for completion in testkit::run(engine, requests) {
             assert_eq!(
-                completion.result, BLOCK as i64,
+                completion.result, COPY_BLOCK as i64,
                 "{:?} at {}",
                 completion.op, completion.offset
             );
-            match completion.op {
-                Op::Read => to_write.push(completion),
+            let whose = [src, dst, also.unwrap_or(src)];
+            assert_eq!(
+                Some(completion.file),
+                whose.get(completion.user_data as usize).copied(),
+                "the caller's handle and tag on a {:?} at {}",
+                completion.op,
+                completion.offset
+            );
+            match (completion.op, completion.user_data) {
+                (Op::Read, 2) => {
+                    let offset = completion.offset as usize;
+                    let buf = completion.buf.as_ref().expect("a read's buffer");
+                    assert!(
+                        buf.as_slice() == &data[offset..offset + COPY_BLOCK],
+                        "the buffered file's bytes at {offset}"
+                    );
+                }
+                (Op::Read, _) => to_write.push(completion),
                 _ => written += 1,
             }
         }
     }
+}
+
+#[test]
+fn a_direct_file_written_past_its_end_takes_every_direct_file_to_libaio_and_a_copy_lands_whole() {
+    let Some(copy) = direct_copy() else {
+        return;
+    };
+    let config = EngineConfig::with_depth(8);
+    let mut engine = over_io_uring(&config);
+    // The buffered file first: the direct one's twins then have other
+    // handles on libaio than on io_uring.
+    let buffered = testkit::add(&mut engine, &copy.src_path, &testkit::read_write());
+    let src = testkit::add(&mut engine, &copy.src_path, &direct_options(false));
+    assert!(
+        !engine.description().contains("libaio"),
+        "no libaio before a file needs it: {}",
+        engine.description()
+    );
+    assert_eq!(
+        engine.route_of(src).unwrap().backend,
+        0,
+        "io_uring at first"
+    );
+    let dst = engine
+        .add_file(copy.dst_file, copy.dst_path.clone())
+        .unwrap();
+    assert_eq!(engine.route_of(dst).unwrap().backend, 1, "libaio");
+    assert_eq!(
+        engine.route_of(src).unwrap().backend,
+        1,
+        "the other O_DIRECT file follows it there"
+    );
+    assert_eq!(
+        engine.route_of(buffered).unwrap().backend,
+        0,
+        "a buffered file stays on io_uring"
+    );
+    assert!(
+        engine
+            .description()
+            .contains("O_DIRECT (one written past its end) libaio"),
+        "{}",
+        engine.description()
+    );
+    // Both engines hold requests at once (the buffered reads on io_uring),
+    // and are reaped together.
+    copy_through(&mut engine, (src, dst, Some(buffered)), &copy.data);
     drop(engine);
     assert_eq!(
-        std::fs::read(&dst_path).unwrap(),
-        data,
+        std::fs::read(&copy.dst_path).unwrap(),
+        copy.data,
         "the copy, byte for byte"
     );
+    drop(copy.dir);
+}
+
+#[test]
+fn a_direct_file_with_requests_out_on_io_uring_stays_there_when_libaio_comes() {
+    let Some(copy) = direct_copy() else {
+        return;
+    };
+    let config = EngineConfig::with_depth(8);
+    let mut engine = over_io_uring(&config);
+    let src = testkit::add(&mut engine, &copy.src_path, &direct_options(false));
+    let pool = BufPool::new(1, COPY_BLOCK).unwrap();
+    engine.route_override.set(Some(Path::Async));
+    let read = Request::read(src, 0, testkit::take(&pool, COPY_BLOCK), 7);
+    assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    engine.commit().unwrap();
+    engine.route_override.set(None);
+    // Requests are not counted by file: with any out, none of io_uring's
+    // files moves.
+    let dst = engine
+        .add_file(copy.dst_file, copy.dst_path.clone())
+        .unwrap();
+    assert_eq!(engine.route_of(src).unwrap().backend, 0, "still io_uring");
+    assert_eq!(engine.route_of(dst).unwrap().backend, 1, "libaio");
+    let mut done = Vec::new();
+    engine.reap(1, 1, &mut done).unwrap();
+    assert_eq!((done[0].file, done[0].user_data), (src, 7));
+    assert_eq!(done[0].result, COPY_BLOCK as i64);
+    drop(done);
+    copy_through(&mut engine, (src, dst, None), &copy.data);
+    drop(engine);
+    assert_eq!(std::fs::read(&copy.dst_path).unwrap(), copy.data);
 }
 
 /// The adaptive engine as `open` makes it where io_uring is allowed: psync
