@@ -31,7 +31,9 @@
 //!   and libaio for an `O_DIRECT` file that is empty when added and open for
 //!   writing, on a filesystem that cannot start a direct write past a file's
 //!   end without blocking (ext4, XFS: io_uring hands each such write to a
-//!   kernel worker, one at a time; asked once per filesystem).
+//!   kernel worker, one at a time; asked once per filesystem); from the
+//!   first such file on, libaio takes every `O_DIRECT` file of the engine,
+//!   so that they have one engine to wait on.
 //! * I/O errors never panic: they come back as a negative errno in
 //!   [`Completion::result`](request::Completion::result). Short transfers are
 //!   sent again for the rest and `EINTR`/`EAGAIN` retried; a transfer an error
