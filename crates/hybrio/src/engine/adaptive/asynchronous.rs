@@ -265,9 +265,9 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         if let (Some(only), None) = (holding.next(), holding.next()) {
             return self.reap_from(only, min, max, out);
         }
-        // Two engines hold requests (without io_uring, buffered and O_DIRECT
-        // files at once; with it, O_DIRECT files written past their end and
-        // others): take what either has, then wait on the one holding more
+        // Two engines hold requests (buffered and O_DIRECT files at once:
+        // with io_uring, once an O_DIRECT file written past its end brought
+        // libaio in): take what either has, then wait on the one holding more
         // committed requests. They have no common wait, so a
         // completion of the other can wait behind it; each of them completes
         // on its own, so none is lost.
