@@ -48,16 +48,13 @@ fn in_step(handle: FileHandle, spare: FileHandle, twin: FileHandle, timed: FileH
         && spare.0 == handle.0 + 1
 }
 
-/// The device `file` is on, its filesystem's type, and whether it was
-/// opened `O_DIRECT`: its kind, with the engine's. `None` if the kernel does
-/// not say.
-pub(super) fn file_kind(file: &File) -> Option<(u64, i64, bool)> {
+/// The device `file` is on and its filesystem's type: its kind, with its
+/// flags and the engine's. `None` if the kernel does not say.
+fn device_of(file: &File) -> Option<(u64, i64)> {
     use std::os::unix::fs::MetadataExt;
-    use std::os::unix::io::AsRawFd;
     let device = file.metadata().ok()?.dev();
     let filesystem = crate::sys::filesystem_type(file.as_raw_fd()).ok()?;
-    let direct = crate::sys::is_direct(file.as_raw_fd()).ok()?;
-    Some((device, filesystem, direct))
+    Some((device, filesystem))
 }
 
 impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
@@ -77,14 +74,6 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 return Err(Error::refusing(file, path, reason));
             }
         };
-        let kind = file_kind(&file).map(|(device, filesystem, direct)| FileKind {
-            device,
-            filesystem,
-            direct,
-            emulated_ns: self.emulated_ns,
-            backend: EngineKind::Adaptive,
-            depth_class: FileKind::depth_class(self.depth),
-        });
         // The flags are the caller's file's: the emulated device's twins have
         // O_DIRECT cleared.
         let direct = match crate::sys::is_direct(file.as_raw_fd()) {
@@ -94,6 +83,14 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 return Err(Error::refusing(file, path, reason));
             }
         };
+        let kind = device_of(&file).map(|(device, filesystem)| FileKind {
+            device,
+            filesystem,
+            direct,
+            emulated_ns: self.emulated_ns,
+            backend: EngineKind::Adaptive,
+            depth_class: FileKind::depth_class(self.depth),
+        });
         let (backend, twin, timed_twin) = match self.add_twins(&file, &path, direct) {
             Ok(added) => added,
             // The twins, if any, are closed; the caller's file goes back.
@@ -157,9 +154,10 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// engine `to` (libaio, just made for a file written past its end), so
     /// that every `O_DIRECT` request is on the one engine a reap waits on.
     /// A 300 MiB `O_DIRECT` copy on XFS at depth 8, its reads on io_uring
-    /// and its writes on libaio, ran at 0.89-0.90 of libaio's speed (12
+    /// and its writes on libaio, ran at 0.89-0.93 of libaio's speed (8-12
     /// alternated rounds; reaping both engines without ever blocking made it
-    /// no faster); all on libaio, at 0.99-1.04 (on ext4 1.01 against 1.03).
+    /// no faster); all on libaio, at 0.99-1.05 (on ext4 0.99-1.01 against
+    /// 1.01-1.03).
     /// Only while engine 0 holds no request (they are not counted by file):
     /// a file that cannot move stays where it is, which is correct, only
     /// slower.
