@@ -94,8 +94,16 @@ impl ClassPolicy {
         let Some(previous) = *slot else {
             *slot = Some(cost);
             self.remember(cost, true);
+            self.rough = true;
+            self.escalated = true;
             return;
         };
+        if std::mem::take(&mut self.rough) {
+            // The first window priced the class's cold start: replaced
+            // whole, not a drift from it.
+            self.remember(cost, true);
+            return;
+        }
         let ratio = cost / previous.max(1.0);
         let direction = if ratio > DRIFT {
             1

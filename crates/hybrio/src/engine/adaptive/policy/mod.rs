@@ -23,7 +23,9 @@
 //!
 //! # How it learns
 //! A class starts inline and times every request until it has a price for
-//! each path: a window inline, then one exploration epoch the other way,
+//! each path: a window inline (at depth, its first eight requests then a
+//! full window: the first pay for the cold start of everything beneath
+//! them), then one exploration epoch the other way,
 //! which alone decides this first time if it finds the other path 1.5 times
 //! cheaper (the starting path was no choice). Otherwise, and from then on,
 //! it keeps the cheaper path and changes only when the epochs since its
@@ -94,10 +96,12 @@ const WINDOW: u32 = 32;
 /// one interrupt is a large share.
 const WINDOW_NS: u64 = 200_000;
 /// A class's first window needs only this many (and no least time): it
-/// prices the path the class starts on, and until it closes no other path is
-/// tried. A device read at depth 16 takes 70 us inline and 10 through
-/// io_uring, and a first window of 32, then another (the first only set
-/// the scale), held a 500-request job inline for 4 ms of its 9.
+/// sets the scale for outliers and the class's first price. At depth 1 that
+/// price stands until the first exploration, which waits for the learning
+/// budget anyway; at depth a full window replaces it before the other path
+/// is tried (see [`ClassPolicy::rough`]). (A device read at depth 16 takes 70
+/// us inline and 10 through io_uring: such `O_DIRECT` classes start
+/// asynchronous, not inline.)
 const FIRST_WINDOW: u32 = 8;
 /// Requests in an inline exploration epoch...
 const INLINE_EPOCH: u32 = 32;
@@ -317,6 +321,18 @@ pub(crate) struct ClassPolicy {
     /// its choice, so a change would otherwise take 64 times as many
     /// requests to see).
     escalated: bool,
+    /// The chosen path's price is its first window's alone (see
+    /// [`FIRST_WINDOW`]): eight requests, which the cold start of
+    /// everything beneath them can make dearer than the path is (4 KiB
+    /// page-cache hits on tmpfs: 2.4-4.8 us, then 1.3-1.6). Every request is
+    /// timed until a full window replaces it whole, and a class starting
+    /// inline at depth explores only then: at depth 32 an epoch against the
+    /// first window's price found io_uring's kernel workers (2.2 us) 1.5
+    /// times cheaper, and the next window, timed one request in 128, came
+    /// 4-8 ms later; the look back at inline from there (draining 32
+    /// requests on workers) priced it too dear to come back, and a job ran
+    /// at 0.7 of psync's speed.
+    rough: bool,
 }
 
 /// What [`ClassPolicy::route`] decided for one request.
@@ -373,6 +389,7 @@ impl ClassPolicy {
             born_ns: None,
             slow_inline_ns,
             escalated: false,
+            rough: false,
         }
     }
 
@@ -607,7 +624,9 @@ impl ClassPolicy {
                 return false;
             };
             if self.depth > 1 && self.chosen == Path::Inline {
-                return true;
+                // ...once a full window, not the first eight requests alone,
+                // says what inline costs (see `rough`).
+                return !self.rough;
             }
             // ...except at depth 1, where the other path overlaps nothing of
             // the caller's (it wins little if at all) and an epoch of it can
