@@ -108,6 +108,10 @@ pub(crate) struct Ring {
     /// Tests: an SQPOLL thread that publishes its SQ head late.
     #[cfg(test)]
     pub(crate) unpublished: Option<UnpublishedHead>,
+    /// Tests: how many times the CQ head was published to the kernel (one
+    /// store, with release ordering, each time a drain's view of the CQ ends).
+    #[cfg(test)]
+    pub(crate) cq_head_stores: u64,
 }
 
 /// Tests: emulates what an SQPOLL kernel thread does now and then, at its
@@ -157,6 +161,8 @@ impl Ring {
             without_sync_cancel: false,
             #[cfg(test)]
             unpublished: None,
+            #[cfg(test)]
+            cq_head_stores: 0,
         }
     }
 
@@ -503,6 +509,12 @@ impl Ring {
     /// for the batch); returns how many.
     #[inline]
     pub(crate) fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
+        // The crate's view of the CQ stores the head back when it is dropped,
+        // at the end of this function: once for the whole batch.
+        #[cfg(test)]
+        {
+            self.cq_head_stores += 1;
+        }
         let mut cq = self.ring.completion();
         let mut drained = 0;
         while drained < max {
