@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A system call on a file failed.
-    #[error("{op} {path} (offset {offset}): {source}")]
+    #[error("{op} {path} (offset {offset}): {source}{}", limit_hint(.source))]
     Io {
         /// The operation, e.g. "open", "fsync", "register files".
         op: &'static str,
@@ -30,7 +30,7 @@ pub enum Error {
         reason: String,
     },
     /// An engine-level system call failed (ring setup, submission, buffer registration).
-    #[error("ioengine {engine}: {op}: {source}")]
+    #[error("ioengine {engine}: {op}: {source}{}", limit_hint(.source))]
     Engine {
         /// The engine's name.
         engine: &'static str,
@@ -112,5 +112,33 @@ impl Error {
             offset,
             source,
         }
+    }
+}
+
+/// What a user can do about a system limit that `source` says was reached:
+/// the limit and the setting that raises it, or nothing. 512 jobs with a
+/// file and a ring each need over a thousand descriptors, and a shell's
+/// default soft limit is 1,024.
+fn limit_hint(source: &io::Error) -> String {
+    match source.raw_os_error() {
+        Some(libc::EMFILE) => match crate::sys::open_file_limit() {
+            Ok((soft, hard)) if soft < hard => format!(
+                " (the process's open-file limit, RLIMIT_NOFILE, is {soft}: raise it with `ulimit -n`, up to its hard limit {})",
+                if hard == libc::RLIM_INFINITY {
+                    "unlimited".to_owned()
+                } else {
+                    hard.to_string()
+                }
+            ),
+            Ok((soft, _)) => format!(
+                " (the process's open-file limit, RLIMIT_NOFILE, is {soft}, its hard limit too: raise both as root, `ulimit -Hn` or limits.conf)"
+            ),
+            Err(_) => " (the process's open-file limit, RLIMIT_NOFILE: raise it with `ulimit -n`)"
+                .to_owned(),
+        },
+        Some(libc::ENFILE) => {
+            " (the system's open-file limit: raise the fs.file-max sysctl)".to_owned()
+        }
+        _ => String::new(),
     }
 }

@@ -143,3 +143,28 @@ fn huge_binary_and_deep_inputs_are_refused_in_one_line() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// seeds/001 runs 512 jobs: each opens its file (and a ring or an AIO
+/// context), so the process's open-file limit is reached first. The run
+/// stops in one line naming the limit and how to raise it.
+#[test]
+fn jobs_past_the_open_file_limit_are_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("many.fio"),
+        "[global]\nfilename=many.dat\nsize=64k\nrw=randread\nbs=4k\nioengine=psync\nthread\n\
+         [j]\nnumjobs=64\n",
+    )
+    .unwrap();
+    // Laid out beforehand: fio's layout note would be a second line.
+    std::fs::write(dir.path().join("many.dat"), vec![7u8; 64 << 10]).unwrap();
+    let out = Command::new("sh")
+        .args(["-c", "ulimit -n 40 && exec \"$0\" many.fio"])
+        .arg(env!("CARGO_BIN_EXE_hybrio"))
+        .current_dir(dir.path())
+        .output()
+        .expect("sh runs");
+    if let Some(problem) = refusal_problem(&out, "RLIMIT_NOFILE, is 40", true) {
+        panic!("{problem}");
+    }
+}

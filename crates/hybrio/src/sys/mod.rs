@@ -18,7 +18,7 @@ pub(crate) use fd::{
 };
 #[cfg(test)]
 pub(crate) use fd::{is_tmpfs, resident_pages};
-pub(crate) use rusage::{process_rusage, thread_rusage};
+pub(crate) use rusage::{open_file_limit, process_rusage, thread_rusage};
 
 use std::io;
 

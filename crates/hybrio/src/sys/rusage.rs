@@ -1,4 +1,5 @@
-//! `getrusage(RUSAGE_THREAD)` and `getrusage(RUSAGE_SELF)`.
+//! `getrusage(RUSAGE_THREAD)` and `getrusage(RUSAGE_SELF)`, and the process's
+//! resource limits (`getrlimit`).
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -24,4 +25,19 @@ fn rusage(who: libc::c_int) -> io::Result<libc::rusage> {
     }
     // SAFETY: getrusage returned 0, so it filled the whole struct.
     Ok(unsafe { usage.assume_init() })
+}
+
+/// The soft and hard limit on the process's open file descriptors
+/// (`RLIMIT_NOFILE`); `RLIM_INFINITY` where there is none.
+pub(crate) fn open_file_limit() -> io::Result<(u64, u64)> {
+    let mut limit = MaybeUninit::<libc::rlimit>::uninit();
+    // SAFETY: `limit` is valid for writes of one `rlimit`, which is all
+    // getrlimit writes.
+    let ret = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, limit.as_mut_ptr()) };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getrlimit returned 0, so it filled the whole struct.
+    let limit = unsafe { limit.assume_init() };
+    Ok((limit.rlim_cur, limit.rlim_max))
 }
