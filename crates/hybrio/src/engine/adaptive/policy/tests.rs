@@ -125,7 +125,7 @@ fn explorations_stay_rare() {
 fn drive(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u64) -> (u64, u64) {
     let (mut now, mut reaped, mut explored, mut switches) = (0u64, 0u64, 0, 0);
     for i in 0..n {
-        let route = step(policy, &mut now, &mut reaped, |path| ns(i, path));
+        let route = step(policy, &mut now, &mut reaped, |route| ns(i, route.path));
         explored += u64::from(route.epoch != 0);
         switches += u64::from(route.switched);
     }
@@ -133,16 +133,16 @@ fn drive(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u64) -> (u6
 }
 
 /// One request of [`drive`]: routed at `now`, costing what `ns` says
-/// for its path, recorded at its end.
+/// for its route, recorded at its end.
 fn step(
     policy: &mut ClassPolicy,
     now: &mut u64,
     reaped: &mut u64,
-    ns: impl FnOnce(Path) -> u64,
+    ns: impl FnOnce(Route) -> u64,
 ) -> Route {
     let route = policy.route(*now, Tally::reaped(*reaped), true);
     let start = *now;
-    let cost = ns(route.path);
+    let cost = ns(route);
     *now += cost;
     *reaped += u64::from(route.path == Path::Async);
     policy.record(
@@ -253,23 +253,13 @@ fn a_switch_prices_the_new_path_by_its_own_first_window() {
     let mut policy = ClassPolicy::new(4, SLOW_INLINE_NS);
     let (mut now, mut reaped, mut switched_at) = (0u64, 0u64, None);
     for i in 0..400u64 {
-        let route = policy.route(now, Tally::reaped(reaped), true);
-        let cost = match (route.path, route.epoch) {
-            (Path::Inline, _) => 3_000,
-            (Path::Async, 0) => 2_000,
-            (Path::Async, _) => 1_000,
-        };
-        let start = now;
-        now += cost;
-        reaped += u64::from(route.path == Path::Async);
-        policy.record(
-            route.path,
-            route.epoch,
-            start,
-            cost,
-            now,
-            Tally::reaped(reaped),
-        );
+        let route = step(&mut policy, &mut now, &mut reaped, |route| {
+            match (route.path, route.epoch) {
+                (Path::Inline, _) => 3_000,
+                (Path::Async, 0) => 2_000,
+                (Path::Async, _) => 1_000,
+            }
+        });
         if route.switched {
             switched_at = Some(i);
             assert!(
@@ -534,7 +524,8 @@ fn drive_as_engine(policy: &mut ClassPolicy, n: u64, ns: impl Fn(u64, Path) -> u
             policy.went_straight(straight as u32);
             continue;
         }
-        switches += u64::from(step(policy, &mut now, &mut reaped, |path| ns(i, path)).switched);
+        switches +=
+            u64::from(step(policy, &mut now, &mut reaped, |route| ns(i, route.path)).switched);
         i += 1;
     }
     switches
