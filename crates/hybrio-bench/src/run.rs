@@ -601,6 +601,15 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
                 "learning_share": p.learning_ns as f64
                     / (o.stats.job_runtime_ms().max(1) as f64 * 1e6),
             })),
+            // io_uring's completion queue: reaps, what they took, and how
+            // often the queue's head was published (seeds/004: once a reap).
+            "completion_queue": o.counters.ring.map(|r| serde_json::json!({
+                "reaps": r.reaps,
+                "completions": r.completions,
+                "head_commits": r.cq_head_commits,
+                "completions_per_reap": r.completions as f64 / r.reaps.max(1) as f64,
+                "head_commits_per_reap": r.cq_head_commits as f64 / r.reaps.max(1) as f64,
+            })),
             // Milliseconds from the job's I/O start; null when the cache was never dropped.
             "cache_dropped_at_ms": o.cache_dropped_at.map(|d| d.as_secs_f64() * 1e3),
         })).collect::<Vec<_>>(),

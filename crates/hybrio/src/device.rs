@@ -109,7 +109,10 @@ impl EmulatedDevice {
             (Op::Write, Some(buf)) => {
                 retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset))
             }
-            (Op::Read | Op::Write, None) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            // Sockets are refused when added: an emulated device is a disk.
+            (Op::Recv | Op::Send, _) | (Op::Read | Op::Write, None) => {
+                Err(io::Error::from_raw_os_error(libc::EINVAL))
+            }
         };
         match outcome {
             Ok(n) => n as i64,

@@ -63,6 +63,16 @@ pub enum Error {
         #[source]
         reason: Box<Error>,
     },
+    /// An engine cannot do I/O on this kind of file (Linux AIO on a socket).
+    #[error("{what} cannot do I/O on {path}: {reason}")]
+    Unsupported {
+        /// What refuses it ("ioengine libaio").
+        what: &'static str,
+        /// The file (or the socket's name).
+        path: PathBuf,
+        /// Why, and what does take it.
+        reason: &'static str,
+    },
     /// A buffer pool could not be made as asked.
     #[error("buffer pool of {count} x {size} bytes: {reason}")]
     BufPool {

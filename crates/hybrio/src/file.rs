@@ -29,6 +29,7 @@ pub struct FileEntry {
     path: PathBuf,
     fd: RawFd,
     direct: bool,
+    socket: bool,
 }
 
 impl FileEntry {
@@ -51,6 +52,12 @@ impl FileEntry {
     pub fn is_direct(&self) -> bool {
         self.direct
     }
+
+    /// Whether it is a socket (added by [`Engine::add_socket`](crate::engine::Engine::add_socket),
+    /// or a socket's descriptor added as a file).
+    pub fn is_socket(&self) -> bool {
+        self.socket
+    }
 }
 
 /// Handle-indexed table of open files.
@@ -71,11 +78,13 @@ impl FileTable {
         let fd = file.as_raw_fd();
         // A descriptor fcntl cannot read is a bad one; its requests will say so.
         let direct = sys::is_direct(fd).unwrap_or(false);
+        let socket = sys::is_socket(fd).unwrap_or(false);
         let entry = FileEntry {
             file,
             path,
             fd,
             direct,
+            socket,
         };
         if let Some(pos) = self
             .free
@@ -102,6 +111,9 @@ impl FileTable {
         path: PathBuf,
     ) -> Result<FileHandle, Error> {
         let handle = self.insert(file, path);
+        if self.get(handle).is_some_and(FileEntry::is_socket) {
+            return Err(self.refuse(handle, emulated_refuses_sockets));
+        }
         let fd = self.get(handle).map_or(-1, FileEntry::fd);
         if let Err(e) = crate::device::EmulatedDevice::adopt(fd) {
             return Err(self.refuse(handle, |path| {
@@ -182,6 +194,15 @@ impl FileEntry {
     /// Takes the file out of the entry.
     pub fn into_file(self) -> File {
         self.file
+    }
+}
+
+/// Why an emulated device will not take the socket at `path`.
+pub(crate) fn emulated_refuses_sockets(path: &Path) -> Error {
+    Error::Unsupported {
+        what: "an emulated device",
+        path: path.to_owned(),
+        reason: "a socket is not a disk: the device takes files; sockets go to an engine without completion_latency",
     }
 }
 

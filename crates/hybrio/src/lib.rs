@@ -1,6 +1,7 @@
 //! # hybrio
 //!
-//! One batched queue/commit/reap interface over every way Linux does file I/O:
+//! One batched queue/commit/reap interface over every way Linux does file
+//! and socket I/O:
 //! plain synchronous calls (`sync`, `psync`, `pvsync2`), a worker-thread pool
 //! (`pool`), Linux AIO (`libaio`), io_uring, the `adaptive` engine (the
 //! default: each request inline or asynchronous, whichever has cost less
@@ -17,6 +18,18 @@
 //! * Files are added to an engine once and then named by a small
 //!   [`FileHandle`](file::FileHandle), an index into an O(1) table. An engine
 //!   that refuses a file hands it back, open ([`Error::into_refused_file`]).
+//! * Sockets (UDP, TCP, Unix) go into the same table
+//!   ([`Engine::add_socket`](engine::Engine::add_socket)) for
+//!   [`Request::recv`](request::Request::recv) and
+//!   [`Request::send`](request::Request::send): `recv`/`send` in the
+//!   synchronous engines and the pool's workers, `IORING_OP_RECV`/`SEND` with
+//!   many outstanding in io_uring, and in the adaptive engine inline
+//!   (`MSG_DONTWAIT`) while data is waiting, asynchronous from the first try
+//!   that finds none until its asynchronous requests are back. Linux AIO has
+//!   no socket commands and refuses them. A receive is whole at any length
+//!   (one datagram); short sends of a stream are sent again for the rest.
+//!   io_uring's reaps publish the completion queue's head once per batch
+//!   ([`RingCounts`](engine::RingCounts), seeds/004).
 //! * [`Engine::queue`](engine::Engine::queue) either completes a request inline,
 //!   queues it, or hands it back when the engine is full;
 //!   [`Engine::commit`](engine::Engine::commit) submits everything queued in one

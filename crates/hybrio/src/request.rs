@@ -14,22 +14,41 @@ pub enum Op {
     Fsync,
     /// `fdatasync(2)` the file.
     Fdatasync,
+    /// Receive into the buffer from a socket (`recv(2)`): one datagram, or
+    /// the bytes of a stream waiting, up to `buf.len()`. The offset is ignored.
+    Recv,
+    /// Send the buffer's `len()` bytes on a socket (`send(2)`): one datagram,
+    /// or bytes of a stream. The offset is ignored.
+    Send,
 }
 
 impl Op {
-    /// The name used in error messages ("read", "write", "fsync", "fdatasync").
+    /// The name used in error messages ("read", "write", "fsync",
+    /// "fdatasync", "recv", "send").
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
             Op::Fsync => "fsync",
             Op::Fdatasync => "fdatasync",
+            Op::Recv => "recv",
+            Op::Send => "send",
         }
     }
 
-    /// True for reads and writes, false for syncs.
+    /// True for reads, writes, receives and sends; false for syncs.
     pub fn moves_data(self) -> bool {
-        matches!(self, Op::Read | Op::Write)
+        !matches!(self, Op::Fsync | Op::Fdatasync)
+    }
+
+    /// True for the socket operations, receive and send.
+    pub fn is_socket(self) -> bool {
+        matches!(self, Op::Recv | Op::Send)
+    }
+
+    /// True when the data moves into the buffer (read, receive).
+    pub fn fills_buffer(self) -> bool {
+        matches!(self, Op::Read | Op::Recv)
     }
 }
 
@@ -67,6 +86,29 @@ impl Request {
             op: Op::Write,
             file,
             offset,
+            buf: Some(buf),
+            user_data,
+        }
+    }
+
+    /// A receive of at most `buf.len()` bytes from the socket `socket` (a
+    /// handle returned by [`Engine::add_socket`](crate::engine::Engine::add_socket)).
+    pub fn recv(socket: FileHandle, buf: Buf, user_data: u64) -> Self {
+        Request {
+            op: Op::Recv,
+            file: socket,
+            offset: 0,
+            buf: Some(buf),
+            user_data,
+        }
+    }
+
+    /// A send of the buffer's `len()` bytes on the socket `socket`.
+    pub fn send(socket: FileHandle, buf: Buf, user_data: u64) -> Self {
+        Request {
+            op: Op::Send,
+            file: socket,
+            offset: 0,
             buf: Some(buf),
             user_data,
         }

@@ -622,8 +622,8 @@ impl<'a> IoLoop<'a> {
             );
         } else {
             match op {
-                Op::Read | Op::Write => {
-                    let dir = if op == Op::Read {
+                Op::Read | Op::Write | Op::Recv | Op::Send => {
+                    let dir = if op.fills_buffer() {
                         DataDir::Read
                     } else {
                         DataDir::Write

@@ -13,6 +13,8 @@ use crate::file::{self, FileHandle, OpenOptions};
 use crate::probe;
 use crate::request::{Completion, Op, Request};
 
+mod sockets;
+
 /// An engine kind with one configuration.
 #[derive(Debug, Clone)]
 struct Flavour {
@@ -1176,6 +1178,8 @@ fn apply_to_model(model: &mut Vec<u8>, planned: &Planned) -> (i64, u64) {
             pattern(planned.offset ^ planned.len as u64, &mut model[start..end]);
             (planned.len as i64, 0)
         }
+        // The plan is of file operations only (`plan_operations`).
+        Op::Recv | Op::Send => (-i64::from(libc::ENOTSOCK), 0),
     }
 }
 

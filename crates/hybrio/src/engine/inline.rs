@@ -77,7 +77,10 @@ impl<C: InlineCalls> InlineEngine<C> {
             (op @ (Op::Read | Op::Write), Some(buf)) => {
                 self.calls.transfer(fd, request.file, op, buf, offset)
             }
-            (Op::Read | Op::Write, None) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
+            (Op::Read | Op::Write | Op::Recv | Op::Send, None) => {
+                Err(io::Error::from_raw_os_error(libc::EINVAL))
+            }
         };
         match outcome {
             Ok(n) => n as i64,
@@ -117,6 +120,21 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
     #[inline(always)]
     fn run_straight(&mut self, request: &mut Request, _: sealed::Token) -> Option<i64> {
         Some(self.execute(request))
+    }
+
+    fn try_socket_now(&mut self, request: &mut Request, _: sealed::Token) -> Option<i64> {
+        let entry = self.files.get(request.file)?;
+        if !entry.is_socket() || !request.op.is_socket() || self.device.is_some() {
+            return None;
+        }
+        let fd = entry.fd();
+        let buf = request.buf.as_mut()?;
+        Some(
+            match super::socket_transfer(fd, request.op, buf, libc::MSG_DONTWAIT) {
+                Ok(n) => n as i64,
+                Err(e) => negative_errno(&e),
+            },
+        )
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

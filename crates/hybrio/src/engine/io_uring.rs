@@ -116,6 +116,9 @@ pub struct IoUringEngine {
     /// Emulated device: requests queued, not yet committed (their data moves
     /// at commit, which is when the device receives them).
     device_queue: Vec<Request>,
+    /// Reaps that returned completions, and how many they returned.
+    reaps: u64,
+    reaped: u64,
 }
 
 impl IoUringEngine {
@@ -189,6 +192,8 @@ impl IoUringEngine {
             setup,
             device: config.completion_latency.map(EmulatedDevice::new),
             device_queue: Vec::new(),
+            reaps: 0,
+            reaped: 0,
         })
     }
 
@@ -524,6 +529,10 @@ impl Engine for IoUringEngine {
                 ));
             }
         }
+        if got > 0 {
+            self.reaps += 1;
+            self.reaped += got as u64;
+        }
         Ok(got)
     }
 
@@ -533,6 +542,17 @@ impl Engine for IoUringEngine {
 
     fn is_synchronous(&self) -> bool {
         false
+    }
+
+    fn counters(&self) -> super::EngineCounters {
+        super::EngineCounters {
+            ring: Some(super::RingCounts {
+                reaps: self.reaps,
+                completions: self.reaped,
+                cq_head_commits: self.ring.cq_head_commits,
+            }),
+            ..Default::default()
+        }
     }
 
     fn state(&self) -> String {
@@ -582,9 +602,10 @@ impl IoUringEngine {
         self.ring.unpublished = Some(Default::default());
     }
 
-    /// How many times the engine has published the CQ head to the kernel.
-    pub(crate) fn cq_head_stores(&self) -> u64 {
-        self.ring.cq_head_stores
+    /// How many times the engine has moved the CQ head and published it.
+    #[cfg(test)]
+    pub(crate) fn cq_head_commits(&self) -> u64 {
+        self.ring.cq_head_commits
     }
 }
 
@@ -683,11 +704,11 @@ pub(super) mod tests {
                 assert!(matches!(engine.queue(request), QueueOutcome::Queued));
             }
             engine.commit().unwrap();
-            let before = engine.cq_head_stores();
+            let before = engine.cq_head_commits();
             let got = engine
                 .reap(DEPTH as usize, DEPTH as usize, &mut done)
                 .unwrap();
-            let stores = engine.cq_head_stores() - before;
+            let stores = engine.cq_head_commits() - before;
             assert_eq!(got, DEPTH as usize, "round {round}");
             assert!(
                 (1..=2).contains(&stores),

@@ -120,6 +120,18 @@ impl Engine for LibaioEngine {
         if self
             .files
             .get(handle)
+            .is_some_and(|entry| entry.is_socket())
+        {
+            return Err(self.files.refuse(handle, |path| Error::Unsupported {
+                what: "ioengine libaio",
+                path: path.to_owned(),
+                reason: "Linux AIO has no socket commands (io_submit says EINVAL); \
+                         io_uring, the pool, adaptive and the synchronous engines take sockets",
+            }));
+        }
+        if self
+            .files
+            .get(handle)
             .is_some_and(|entry| !entry.is_direct())
         {
             self.buffered = true;

@@ -22,6 +22,7 @@ mod sync;
 pub(crate) mod testkit;
 
 use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -61,6 +62,26 @@ pub trait Engine: Send + std::fmt::Debug {
     /// Removes a file from the table and gives it back. Fails while requests are in flight.
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error>;
 
+    /// Adds a socket (UDP, TCP or Unix; connected, or bound to receive) to
+    /// the same table as files, for [`Request::recv`] and [`Request::send`];
+    /// `name` stands for its path in errors (an address, say). It comes back
+    /// from [`remove_file`](Engine::remove_file) as a `File` holding the
+    /// descriptor (`OwnedFd::from(file)` turns it back). A descriptor that is
+    /// not a socket is refused with `ENOTSOCK`; Linux AIO refuses sockets
+    /// ([`Error::Unsupported`]).
+    fn add_socket(&mut self, socket: OwnedFd, name: &str) -> Result<FileHandle, Error> {
+        match crate::sys::is_socket(socket.as_raw_fd()) {
+            Ok(true) => self.add_file(File::from(socket), PathBuf::from(name)),
+            Ok(false) => Err(Error::io(
+                "add as a socket",
+                name,
+                0,
+                std::io::Error::from_raw_os_error(libc::ENOTSOCK),
+            )),
+            Err(e) => Err(Error::io("add as a socket", name, 0, e)),
+        }
+    }
+
     /// Offers one request. See [`QueueOutcome`].
     fn queue(&mut self, request: Request) -> QueueOutcome;
 
@@ -73,6 +94,16 @@ pub trait Engine: Send + std::fmt::Debug {
     #[doc(hidden)]
     #[inline(always)]
     fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
+        let _ = (request, token);
+        None
+    }
+
+    /// Tries a receive or send on a socket now, without waiting
+    /// (`MSG_DONTWAIT`): its result, `-EAGAIN` when nothing was waiting
+    /// (the request then untouched), or `None` where this engine cannot
+    /// try. The adaptive engine's inline path for sockets.
+    #[doc(hidden)]
+    fn try_socket_now(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
         let _ = (request, token);
         None
     }
@@ -147,6 +178,9 @@ impl Engine for Box<dyn Engine> {
     fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
         (**self).run_straight(request, token)
     }
+    fn try_socket_now(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
+        (**self).try_socket_now(request, token)
+    }
     fn commit(&mut self) -> Result<usize, Error> {
         (**self).commit()
     }
@@ -189,6 +223,35 @@ pub struct EngineCounters {
     pub injected: inject::InjectedCounts,
     /// The adaptive engine's choices; `None` for the other engines.
     pub paths: Option<PathCounts>,
+    /// How io_uring's completions came back; `None` without a ring.
+    pub ring: Option<RingCounts>,
+}
+
+/// How an io_uring engine took its completions from the completion queue:
+/// seeds/004's point is one update of the queue's head (a store the kernel
+/// sees, with a barrier) per batch, not one per completion.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RingCounts {
+    /// Reaps that took at least one completion.
+    pub reaps: u64,
+    /// Completions they took.
+    pub completions: u64,
+    /// Times the head of the completion queue was moved and published to
+    /// the kernel: once per reap, twice for a reap that took some
+    /// completions before it waited for the rest.
+    pub cq_head_commits: u64,
+}
+
+impl std::ops::Add for RingCounts {
+    type Output = RingCounts;
+
+    fn add(self, other: RingCounts) -> RingCounts {
+        RingCounts {
+            reaps: self.reaps + other.reaps,
+            completions: self.completions + other.completions,
+            cq_head_commits: self.cq_head_commits + other.cq_head_commits,
+        }
+    }
 }
 
 impl std::ops::Add for EngineCounters {
@@ -212,6 +275,10 @@ impl std::ops::Add for EngineCounters {
                     switches: a.switches + b.switches,
                     learning_ns: a.learning_ns + b.learning_ns,
                 }),
+                (a, b) => a.or(b),
+            },
+            ring: match (self.ring, other.ring) {
+                (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),
             },
         }
@@ -474,6 +541,25 @@ fn malformed(request: &Request) -> Option<i32> {
         Op::Read | Op::Write if request.buf.is_none() || request.offset > i64::MAX as u64 => {
             Some(libc::EINVAL)
         }
+        Op::Recv | Op::Send if request.buf.is_none() => Some(libc::EINVAL),
         _ => None,
+    }
+}
+
+/// A receive or send on the socket `fd`, the same for every engine that
+/// makes it in a thread (the synchronous engines, the pool's workers):
+/// blocking, unless `flags` has `MSG_DONTWAIT`.
+#[inline]
+pub(crate) fn socket_transfer(
+    fd: std::os::fd::RawFd,
+    op: Op,
+    buf: &mut crate::buf::Buf,
+    flags: i32,
+) -> std::io::Result<usize> {
+    use crate::sys::{self, retry_on_interrupt};
+    match op {
+        Op::Recv => retry_on_interrupt(|| sys::recv(fd, buf.as_mut_slice(), flags)),
+        Op::Send => retry_on_interrupt(|| sys::send(fd, buf.as_slice(), flags)),
+        _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
     }
 }

@@ -195,7 +195,10 @@ fn perform(fd: RawFd, request: &mut Request) -> i64 {
         (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
         (Op::Read, Some(buf)) => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
         (Op::Write, Some(buf)) => retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset)),
-        (Op::Read | Op::Write, None) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
+        (Op::Read | Op::Write | Op::Recv | Op::Send, None) => {
+            Err(io::Error::from_raw_os_error(libc::EINVAL))
+        }
     };
     match outcome {
         Ok(n) => n as i64,

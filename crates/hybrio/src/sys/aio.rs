@@ -680,6 +680,17 @@ fn build_iocb(index: u32, request: &mut Request, fd: RawFd, rw_flags: libc::c_in
         // The kernel wants buf, nbytes, offset and rw_flags all 0 for syncs.
         Op::Fsync => iocb.aio_lio_opcode = IOCB_CMD_FSYNC,
         Op::Fdatasync => iocb.aio_lio_opcode = IOCB_CMD_FDSYNC,
+        // Linux AIO has no socket commands: the engine refuses sockets when
+        // they are added, and a receive or send on a file is a read or write
+        // at no offset the kernel would take (a negative one: EINVAL).
+        Op::Recv | Op::Send => {
+            iocb.aio_lio_opcode = if request.op == Op::Recv {
+                IOCB_CMD_PREAD
+            } else {
+                IOCB_CMD_PWRITE
+            };
+            iocb.aio_offset = -1;
+        }
     }
     iocb
 }

@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 
 /// Converts a `-1`-on-error syscall return into `io::Result`.
 #[inline]
-fn check(ret: libc::ssize_t) -> io::Result<usize> {
+pub(super) fn check(ret: libc::ssize_t) -> io::Result<usize> {
     // A non-negative ssize_t always fits in usize.
     if ret < 0 {
         Err(io::Error::last_os_error())

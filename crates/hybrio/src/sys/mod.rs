@@ -8,6 +8,7 @@ pub(crate) mod aio;
 mod fd;
 mod rusage;
 pub(crate) mod signal;
+mod socket;
 pub(crate) mod time;
 pub(crate) mod tsc;
 pub(crate) mod uring;
@@ -19,6 +20,7 @@ pub(crate) use fd::{
 #[cfg(test)]
 pub(crate) use fd::{is_tmpfs, resident_pages};
 pub(crate) use rusage::{open_file_limit, process_rusage, thread_rusage};
+pub(crate) use socket::{is_socket, recv, send};
 
 use std::io;
 

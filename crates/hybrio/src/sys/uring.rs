@@ -108,10 +108,9 @@ pub(crate) struct Ring {
     /// Tests: an SQPOLL thread that publishes its SQ head late.
     #[cfg(test)]
     pub(crate) unpublished: Option<UnpublishedHead>,
-    /// Tests: how many times the CQ head was published to the kernel (one
-    /// store, with release ordering, each time a drain's view of the CQ ends).
-    #[cfg(test)]
-    pub(crate) cq_head_stores: u64,
+    /// How many times a drain moved the CQ head and published it to the
+    /// kernel (one store, with release ordering, when its view of the CQ ends).
+    pub(crate) cq_head_commits: u64,
 }
 
 /// Tests: emulates what an SQPOLL kernel thread does now and then, at its
@@ -161,8 +160,7 @@ impl Ring {
             without_sync_cancel: false,
             #[cfg(test)]
             unpublished: None,
-            #[cfg(test)]
-            cq_head_stores: 0,
+            cq_head_commits: 0,
         }
     }
 
@@ -511,10 +509,6 @@ impl Ring {
     pub(crate) fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
         // The crate's view of the CQ stores the head back when it is dropped,
         // at the end of this function: once for the whole batch.
-        #[cfg(test)]
-        {
-            self.cq_head_stores += 1;
-        }
         let mut cq = self.ring.completion();
         let mut drained = 0;
         while drained < max {
@@ -547,6 +541,7 @@ impl Ring {
             out.push(request.complete(result));
             drained += 1;
         }
+        self.cq_head_commits += u64::from(drained > 0);
         #[cfg(test)]
         if self.sqpoll
             && let Some(unpublished) = &mut self.unpublished
@@ -829,6 +824,21 @@ fn build_entry(
                 Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).build(),
                 None => opcode::Write::new(target, ptr, len).offset(offset).rw_flags(rw_flags).build(),
             })
+        }
+        Op::Recv => {
+            let (ptr, len) = request
+                .buf
+                .as_mut()
+                .map_or((std::ptr::null_mut(), 0), |buf| {
+                    (buf.as_mut_ptr(), transfer_len(buf))
+                });
+            with_target!(file, target => opcode::Recv::new(target, ptr, len).build())
+        }
+        Op::Send => {
+            let (ptr, len) = request.buf.as_ref().map_or((std::ptr::null(), 0), |buf| {
+                (buf.as_ptr(), transfer_len(buf))
+            });
+            with_target!(file, target => opcode::Send::new(target, ptr, len).flags(libc::MSG_NOSIGNAL).build())
         }
         Op::Fsync => with_target!(file, target => opcode::Fsync::new(target).build()),
         Op::Fdatasync => {

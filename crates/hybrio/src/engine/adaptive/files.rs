@@ -63,6 +63,13 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         file: File,
         path: PathBuf,
     ) -> Result<FileHandle, Error> {
+        if self.emulated_ns > 0 && crate::sys::is_socket(file.as_raw_fd()).unwrap_or(false) {
+            return Err(Error::refusing(
+                file,
+                path.clone(),
+                crate::file::emulated_refuses_sockets(&path),
+            ));
+        }
         // A spare file follows the caller's in the inline engine, so that its
         // handles go in pairs, as the twins' do (see `Backend::lockstep`). It
         // is never read: /dev/null, which an emulated device reads into the

@@ -84,8 +84,8 @@ use priors::{ClassKind, Priors};
 /// Size classes: by the power of two at or below the length, up to 16 MiB,
 /// then one for everything larger.
 const SIZE_CLASSES: usize = 25;
-/// Read, write, sync.
-const OPERATION_CLASSES: usize = 3;
+/// Read, write, sync, receive, send.
+const OPERATION_CLASSES: usize = 5;
 /// Classes per file.
 const CLASSES: usize = OPERATION_CLASSES * SIZE_CLASSES;
 /// One request of a class in this many is timed while the class follows its
@@ -314,6 +314,8 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             Op::Read => 0,
             Op::Write => 1,
             Op::Fsync | Op::Fdatasync => 2,
+            Op::Recv => 3,
+            Op::Send => 4,
         };
         // The power of two at or below the length (0 and 1 alike): one bit
         // scan, where the one at or above took twice the instructions.
@@ -398,6 +400,9 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
         let class = Self::class_of(&request);
         let key = Self::lane_of(request.file, class);
+        if request.op.is_socket() {
+            return self.offer_socket(request, key);
+        }
         #[cfg(test)]
         let forced = self.route_override.get().is_some();
         #[cfg(not(test))]
@@ -417,6 +422,34 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
         }
         self.queue_routed(request, class)
+    }
+
+    /// [`Engine::queue`] for a receive or send: inline while the socket has
+    /// data waiting (or room to send), asynchronous from the first try that
+    /// finds none until the asynchronous requests are all back. A try costs
+    /// one system call that does nothing when it fails; a try that succeeds
+    /// saves the asynchronous engine's round trip. Nothing is tried while
+    /// asynchronous requests are out, so that a stream's bytes and a
+    /// socket's datagrams come back in the order they were asked for.
+    #[inline(never)]
+    fn offer_socket(&mut self, mut request: Request, key: usize) -> QueueOutcome {
+        if key >= self.lanes.len()
+            || self
+                .routes
+                .get(request.file.index())
+                .is_none_or(Option::is_none)
+        {
+            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
+        }
+        if self.async_in_flight() == 0
+            && let Some(result) = self.inline.try_socket_now(&mut request, sealed::Token(()))
+            && result != -i64::from(libc::EAGAIN)
+        {
+            self.counts.inline += 1;
+            return self.deliver(request.complete(result));
+        }
+        self.counts.asynchronous += 1;
+        self.queue_async(request, key, None)
     }
 
     /// [`Engine::queue`] for a request that is timed: it explores, starts a

@@ -15,7 +15,8 @@
 //! * `short`: a read or write is performed with half its window, rounded
 //!   down to a multiple of 512 so that `O_DIRECT` stays valid, and completes
 //!   with that count and its buffer's window as queued: short. Requests
-//!   under 1024 bytes cannot be halved that way and are left alone.
+//!   under 1024 bytes cannot be halved that way and are left alone, and so
+//!   are receives and sends: half a datagram cannot be made whole again.
 //! * `delay:P@D`: performed normally, its completion delivered at least `D`
 //!   later than it would have been: a synchronous engine blocks the caller
 //!   for `D` more; an asynchronous one holds the completion back.
@@ -416,7 +417,10 @@ impl<E: Engine> Inject<E> {
             }
             Fault::Short => {
                 let whole = request.len();
-                if !request.op.moves_data() || whole < SHORTEST_SHORTENED {
+                // A datagram cut in half is two datagrams (sent) or half of
+                // one lost (received): the layers above cannot hide that.
+                if !request.op.moves_data() || request.op.is_socket() || whole < SHORTEST_SHORTENED
+                {
                     return self.inner.queue(request);
                 }
                 let key = Key::of_request(&request);

@@ -286,6 +286,14 @@ fn into_request(completion: Completion) -> Request {
     }
 }
 
+/// The bytes a request of `op` on `len` bytes must move to be done: all of
+/// them, except for a receive, which is whole at any length (one datagram,
+/// or a stream's bytes as they come: asking again would wait for more).
+#[inline(always)]
+fn owed(op: Op, len: u64) -> u64 {
+    if op == Op::Recv { 0 } else { len }
+}
+
 /// Sends short transfers again for the rest and retries "try again" errors,
 /// over any engine. See the [module documentation](self).
 #[derive(Debug)]
@@ -349,7 +357,7 @@ impl<E: Engine> Resubmit<E> {
     #[inline]
     fn needs_attention(&self, completion: &Completion) -> bool {
         let len = completion.buf.as_ref().map_or(0, |buf| buf.len() as u64);
-        self.needs_attention_given(completion.result, len)
+        self.needs_attention_given(completion.result, owed(completion.op, len))
     }
 
     /// [`Self::needs_attention`] for a request of `len` bytes.
@@ -368,6 +376,7 @@ impl<E: Engine> Resubmit<E> {
         let mut track = track.unwrap_or_else(|| Track::of(&completion));
         let result = completion.result;
         if result > 0
+            && owed(completion.op, 1) > 0
             && completion.op.moves_data()
             && let Some(buf) = completion.buf.as_mut()
         {
@@ -629,7 +638,7 @@ impl<E: Engine> Engine for Resubmit<E> {
         // stalls store forwarding, which cost 15-20 ns an I/O on this
         // machine's EPYC. So the length is the request's (engines hand the
         // window back as they got it), and the outcome is moved field by field.
-        let len = request.len() as u64;
+        let len = owed(request.op, request.len() as u64);
         if let Some(result) = self.inner.run_straight(&mut request, sealed::Token(())) {
             // Made where it is returned: a completion made first and moved
             // there was copied twice.

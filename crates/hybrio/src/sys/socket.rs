@@ -1,0 +1,69 @@
+//! Socket calls: `recv`/`send` of one buffer, and whether a descriptor is a
+//! socket at all.
+//!
+//! Like the file calls they take a `RawFd` the caller keeps open; a stale
+//! descriptor is the kernel's `EBADF` (or `ENOTSOCK`), never memory unsafety.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use super::fd::check;
+
+/// `recv(2)` into `buf` with `flags` (`MSG_DONTWAIT` to take only what is
+/// waiting). One datagram per call on a datagram socket, however short.
+#[inline]
+pub(crate) fn recv(fd: RawFd, buf: &mut [u8], flags: i32) -> io::Result<usize> {
+    // SAFETY: `buf` is a live, exclusively borrowed slice, so the kernel may
+    // write up to `buf.len()` bytes at its start.
+    check(unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) })
+}
+
+/// `send(2)` of `buf` with `flags`, plus `MSG_NOSIGNAL`: a peer that went
+/// away is the request's `EPIPE`, not a signal that kills the process.
+#[inline]
+pub(crate) fn send(fd: RawFd, buf: &[u8], flags: i32) -> io::Result<usize> {
+    // SAFETY: `buf` is a live slice; the kernel reads at most `buf.len()` bytes of it.
+    check(unsafe {
+        libc::send(
+            fd,
+            buf.as_ptr().cast(),
+            buf.len(),
+            flags | libc::MSG_NOSIGNAL,
+        )
+    })
+}
+
+/// True when `fd` is a socket (`fstat`'s `S_IFSOCK`).
+pub(crate) fn is_socket(fd: RawFd) -> io::Result<bool> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes one `struct stat` into the pointer it is given,
+    // which points at enough space for one; it is read only on success.
+    let ret = unsafe { libc::fstat(fd, stat.as_mut_ptr()) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstat returned 0, so it filled the whole struct (its promise).
+    let mode = unsafe { stat.assume_init() }.st_mode;
+    Ok(mode & libc::S_IFMT == libc::S_IFSOCK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixDatagram;
+
+    #[test]
+    fn a_datagram_sent_is_received_whole_and_nothing_waiting_is_eagain() {
+        let (a, b) = UnixDatagram::pair().unwrap();
+        assert!(is_socket(a.as_raw_fd()).unwrap());
+        let file = tempfile::tempfile().unwrap();
+        assert!(!is_socket(file.as_raw_fd()).unwrap());
+        assert_eq!(send(a.as_raw_fd(), b"hello", 0).unwrap(), 5);
+        let mut buf = [0u8; 64];
+        assert_eq!(recv(b.as_raw_fd(), &mut buf, 0).unwrap(), 5);
+        assert_eq!(&buf[..5], b"hello");
+        let err = recv(b.as_raw_fd(), &mut buf, libc::MSG_DONTWAIT).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EAGAIN));
+    }
+}
