@@ -19,6 +19,7 @@ pub mod diskstats;
 pub mod jobfile;
 pub mod layout;
 pub mod logs;
+pub mod net;
 pub mod offsets;
 pub mod options;
 pub mod output;

@@ -102,6 +102,7 @@ fn describe(options: &JobOptions) -> JobDescription {
         ioengine: options.ioengine.clone(),
         iodepth: options.iodepth,
         kb_base: options.kb_base,
+        bits: options.network().is_some(),
     }
 }
 
@@ -162,7 +163,8 @@ pub fn run_reporting(
     let mut paths = Vec::new();
     for clone in &clones {
         runner::engine_kind(&clone.def.options)?;
-        if clone.def.options.ioengine != "null" {
+        // The null engine and network jobs have no files on a disk.
+        if clone.def.options.ioengine != "null" && clone.def.options.network().is_none() {
             // Names only: a file a later group reads may not exist before an earlier one writes it.
             paths.extend(layout::file_names(&clone.def.options, clone.number));
         }
@@ -245,6 +247,11 @@ fn run_together(
     let mut files = Vec::with_capacity(clones.len());
     for clone in clones {
         let options = &clone.def.options;
+        // A network job's file is its socket: nothing to lay out.
+        if options.network().is_some() {
+            files.push(Vec::new());
+            continue;
+        }
         let plans = layout::plan_files(options, clone.number)?;
         if options.ioengine != "null" {
             let needs_data: Vec<_> = plans
@@ -284,7 +291,11 @@ fn run_together(
     let mut spawn_error = None;
     for ((clone, plans), progress) in clones.iter().zip(files).zip(&progress) {
         let (gate, ready_tx, progress) = (gate.clone(), ready_tx.clone(), progress.clone());
-        let options = clone.def.options.clone();
+        let mut options = clone.def.options.clone();
+        // As fio: each clone of a network job takes the next port.
+        if options.network().is_some() && options.net.port != 0 {
+            options.net.port = options.net.port.saturating_add(clone.number as u16);
+        }
         let seed = job_seed(&options, clone.number);
         let number = clone.in_run;
         let spawned = std::thread::Builder::new()

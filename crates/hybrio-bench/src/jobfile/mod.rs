@@ -772,11 +772,13 @@ mod tests {
         let err = file("[a]\nsize=1m\nverifyy=md5\n").unwrap_err().to_string();
         assert!(err.starts_with("unknown option 'verifyy'"), "{err}");
         // An engine fio has and hybrio lacks, against a misspelt one.
-        let err = file("[a]\nsize=1m\nioengine=net\n")
+        let err = file("[a]\nsize=1m\nioengine=rdma\n")
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("option 'ioengine' (t.fio:3): engine 'net' is not supported by hybrio"),
+            err.starts_with(
+                "option 'ioengine' (t.fio:3): engine 'rdma' is not supported by hybrio"
+            ),
             "{err}"
         );
         let err = file("[a]\nsize=1m\nioengine=io_urign\n")

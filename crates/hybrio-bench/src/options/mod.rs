@@ -3,6 +3,9 @@
 //! so there is one parser and one place where an option is defined.
 
 mod fio_names;
+mod net;
+
+pub use net::{NetOptions, Protocol};
 
 use hybrio::engine::AdaptiveMemory;
 use std::time::Duration;
@@ -235,6 +238,8 @@ pub struct JobOptions {
     pub slat_percentiles: bool,
     /// Which percentiles to report.
     pub percentile_list: Vec<f64>,
+    /// fio's `net` engine options.
+    pub net: NetOptions,
 }
 
 /// fio's `fadvise_hint`: what the job tells the kernel about its access pattern.
@@ -430,11 +435,22 @@ impl Default for JobOptions {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            net: NetOptions::new(),
         }
     }
 }
 
 impl JobOptions {
+    /// The job's socket protocol when it is a network job: `ioengine=net`
+    /// (TCP unless `protocol` says otherwise), or any engine with `protocol`.
+    pub fn network(&self) -> Option<Protocol> {
+        match self.net.protocol {
+            Some(protocol) => Some(protocol),
+            None if self.ioengine == "net" => Some(Protocol::Tcp),
+            None => None,
+        }
+    }
+
     /// Requests per commit, with fio's 0 = iodepth.
     pub fn batch_submit(&self) -> u32 {
         match self.iodepth_batch_submit {
@@ -974,7 +990,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "ioengine",
         &[],
         Kind::Choice(&[
-            "sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "adaptive", "null"
+            "sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "adaptive", "null", "net"
         ]),
         "psync",
         "How I/O is issued",
@@ -1103,6 +1119,92 @@ pub static OPTIONS: &[OptionDef] = &[
         "0",
         "Run this long before recording statistics",
         |j, v| j.ramp_time = seconds(v)?
+    ),
+    opt!(
+        "hostname",
+        &[],
+        Kind::Text,
+        "",
+        "Network jobs: the host a sender connects to, the multicast group a receiver joins, or a Unix socket's path",
+        |j, v| j.net.hostname = Some(v.to_string())
+    ),
+    opt!(
+        "port",
+        &[],
+        Kind::Int,
+        "",
+        "Network jobs: the TCP or UDP port (numjobs clones take the next ones)",
+        |j, v| {
+            j.net.port = units::parse_u32(v)
+                .ok()
+                .and_then(|p| u16::try_from(p).ok())
+                .filter(|p| *p > 0)
+                .ok_or_else(|| ValueError::Range(format!("{v} (a port is 1 to 65535)")))?
+        }
+    ),
+    opt!(
+        "protocol",
+        &["proto"],
+        Kind::Choice(Protocol::WORDS),
+        "",
+        "Network jobs: the socket's protocol (tcp when not given); with an ioengine other than net, it makes the job a network job run through that engine",
+        |j, v| j.net.protocol = Protocol::from_word(v)
+    ),
+    opt!(
+        "listen",
+        &[],
+        Kind::Bool,
+        "0",
+        "Network jobs, TCP: wait for the connection instead of making it",
+        |j, v| j.net.listen = units::parse_bool(v)?
+    ),
+    opt!(
+        "pingpong",
+        &[],
+        Kind::Bool,
+        "0",
+        "Network jobs: every send waits for its bytes back (a receiver sends them back): an I/O is a round trip",
+        |j, v| j.net.pingpong = units::parse_bool(v)?
+    ),
+    opt!(
+        "nodelay",
+        &[],
+        Kind::Bool,
+        "0",
+        "Network jobs, TCP: set TCP_NODELAY",
+        |j, v| j.net.nodelay = units::parse_bool(v)?
+    ),
+    opt!(
+        "window_size",
+        &[],
+        Kind::Int,
+        "",
+        "Network jobs: the socket's buffer size (SO_RCVBUF on the side that receives, SO_SNDBUF on the one that sends)",
+        |j, v| j.net.window_size = units::parse_u32(v)?
+    ),
+    opt!(
+        "mss",
+        &[],
+        Kind::Int,
+        "",
+        "Network jobs, TCP: the maximum segment size (TCP_MAXSEG)",
+        |j, v| j.net.mss = units::parse_u32(v)?
+    ),
+    opt!(
+        "interface",
+        &[],
+        Kind::Text,
+        "",
+        "Network jobs, UDP multicast: the address of the interface it goes through (hybrio: 127.0.0.1 when not given)",
+        |j, v| j.net.interface = Some(v.to_string())
+    ),
+    opt!(
+        "ttl",
+        &[],
+        Kind::Int,
+        "1",
+        "Network jobs, UDP multicast: the time to live of what is sent",
+        |j, v| j.net.ttl = units::parse_u32(v)?
     ),
     opt!(
         "startdelay",

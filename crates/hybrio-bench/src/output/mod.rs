@@ -31,6 +31,8 @@ pub struct JobDescription {
     pub iodepth: u32,
     /// fio's `kb_base`: 1000 prints sizes and rates in SI units first.
     pub kb_base: u32,
+    /// A network job: rates print in bits per second, as fio's `net` engine's.
+    pub bits: bool,
 }
 
 /// The report of one job, or of a group of jobs merged for `group_reporting`.
@@ -220,6 +222,7 @@ pub(crate) mod testutil {
                 ioengine: "io_uring".to_string(),
                 iodepth: 8,
                 kb_base: 1024,
+                bits: false,
             },
             groupid: 0,
             jobs: 1,

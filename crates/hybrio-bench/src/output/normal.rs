@@ -48,15 +48,12 @@ pub fn render(report: &RunReport) -> String {
     for group in &report.groups {
         // fio takes a group's units and unified reporting from its first job.
         let first = report.jobs.iter().find(|j| j.groupid == group.groupid);
-        let kb_base = first.map_or(1024, |j| j.desc.kb_base);
+        let rates = Rates {
+            iec_first: first.map_or(1024, |j| j.desc.kb_base) == 1024,
+            bits: first.is_some_and(|j| j.desc.bits),
+        };
         let unified = first.map_or(UnifiedRw::None, |j| j.unified);
-        group_status(
-            &mut out,
-            group.groupid,
-            &group.summary,
-            kb_base == 1024,
-            unified,
-        );
+        group_status(&mut out, group.groupid, &group.summary, rates, unified);
     }
     if !report.disk_util.is_empty() {
         out.push_str("\nDisk stats (read/write):\n");
@@ -107,20 +104,23 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
             time
         );
     }
-    let iec_first = job.desc.kb_base == 1024;
+    let rates = Rates {
+        iec_first: job.desc.kb_base == 1024,
+        bits: job.desc.bits,
+    };
     for dir in DataDir::ALL {
         if s.dir(dir).io_bytes() > 0 {
             let label = match (job.unified, dir) {
                 (UnifiedRw::Mixed, DataDir::Read) => "mixed",
                 _ => dir.name(),
             };
-            dir_status(out, s, dir, rs, iec_first, label);
+            dir_status(out, s, dir, rs, rates, label);
         }
     }
     if job.unified == UnifiedRw::Both {
         let mixed = s.clone().into_mixed();
         if mixed.dir(DataDir::Read).io_bytes() > 0 {
-            dir_status(out, &mixed, DataDir::Read, rs, iec_first, "mixed");
+            dir_status(out, &mixed, DataDir::Read, rs, rates, "mixed");
         }
     }
     latencies(out, s);
@@ -237,6 +237,35 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     }
 }
 
+/// How rates print: binary prefixes first (fio's default `kb_base`) or
+/// decimal ones, and bytes or, for a network job, bits per second (fio's
+/// `unit_base` for its bit-based `net` engine).
+#[derive(Debug, Clone, Copy)]
+struct Rates {
+    iec_first: bool,
+    bits: bool,
+}
+
+impl Rates {
+    fn rate(self, bytes_per_sec: u64, iec: bool) -> String {
+        if self.bits {
+            num::bw_bits(bytes_per_sec, iec)
+        } else {
+            num::bw(bytes_per_sec, iec)
+        }
+    }
+
+    /// The rate as printed first.
+    fn first(self, bytes_per_sec: u64) -> String {
+        self.rate(bytes_per_sec, self.iec_first)
+    }
+
+    /// The rate as printed second, in parentheses.
+    fn second(self, bytes_per_sec: u64) -> String {
+        self.rate(bytes_per_sec, !self.iec_first)
+    }
+}
+
 /// `iec_first`: rates and sizes in KiB/MiB first and kB/MB in parentheses, as
 /// fio prints them with its default `kb_base`; the other way round with 1000.
 fn dir_status(
@@ -244,9 +273,10 @@ fn dir_status(
     s: &JobStats,
     dir: DataDir,
     rs: Option<&GroupSummary>,
-    iec_first: bool,
+    rates: Rates,
     label: &str,
 ) {
+    let iec_first = rates.iec_first;
     let d = s.dir(dir);
     let runt = d.runtime_ms();
     if runt == 0 {
@@ -266,8 +296,8 @@ fn dir_status(
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
         label,
         num::count(iops),
-        num::bw(bw, iec_first),
-        num::bw(bw, !iec_first),
+        rates.first(bw),
+        rates.second(bw),
         num::bytes(d.io_bytes(), iec_first),
         runt,
         post
@@ -456,20 +486,21 @@ fn group_status(
     out: &mut String,
     groupid: u32,
     g: &GroupSummary,
-    iec_first: bool,
+    rates: Rates,
     unified: UnifiedRw,
 ) {
+    let iec_first = rates.iec_first;
     let _ = write!(out, "\nRun status group {groupid} (all jobs):\n");
     let line = |out: &mut String, label: &str, d: &GroupDirSummary| {
         let _ = writeln!(
             out,
             "{label}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            num::bw(d.agg_bw, iec_first),
-            num::bw(d.agg_bw, !iec_first),
-            num::bw(d.min_bw, iec_first),
-            num::bw(d.max_bw, iec_first),
-            num::bw(d.min_bw, !iec_first),
-            num::bw(d.max_bw, !iec_first),
+            rates.first(d.agg_bw),
+            rates.second(d.agg_bw),
+            rates.first(d.min_bw),
+            rates.first(d.max_bw),
+            rates.second(d.min_bw),
+            rates.second(d.max_bw),
             num::bytes(d.io_bytes, iec_first),
             num::bytes(d.io_bytes, !iec_first),
             d.min_run_ms,
@@ -519,6 +550,7 @@ mod tests {
             ioengine: engine.to_string(),
             iodepth: depth,
             kb_base: 1024,
+            bits: false,
         }
     }
 
@@ -727,7 +759,16 @@ mod tests {
             ],
         };
         let mut out = String::new();
-        group_status(&mut out, 0, &g, true, UnifiedRw::None);
+        group_status(
+            &mut out,
+            0,
+            &g,
+            Rates {
+                iec_first: true,
+                bits: false,
+            },
+            UnifiedRw::None,
+        );
         assert_eq!(
             out,
             "\nRun status group 0 (all jobs):\n  WRITE: bw=1831MiB/s (1920MB/s), 1831MiB/s-1831MiB/s (1920MB/s-1920MB/s), io=179GiB (192GB), run=100001-100001msec\n"

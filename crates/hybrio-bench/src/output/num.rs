@@ -109,6 +109,11 @@ pub fn bw(bytes_per_sec: u64, iec: bool) -> String {
     num2str(bytes_per_sec, SIG_FIGS, 1, iec, Unit::BytePerSec)
 }
 
+/// A rate in bits per second (`280Mibit/s`), as fio prints a network job's.
+pub fn bw_bits(bytes_per_sec: u64, iec: bool) -> String {
+    num2str(bytes_per_sec, SIG_FIGS, 1, iec, Unit::BitPerSec)
+}
+
 /// A plain count with 4 significant figures and SI prefix (`1516k`).
 pub fn count(n: u64) -> String {
     num2str(n, SIG_FIGS, 1, false, Unit::None)

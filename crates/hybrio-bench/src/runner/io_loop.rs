@@ -11,6 +11,7 @@ use hybrio::request::{Completion, Op, Request};
 use super::pacing::Pacing;
 use super::{EIO, IoFailure, JobOutcome, PreparedJob, cpu_since};
 use crate::logs::JobLogs;
+use crate::net::Verdict;
 use crate::offsets::Direction;
 use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
 use crate::stats::{DataDir, JobStats, StatsConfig};
@@ -37,6 +38,8 @@ struct Slot {
     start: u64,
     /// When it was handed to the kernel.
     issue: u64,
+    /// A ping-pong's second half is out: the request's times are its first half's.
+    second_half: bool,
 }
 
 pub(super) struct IoLoop<'a> {
@@ -95,6 +98,9 @@ pub(super) struct IoLoop<'a> {
     /// The job's logs, and from when they log (after the ramp, as fio).
     pub(super) logs: Option<JobLogs>,
     log_from: u64,
+    /// Ping-pong halves to send on (each with its slot): offered as soon as
+    /// the completion that asks for them is handled.
+    follow_ups: Vec<(usize, Request)>,
 }
 
 impl<'a> IoLoop<'a> {
@@ -125,6 +131,7 @@ impl<'a> IoLoop<'a> {
                 buf: job.pool.take(),
                 start: 0,
                 issue: 0,
+                second_half: false,
             })
             .collect::<Vec<_>>();
         // Writes carry random bytes, as fio's default buffers do, so that nothing
@@ -139,7 +146,8 @@ impl<'a> IoLoop<'a> {
                 }
             }
         }
-        let last_written = job.files[0].0;
+        // A network job whose peer never came has no file.
+        let last_written = job.files.first().map_or(FileHandle(0), |f| f.0);
         let pacing = Pacing::new(&job.options);
         let logs = job.logs.take();
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
@@ -177,6 +185,7 @@ impl<'a> IoLoop<'a> {
             logs,
             log_from: 0,
             refused: None,
+            follow_ups: Vec::new(),
         }
     }
 
@@ -220,9 +229,15 @@ impl<'a> IoLoop<'a> {
                 && !ramping
                 && self.issued_bytes >= self.job.total_bytes
                 && self.refused.is_none();
+            let peer_done = self
+                .job
+                .session
+                .as_ref()
+                .is_some_and(crate::net::Session::peer_done);
             if self.failure.is_some()
                 || out_of_time
                 || out_of_work
+                || peer_done
                 || hybrio::interrupt::requested()
             {
                 if let Some((slot, request)) = self.refused.take() {
@@ -292,18 +307,36 @@ impl<'a> IoLoop<'a> {
                 let handle = self.job.files[io.file].0;
                 self.issued_bytes += io.len;
                 self.pass_issued += io.len;
-                match io.direction {
-                    Direction::Read => Request::read(handle, io.offset, buf, slot as u64),
-                    Direction::Write => {
+                match (io.direction, self.job.session.as_mut()) {
+                    (Direction::Read, None) => Request::read(handle, io.offset, buf, slot as u64),
+                    (Direction::Write, None) => {
                         self.writes_since_sync += 1;
                         self.last_written = handle;
                         Request::write(handle, io.offset, buf, slot as u64)
+                    }
+                    (Direction::Read, Some(_)) => Request::recv(handle, buf, slot as u64),
+                    (Direction::Write, Some(session)) => {
+                        session.stamp(buf.as_mut_slice());
+                        Request::send(handle, buf, slot as u64)
                     }
                 }
             };
             self.offer(slot, request, batch_submit, complete_min, complete_max);
         }
+        // Receives outstanding on a socket whose peer is done (or that
+        // reached its size) would wait for ever: they end now.
+        if let Some(session) = &self.job.session {
+            session.release();
+        }
         self.drain();
+    }
+
+    /// Offers the ping-pong halves that completions asked for.
+    fn offer_follow_ups(&mut self) {
+        while let Some((slot, request)) = self.follow_ups.pop() {
+            let max = self.slots.len();
+            self.offer(slot, request, 1, 1, max);
+        }
     }
 
     /// Offers one request to the engine and records what it did with it.
@@ -315,7 +348,13 @@ impl<'a> IoLoop<'a> {
         complete_min: usize,
         complete_max: usize,
     ) {
-        let start = self.clock.now();
+        // A ping-pong's second half is timed from its first.
+        let start = if self.slots[slot].second_half {
+            self.slots[slot].start
+        } else {
+            self.clock.now()
+        };
+        self.slots[slot].start = start;
         self.submitted += 1;
         match self.job.engine.queue(request) {
             QueueOutcome::Completed(completion) => {
@@ -325,6 +364,7 @@ impl<'a> IoLoop<'a> {
                 self.stats.record_complete(1);
                 self.finish(completion, None, end.saturating_sub(start));
                 self.stats.sample(end);
+                self.offer_follow_ups();
             }
             QueueOutcome::Queued => {
                 self.slots[slot].start = start;
@@ -396,7 +436,7 @@ impl<'a> IoLoop<'a> {
             failed: self.failed,
             first_error: self.first_error,
             counters,
-            engine: self.job.engine.description(),
+            engine: super::engine_line(&self.job.options, self.job.engine.as_ref()),
             cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
             abandoned: self.abandoned,
         }
@@ -507,7 +547,10 @@ impl<'a> IoLoop<'a> {
         let issued = self.clock.now();
         self.now = issued;
         for &slot in &self.pending {
-            self.slots[slot].issue = issued;
+            let slot = &mut self.slots[slot];
+            if !slot.second_half {
+                slot.issue = issued;
+            }
         }
         let in_flight = self.slots.len() - self.free.len();
         self.stats.record_submit(self.pending.len(), in_flight);
@@ -532,6 +575,9 @@ impl<'a> IoLoop<'a> {
         }
         self.stats.sample(now);
         self.done = done;
+        if !self.follow_ups.is_empty() {
+            self.offer_follow_ups();
+        }
         if let Err(error) = reaped {
             self.notice_progress(now);
             self.errors_since_progress += 1;
@@ -587,11 +633,72 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    fn finish(&mut self, completion: Completion, slat_ns: Option<u64>, clat_ns: u64) {
+    fn finish(&mut self, mut completion: Completion, slat_ns: Option<u64>, clat_ns: u64) {
         let slot = completion.user_data as usize;
         let result = completion.result;
         let op = completion.op;
         let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
+        // A ping-pong's I/O is its job's direction, whichever half ends it.
+        let mut dir = if op.fills_buffer() {
+            DataDir::Read
+        } else {
+            DataDir::Write
+        };
+        if op.is_socket()
+            && let Some(session) = self.job.session.as_mut()
+        {
+            let second_half = std::mem::take(&mut self.slots[slot].second_half);
+            let received = match (op, &completion.buf) {
+                (Op::Recv, Some(buf)) if result >= 0 => Some(&buf.as_slice()[..result as usize]),
+                _ => None,
+            };
+            match session.settle(result, received, !second_half) {
+                Verdict::Ended => {
+                    // Not an I/O: it was never one of the job's.
+                    self.submitted -= 1;
+                    self.slots[slot].buf = completion.buf;
+                    self.free.push(slot);
+                    return;
+                }
+                Verdict::FirstHalf => {
+                    self.submitted -= 1;
+                    self.slots[slot].second_half = true;
+                    let Some(buf) = completion.buf.take() else {
+                        self.free.push(slot);
+                        return;
+                    };
+                    // The same bytes come back (a receiver sends its whole
+                    // buffer back, as fio's does).
+                    let request = if op == Op::Send {
+                        Request::recv(completion.file, buf, slot as u64)
+                    } else {
+                        Request::send(completion.file, buf, slot as u64)
+                    };
+                    self.follow_ups.push((slot, request));
+                    return;
+                }
+                Verdict::Io { lost } => {
+                    if second_half {
+                        dir = if op == Op::Recv {
+                            DataDir::Write
+                        } else {
+                            DataDir::Read
+                        };
+                    }
+                    if lost > 0 {
+                        self.stats.record_dropped(dir, lost);
+                    }
+                    // A receiver's size counts the bytes it received, not
+                    // those it asked for (a stream's receive takes what
+                    // has come).
+                    if op == Op::Recv && result >= 0 && (result as u64) < wanted {
+                        let short = wanted - result as u64;
+                        self.issued_bytes = self.issued_bytes.saturating_sub(short);
+                        self.pass_issued = self.pass_issued.saturating_sub(short);
+                    }
+                }
+            }
+        }
         if result < 0 {
             self.failed += 1;
             if self.first_error == 0 {
@@ -611,26 +718,23 @@ impl<'a> IoLoop<'a> {
                 .map(|(_, p)| p.display().to_string())
                 .unwrap_or_default();
             let error = std::io::Error::from_raw_os_error(-result as i32);
+            let place = if op.is_socket() {
+                format!("on {path}")
+            } else {
+                format!("at offset {} of {path}", completion.offset)
+            };
             self.fail(
                 -result as i32,
-                format!(
-                    "{} of {} bytes at offset {} of {path}: {error}",
-                    op.name(),
-                    wanted,
-                    completion.offset
-                ),
+                format!("{} of {} bytes {place}: {error}", op.name(), wanted),
             );
         } else {
             match op {
                 Op::Read | Op::Write | Op::Recv | Op::Send => {
-                    let dir = if op.fills_buffer() {
-                        DataDir::Read
-                    } else {
-                        DataDir::Write
-                    };
                     self.stats.record_io(
                         dir,
                         result as u64,
+                        // A receive that took less than its buffer is short
+                        // in fio's report too (though whole: it is not sent again).
                         (result as u64) < wanted,
                         slat_ns,
                         clat_ns,

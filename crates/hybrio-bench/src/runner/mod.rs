@@ -49,6 +49,14 @@ pub enum RunError {
         /// What exists.
         known: String,
     },
+    /// A network job could not be set up.
+    #[error("job '{job}': {source}")]
+    Net {
+        /// The job.
+        job: String,
+        /// Why.
+        source: crate::net::NetError,
+    },
     /// A log file could not be opened.
     #[error("job '{job}': {source}")]
     Log {
@@ -101,7 +109,13 @@ pub struct JobOutcome {
 
 /// Looks the engine up, checking that this kernel allows it.
 pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
-    let kind = EngineKind::from_name(&job.ioengine).ok_or_else(|| RunError::UnknownEngine {
+    // fio's `net` engine is synchronous: `recv`/`send` in the job's thread.
+    let name = if job.ioengine == "net" {
+        "psync"
+    } else {
+        job.ioengine.as_str()
+    };
+    let kind = EngineKind::from_name(name).ok_or_else(|| RunError::UnknownEngine {
         job: job.name.clone(),
         engine: job.ioengine.clone(),
         known: EngineKind::ALL
@@ -135,6 +149,10 @@ pub struct PreparedJob {
     logs: Option<JobLogs>,
     /// How long the job may go without progress before it ends.
     stall_limit_ns: u64,
+    /// A network job's socket, bound or resolved, until the job starts.
+    endpoint: Option<crate::net::Endpoint>,
+    /// A network job's socket once its peer is there.
+    session: Option<crate::net::Session>,
 }
 
 impl PreparedJob {
@@ -167,10 +185,19 @@ impl PreparedJob {
             inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
         };
         let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
+        let endpoint = match options.network() {
+            Some(protocol) => Some(prepare_network(&options, protocol, engine.as_mut())?),
+            None => None,
+        };
         // The first clock of the process calibrates the time-stamp counter
         // (20 ms): do it now, before the jobs start together, not inside one.
         Clock::new();
-        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        if endpoint.is_some() {
+            // One stream of `size` bytes (a time-based job's size does
+            // not end it; sequential offsets mean nothing on a socket).
+            sizes.push(options.size.unwrap_or(u64::MAX / 2));
+        }
         let mut handles = Vec::with_capacity(files.len());
         let mut cache_files = Vec::with_capacity(files.len());
         let advice = options.fadvise_hint.map(|hint| match hint {
@@ -247,14 +274,86 @@ impl PreparedJob {
             total_bytes,
             logs,
             stall_limit_ns: STALL_LIMIT_NS,
+            endpoint,
+            session: None,
         })
+    }
+
+    /// A network job meets its peer (accepts, or connects), under a guard
+    /// that ends the wait when the job's time is up, and hands the socket
+    /// to the engine.
+    fn open_network(&mut self, endpoint: crate::net::Endpoint) -> Result<(), IoFailure> {
+        let failure = |message: String, errno: i32| IoFailure { errno, message };
+        let budget = self
+            .options
+            .runtime
+            .map(|runtime| std::time::Instant::now() + self.options.ramp_time + runtime);
+        let listener = endpoint.guard_handle().map_err(|e| {
+            failure(
+                format!("duplicate the socket of {}: {e}", endpoint.name()),
+                e.raw_os_error().unwrap_or(EIO),
+            )
+        })?;
+        let guard = crate::net::Guard::start(vec![listener], budget);
+        let protocol = self
+            .options
+            .network()
+            .unwrap_or(crate::options::Protocol::Tcp);
+        let connection = endpoint.open(&guard).map_err(|e| {
+            let errno = match &e {
+                crate::net::NetError::Socket { source, .. } => source.raw_os_error().unwrap_or(EIO),
+                _ => ETIMEDOUT,
+            };
+            failure(e.to_string(), errno)
+        })?;
+        let name = connection.name.clone();
+        let second = connection.socket.try_clone().map_err(|e| {
+            failure(
+                format!("duplicate the socket of {name}: {e}"),
+                e.raw_os_error().unwrap_or(EIO),
+            )
+        })?;
+        let for_guard = second.try_clone().map_err(|e| {
+            failure(
+                format!("duplicate the socket of {name}: {e}"),
+                e.raw_os_error().unwrap_or(EIO),
+            )
+        })?;
+        guard.add(for_guard);
+        let handle = self
+            .engine
+            .add_socket(std::os::fd::OwnedFd::from(connection.socket), &name)
+            .map_err(|e| failure(e.to_string(), io_loop::error_errno(&e)))?;
+        self.files.push((handle, PathBuf::from(&name)));
+        self.session = Some(crate::net::Session::new(
+            protocol,
+            self.options.net.pingpong,
+            guard,
+            second,
+        ));
+        Ok(())
     }
 
     /// Runs the job to its end and returns what it measured.
     pub fn run(mut self, progress: &Progress) -> JobOutcome {
+        let opened = match self.endpoint.take() {
+            Some(endpoint) => self.open_network(endpoint),
+            None => Ok(()),
+        };
+        // A network job's clock starts when its peer is there, as fio's.
         let usage_before = hybrio::rusage::thread_usage().ok();
         let started = SystemTime::now();
+        if let Some(session) = &self.session {
+            let runtime = self.options.runtime;
+            let ramp = self.options.ramp_time;
+            session
+                .guard()
+                .set_deadline(runtime.map(|r| std::time::Instant::now() + ramp + r));
+        }
         let mut io_loop = IoLoop::new(&mut self, progress, started, usage_before);
+        if let Err(failure) = opened {
+            io_loop.fail(failure.errno, failure.message);
+        }
         io_loop.run();
         if let Some(logs) = io_loop.logs.take()
             && let Err(error) = logs.finish(io_loop.clock.now())
@@ -287,6 +386,13 @@ impl PreparedJob {
         }
         let runtime = Duration::from_nanos(clock.now());
         stats.finish(runtime, cpu_since(usage_before.as_ref()));
+        // After the job's time and CPU are taken: the goodbye is not its I/O.
+        // A receiver says it only to a ping-pong sender, the one that reads.
+        if let Some(session) = &self.session
+            && (self.options.rw.writes() || session.pingpong())
+        {
+            session.goodbye();
+        }
         let outcome = JobOutcome {
             stats,
             failure,
@@ -296,7 +402,7 @@ impl PreparedJob {
             failed,
             first_error,
             counters,
-            engine: self.engine.description(),
+            engine: engine_line(&self.options, self.engine.as_ref()),
             cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
             abandoned,
         };
@@ -306,6 +412,46 @@ impl PreparedJob {
         progress.finish();
         outcome
     }
+}
+
+/// The engine's line in the report: fio's `net` engine is `psync`'s calls.
+pub(super) fn engine_line(options: &JobOptions, engine: &dyn Engine) -> String {
+    if options.ioengine == "net" {
+        format!("net ({}: recv/send)", engine.description())
+    } else {
+        engine.description()
+    }
+}
+
+/// Sets up a network job before the run starts: checks its options, binds
+/// (or resolves) its socket, and asks the engine whether it takes sockets
+/// at all (Linux AIO does not), so that a job that cannot run says so
+/// before any job starts.
+fn prepare_network(
+    options: &JobOptions,
+    protocol: crate::options::Protocol,
+    engine: &mut dyn Engine,
+) -> Result<crate::net::Endpoint, RunError> {
+    let net_error = |source| RunError::Net {
+        job: options.name.clone(),
+        source,
+    };
+    let endpoint = crate::net::Endpoint::prepare(options, protocol).map_err(net_error)?;
+    let probe = endpoint.guard_handle().map_err(|source| {
+        net_error(crate::net::NetError::Socket {
+            op: "duplicate the socket of",
+            target: endpoint.name(),
+            source,
+        })
+    })?;
+    let handle = engine
+        .add_socket(std::os::fd::OwnedFd::from(probe), &endpoint.name())
+        .map_err(|source| RunError::Engine {
+            job: options.name.clone(),
+            source,
+        })?;
+    let _ = engine.remove_file(handle);
+    Ok(endpoint)
 }
 
 /// The calling thread's CPU use since `before` (zeros if either reading failed).
@@ -338,6 +484,9 @@ const STALL_LIMIT_NS: u64 = 2_000_000_000;
 
 /// What a failure without an errno of its own is reported as.
 pub(super) const EIO: i32 = 5;
+
+/// What a network job whose peer never came fails with.
+const ETIMEDOUT: i32 = 110;
 
 /// Opens the job's files for the engine (after layout).
 pub fn open_files(

@@ -135,6 +135,8 @@ fn run_job(
             logs: None,
             stall_limit_ns: 200_000_000,
             options,
+            endpoint: None,
+            session: None,
         };
         let _ = answer.send(job.run(&Progress::default()));
     });
