@@ -108,6 +108,7 @@ pub mod interrupt;
 pub mod probe;
 pub mod request;
 pub mod rusage;
+pub mod socket;
 mod sys;
 
 pub use error::Error;

@@ -68,7 +68,8 @@ impl Cell {
 /// Buffered reads that keep the page cache: they measure the cache, which
 /// must hold the file before the run.
 fn reads_from_cache(options: &JobOptions) -> bool {
-    options.rw.reads() && !options.direct && !options.invalidate
+    // A network job's reads come from its socket.
+    options.rw.reads() && !options.direct && !options.invalidate && options.network().is_none()
 }
 
 /// Splits jobs into cells as a run splits them into reporting groups: a job
@@ -176,7 +177,12 @@ fn jobs_on(cell: &Cell, engine: EngineKind) -> Vec<JobDef> {
         .iter()
         .map(|job| JobDef {
             options: JobOptions {
-                ioengine: engine.name().into(),
+                // A network cell's peer (its fixed sender) keeps its engine.
+                ioengine: if job.options.net.peer {
+                    job.options.ioengine.clone()
+                } else {
+                    engine.name().into()
+                },
                 // Every engine is judged on total latency: clat alone leaves out
                 // the submission time an asynchronous engine spends.
                 lat_percentiles: true,
@@ -260,7 +266,19 @@ pub fn measure(
                     (Some(before), Some(after)) => after.since(&before).cpu_ns(),
                     _ => 0,
                 };
-                let stats: Vec<&JobStats> = report.jobs.iter().map(|j| &j.stats).collect();
+                // A peer's I/O is not the cell's (its CPU is the process's all the same).
+                let peers: Vec<&str> = cell
+                    .jobs
+                    .iter()
+                    .filter(|j| j.options.net.peer)
+                    .map(|j| j.options.name.as_str())
+                    .collect();
+                let stats: Vec<&JobStats> = report
+                    .jobs
+                    .iter()
+                    .filter(|j| !peers.contains(&j.desc.name.as_str()))
+                    .map(|j| &j.stats)
+                    .collect();
                 let measured = &mut results[c][e];
                 measured
                     .samples
@@ -279,7 +297,10 @@ pub fn measure(
 /// that the next run does not pay for the last one's writeback. Files that
 /// do not exist yet are skipped; a failure only costs fairness, not data.
 fn flush_written(jobs: &[JobDef]) {
-    for job in jobs.iter().filter(|j| j.options.rw.writes()) {
+    for job in jobs
+        .iter()
+        .filter(|j| j.options.rw.writes() && j.options.network().is_none())
+    {
         for number in 0..job.options.numjobs {
             for path in crate::layout::file_names(&job.options, number) {
                 if let Ok(file) = std::fs::OpenOptions::new().write(true).open(&path) {

@@ -99,6 +99,24 @@ impl Endpoint {
                     .map_err(|e| socket_error("set TCP_NODELAY (nodelay) on", e))?;
             }
         }
+        let bs = options.max_block_size();
+        if net.datagram_size > 0 && u64::from(net.datagram_size) < bs {
+            use std::os::fd::AsFd;
+            let datagram = u16::try_from(net.datagram_size).unwrap_or(u16::MAX);
+            if listens || net.pingpong {
+                hybrio::socket::set_udp_gro(socket.as_fd(), true).map_err(|e| {
+                    socket_error("set UDP_GRO (datagram_size, Linux 5.0 and later) on", e)
+                })?;
+            }
+            if !listens || net.pingpong {
+                hybrio::socket::set_udp_segment(socket.as_fd(), datagram).map_err(|e| {
+                    socket_error(
+                        "set UDP_SEGMENT (datagram_size, Linux 4.18 and later) on",
+                        e,
+                    )
+                })?;
+            }
+        }
         if listens {
             bind(&socket, &target, protocol, &net).map_err(|(op, e)| socket_error(op, e))?;
         } else if let Target::Inet(SocketAddr::V4(address)) = &target

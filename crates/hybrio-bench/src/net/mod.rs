@@ -87,6 +87,18 @@ pub fn check(options: &JobOptions, protocol: Protocol) -> Result<(), NetError> {
             return refuse("protocol=unix needs hostname= (the socket's path)");
         }
     }
+    let datagram = u64::from(options.net.datagram_size);
+    if datagram > 0 {
+        if !protocol.is_udp() {
+            return refuse("datagram_size is for protocol=udp or udpv6");
+        }
+        let bs = options.max_block_size();
+        if bs % datagram != 0 || options.bs_max.is_some() {
+            return refuse(&format!(
+                "bs={bs} is not a whole number of datagram_size={datagram} (each request carries bs/datagram_size datagrams)"
+            ));
+        }
+    }
     if options.size.is_none() && !options.time_based {
         return refuse(
             "a network job needs size= (the bytes to move), or time_based with runtime=",

@@ -39,13 +39,22 @@ pub struct Session {
     next_sequence: u64,
     sequence: SequenceCheck,
     peer_done: bool,
+    /// Bytes of one datagram when a request carries several (`datagram_size`); 0: one a request.
+    datagram: usize,
 }
 
 impl Session {
     /// The session of `socket` (a second descriptor of the one the engine
     /// has), guarded by `guard`.
-    pub fn new(protocol: Protocol, pingpong: bool, guard: Guard, socket: Socket) -> Session {
+    pub fn new(
+        protocol: Protocol,
+        pingpong: bool,
+        datagram: usize,
+        guard: Guard,
+        socket: Socket,
+    ) -> Session {
         Session {
+            datagram,
             protocol,
             pingpong,
             guard,
@@ -72,10 +81,23 @@ impl Session {
     }
 
     /// Prepares the bytes of a datagram about to be sent: fio's trailer.
-    pub fn stamp(&mut self, datagram: &mut [u8]) {
-        if self.protocol.is_udp() {
+    pub fn stamp(&mut self, datagrams: &mut [u8]) {
+        if !self.protocol.is_udp() {
+            return;
+        }
+        let size = self.datagram_size(datagrams.len());
+        for datagram in datagrams.chunks_mut(size) {
             link::stamp(datagram, self.next_sequence);
             self.next_sequence += 1;
+        }
+    }
+
+    /// The size of the datagrams in a buffer of `len` bytes.
+    fn datagram_size(&self, len: usize) -> usize {
+        if self.datagram == 0 {
+            len.max(1)
+        } else {
+            self.datagram
         }
     }
 
@@ -101,7 +123,11 @@ impl Session {
                 return Verdict::Ended;
             }
             if self.protocol.is_udp() {
-                lost = self.sequence.lost_before(bytes);
+                let size = self.datagram_size(bytes.len());
+                lost = bytes
+                    .chunks(size)
+                    .map(|datagram| self.sequence.lost_before(datagram))
+                    .sum();
             }
         }
         if self.pingpong && first_half {

@@ -1207,6 +1207,29 @@ pub static OPTIONS: &[OptionDef] = &[
         |j, v| j.net.ttl = units::parse_u32(v)?
     ),
     opt!(
+        "peer",
+        &[],
+        Kind::Bool,
+        "0",
+        "hybrio, network jobs under compare: this job is the other end of the cell (e.g. the sender feeding the receivers compared); it keeps its ioengine, and its figures are left out of the cell's",
+        |j, v| j.net.peer = units::parse_bool(v)?
+    ),
+    opt!(
+        "datagram_size",
+        &[],
+        Kind::Size,
+        "",
+        "hybrio, UDP: datagrams of this size, bs/datagram_size of them per request: a sender segments with UDP_SEGMENT (GSO), a receiver takes them coalesced with UDP_GRO; each carries fio's sequence trailer",
+        |j, v| {
+            j.net.datagram_size = u32::try_from(units::parse_size_in(v, j.kb_base)?)
+                .ok()
+                .filter(|s| *s > 0 && *s <= 65_507)
+                .ok_or_else(|| {
+                    ValueError::Range(format!("{v} (a UDP datagram holds 1 to 65507 bytes)"))
+                })?
+        }
+    ),
+    opt!(
         "startdelay",
         &[],
         Kind::Time,

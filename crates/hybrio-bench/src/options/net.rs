@@ -84,6 +84,14 @@ pub struct NetOptions {
     pub interface: Option<String>,
     /// `ttl`: multicast time to live.
     pub ttl: u32,
+    /// hybrio's `datagram_size`: UDP datagrams of this size, `bs` of them
+    /// per request (GSO on the sender, GRO on the receiver); 0: one
+    /// datagram of `bs` per request, as fio.
+    pub datagram_size: u32,
+    /// hybrio's `peer`: under `hybrio compare`, this job is the other end
+    /// of the cell's network jobs (a sender feeding the receivers compared):
+    /// it keeps its engine, and its figures are not the cell's.
+    pub peer: bool,
 }
 
 impl NetOptions {

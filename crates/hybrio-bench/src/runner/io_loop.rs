@@ -355,6 +355,11 @@ impl<'a> IoLoop<'a> {
             self.clock.now()
         };
         self.slots[slot].start = start;
+        if !self.slots[slot].second_half {
+            // Until a commit says when it went: a request completed in
+            // `queue` (a ping-pong's first half, say) went at once.
+            self.slots[slot].issue = start;
+        }
         self.submitted += 1;
         match self.job.engine.queue(request) {
             QueueOutcome::Completed(completion) => {

@@ -328,6 +328,7 @@ impl PreparedJob {
         self.session = Some(crate::net::Session::new(
             protocol,
             self.options.net.pingpong,
+            self.options.net.datagram_size as usize,
             guard,
             second,
         ));

@@ -33,6 +33,51 @@ pub(crate) fn send(fd: RawFd, buf: &[u8], flags: i32) -> io::Result<usize> {
     })
 }
 
+/// `UDP_SEGMENT` and `UDP_GRO` (linux/udp.h; not in every libc's bindings).
+pub(crate) const UDP_SEGMENT: i32 = 103;
+pub(crate) const UDP_GRO: i32 = 104;
+
+/// `setsockopt(fd, level, name, &value, sizeof(int))`.
+pub(crate) fn set_int_option(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: the kernel reads `sizeof(int)` bytes at the pointer, which
+    // points at a live `i32` for the whole call.
+    let ret = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            std::ptr::from_ref(&value).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// True when `fd` is a datagram socket (`SO_TYPE` is `SOCK_DGRAM`).
+pub(crate) fn is_datagram_socket(fd: RawFd) -> io::Result<bool> {
+    let mut kind: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes (one int) at the
+    // pointer, which points at a live `i32`, and updates `len`, a live local.
+    let ret = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            std::ptr::from_mut(&mut kind).cast(),
+            &mut len,
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(kind == libc::SOCK_DGRAM)
+}
+
 /// True when `fd` is a socket (`fstat`'s `S_IFSOCK`).
 pub(crate) fn is_socket(fd: RawFd) -> io::Result<bool> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();

@@ -37,6 +37,8 @@ pub(super) struct FileRoute {
     /// file could not say (its classes then start from nothing).
     pub(super) kind: Option<FileKind>,
     pub(super) classes: Vec<Option<Box<ClassPolicy>>>,
+    /// For a socket: what its receives and sends have shown.
+    pub(super) socket: Option<super::sockets::SocketRoute>,
 }
 
 /// Whether a file's twins have the caller's handle (untimed) and the one
@@ -98,6 +100,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             backend: EngineKind::Adaptive,
             depth_class: FileKind::depth_class(self.depth),
         });
+        let socket = super::sockets::SocketRoute::of(&file);
         let (backend, twin, timed_twin) = match self.add_twins(&file, &path, direct) {
             Ok(added) => added,
             // The twins, if any, are closed; the caller's file goes back.
@@ -153,6 +156,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             path: path_again,
             kind,
             classes: (0..CLASSES).map(|_| None).collect(),
+            socket,
         });
         Ok(handle)
     }

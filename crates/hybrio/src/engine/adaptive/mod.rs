@@ -58,6 +58,7 @@ mod files;
 mod open;
 mod policy;
 mod priors;
+mod sockets;
 
 pub(crate) use open::open;
 #[cfg(test)]
@@ -424,29 +425,46 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         self.queue_routed(request, class)
     }
 
-    /// [`Engine::queue`] for a receive or send: inline while the socket has
-    /// data waiting (or room to send), asynchronous from the first try that
-    /// finds none until the asynchronous requests are all back. A try costs
-    /// one system call that does nothing when it fails; a try that succeeds
-    /// saves the asynchronous engine's round trip. Nothing is tried while
-    /// asynchronous requests are out, so that a stream's bytes and a
-    /// socket's datagrams come back in the order they were asked for.
+    /// [`Engine::queue`] for a receive or send: inline (`MSG_DONTWAIT`)
+    /// while trying finds data waiting (or room to send), asynchronous
+    /// otherwise ([`sockets`]). On a stream nothing is tried while
+    /// asynchronous requests are out, so that its bytes come back in the
+    /// order they were asked for; a datagram socket's receives have no order
+    /// among themselves (several outstanding in io_uring complete in any
+    /// order), so they are tried beside asynchronous ones, and complete at
+    /// once.
     #[inline(never)]
     fn offer_socket(&mut self, mut request: Request, key: usize) -> QueueOutcome {
-        if key >= self.lanes.len()
-            || self
-                .routes
-                .get(request.file.index())
-                .is_none_or(Option::is_none)
-        {
+        let quiet = self.async_in_flight() == 0;
+        let Some(route) = self
+            .routes
+            .get_mut(request.file.index())
+            .and_then(Option::as_mut)
+            .filter(|_| key < self.lanes.len())
+        else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
-        }
-        if self.async_in_flight() == 0
-            && let Some(result) = self.inline.try_socket_now(&mut request, sealed::Token(()))
-            && result != -i64::from(libc::EAGAIN)
-        {
-            self.counts.inline += 1;
-            return self.deliver(request.complete(result));
+        };
+        let Some(socket) = route.socket.as_mut() else {
+            // Not a socket: the kernel says so (ENOTSOCK), as it does to
+            // the other engines.
+            self.counts.asynchronous += 1;
+            return self.queue_async(request, key, None);
+        };
+        let datagram = socket.datagram;
+        let lane = socket.lane(request.op);
+        if (datagram || quiet) && lane.try_now() {
+            let tried = self.inline.try_socket_now(&mut request, sealed::Token(()));
+            let found = tried.is_some_and(|result| result != -i64::from(libc::EAGAIN));
+            lane.record(found);
+            if let (true, Some(result)) = (found, tried) {
+                self.counts.inline += 1;
+                let completion = request.complete(result);
+                return if datagram {
+                    QueueOutcome::Completed(completion)
+                } else {
+                    self.deliver(completion)
+                };
+            }
         }
         self.counts.asynchronous += 1;
         self.queue_async(request, key, None)
