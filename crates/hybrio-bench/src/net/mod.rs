@@ -93,7 +93,7 @@ pub fn check(options: &JobOptions, protocol: Protocol) -> Result<(), NetError> {
             return refuse("datagram_size is for protocol=udp or udpv6");
         }
         let bs = options.max_block_size();
-        if bs % datagram != 0 || options.bs_max.is_some() {
+        if !bs.is_multiple_of(datagram) || options.bs_max.is_some() {
             return refuse(&format!(
                 "bs={bs} is not a whole number of datagram_size={datagram} (each request carries bs/datagram_size datagrams)"
             ));
