@@ -416,7 +416,7 @@ for fs in "${fs_list[@]}"; do
     busy_before=$(busy_pct)
     note "$fs: setting up"
     setup_fs "$fs"
-    plan=$(python3 "$helper" plan --fs "$fs" --dir "$dir" --out "$out/plan.json" "${jobs[@]}")
+    plan=$(python3 "$helper" plan "${first[@]}" --fs "$fs" --dir "$dir" --out "$out/plan.json" "${jobs[@]}")
     runs=()
     while IFS=$'\t' read -r kind stem path sections; do
         case $kind in

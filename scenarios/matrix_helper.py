@@ -51,12 +51,19 @@ def parse_size(text):
     return int(float(found.group(1)) * UNITS[found.group(2)]) if found else None
 
 
+def is_network(job):
+    """A job whose file is a socket (fio's net engine, or hybrio's protocol= on any engine)."""
+    return job.get("ioengine") == "net" or "protocol" in job or "proto" in job
+
+
 def job_files_need(paths):
     """Bytes the job files' data files take: each file once, at its largest size."""
     sizes = {}
     for path in paths:
         for group in parse_job_file(path):
             for job in group["jobs"]:
+                if is_network(job):
+                    continue
                 name = job.get("filename")
                 size = parse_size(job.get("filesize") or job.get("size") or "")
                 if not name or size is None:
@@ -135,9 +142,10 @@ def reads_buffered_from_device(job):
     return "read" in job.get("rw", "read") and not is_direct(job) and not emulated and is_true(job.get("invalidate", "1"))
 
 
-def plan_filesystem(fstype, found, paths):
+def plan_filesystem(fstype, found, paths, first=True):
     """Which cells of each job file run on this filesystem; skipped ones and the ones
-    that run but mean something else here, each with its reason."""
+    that run but mean something else here, each with its reason. Network cells touch no
+    filesystem: they run on the run's first one only."""
     direct_ok, direct_text = found["O_DIRECT"]
     drop_ok, drop_text = found["posix_fadvise(DONTNEED)"]
     plan = {"checks": {k: text for k, (_, text) in found.items()}, "o_direct": direct_ok, "drop_cache": drop_ok}
@@ -151,7 +159,10 @@ def plan_filesystem(fstype, found, paths):
             jobs = group["jobs"]
             direct = any(is_direct(j) for j in jobs)
             reason = None
-            if direct and not direct_ok:
+            if any(is_network(j) for j in jobs):
+                if not first:
+                    reason = "a network cell: it touches no filesystem, so it runs on the first one only"
+            elif direct and not direct_ok:
                 reason = f"O_DIRECT {direct_text}"
             elif any(j.get("drop_cache_after") for j in jobs) and not drop_ok:
                 reason = f"posix_fadvise(DONTNEED) {drop_text}, so drop_cache_after would not move the cell off the cache"
@@ -176,7 +187,7 @@ def plan_filesystem(fstype, found, paths):
 
 def cmd_plan(args):
     fstype = findmnt(args.dir).get("FSTYPE", "?")
-    plan = plan_filesystem(fstype, check_filesystem(args.dir), args.jobs)
+    plan = plan_filesystem(fstype, check_filesystem(args.dir), args.jobs, first=args.first)
     plan["fs"] = args.fs
     with open(args.out, "w") as f:
         json.dump(plan, f, indent=1)
@@ -344,6 +355,7 @@ def main():
     p = sub.add_parser("need")
     p.add_argument("jobs", nargs="+")
     p = sub.add_parser("plan")
+    p.add_argument("--first", action="store_true", help="the run's first filesystem: network cells run here")
     p.add_argument("--fs", required=True)
     p.add_argument("--dir", required=True)
     p.add_argument("--out", required=True)

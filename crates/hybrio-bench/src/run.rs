@@ -26,6 +26,9 @@ pub enum RunFailure {
     /// A job could not start.
     #[error("{0}")]
     Start(#[from] RunError),
+    /// The jobs that run at once need more than the system allows.
+    #[error("{0}")]
+    Limit(#[from] runner::limits::LimitError),
     /// Ctrl-C (or SIGTERM) arrived before anything could be reported.
     #[error("interrupted")]
     Interrupted,
@@ -160,6 +163,24 @@ pub fn run_reporting(
         }
         segments.last_mut().expect("one segment at least").end = clones.len();
     }
+    // What each group of jobs that run at once needs, against the limits.
+    let limits = hybrio::probe::limits();
+    let open_now = runner::limits::open_descriptors();
+    let root = runner::limits::is_root();
+    for segment in &segments {
+        let mut needs = runner::limits::Needs::default();
+        for clone in &clones[segment.clone()] {
+            let options = &clone.def.options;
+            let kind = runner::engine_kind(options)?;
+            let files = if options.network().is_some() {
+                1
+            } else {
+                layout::file_names(options, clone.number).len() as u64
+            };
+            needs = needs.and(runner::limits::Needs::of_job(options, kind, files));
+        }
+        runner::limits::check(needs, &limits, open_now, root)?;
+    }
     let mut paths = Vec::new();
     for clone in &clones {
         runner::engine_kind(&clone.def.options)?;
@@ -171,6 +192,7 @@ pub fn run_reporting(
     }
     let disks = DiskSnapshot::take(paths.iter().map(PathBuf::as_path));
     let mut outcomes = Vec::with_capacity(clones.len());
+    let mut setups = Vec::new();
     // When the first group's I/O started: `startdelay` counts from here, as
     // fio counts it from its "genesis", for the jobs of every group.
     let mut run_start = None;
@@ -185,16 +207,17 @@ pub fn run_reporting(
             globals,
             disks: &disks,
         };
-        let new = run_together(
+        let (new, setup) = run_together(
             &clones[segment],
             &mut run_start,
             notice,
             status.as_mut().map(|s| (s, done)),
         )?;
         outcomes.extend(new);
+        setups.push(setup);
     }
     // Groups run in order, so the jobs that ran are the first ones.
-    let mut report = report(&clones[..outcomes.len()], outcomes, globals);
+    let mut report = report(&clones[..outcomes.len()], outcomes, globals, &setups);
     report.disk_util = disks.finish();
     Ok(report)
 }
@@ -231,10 +254,39 @@ impl Earlier<'_> {
             outcomes.push(p.outcome()?);
         }
         let clones: Vec<JobClone> = self.clones.iter().chain(running).cloned().collect();
-        let mut report = report(&clones, outcomes, self.globals);
+        let mut report = report(&clones, outcomes, self.globals, &[]);
         report.disk_util = self.disks.finish();
         Some(report)
     }
+}
+
+/// How a group of jobs got ready.
+#[derive(Debug, Clone, Copy)]
+struct Setup {
+    jobs: usize,
+    /// From the first job's thread start until every job was ready.
+    ready_us: u64,
+    /// The process's resident memory before the jobs were made, and once
+    /// all were ready (0 where /proc does not say).
+    rss_kib_before: u64,
+    rss_kib_ready: u64,
+}
+
+/// The process's resident memory (`VmRSS`), KiB; 0 when /proc does not say.
+fn resident_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix("VmRSS:")?
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
 }
 
 /// Lays out the files of `clones`, then runs them all at once.
@@ -243,7 +295,7 @@ fn run_together(
     run_start: &mut Option<Instant>,
     notice: &mut dyn FnMut(&str),
     mut status: Option<(&mut StatusReports, Earlier)>,
-) -> Result<Vec<JobOutcome>, RunFailure> {
+) -> Result<(Vec<JobOutcome>, Setup), RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
     for clone in clones {
         let options = &clone.def.options;
@@ -284,6 +336,8 @@ fn run_together(
     // Every job gets ready (engine, files) on its own thread, reports in, and
     // waits at the gate; the gate opens for all at once, or tells all to quit
     // when one could not get ready.
+    let rss_kib_before = resident_kib();
+    let setup_start = Instant::now();
     let gate = Arc::new(StartGate::default());
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), RunError>>();
     let progress: Vec<Arc<Progress>> = clones.iter().map(|_| Arc::default()).collect();
@@ -340,6 +394,12 @@ fn run_together(
             start_error.get_or_insert(error);
         }
     }
+    let setup = Setup {
+        jobs: handles.len(),
+        ready_us: u64::try_from(setup_start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        rss_kib_before,
+        rss_kib_ready: resident_kib(),
+    };
     let go = start_error.is_none() && spawn_error.is_none();
     gate.open(go.then(|| *run_start.get_or_insert_with(Instant::now)));
     let show_line = std::io::stderr().is_terminal();
@@ -401,7 +461,7 @@ fn run_together(
             });
         }
     }
-    Ok(outcomes)
+    Ok((outcomes, setup))
 }
 
 /// The seed of a clone's offsets: `randseed` plus its number, or (with
@@ -460,7 +520,12 @@ fn needs_layout(plan: &layout::FilePlan) -> bool {
     std::fs::metadata(&plan.path).map_or(true, |m| m.is_file() && m.len() < plan.size)
 }
 
-fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOptions) -> RunReport {
+fn report(
+    clones: &[JobClone],
+    outcomes: Vec<JobOutcome>,
+    globals: &GlobalOptions,
+    setups: &[Setup],
+) -> RunReport {
     // unified_rw_reporting=mixed: every direction summed into one before
     // anything else reads the figures, group totals included, as fio sums them.
     let outcomes: Vec<JobOutcome> = outcomes
@@ -572,6 +637,16 @@ fn report(clones: &[JobClone], outcomes: Vec<JobOutcome>, globals: &GlobalOption
     }
     let extra = serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
+        // Each group's set-up, before its I/O (seeds/001: hundreds of engine
+        // contexts must start fast and small): its jobs, how long until all
+        // were ready (engines made, files opened and added), and the
+        // process's resident memory before and then.
+        "setup": setups.iter().map(|s| serde_json::json!({
+            "jobs": s.jobs,
+            "ready_us": s.ready_us,
+            "rss_kib_before": s.rss_kib_before,
+            "rss_kib_ready": s.rss_kib_ready,
+        })).collect::<Vec<_>>(),
         "errors": failures,
         // Every job, also those a group_reporting group merges: fio's merged
         // object names its first job only (fio issues #499, #2132).

@@ -63,6 +63,15 @@ pub enum Error {
         #[source]
         reason: Box<Error>,
     },
+    /// A system-wide or per-process limit refused an engine its resources
+    /// (Linux AIO's events, locked memory): the reason names the setting.
+    #[error("ioengine {engine}: {reason}")]
+    Limit {
+        /// The engine's name.
+        engine: &'static str,
+        /// What ran out, how much is in use, and what raises it.
+        reason: String,
+    },
     /// An engine cannot do I/O on this kind of file (Linux AIO on a socket).
     #[error("{what} cannot do I/O on {path}: {reason}")]
     Unsupported {
@@ -150,5 +159,25 @@ fn limit_hint(source: &io::Error) -> String {
             " (the system's open-file limit: raise the fs.file-max sysctl)".to_owned()
         }
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_out_of_descriptors_names_the_limit_and_how_to_raise_it() {
+        let emfile = Error::io("open", "f", 0, io::Error::from_raw_os_error(libc::EMFILE));
+        let text = emfile.to_string();
+        assert!(text.contains("RLIMIT_NOFILE"), "{text}");
+        assert!(
+            text.contains("ulimit -n") || text.contains("as root"),
+            "{text}"
+        );
+        let enfile = Error::io("open", "f", 0, io::Error::from_raw_os_error(libc::ENFILE));
+        assert!(enfile.to_string().contains("fs.file-max"), "{enfile}");
+        let other = Error::io("open", "f", 0, io::Error::from_raw_os_error(libc::ENOENT));
+        assert!(!other.to_string().contains("limit"), "{other}");
     }
 }

@@ -202,6 +202,40 @@ pub(crate) fn explain_aio_setup_error(err: &io::Error) -> String {
 }
 
 /// A number from `/proc/sys/`, if the kernel has it.
+/// What the system lets this process hold at once: the limits a run of
+/// hundreds of engine contexts meets (seeds/001), read now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `RLIMIT_NOFILE`, soft and hard (`u64::MAX`: none).
+    pub open_files: Option<(u64, u64)>,
+    /// `RLIMIT_MEMLOCK`, soft and hard, bytes (`u64::MAX`: none): what
+    /// io_uring's registered buffers pin (and its rings, before Linux 5.12),
+    /// for a process without `CAP_IPC_LOCK`.
+    pub locked_memory: Option<(u64, u64)>,
+    /// Linux AIO events in use system-wide (`fs.aio-nr`) and the limit
+    /// (`fs.aio-max-nr`): a libaio engine of depth `d` takes `d` of them.
+    pub aio_events: Option<(u64, u64)>,
+}
+
+/// The process's and the system's limits, as they are now.
+pub fn limits() -> Limits {
+    let infinite = |(soft, hard): (u64, u64)| {
+        let open = |v: u64| {
+            if v == libc::RLIM_INFINITY {
+                u64::MAX
+            } else {
+                v
+            }
+        };
+        (open(soft), open(hard))
+    };
+    Limits {
+        open_files: sys::open_file_limit().ok().map(infinite),
+        locked_memory: sys::locked_memory_limit().ok().map(infinite),
+        aio_events: read_sysctl("fs/aio-nr").zip(read_sysctl("fs/aio-max-nr")),
+    }
+}
+
 fn read_sysctl(name: &str) -> Option<u64> {
     fs::read_to_string(Path::new("/proc/sys").join(name))
         .ok()?

@@ -60,11 +60,17 @@ pub fn stamp(datagram: &mut [u8], sequence: u64) {
     trailer[16..].copy_from_slice(&(len as u64).to_le_bytes());
 }
 
-/// What a receiver knows of the sender's sequence.
+/// What a receiver knows of the sender's sequence: the highest number it
+/// received and how many it received. Datagrams lost are those numbered up
+/// to the highest that never came. fio counts the gaps as they appear, one
+/// receive at a time; with several receives outstanding (or a pool's
+/// threads) datagrams complete out of order, and a gap that a late one
+/// fills is no loss: so the count is taken from the whole, at any time.
+/// Only datagrams lost after the last one received cannot be told.
 #[derive(Debug, Clone, Default)]
 pub struct SequenceCheck {
-    /// The number the next datagram should carry.
-    expected: u64,
+    highest: Option<u64>,
+    received: u64,
     /// A datagram's length differed from what its trailer says: the sender
     /// does not stamp them (verify on, or not fio's engine), so nothing is
     /// counted from then on, as fio stops counting.
@@ -72,29 +78,34 @@ pub struct SequenceCheck {
 }
 
 impl SequenceCheck {
-    /// Reads the trailer of a datagram received whole; returns how many
-    /// datagrams were lost before it (0 for one without a trailer).
-    pub fn lost_before(&mut self, datagram: &[u8]) -> u64 {
+    /// Reads the trailer of a datagram received whole.
+    pub fn note(&mut self, datagram: &[u8]) {
         let len = datagram.len();
         if self.off || len < TRAILER_LEN {
-            return 0;
+            return;
         }
         let trailer = &datagram[len - TRAILER_LEN..];
         let word =
             |at: usize| u64::from_le_bytes(trailer[at..at + 8].try_into().unwrap_or_default());
         if word(0) != SEQUENCE_MAGIC {
-            return 0;
+            return;
         }
         if word(16) != len as u64 {
             self.off = true;
-            return 0;
+            return;
         }
         let sequence = word(8);
-        // One that comes late (reordered) counts nothing, as in fio, where
-        // it would count a huge wrapped-around number.
-        let lost = sequence.saturating_sub(self.expected);
-        self.expected = sequence + 1;
-        lost
+        self.highest = Some(self.highest.map_or(sequence, |h| h.max(sequence)));
+        self.received += 1;
+    }
+
+    /// Datagrams lost so far: numbered up to the highest received, never received.
+    pub fn lost(&self) -> u64 {
+        if self.off {
+            return 0;
+        }
+        self.highest
+            .map_or(0, |highest| (highest + 1).saturating_sub(self.received))
     }
 }
 
@@ -111,19 +122,25 @@ mod tests {
     }
 
     #[test]
-    fn lost_datagrams_are_counted_from_the_gaps_in_the_sequence() {
+    fn lost_datagrams_are_those_never_received_below_the_highest() {
         let mut check = SequenceCheck::default();
         let mut datagram = vec![0u8; 64];
-        let mut lost = 0;
         for sequence in [0u64, 1, 2, 5, 6, 9] {
             stamp(&mut datagram, sequence);
             assert_eq!(&datagram[40..48], 0x6573_7571_6e55_6563u64.to_le_bytes());
-            lost += check.lost_before(&datagram);
+            check.note(&datagram);
         }
-        assert_eq!(lost, 4, "3 and 4, 7 and 8");
+        assert_eq!(check.lost(), 4, "3 and 4, 7 and 8");
+        // Late ones fill their gaps: out of order is not lost.
+        for sequence in [8u64, 3] {
+            stamp(&mut datagram, sequence);
+            check.note(&datagram);
+        }
+        assert_eq!(check.lost(), 2, "4 and 7");
         // Too short for a trailer, or with none: nothing counted.
-        assert_eq!(check.lost_before(&[7u8; 20]), 0);
-        assert_eq!(check.lost_before(&[0u8; 64]), 0);
+        check.note(&[7u8; 20]);
+        check.note(&[0u8; 64]);
+        assert_eq!(check.lost(), 2);
     }
 
     #[test]
@@ -131,12 +148,15 @@ mod tests {
         let mut check = SequenceCheck::default();
         let mut datagram = vec![0u8; 64];
         stamp(&mut datagram, 10);
-        assert_eq!(check.lost_before(&datagram[..]), 10);
+        check.note(&datagram);
+        assert_eq!(check.lost(), 10);
         stamp(&mut datagram, 11);
         // Its trailer says 99 bytes, and 64 came.
         datagram[56..].copy_from_slice(&99u64.to_le_bytes());
-        assert_eq!(check.lost_before(&datagram), 0);
+        check.note(&datagram);
+        assert_eq!(check.lost(), 0);
         stamp(&mut datagram, 20);
-        assert_eq!(check.lost_before(&datagram), 0, "off for good");
+        check.note(&datagram);
+        assert_eq!(check.lost(), 0, "off for good");
     }
 }

@@ -14,11 +14,8 @@ const GOODBYE_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
 /// What a completed receive or send means for the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// An I/O of the job, with this many datagrams lost before it.
-    Io {
-        /// Datagrams the sender numbered and this receiver never got.
-        lost: u64,
-    },
+    /// An I/O of the job.
+    Io,
     /// Not an I/O: the peer said it is done (fio's close message, or the
     /// end of a stream), or the job's time was up and its socket shut down.
     Ended,
@@ -110,10 +107,9 @@ impl Session {
             return if self.guard.fired() {
                 Verdict::Ended
             } else {
-                Verdict::Io { lost: 0 }
+                Verdict::Io
             };
         }
-        let mut lost = 0;
         if let Some(bytes) = received {
             if bytes.is_empty() || (self.protocol.is_udp() && link::is_close(bytes)) {
                 // The end of the stream, fio's close message, or a socket
@@ -124,16 +120,21 @@ impl Session {
             }
             if self.protocol.is_udp() {
                 let size = self.datagram_size(bytes.len());
-                lost = bytes
-                    .chunks(size)
-                    .map(|datagram| self.sequence.lost_before(datagram))
-                    .sum();
+                for datagram in bytes.chunks(size) {
+                    self.sequence.note(datagram);
+                }
             }
         }
         if self.pingpong && first_half {
             return Verdict::FirstHalf;
         }
-        Verdict::Io { lost }
+        Verdict::Io
+    }
+
+    /// Datagrams the sender numbered and this job never received (up to
+    /// the highest it received).
+    pub fn datagrams_lost(&self) -> u64 {
+        self.sequence.lost()
     }
 
     /// Ends whatever still waits on the socket (the job stopped issuing).

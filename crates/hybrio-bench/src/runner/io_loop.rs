@@ -27,6 +27,9 @@ const MAX_ERRORS_WITHOUT_PROGRESS: u32 = 100;
 /// empty reaps in a row unless it spins.
 const MAX_EMPTY_REAPS: u32 = 1000;
 
+/// How long a network job that did all its I/O waits for what is still out.
+const LAST_REPLIES: Duration = Duration::from_secs(5);
+
 /// What a job that stopped making progress fails with.
 const ETIMEDOUT: i32 = 110;
 
@@ -323,10 +326,18 @@ impl<'a> IoLoop<'a> {
             };
             self.offer(slot, request, batch_submit, complete_min, complete_max);
         }
-        // Receives outstanding on a socket whose peer is done (or that
-        // reached its size) would wait for ever: they end now.
+        // A network job's requests still out complete on their own once its
+        // peer is done too (its last replies, the end of its stream); a job
+        // that failed or was interrupted ends them now, and one that did all
+        // its I/O waits for them a few seconds at the most.
         if let Some(session) = &self.job.session {
-            session.release();
+            if self.failure.is_some() || hybrio::interrupt::requested() {
+                session.release();
+            } else {
+                session
+                    .guard()
+                    .set_deadline(Some(std::time::Instant::now() + LAST_REPLIES));
+            }
         }
         self.drain();
     }
@@ -682,16 +693,13 @@ impl<'a> IoLoop<'a> {
                     self.follow_ups.push((slot, request));
                     return;
                 }
-                Verdict::Io { lost } => {
+                Verdict::Io => {
                     if second_half {
                         dir = if op == Op::Recv {
                             DataDir::Write
                         } else {
                             DataDir::Read
                         };
-                    }
-                    if lost > 0 {
-                        self.stats.record_dropped(dir, lost);
                     }
                     // A receiver's size counts the bytes it received, not
                     // those it asked for (a stream's receive takes what

@@ -146,7 +146,8 @@ fn huge_binary_and_deep_inputs_are_refused_in_one_line() {
 
 /// seeds/001 runs 512 jobs: each opens its file (and a ring or an AIO
 /// context), so the process's open-file limit is reached first. The run
-/// stops in one line naming the limit and how to raise it.
+/// stops in one line naming the limit and how to raise it, before any job
+/// has made an engine.
 #[test]
 fn jobs_past_the_open_file_limit_are_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -164,7 +165,47 @@ fn jobs_past_the_open_file_limit_are_refused_naming_it() {
         .current_dir(dir.path())
         .output()
         .expect("sh runs");
-    if let Some(problem) = refusal_problem(&out, "RLIMIT_NOFILE, is 40", true) {
+    if let Some(problem) = refusal_problem(&out, "RLIMIT_NOFILE is 40", true) {
         panic!("{problem}");
     }
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ulimit -Hn"));
+}
+
+/// seeds/001's other system-wide limit: Linux AIO's events. Jobs that need
+/// more than fs.aio-max-nr leaves are refused before anything starts (no
+/// file is laid out), naming the sysctl and the value that would do.
+#[test]
+fn libaio_jobs_past_aio_max_nr_are_refused_before_the_run() {
+    let read = |name: &str| -> Option<u64> {
+        std::fs::read_to_string(format!("/proc/sys/fs/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let (Some(used), Some(max)) = (read("aio-nr"), read("aio-max-nr")) else {
+        eprintln!("skipping: no /proc/sys/fs/aio-max-nr here");
+        return;
+    };
+    // 64 jobs whose depths together are past what is left (no sysctl is
+    // changed: other tests use Linux AIO beside this one).
+    let depth = (max.saturating_sub(used)) / 64 + 1;
+    if depth > 65_536 {
+        eprintln!("skipping: fs.aio-max-nr is too high to go past with 64 jobs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = format!(
+        "[global]\nfilename=aio.dat\nsize=64k\nrw=randread\nbs=4k\nioengine=libaio\nthread\n\
+         [j]\nnumjobs=64\niodepth={depth}\n"
+    );
+    std::fs::write(dir.path().join("aio.fio"), job).unwrap();
+    let out = hybrio(&["aio.fio"], dir.path());
+    if let Some(problem) = refusal_problem(&out, "sysctl -w fs.aio-max-nr=", true) {
+        panic!("{problem}");
+    }
+    assert!(
+        !dir.path().join("aio.dat").exists(),
+        "the run laid out its file before it was refused"
+    );
 }

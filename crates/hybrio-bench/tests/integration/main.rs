@@ -8,6 +8,7 @@ use serde_json::Value;
 mod bad_input;
 mod fio_golden;
 mod fio_json;
+mod network;
 
 fn hybrio(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hybrio"))

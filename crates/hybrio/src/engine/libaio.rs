@@ -79,10 +79,10 @@ fn setup_error(err: std::io::Error) -> Error {
         Some(libc::ENOSYS | libc::EPERM) => probe::engine_available(EngineKind::Libaio)
             .err()
             .unwrap_or_else(|| engine_error("io_setup", err)),
-        Some(libc::EAGAIN) => engine_error(
-            "io_setup (the depth exceeds what the fs.aio-max-nr sysctl leaves free system-wide)",
-            err,
-        ),
+        Some(libc::EAGAIN) => Error::Limit {
+            engine: ENGINE,
+            reason: probe::explain_aio_setup_error(&err),
+        },
         _ => engine_error("io_setup", err),
     }
 }
@@ -783,7 +783,7 @@ mod tests {
             return;
         };
         match LibaioEngine::new(&EngineConfig::with_depth(depth)) {
-            Err(e @ Error::Engine { .. }) => {
+            Err(e @ Error::Limit { .. }) => {
                 let text = e.to_string();
                 assert!(text.contains("fs.aio-max-nr"), "{text}");
             }

@@ -30,10 +30,20 @@ fn rusage(who: libc::c_int) -> io::Result<libc::rusage> {
 /// The soft and hard limit on the process's open file descriptors
 /// (`RLIMIT_NOFILE`); `RLIM_INFINITY` where there is none.
 pub(crate) fn open_file_limit() -> io::Result<(u64, u64)> {
+    limit(libc::RLIMIT_NOFILE)
+}
+
+/// The soft and hard limit on the process's locked memory, bytes
+/// (`RLIMIT_MEMLOCK`); `RLIM_INFINITY` where there is none.
+pub(crate) fn locked_memory_limit() -> io::Result<(u64, u64)> {
+    limit(libc::RLIMIT_MEMLOCK)
+}
+
+fn limit(resource: libc::__rlimit_resource_t) -> io::Result<(u64, u64)> {
     let mut limit = MaybeUninit::<libc::rlimit>::uninit();
     // SAFETY: `limit` is valid for writes of one `rlimit`, which is all
     // getrlimit writes.
-    let ret = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, limit.as_mut_ptr()) };
+    let ret = unsafe { libc::getrlimit(resource, limit.as_mut_ptr()) };
     if ret != 0 {
         return Err(io::Error::last_os_error());
     }
