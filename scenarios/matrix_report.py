@@ -432,6 +432,65 @@ def cell_section(cell, notes=()):
     return out
 
 
+def seed001_section(filesystems):
+    """seeds/001: IOPS per CPU-second of each engine at 64 and 512 jobs against its 8-job run."""
+    out = ["## seeds/001: many engine contexts", ""]
+    out.append(
+        "IOPS per CPU-second (the whole process's CPU) of each engine with 64 and 512 jobs, each job "
+        "with its own engine (AIO context, ring, pool), against the same engine with 8 jobs: "
+        "`cpu_us_per_io_all` at 8 jobs over the same at N. The issue's bar: >= 0.90 at 512 jobs for "
+        "libaio and io_uring. Each run's JSON (hybrio.setup) has the jobs' set-up time and memory."
+    )
+    out.append("")
+    found = False
+    for fs in filesystems:
+        cells = {c.name: c for c in fs.cells if c.stem.startswith("seed001")}
+        for medium in ("cached", "emulated"):
+            base = cells.get(f"jobs8-{medium}-qd1")
+            if base is None:
+                continue
+            found = True
+            engines = [e for e in base.results if base.figure(e, "cpu_us_per_io_all")]
+            out += [f"{fs.name}, {medium}:", "", "| engine | IOPS at 8 jobs | x at 64 jobs | x at 512 jobs | pass |",
+                    "|---|---:|---:|---:|---|"]
+            for engine in engines:
+                ratios = []
+                for n in (64, 512):
+                    cell = cells.get(f"jobs{n}-{medium}-qd1")
+                    mine = cell.figure(engine, "cpu_us_per_io_all") if cell else None
+                    ratios.append(base.figure(engine, "cpu_us_per_io_all") / mine if mine else None)
+                judged = engine in ("libaio", "io_uring") and ratios[1] is not None
+                mark = ("pass" if ratios[1] >= 0.9 else "**FAIL**") if judged else "-"
+                out.append(
+                    f"| {engine} | {fmt_iops(base.figure(engine, 'iops'))} | {fmt_ratio(ratios[0])} | "
+                    f"{fmt_ratio(ratios[1])} | {mark} |"
+                )
+            out.append("")
+    if not found:
+        out += ["No seeds/001 cells in the results.", ""]
+    return out
+
+
+def seed004_section(filesystems, results_dir):
+    """seeds/004: the network cells' adaptive verdicts, and the comparison with fio and
+    iperf3 (scenarios/seed004_network.py's table, when it has been run)."""
+    out = ["## seeds/004: sockets at packet rates", ""]
+    out.append(
+        "The matrix's network cells (scenarios/matrix/seed004-network.fio, on loopback, run on the "
+        "first filesystem only: they touch none) are judged in the summary like every cell. Against "
+        "fio's net engine and iperf3, side by side (scenarios/seed004_network.py):"
+    )
+    out.append("")
+    table = os.path.join(results_dir, "seed004-network.md")
+    if os.path.exists(table):
+        with open(table) as f:
+            out += f.read().rstrip().splitlines()
+    else:
+        out.append("Not run yet: `python3 scenarios/seed004_network.py`.")
+    out.append("")
+    return out
+
+
 def write_report(results_dir, jobs_dir, output):
     filesystems = find_filesystems(results_dir, jobs_dir)
     if not any(fs.cells or fs.skipped() for fs in filesystems):
@@ -447,6 +506,8 @@ def write_report(results_dir, jobs_dir, output):
     lines += machine_section(filesystems)
     lines += summary_section(filesystems)
     lines += specific_checks(filesystems)
+    lines += seed001_section(filesystems)
+    lines += seed004_section(filesystems, results_dir)
     for fs in filesystems:
         lines += fs_section(fs)
     text = "\n".join(lines).rstrip() + "\n"

@@ -28,6 +28,9 @@ pub struct Endpoint {
     /// Bound (and, for TCP and Unix, listening) when the job listens;
     /// unconnected otherwise.
     socket: Socket,
+    /// A ping-pong sender to a multicast group: the socket its replies come
+    /// to (see [`Connection::replies`]).
+    replies: Option<Socket>,
 }
 
 /// The job's socket once its peer is there.
@@ -37,6 +40,11 @@ pub struct Connection {
     pub socket: Socket,
     /// How the job names it in reports: address, port and protocol.
     pub name: String,
+    /// A ping-pong sender to a multicast group receives its replies here:
+    /// they come from each reader's own address, which the sending socket,
+    /// connected to the group, does not take. Bound to the same port, so
+    /// that the readers reply to where the datagrams came from.
+    pub replies: Option<Socket>,
     /// Its protocol.
     pub protocol: Protocol,
 }
@@ -119,7 +127,10 @@ impl Endpoint {
         }
         if listens {
             bind(&socket, &target, protocol, &net).map_err(|(op, e)| socket_error(op, e))?;
-        } else if let Target::Inet(SocketAddr::V4(address)) = &target
+        }
+        let mut replies = None;
+        if !listens
+            && let Target::Inet(SocketAddr::V4(address)) = &target
             && address.ip().is_multicast()
         {
             let interface = interface(&net)?;
@@ -129,6 +140,9 @@ impl Endpoint {
             socket
                 .set_multicast_ttl_v4(net.ttl)
                 .map_err(|e| socket_error("set the multicast ttl of", e))?;
+            if net.pingpong {
+                replies = Some(reply_socket(&socket).map_err(|(op, e)| socket_error(op, e))?);
+            }
         }
         Ok(Endpoint {
             protocol,
@@ -136,6 +150,7 @@ impl Endpoint {
             target,
             listens,
             socket,
+            replies,
         })
     }
 
@@ -221,8 +236,40 @@ impl Endpoint {
             socket,
             name,
             protocol: self.protocol,
+            replies: self.replies,
         })
     }
+}
+
+/// A second UDP socket on the port of `sender` (bound here, to any port),
+/// which the sender's replies reach: the sender, once connected to its
+/// multicast group, takes datagrams from the group's address only.
+fn reply_socket(sender: &Socket) -> Result<Socket, (&'static str, std::io::Error)> {
+    let any = SockAddr::from(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), 0));
+    sender
+        .set_reuse_address(true)
+        .map_err(|e| ("set SO_REUSEADDR on", e))?;
+    sender.bind(&any).map_err(|e| ("bind", e))?;
+    let port = sender
+        .local_addr()
+        .map_err(|e| ("read the address of", e))?
+        .as_socket()
+        .map_or(0, |a| a.port());
+    let replies = Socket::new(Domain::IPV4, Type::DGRAM, None)
+        .map_err(|e| ("make the reply socket of", e))?;
+    replies
+        .set_cloexec(true)
+        .map_err(|e| ("set close-on-exec on", e))?;
+    replies
+        .set_reuse_address(true)
+        .map_err(|e| ("set SO_REUSEADDR on", e))?;
+    replies
+        .bind(&SockAddr::from(SocketAddr::new(
+            Ipv4Addr::UNSPECIFIED.into(),
+            port,
+        )))
+        .map_err(|e| ("bind the reply socket of", e))?;
+    Ok(replies)
 }
 
 /// Receives until the open message comes; returns its sender. `Err(None)`

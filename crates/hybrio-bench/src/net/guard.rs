@@ -6,14 +6,17 @@
 //! or a sender whose receiver went away, ends with its job.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use socket2::Socket;
 
-/// How often the guard looks at the time and the interrupt flag.
-const LOOK_EVERY: Duration = Duration::from_millis(5);
+/// How often the guard looks at the interrupt flag (a Ctrl-C waits at most
+/// this long); otherwise it sleeps until the deadline or a change of it. It
+/// must not wake often: each wake-up takes a CPU from the job's threads
+/// (polling every 5 ms put a ping-pong's p99 at 1.12-1.14 x fio's).
+const LOOK_EVERY: Duration = Duration::from_millis(100);
 
 /// What the guard and the job share.
 #[derive(Debug)]
@@ -29,6 +32,9 @@ struct Shared {
     fired: AtomicBool,
     /// The job is over: the guard leaves without a shutdown.
     done: AtomicBool,
+    /// Wakes the guard when the deadline moves or the job ends.
+    changed: Condvar,
+    asleep: Mutex<()>,
 }
 
 /// A running guard; dropping it stops the thread.
@@ -50,6 +56,8 @@ impl Guard {
             now: AtomicBool::new(false),
             fired: AtomicBool::new(false),
             done: AtomicBool::new(false),
+            changed: Condvar::new(),
+            asleep: Mutex::new(()),
         });
         let guard_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -76,6 +84,12 @@ impl Guard {
             u64::try_from(d.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
         });
         self.shared.deadline_ns.store(ns, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        let _held = self.shared.asleep.lock().unwrap_or_else(|e| e.into_inner());
+        self.shared.changed.notify_all();
     }
 
     /// Shuts the sockets down now: the peer said it is done, and waits
@@ -95,6 +109,7 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         self.shared.done.store(true, Ordering::Release);
+        self.wake();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -106,10 +121,12 @@ fn lock(sockets: &Mutex<Vec<Socket>>) -> std::sync::MutexGuard<'_, Vec<Socket>> 
 }
 
 fn watch(shared: &Shared, epoch: Instant) {
+    let mut asleep = shared.asleep.lock().unwrap_or_else(|e| e.into_inner());
     while !shared.done.load(Ordering::Acquire) {
         let elapsed = u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let deadline = shared.deadline_ns.load(Ordering::Acquire);
         if hybrio::interrupt::requested()
-            || elapsed >= shared.deadline_ns.load(Ordering::Acquire)
+            || elapsed >= deadline
             || shared.now.load(Ordering::Acquire)
         {
             if !shared.now.load(Ordering::Acquire) {
@@ -117,7 +134,12 @@ fn watch(shared: &Shared, epoch: Instant) {
             }
             return;
         }
-        std::thread::sleep(LOOK_EVERY);
+        let wait = Duration::from_nanos(deadline - elapsed).min(LOOK_EVERY);
+        asleep = shared
+            .changed
+            .wait_timeout(asleep, wait)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
 }
 

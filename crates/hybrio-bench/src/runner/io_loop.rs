@@ -686,7 +686,8 @@ impl<'a> IoLoop<'a> {
                     // The same bytes come back (a receiver sends its whole
                     // buffer back, as fio's does).
                     let request = if op == Op::Send {
-                        Request::recv(completion.file, buf, slot as u64)
+                        let from = self.job.reply_handle.unwrap_or(completion.file);
+                        Request::recv(from, buf, slot as u64)
                     } else {
                         Request::send(completion.file, buf, slot as u64)
                     };

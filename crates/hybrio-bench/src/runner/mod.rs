@@ -154,6 +154,8 @@ pub struct PreparedJob {
     endpoint: Option<crate::net::Endpoint>,
     /// A network job's socket once its peer is there.
     session: Option<crate::net::Session>,
+    /// Where a ping-pong sender to a multicast group receives its replies.
+    reply_handle: Option<FileHandle>,
 }
 
 impl PreparedJob {
@@ -277,6 +279,7 @@ impl PreparedJob {
             stall_limit_ns: STALL_LIMIT_NS,
             endpoint,
             session: None,
+            reply_handle: None,
         })
     }
 
@@ -308,6 +311,23 @@ impl PreparedJob {
             failure(e.to_string(), errno)
         })?;
         let name = connection.name.clone();
+        if let Some(replies) = connection.replies {
+            let for_guard = replies.try_clone().map_err(|e| {
+                failure(
+                    format!("duplicate the reply socket of {name}: {e}"),
+                    e.raw_os_error().unwrap_or(EIO),
+                )
+            })?;
+            guard.add(for_guard);
+            let handle = self
+                .engine
+                .add_socket(
+                    std::os::fd::OwnedFd::from(replies),
+                    &format!("{name} (replies)"),
+                )
+                .map_err(|e| failure(e.to_string(), io_loop::error_errno(&e)))?;
+            self.reply_handle = Some(handle);
+        }
         let second = connection.socket.try_clone().map_err(|e| {
             failure(
                 format!("duplicate the socket of {name}: {e}"),

@@ -137,6 +137,7 @@ fn run_job(
             options,
             endpoint: None,
             session: None,
+            reply_handle: None,
         };
         let _ = answer.send(job.run(&Progress::default()));
     });
