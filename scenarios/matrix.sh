@@ -101,7 +101,10 @@ else
     hybrio="$here/target/release/hybrio"
 fi
 # `--help` exits 0 whatever follows it, so look for the subcommand in the usage text.
-if ! "$hybrio" --help 2>&1 | grep -qE 'hybrio compare( |$)'; then
+# The help is read whole first: grep -q leaving early would end hybrio with SIGPIPE, which
+# pipefail takes for a failure.
+help_text=$("$hybrio" --help 2>&1 || true)
+if ! grep -qE 'hybrio compare( |$)' <<< "$help_text"; then
     die "this hybrio has no 'compare' subcommand yet (it comes with the adaptive engine)"
 fi
 
@@ -408,6 +411,16 @@ compare() {
     mv "$out.part" "$out"
 }
 
+# The engines for one job file: Linux AIO has no socket commands, so a file with network
+# jobs (ioengine=net, or protocol=) is compared without libaio, which would refuse it.
+engines_for() {
+    local path=$1 list=$2
+    if grep -qE '^[[:space:]]*(protocol|proto)[[:space:]]*=|^[[:space:]]*ioengine[[:space:]]*=[[:space:]]*net[[:space:]]*$' "$path"; then
+        list=$(printf '%s\n' "${list//,/$'\n'}" | grep -vx libaio | paste -sd, -)
+    fi
+    printf '%s' "$list"
+}
+
 first=(--first)
 for fs in "${fs_list[@]}"; do
     out="$results/$fs"
@@ -433,8 +446,9 @@ for fs in "${fs_list[@]}"; do
     fi
     for run in "${runs[@]}"; do
         IFS=$'\t' read -r stem path sections <<< "$run"
-        note "$fs: $stem ($rounds rounds: $engines${sections:+; sections $sections})"
-        compare "$out/$stem.json" "$path" "$sections" "$engines" "$rounds"
+        file_engines=$(engines_for "$path" "$engines")
+        note "$fs: $stem ($rounds rounds: $file_engines${sections:+; sections $sections})"
+        compare "$out/$stem.json" "$path" "$sections" "$file_engines" "$rounds"
     done
     # The confirmation stage; stale documents from an earlier run must not be paired with this one.
     rm -rf "$out/confirm"
