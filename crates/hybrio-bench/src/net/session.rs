@@ -148,7 +148,7 @@ impl Session {
     /// A receiver that is behind has a full queue, and loopback drops what
     /// does not fit: the last datagrams, the close message among them. So
     /// the message goes again every few milliseconds, for at most
-    /// [`GOODBYE_FOR`], until the kernel says the receiver's socket is gone
+    /// 200 ms, until the kernel says the receiver's socket is gone
     /// (ECONNREFUSED: it ended, fio's too).
     pub fn goodbye(&self) {
         if !self.protocol.is_udp() {
