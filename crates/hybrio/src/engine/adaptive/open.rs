@@ -136,6 +136,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             pending: None,
             time,
             counts: PathCounts::default(),
+            socket_tried: false,
             slow_inline_ns,
             priors,
             save_to: None,
