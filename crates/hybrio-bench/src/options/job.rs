@@ -1,0 +1,481 @@
+//! One job's options, typed: what the option table fills in and the rest of
+//! the benchmark reads.
+
+use hybrio::engine::AdaptiveMemory;
+use std::time::Duration;
+
+use super::{NetOptions, Protocol};
+
+/// How `rw` lays out the I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    RandRead,
+    /// Random writes.
+    RandWrite,
+    /// Sequential mixed reads and writes.
+    ReadWrite,
+    /// Random mixed reads and writes.
+    RandReadWrite,
+}
+
+impl RwMode {
+    /// fio's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandReadWrite => "randrw",
+        }
+    }
+
+    /// True when offsets are random.
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandReadWrite
+        )
+    }
+
+    /// True when the job reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, RwMode::Write | RwMode::RandWrite)
+    }
+
+    /// True when the job writes.
+    pub fn writes(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+}
+
+/// One size per direction: reads, writes, trims (fio's `bs=read,write,trim`).
+pub type BlockSizes = [u64; 3];
+
+/// One direction's share of a `bssplit`: I/Os of `size` bytes make `percent`
+/// of that direction's I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSplit {
+    /// Bytes per I/O.
+    pub size: u64,
+    /// Share of the direction's I/Os, in percent.
+    pub percent: u32,
+}
+
+/// One job's options, typed. Built by applying `[global]` sections and then the
+/// job's own section, in order, through [`OPTIONS`](super::OPTIONS).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobOptions {
+    /// Job name.
+    pub name: String,
+    /// Free-text description.
+    pub description: String,
+    /// Engine name as given (validated when the job starts).
+    pub ioengine: String,
+    /// I/O pattern.
+    pub rw: RwMode,
+    /// Percentage of reads in a mixed workload.
+    pub rwmixread: u32,
+    /// Block size per direction.
+    pub bs: BlockSizes,
+    /// Largest block size per direction when `bs` gave a range (then `bs`
+    /// holds the smallest).
+    pub bs_max: Option<BlockSizes>,
+    /// `bssplit`, per direction: when set, it decides each I/O's size.
+    pub bssplit: [Vec<BlockSplit>; 3],
+    /// How sizes read `k`, `m`...: fio's `kb_base`, 1024 or 1000.
+    pub kb_base: u32,
+    /// Total bytes of I/O per job (and the file size when `filesize` is unset).
+    pub size: Option<u64>,
+    /// Size of each file.
+    pub filesize: Option<u64>,
+    /// Explicit file names, `:`-separated.
+    pub filename: Option<String>,
+    /// Directory for generated file names.
+    pub directory: Option<String>,
+    /// Run time limit.
+    pub runtime: Option<Duration>,
+    /// Keep going until `runtime` even when `size` is done.
+    pub time_based: bool,
+    /// Time to run before recording statistics.
+    pub ramp_time: Duration,
+    /// How long after the start of the run the job starts its I/O (fio's `startdelay`).
+    pub startdelay: Duration,
+    /// hybrio: drop the files' page cache once, this long after the job's I/O started.
+    pub drop_cache_after: Option<Duration>,
+    /// fio's `rate`: bytes per second, per direction (reads, writes, trims).
+    pub rate: [Option<u64>; 3],
+    /// fio's `rate_iops`: I/Os per second, per direction.
+    pub rate_iops: [Option<u64>; 3],
+    /// fio's `rate_process`: evenly spaced I/Os, or Poisson arrivals.
+    pub rate_poisson: bool,
+    /// `write_lat_log`, `write_bw_log`, `write_iops_log`: the logs' file
+    /// prefix ("" for the job's name).
+    pub write_lat_log: Option<String>,
+    /// See `write_lat_log`.
+    pub write_bw_log: Option<String>,
+    /// See `write_lat_log`.
+    pub write_iops_log: Option<String>,
+    /// `log_avg_msec`: average the logs over windows of this many ms (0: every I/O).
+    pub log_avg_msec: u64,
+    /// `log_offset`: the logs carry each I/O's offset.
+    pub log_offset: bool,
+    /// `per_job_logs`: one log file per job (numbered), or one shared.
+    pub per_job_logs: bool,
+    /// Passes over the workload.
+    pub loops: u32,
+    /// Number of clones of the job.
+    pub numjobs: u32,
+    /// Threads rather than processes (hybrio always uses threads).
+    pub thread: bool,
+    /// Requests in flight.
+    pub iodepth: u32,
+    /// Requests queued before one commit (0 = iodepth).
+    pub iodepth_batch_submit: u32,
+    /// Fewest completions to wait for in one reap (0 = poll).
+    pub iodepth_batch_complete_min: u32,
+    /// Most completions to take in one reap (default: iodepth_batch_complete_min, at least 1).
+    pub iodepth_batch_complete_max: Option<u32>,
+    /// Depth to drain to before refilling (default: iodepth).
+    pub iodepth_low: Option<u32>,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// fsync after this many writes (0 = never).
+    pub fsync: u32,
+    /// fdatasync after this many writes (0 = never).
+    pub fdatasync: u32,
+    /// fsync each file when the job's writes are done.
+    pub end_fsync: bool,
+    /// Report the group as one job.
+    pub group_reporting: bool,
+    /// Wait for the jobs above to finish before starting; starts a new reporting group.
+    pub stonewall: bool,
+    /// Start a new reporting group.
+    pub new_group: bool,
+    /// Seed the random generator the same way every run.
+    pub randrepeat: bool,
+    /// The random seed.
+    pub randseed: u64,
+    /// Random offsets may repeat within a pass.
+    pub norandommap: bool,
+    /// How random offsets are spread (fio's `random_distribution`), per
+    /// direction: reads, writes, trims.
+    pub random_distribution: [Distribution; 3],
+    /// Drop the page cache of the files before the job.
+    pub invalidate: bool,
+    /// io_uring: registered buffers.
+    pub fixedbufs: bool,
+    /// io_uring: registered files.
+    pub registerfiles: bool,
+    /// io_uring: kernel submission-queue polling thread.
+    pub sqthread_poll: bool,
+    /// Polled completions.
+    pub hipri: bool,
+    /// `RWF_NOWAIT`: EAGAIN instead of blocking (pvsync2, libaio, io_uring).
+    pub nowait: bool,
+    /// Readahead advice for the files (fio's `fadvise_hint`): `None` gives none.
+    pub fadvise_hint: Option<FadviseHint>,
+    /// Replace the files' medium by an emulated device with this service time.
+    pub completion_latency: Option<Duration>,
+    /// What the adaptive engine's classes start from (hybrio's `adaptive_memory`).
+    pub adaptive_memory: AdaptiveMemory,
+    /// Fault injection plan (hybrio's `inject`), as given.
+    pub inject: Option<String>,
+    /// Which failed requests do not stop the job (fio's `continue_on_error`).
+    pub continue_on_error: ContinueOnError,
+    /// How the report shows the directions.
+    pub unified_rw_reporting: UnifiedRw,
+    /// Report completion-latency percentiles.
+    pub clat_percentiles: bool,
+    /// Report total-latency percentiles.
+    pub lat_percentiles: bool,
+    /// Report submission-latency percentiles.
+    pub slat_percentiles: bool,
+    /// Which percentiles to report.
+    pub percentile_list: Vec<f64>,
+    /// fio's `net` engine options.
+    pub net: NetOptions,
+}
+
+/// fio's `fadvise_hint`: what the job tells the kernel about its access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// Random for random workloads, sequential otherwise (fio's default `1`).
+    Workload,
+    /// `POSIX_FADV_NORMAL`.
+    Normal,
+    /// `POSIX_FADV_SEQUENTIAL`.
+    Sequential,
+    /// `POSIX_FADV_RANDOM`.
+    Random,
+}
+
+/// How random offsets are spread over a file (fio's `random_distribution`).
+/// Every model but `Uniform` turns fio's random map off: offsets repeat.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Distribution {
+    /// Every block alike.
+    #[default]
+    Uniform,
+    /// Zipf with exponent `theta`: block ranks by popularity, the hottest
+    /// scattered over the file.
+    Zipf {
+        /// The Zipf exponent (fio's theta).
+        theta: f64,
+        /// Where the hottest block lies, as a fraction of the file (fio's
+        /// optional second value); `None` scatters them.
+        center: Option<f64>,
+    },
+    /// Pareto with power `h` (0 < h < 1).
+    Pareto {
+        /// fio's Pareto power.
+        h: f64,
+        /// As for Zipf.
+        center: Option<f64>,
+    },
+    /// Normal around `center` (default the middle) with a standard
+    /// deviation of `deviation` percent of the file.
+    Normal {
+        /// Standard deviation, percent of the file.
+        deviation: f64,
+        /// Mean, as a fraction of the file.
+        center: f64,
+    },
+    /// `percent` of the accesses to each zone, zones in order from offset 0.
+    Zoned(Vec<Zone>),
+}
+
+/// One zone of a zoned distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Zone {
+    /// Share of the accesses, percent.
+    pub access_percent: f64,
+    /// The zone's size: percent of the file, or bytes.
+    pub size: ZoneSize,
+}
+
+/// A zone's size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ZoneSize {
+    /// Percent of the file (`zoned`).
+    Percent(f64),
+    /// Bytes (`zoned_abs`).
+    Bytes(u64),
+}
+
+/// How a job's report shows its directions (fio's `unified_rw_reporting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnifiedRw {
+    /// Reads, writes and trims apart.
+    None,
+    /// Summed into one, reported as `mixed` in their place.
+    Mixed,
+    /// Apart, then summed as `mixed` too.
+    Both,
+}
+
+/// Which failed requests a job counts and goes on after (fio's
+/// `continue_on_error`; `verify` has nothing to apply to here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContinueOnError {
+    /// The first failure stops the job.
+    None,
+    /// Failed reads are counted, not fatal.
+    Read,
+    /// Failed writes are counted, not fatal.
+    Write,
+    /// Failed reads and writes are counted, not fatal.
+    Io,
+    /// Every failure is counted, none is fatal.
+    All,
+}
+
+impl ContinueOnError {
+    pub(super) fn from_word(word: &str) -> Self {
+        match word {
+            "read" => ContinueOnError::Read,
+            "write" => ContinueOnError::Write,
+            "io" => ContinueOnError::Io,
+            "all" | "1" => ContinueOnError::All,
+            _ => ContinueOnError::None,
+        }
+    }
+
+    /// True when a failed `op` does not stop the job.
+    pub fn tolerates(self, op: hybrio::request::Op) -> bool {
+        use hybrio::request::Op;
+        match self {
+            ContinueOnError::None => false,
+            ContinueOnError::Read => op == Op::Read,
+            ContinueOnError::Write => op == Op::Write,
+            ContinueOnError::Io => op.moves_data(),
+            ContinueOnError::All => true,
+        }
+    }
+
+    /// True unless failures stop the job.
+    pub fn is_on(self) -> bool {
+        self != ContinueOnError::None
+    }
+}
+
+/// fio's default percentile list.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+impl Default for JobOptions {
+    fn default() -> Self {
+        JobOptions {
+            name: String::new(),
+            description: String::new(),
+            ioengine: "psync".into(),
+            rw: RwMode::Read,
+            rwmixread: 50,
+            bs: [4096; 3],
+            bs_max: None,
+            kb_base: 1024,
+            bssplit: Default::default(),
+            size: None,
+            filesize: None,
+            filename: None,
+            directory: None,
+            runtime: None,
+            time_based: false,
+            ramp_time: Duration::ZERO,
+            startdelay: Duration::ZERO,
+            drop_cache_after: None,
+            loops: 1,
+            numjobs: 1,
+            thread: false,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: None,
+            iodepth_low: None,
+            direct: false,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            group_reporting: false,
+            stonewall: false,
+            new_group: false,
+            randrepeat: true,
+            randseed: 0x89,
+            random_distribution: Default::default(),
+            norandommap: false,
+            invalidate: true,
+            fixedbufs: false,
+            registerfiles: false,
+            sqthread_poll: false,
+            hipri: false,
+            nowait: false,
+            fadvise_hint: Some(FadviseHint::Workload),
+            completion_latency: None,
+            adaptive_memory: AdaptiveMemory::Engine,
+            inject: None,
+            continue_on_error: ContinueOnError::None,
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            rate_poisson: false,
+            write_lat_log: None,
+            write_bw_log: None,
+            write_iops_log: None,
+            log_avg_msec: 0,
+            log_offset: false,
+            per_job_logs: true,
+            unified_rw_reporting: UnifiedRw::None,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            net: NetOptions::new(),
+        }
+    }
+}
+
+impl JobOptions {
+    /// The job's socket protocol when it is a network job: `ioengine=net`
+    /// (TCP unless `protocol` says otherwise), or any engine with `protocol`.
+    pub fn network(&self) -> Option<Protocol> {
+        match self.net.protocol {
+            Some(protocol) => Some(protocol),
+            None if self.ioengine == "net" => Some(Protocol::Tcp),
+            None => None,
+        }
+    }
+
+    /// Requests per commit, with fio's 0 = iodepth.
+    pub fn batch_submit(&self) -> u32 {
+        match self.iodepth_batch_submit {
+            0 => self.iodepth,
+            n => n.min(self.iodepth),
+        }
+    }
+
+    /// Most completions per reap.
+    pub fn batch_complete_max(&self) -> u32 {
+        self.iodepth_batch_complete_max
+            .unwrap_or(self.iodepth_batch_complete_min)
+            .clamp(1, self.iodepth.max(1))
+    }
+
+    /// Depth to drain to once the queue is full.
+    pub fn depth_low(&self) -> u32 {
+        self.iodepth_low.unwrap_or(self.iodepth).min(self.iodepth)
+    }
+
+    /// The smallest and largest size of one direction's I/Os (0 reads, 1
+    /// writes, 2 trims): from `bssplit` when it is set, as fio takes it.
+    pub fn block_range(&self, dir: usize) -> (u64, u64) {
+        let split = &self.bssplit[dir];
+        match (
+            split.iter().map(|s| s.size).min(),
+            split.iter().map(|s| s.size).max(),
+        ) {
+            (Some(min), Some(max)) => (min, max),
+            _ => (
+                self.bs[dir],
+                self.bs_max.map_or(self.bs[dir], |max| max[dir]),
+            ),
+        }
+    }
+
+    /// Largest block size of any direction the job uses: the size of its buffers.
+    pub fn max_block_size(&self) -> u64 {
+        let read = if self.rw.reads() {
+            self.block_range(0).1
+        } else {
+            0
+        };
+        let write = if self.rw.writes() {
+            self.block_range(1).1
+        } else {
+            0
+        };
+        read.max(write)
+    }
+
+    /// The largest of the smallest block sizes of the directions the job
+    /// uses: a file smaller than this cannot take one I/O.
+    pub fn min_block_size(&self) -> u64 {
+        let read = if self.rw.reads() {
+            self.block_range(0).0
+        } else {
+            0
+        };
+        let write = if self.rw.writes() {
+            self.block_range(1).0
+        } else {
+            0
+        };
+        read.max(write)
+    }
+}
