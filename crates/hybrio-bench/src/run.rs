@@ -26,6 +26,9 @@ pub enum RunFailure {
     /// A job could not start.
     #[error("{0}")]
     Start(#[from] RunError),
+    /// No engine of those asked for can run the jobs.
+    #[error("{0}")]
+    NoEngine(String),
     /// The jobs that run at once need more than the system allows.
     #[error("{0}")]
     Limit(#[from] runner::limits::LimitError),

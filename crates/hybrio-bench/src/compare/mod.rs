@@ -373,13 +373,43 @@ pub fn compare(
     notice: &mut dyn FnMut(&str),
 ) -> Result<Comparison, RunFailure> {
     let cells = cells(jobs);
-    let results = measure(&cells, engines, rounds, notice)?;
+    let engines = engines_for(jobs, engines, notice)?;
+    let results = measure(&cells, &engines, rounds, notice)?;
     Ok(Comparison {
         rounds,
-        engines: engines.to_vec(),
+        engines,
         cells,
         results,
     })
+}
+
+/// The engines that can run `jobs`: Linux AIO has no socket commands, so
+/// libaio is left out (with a notice) where the jobs include network jobs,
+/// rather than ending the comparison at its first network cell.
+fn engines_for(
+    jobs: &[JobDef],
+    engines: &[EngineKind],
+    notice: &mut dyn FnMut(&str),
+) -> Result<Vec<EngineKind>, RunFailure> {
+    if !jobs.iter().any(|j| j.options.network().is_some()) {
+        return Ok(engines.to_vec());
+    }
+    let kept: Vec<EngineKind> = engines
+        .iter()
+        .copied()
+        .filter(|&e| e != EngineKind::Libaio)
+        .collect();
+    if kept.is_empty() {
+        return Err(RunFailure::NoEngine(
+            "no engine left to compare: Linux AIO has no socket commands (name others with --engines=)".into(),
+        ));
+    }
+    if kept.len() < engines.len() {
+        notice(
+            "libaio left out: Linux AIO has no socket commands, and the jobs include network jobs",
+        );
+    }
+    Ok(kept)
 }
 
 /// The cells of the default comparison in `directory`: reads on one file of

@@ -304,3 +304,36 @@ fn a_hybrio_receiver_takes_a_fio_senders_datagrams() {
     assert!(received >= 900, "{read}");
     assert_eq!(read["io_bytes"].as_u64().unwrap(), received * 64);
 }
+
+/// `hybrio compare` on network jobs leaves libaio out (Linux AIO has no
+/// socket commands) and says so, rather than ending at the first cell; with
+/// nothing else to compare, one line and exit status 1.
+#[test]
+fn compare_leaves_libaio_out_of_network_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port(false);
+    let jobs = format!(
+        "[global]\nport={port}\nbs=4k\nsize=1m\nprotocol=tcp\n\
+         [receiver]\nlisten\nrw=read\nruntime=20\n\
+         [sender]\npeer\nioengine=psync\nhostname=127.0.0.1\nrw=write\nstartdelay=0.2\n"
+    );
+    std::fs::write(dir.path().join("net.fio"), jobs).unwrap();
+    let out = hybrio(
+        &["compare", "--rounds=1", "--engines=psync,libaio", "net.fio"],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("libaio left out"), "{stderr}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| psync |"), "{table}");
+    assert!(!table.contains("| libaio |"), "{table}");
+    let out = hybrio(
+        &["compare", "--rounds=1", "--engines=libaio", "net.fio"],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no engine left to compare"), "{stderr}");
+}
