@@ -104,6 +104,8 @@ pub(super) struct IoLoop<'a> {
     /// Ping-pong halves to send on (each with its slot): offered as soon as
     /// the completion that asks for them is handled.
     follow_ups: Vec<(usize, Request)>,
+    /// Datagrams a network job had lost when its ramp ended (not its figures).
+    lost_before: u64,
 }
 
 impl<'a> IoLoop<'a> {
@@ -189,6 +191,7 @@ impl<'a> IoLoop<'a> {
             log_from: 0,
             refused: None,
             follow_ups: Vec::new(),
+            lost_before: 0,
         }
     }
 
@@ -221,6 +224,11 @@ impl<'a> IoLoop<'a> {
             if ramping && ramp_end.is_some_and(|end| self.now >= end) {
                 ramping = false;
                 self.stats.reset(self.now);
+                self.lost_before = self
+                    .job
+                    .session
+                    .as_ref()
+                    .map_or(0, crate::net::Session::datagrams_lost);
                 self.issued_bytes = 0;
                 if let Some(pacing) = &mut self.pacing {
                     pacing.restart(self.now);
@@ -701,6 +709,13 @@ impl<'a> IoLoop<'a> {
                         } else {
                             DataDir::Read
                         };
+                    }
+                    // Lost datagrams count in the job's direction (a ping-pong
+                    // sender's are the replies it never got), as fio counts
+                    // them, and as they stand now: status reports show them.
+                    if op == Op::Recv {
+                        let lost = session.datagrams_lost().saturating_sub(self.lost_before);
+                        self.stats.set_dropped(dir, lost);
                     }
                     // A receiver's size counts the bytes it received, not
                     // those it asked for (a stream's receive takes what

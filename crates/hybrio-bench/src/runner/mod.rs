@@ -394,16 +394,6 @@ impl PreparedJob {
             abandoned,
             ..
         } = io_loop;
-        if let Some(session) = &self.session {
-            // Lost datagrams count in the job's direction (a ping-pong
-            // sender's are the replies it never got), as fio counts them.
-            let dir = if self.options.rw.writes() {
-                DataDir::Write
-            } else {
-                DataDir::Read
-            };
-            stats.record_dropped(dir, session.datagrams_lost());
-        }
         let counters = self.engine.counters();
         // fio counts a transfer it had to resubmit for the rest as short.
         stats.add_short_ios(DataDir::Read, counters.short_ios[0]);

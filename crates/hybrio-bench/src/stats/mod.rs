@@ -648,11 +648,11 @@ impl JobStats {
         self.lat_buckets[lat_bucket(clat_ns)] += 1;
     }
 
-    /// Counts `count` I/Os of `dir` as dropped (fio `drop_io_u`, e.g. lost
-    /// UDP datagrams).
-    pub fn record_dropped(&mut self, dir: DataDir, count: u64) {
-        let d = &mut self.dirs[dir.index()];
-        d.drop_ios = d.drop_ios.saturating_add(count);
+    /// The I/Os of `dir` dropped so far (fio `drop_io_u`, e.g. lost UDP
+    /// datagrams): a count, not an increment, as it can also fall (a
+    /// datagram taken for lost comes late).
+    pub fn set_dropped(&mut self, dir: DataDir, count: u64) {
+        self.dirs[dir.index()].drop_ios = count;
     }
 
     /// Records one completed fsync/fdatasync of latency `lat_ns` (fio
@@ -1358,7 +1358,7 @@ mod tests {
         s.record_sync(100);
         s.record_submit(1, 1);
         s.record_complete(1);
-        s.record_dropped(DataDir::Read, 3);
+        s.set_dropped(DataDir::Read, 3);
         s.sample(t0 + ms(600));
         s.reset(t0 + ms(700));
         let r = s.dir(DataDir::Read);
