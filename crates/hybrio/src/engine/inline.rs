@@ -122,19 +122,31 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         Some(self.execute(request))
     }
 
-    fn try_socket_now(&mut self, request: &mut Request, _: sealed::Token) -> Option<i64> {
+    fn try_socket_now(
+        &mut self,
+        request: &mut Request,
+        linger_ns: u64,
+        _: sealed::Token,
+    ) -> Option<i64> {
         let entry = self.files.get(request.file)?;
         if !entry.is_socket() || !request.op.is_socket() || self.device.is_some() {
             return None;
         }
         let fd = entry.fd();
+        let op = request.op;
         let buf = request.buf.as_mut()?;
-        Some(
-            match super::socket_transfer(fd, request.op, buf, libc::MSG_DONTWAIT) {
-                Ok(n) => n as i64,
-                Err(e) => negative_errno(&e),
-            },
-        )
+        let mut attempt = || match super::socket_transfer(fd, op, buf, libc::MSG_DONTWAIT) {
+            Ok(n) => n as i64,
+            Err(e) => negative_errno(&e),
+        };
+        let result = attempt();
+        if result != -i64::from(libc::EAGAIN) || linger_ns == 0 {
+            return Some(result);
+        }
+        match sys::wait_ready(fd, op == Op::Send, linger_ns) {
+            Ok(true) => Some(attempt()),
+            _ => Some(result),
+        }
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

@@ -98,13 +98,19 @@ pub trait Engine: Send + std::fmt::Debug {
         None
     }
 
-    /// Tries a receive or send on a socket now, without waiting
-    /// (`MSG_DONTWAIT`): its result, `-EAGAIN` when nothing was waiting
-    /// (the request then untouched), or `None` where this engine cannot
-    /// try. The adaptive engine's inline path for sockets.
+    /// Tries a receive or send on a socket now (`MSG_DONTWAIT`), and when
+    /// nothing was waiting, waits up to `linger_ns` for data (or room) and
+    /// tries once more: its result, `-EAGAIN` when nothing came (the
+    /// request then untouched), or `None` where this engine cannot try. The
+    /// adaptive engine's inline path for sockets.
     #[doc(hidden)]
-    fn try_socket_now(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        let _ = (request, token);
+    fn try_socket_now(
+        &mut self,
+        request: &mut Request,
+        linger_ns: u64,
+        token: sealed::Token,
+    ) -> Option<i64> {
+        let _ = (request, linger_ns, token);
         None
     }
 
@@ -178,8 +184,13 @@ impl Engine for Box<dyn Engine> {
     fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
         (**self).run_straight(request, token)
     }
-    fn try_socket_now(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        (**self).try_socket_now(request, token)
+    fn try_socket_now(
+        &mut self,
+        request: &mut Request,
+        linger_ns: u64,
+        token: sealed::Token,
+    ) -> Option<i64> {
+        (**self).try_socket_now(request, linger_ns, token)
     }
     fn commit(&mut self) -> Result<usize, Error> {
         (**self).commit()

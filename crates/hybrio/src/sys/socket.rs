@@ -57,6 +57,27 @@ pub(crate) fn set_int_option(fd: RawFd, level: i32, name: i32, value: i32) -> io
     }
 }
 
+/// Waits at most `timeout_ns` for `fd` to have data to read (`write`: room
+/// to write): `ppoll` on the one descriptor. True when it has.
+pub(crate) fn wait_ready(fd: RawFd, write: bool, timeout_ns: u64) -> io::Result<bool> {
+    let mut poll = libc::pollfd {
+        fd,
+        events: if write { libc::POLLOUT } else { libc::POLLIN },
+        revents: 0,
+    };
+    let timeout = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `poll` is one live pollfd the kernel may update, `timeout`
+    // a live timespec it only reads; no signal mask is passed.
+    let ret = unsafe { libc::ppoll(&mut poll, 1, &timeout, std::ptr::null()) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(ret > 0)
+}
+
 /// True when `fd` is a datagram socket (`SO_TYPE` is `SOCK_DGRAM`).
 pub(crate) fn is_datagram_socket(fd: RawFd) -> io::Result<bool> {
     let mut kind: i32 = 0;

@@ -458,7 +458,14 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         // Tried a moment ago in `run_straight`, and nothing was there.
         let tried = std::mem::take(&mut self.socket_tried);
         if !tried && (datagram || quiet) && lane.try_now() {
-            let tried = self.inline.try_socket_now(&mut request, sealed::Token(()));
+            let linger = if quiet && datagram && self.ready.is_empty() {
+                sockets::LINGER_NS
+            } else {
+                0
+            };
+            let tried = self
+                .inline
+                .try_socket_now(&mut request, linger, sealed::Token(()));
             let found = tried.is_some_and(|result| result != -i64::from(libc::EAGAIN));
             lane.record(found);
             if let (true, Some(result)) = (found, tried) {
@@ -493,14 +500,20 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             .as_mut()?
             .socket
             .as_mut()?;
-        if !(socket.datagram || quiet) {
+        let datagram = socket.datagram;
+        if !(datagram || quiet) {
             return None;
         }
         let lane = socket.lane(request.op);
         if !lane.would_try() {
             return None;
         }
-        let result = self.inline.try_socket_now(request, token)?;
+        let linger = if quiet && datagram {
+            sockets::LINGER_NS
+        } else {
+            0
+        };
+        let result = self.inline.try_socket_now(request, linger, token)?;
         let found = result != -i64::from(libc::EAGAIN);
         lane.record(found);
         if found {

@@ -357,3 +357,33 @@ fn adaptive_tries_no_receive_of_a_stream_inline_while_one_is_out() {
     let paths = engine.counters().paths.unwrap();
     assert_eq!((paths.inline, paths.asynchronous), (0, 2), "{paths:?}");
 }
+
+#[test]
+fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
+    use crate::engine::sealed::Token;
+    let pool = BufPool::new(4, 4096).unwrap();
+    // The inline engine itself, as the adaptive engine holds it (the
+    // resubmission layer does not pass tries on).
+    let mut engine =
+        crate::engine::psync::PsyncEngine::new(&crate::engine::EngineConfig::with_depth(1));
+    let (a, b) = udp_pair();
+    let receiver = engine.add_socket(OwnedFd::from(b), "udp b").unwrap();
+    // Nothing comes: -EAGAIN, the request untouched, after the linger.
+    let mut request = Request::recv(receiver, take(&pool, 64), 1);
+    let started = std::time::Instant::now();
+    let got = engine.try_socket_now(&mut request, 2_000_000, Token(()));
+    assert_eq!(got, Some(-i64::from(libc::EAGAIN)));
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(2),
+        "gave up early"
+    );
+    // A datagram that comes while it lingers (a second, against 5 ms) is taken.
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        a.send(b"late").unwrap();
+    });
+    let got = engine.try_socket_now(&mut request, 1_000_000_000, Token(()));
+    sender.join().unwrap();
+    assert_eq!(got, Some(4));
+    assert_eq!(&request.buf.as_ref().unwrap().as_slice()[..4], b"late");
+}
