@@ -288,6 +288,15 @@ impl PreparedJob {
     /// to the engine.
     fn open_network(&mut self, endpoint: crate::net::Endpoint) -> Result<(), IoFailure> {
         let failure = |message: String, errno: i32| IoFailure { errno, message };
+        // A second descriptor of a socket: the guard's, the session's.
+        let dup = |socket: &socket2::Socket, what: &str| {
+            socket.try_clone().map_err(|e| {
+                failure(
+                    format!("duplicate the socket of {what}: {e}"),
+                    e.raw_os_error().unwrap_or(EIO),
+                )
+            })
+        };
         let budget = self
             .options
             .runtime
@@ -312,35 +321,16 @@ impl PreparedJob {
         })?;
         let name = connection.name.clone();
         if let Some(replies) = connection.replies {
-            let for_guard = replies.try_clone().map_err(|e| {
-                failure(
-                    format!("duplicate the reply socket of {name}: {e}"),
-                    e.raw_os_error().unwrap_or(EIO),
-                )
-            })?;
-            guard.add(for_guard);
+            let replies_name = format!("{name} (replies)");
+            guard.add(dup(&replies, &replies_name)?);
             let handle = self
                 .engine
-                .add_socket(
-                    std::os::fd::OwnedFd::from(replies),
-                    &format!("{name} (replies)"),
-                )
+                .add_socket(std::os::fd::OwnedFd::from(replies), &replies_name)
                 .map_err(|e| failure(e.to_string(), io_loop::error_errno(&e)))?;
             self.reply_handle = Some(handle);
         }
-        let second = connection.socket.try_clone().map_err(|e| {
-            failure(
-                format!("duplicate the socket of {name}: {e}"),
-                e.raw_os_error().unwrap_or(EIO),
-            )
-        })?;
-        let for_guard = second.try_clone().map_err(|e| {
-            failure(
-                format!("duplicate the socket of {name}: {e}"),
-                e.raw_os_error().unwrap_or(EIO),
-            )
-        })?;
-        guard.add(for_guard);
+        let second = dup(&connection.socket, &name)?;
+        guard.add(dup(&second, &name)?);
         let handle = self
             .engine
             .add_socket(std::os::fd::OwnedFd::from(connection.socket), &name)

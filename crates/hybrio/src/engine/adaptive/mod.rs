@@ -456,8 +456,8 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         let datagram = socket.datagram;
         let lane = socket.lane(request.op);
         // Tried a moment ago in `run_straight`, and nothing was there.
-        let tried = std::mem::take(&mut self.socket_tried);
-        if !tried && (datagram || quiet) && lane.try_now() {
+        let just_tried = std::mem::take(&mut self.socket_tried);
+        if !just_tried && (datagram || quiet) && lane.try_now() {
             let linger = if quiet && datagram && self.ready.is_empty() {
                 sockets::LINGER_NS
             } else {

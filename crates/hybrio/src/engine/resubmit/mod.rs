@@ -376,7 +376,7 @@ impl<E: Engine> Resubmit<E> {
         let mut track = track.unwrap_or_else(|| Track::of(&completion));
         let result = completion.result;
         if result > 0
-            && owed(completion.op, 1) > 0
+            && completion.op != Op::Recv
             && completion.op.moves_data()
             && let Some(buf) = completion.buf.as_mut()
         {
