@@ -179,6 +179,9 @@ pub struct JobOptions {
     pub hipri: bool,
     /// `RWF_NOWAIT`: EAGAIN instead of blocking (pvsync2, libaio, io_uring).
     pub nowait: bool,
+    /// hybrio's `recv_multishot`: io_uring receives through one standing
+    /// multishot receive per socket.
+    pub recv_multishot: bool,
     /// Readahead advice for the files (fio's `fadvise_hint`): `None` gives none.
     pub fadvise_hint: Option<FadviseHint>,
     /// Replace the files' medium by an emulated device with this service time.
@@ -377,6 +380,7 @@ impl Default for JobOptions {
             sqthread_poll: false,
             hipri: false,
             nowait: false,
+            recv_multishot: false,
             fadvise_hint: Some(FadviseHint::Workload),
             completion_latency: None,
             adaptive_memory: AdaptiveMemory::Engine,

@@ -675,6 +675,14 @@ pub static OPTIONS: &[OptionDef] = &[
         |j, v| j.nowait = units::parse_bool(v)?
     ),
     opt!(
+        "recv_multishot",
+        &[],
+        Kind::Bool,
+        "0",
+        "hybrio, io_uring, network receivers: one standing multishot receive per socket into buffers the ring provides (Linux 6.0), instead of one receive per request",
+        |j, v| j.recv_multishot = units::parse_bool(v)?
+    ),
+    opt!(
         "fadvise_hint",
         &[],
         Kind::Choice(&["0", "1", "normal", "sequential", "random"]),

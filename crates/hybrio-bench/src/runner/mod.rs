@@ -182,6 +182,7 @@ impl PreparedJob {
             sq_thread_poll: options.sqthread_poll,
             hipri: options.hipri,
             nowait: options.nowait,
+            recv_multishot: options.recv_multishot,
             completion_latency: options.completion_latency,
             adaptive_memory: options.adaptive_memory.clone(),
             // Checked when the option was read.

@@ -87,6 +87,7 @@ impl Flavour {
             (c.register_files, "registered files"),
             (c.sq_thread_poll, "sqpoll"),
             (c.hipri, "hipri"),
+            (c.recv_multishot, "multishot receive"),
         ] {
             if on {
                 name.push_str(", ");
@@ -178,6 +179,11 @@ fn io_flavours() -> Vec<Flavour> {
         }),
         uring(3, |c| c.fixed_buffers = true),
         uring(8, |c| c.sq_thread_poll = true),
+        uring(1, |c| c.recv_multishot = true),
+        uring(8, |c| {
+            c.recv_multishot = true;
+            c.register_files = true;
+        }),
         // COOP_TASKRUN|TASKRUN_FLAG, then no task-run flags, then not disabled.
         Flavour::io_uring_from_rung(8, 1),
         Flavour::io_uring_from_rung(8, 2),

@@ -19,8 +19,8 @@ use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{FileEntry, FileHandle, FileTable};
-use crate::request::{Completion, Request};
-use crate::sys::uring::{FileRef, Push, Ring};
+use crate::request::{Completion, Op, Request};
+use crate::sys::uring::{FileRef, Push, Receive, Ring};
 use crate::{Error, probe};
 
 const ENGINE: &str = "io_uring";
@@ -31,6 +31,9 @@ const INITIAL_REGISTERED_FILES: u32 = 64;
 /// Waits in a row that may return without a completion before reaping
 /// gives up with an error instead of spinning.
 const MAX_FRUITLESS_WAITS: u32 = 1_000_000;
+
+/// Smallest CQ of a ring whose sockets receive through multishot receives.
+const MULTISHOT_CQ_ENTRIES: u32 = 4096;
 
 /// How long an idle SQPOLL thread spins before it sleeps (the kernel's default too).
 const SQPOLL_IDLE_MS: u32 = 1000;
@@ -119,6 +122,8 @@ pub struct IoUringEngine {
     /// Reaps that returned completions, and how many they returned.
     reaps: u64,
     reaped: u64,
+    /// Sockets receive through standing multishot receives (`recv_multishot`).
+    multishot: bool,
 }
 
 impl IoUringEngine {
@@ -150,7 +155,14 @@ impl IoUringEngine {
         ladder: &[Setup],
     ) -> Result<Self, Error> {
         let requested = config.depth.max(1);
-        let mut sq_entries = requested.checked_next_power_of_two().unwrap_or(1 << 31);
+        // A socket's standing receive holds a slot of its own beside the
+        // requests: with multishot receive, the ring has room for as many.
+        let slots = if config.recv_multishot {
+            requested.saturating_mul(2)
+        } else {
+            requested
+        };
+        let mut sq_entries = slots.checked_next_power_of_two().unwrap_or(1 << 31);
         if config.sq_thread_poll {
             // The SQPOLL thread moves the SQ head past a batch (at most
             // `depth` entries) only after posting its completions: twice the
@@ -161,9 +173,10 @@ impl IoUringEngine {
         let params = ring.params();
         // The kernel may clamp the rings; one CQE per request in flight must always fit.
         let depth = requested.min(params.sq_entries()).min(params.cq_entries()) as usize;
+        let capacity = slots.min(params.sq_entries()).min(params.cq_entries()) as usize;
         let mut ring = Ring::new(
             ring,
-            depth,
+            capacity,
             !setup.disabled,
             setup.taskrun == TaskRun::Deferred,
         );
@@ -194,6 +207,7 @@ impl IoUringEngine {
             device_queue: Vec::new(),
             reaps: 0,
             reaped: 0,
+            multishot: config.recv_multishot,
         })
     }
 
@@ -240,6 +254,23 @@ impl IoUringEngine {
         }
     }
 
+    /// Starts socket `handle` receiving through a standing multishot receive.
+    fn listen(&mut self, handle: FileHandle, fd: RawFd) -> Result<(), Refusal> {
+        let datagram = crate::sys::keeps_message_boundaries(fd).map_err(Refusal::Io)?;
+        let file = if self.registered_files > 0 {
+            FileRef::Fixed(handle.0)
+        } else {
+            FileRef::Fd(fd)
+        };
+        self.ring.listen(handle.0, fd, file, datagram).map_err(|e| {
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                Refusal::Unsupported
+            } else {
+                Refusal::Io(e)
+            }
+        })
+    }
+
     /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`.
     pub fn setup_flags(&self) -> String {
         let mut flags: Vec<&str> = Vec::new();
@@ -271,9 +302,15 @@ fn build_ring(
     let mut refusal = None;
     for &setup in ladder {
         let mut builder = IoUring::builder();
-        builder
-            .setup_cqsize(sq_entries.saturating_mul(2))
-            .setup_clamp();
+        // A standing receive posts a CQE per arrival, up to one per provided
+        // buffer before they are taken: a larger CQ keeps them off the
+        // kernel's overflow list.
+        let cq_entries = if config.recv_multishot {
+            sq_entries.saturating_mul(2).max(MULTISHOT_CQ_ENTRIES)
+        } else {
+            sq_entries.saturating_mul(2)
+        };
+        builder.setup_cqsize(cq_entries).setup_clamp();
         if config.sq_thread_poll {
             builder.setup_sqpoll(SQPOLL_IDLE_MS);
         }
@@ -329,6 +366,26 @@ fn specific_setup_error(config: &EngineConfig, err: io::Error) -> Error {
     engine_error(op, err)
 }
 
+/// Why a socket could not receive through a multishot receive.
+enum Refusal {
+    /// The kernel has no provided-buffer rings.
+    Unsupported,
+    Io(io::Error),
+}
+
+impl Refusal {
+    fn into_error(self, path: &std::path::Path) -> Error {
+        match self {
+            Refusal::Unsupported => Error::Unsupported {
+                what: "io_uring's multishot receive (recv_multishot)",
+                path: path.to_owned(),
+                reason: "this kernel has no provided-buffer rings (Linux 5.19) or no multishot receive (6.0); leave recv_multishot off",
+            },
+            Refusal::Io(e) => Error::io("register the provided buffers of", path, 0, e),
+        }
+    }
+}
+
 fn engine_error(op: &'static str, source: io::Error) -> Error {
     Error::Engine {
         engine: ENGINE,
@@ -375,6 +432,12 @@ impl Engine for IoUringEngine {
                 .files
                 .refuse(handle, |path| Error::io("register file", path, 0, e)));
         }
+        if self.multishot
+            && self.files.get(handle).is_some_and(FileEntry::is_socket)
+            && let Err(e) = self.listen(handle, fd)
+        {
+            return Err(self.files.refuse(handle, |path| e.into_error(path)));
+        }
         Ok(handle)
     }
 
@@ -391,6 +454,9 @@ impl Engine for IoUringEngine {
         let Some(entry) = self.files.get(handle) else {
             return Err(Error::BadHandle(handle.0));
         };
+        self.ring
+            .forget(handle.0)
+            .map_err(|e| Error::io("stop the multishot receive of", entry.path(), 0, e))?;
         if handle.0 < self.registered_files {
             self.ring
                 .submitter()
@@ -417,6 +483,15 @@ impl Engine for IoUringEngine {
         if self.device.is_some() {
             self.device_queue.push(request);
             return QueueOutcome::Queued;
+        }
+        if self.multishot && request.op == Op::Recv && self.ring.is_listening(request.file.0) {
+            return match self.ring.receive(request) {
+                Receive::Done(completion) => QueueOutcome::Completed(completion),
+                Receive::Waiting => QueueOutcome::Queued,
+                Receive::Refused(request, error) => QueueOutcome::Completed(
+                    request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN))),
+                ),
+            };
         }
         let file = if self.registered_files > 0 {
             FileRef::Fixed(request.file.0)
@@ -474,17 +549,19 @@ impl Engine for IoUringEngine {
                 self.device_queue = batch;
             }
         }
-        let pending = self.ring.unsubmitted();
-        if pending == 0 {
+        self.ring.rearm();
+        if !self.ring.has_unsubmitted_entries() {
             return Ok(0);
         }
+        // Requests waiting on a standing receive reach the kernel with it.
+        let before = self.ring.in_kernel();
         self.ring
             .enable()
             .map_err(|e| engine_error("register enable rings", e))?;
         self.ring
             .submit_all()
             .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
-        Ok(pending - self.ring.unsubmitted())
+        Ok(self.ring.in_kernel().saturating_sub(before))
     }
 
     /// Requests queued but not committed are not waited for: `min` counts
@@ -602,12 +679,19 @@ impl IoUringEngine {
         self.ring.unpublished = Some(Default::default());
     }
 
+    /// Standing multishot receives started so far.
+    pub(crate) fn standing_receives_started(&self) -> u64 {
+        self.ring.standing_receives_started()
+    }
+
     /// How many times the engine has moved the CQ head and published it.
-    #[cfg(test)]
     pub(crate) fn cq_head_commits(&self) -> u64 {
         self.ring.cq_head_commits
     }
 }
+
+#[cfg(test)]
+mod multishot_tests;
 
 #[cfg(test)]
 pub(super) mod tests {

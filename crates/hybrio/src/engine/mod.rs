@@ -447,6 +447,13 @@ pub struct EngineConfig {
     /// `EAGAIN` (or completes short) instead (`RWF_NOWAIT`; fio's `nowait`).
     /// pvsync2, libaio and io_uring.
     pub nowait: bool,
+    /// Receive on each socket through one standing multishot receive, into
+    /// buffers the ring provides (io_uring; provided-buffer rings, Linux
+    /// 5.19, multishot receive, 6.0), instead of one receive per request: a
+    /// datagram then costs a completion and a copy. A socket's buffers are
+    /// as large as its first receive's. The adaptive engine leaves it off
+    /// (its inline tries would overtake data waiting in the buffers).
+    pub recv_multishot: bool,
     /// Replace the medium by an emulated device whose requests complete this
     /// long after submission (see the `device` module); `None`: real I/O.
     pub completion_latency: Option<Duration>,
@@ -492,6 +499,7 @@ impl EngineConfig {
             sq_thread_poll: false,
             hipri: false,
             nowait: false,
+            recv_multishot: false,
             completion_latency: None,
             inject: None,
             adaptive_memory: AdaptiveMemory::Process,

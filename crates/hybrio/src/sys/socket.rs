@@ -57,6 +57,27 @@ pub(crate) fn set_int_option(fd: RawFd, level: i32, name: i32, value: i32) -> io
     }
 }
 
+/// True when `fd` was shut down for reading (`POLLRDHUP`, or `POLLHUP`):
+/// asks without waiting.
+pub(crate) fn is_shut_for_reading(fd: RawFd) -> io::Result<bool> {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    let timeout = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `poll` is one live pollfd the kernel may update, `timeout`
+    // a live timespec it only reads; no signal mask is passed.
+    let ret = unsafe { libc::ppoll(&mut poll, 1, &timeout, std::ptr::null()) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(poll.revents & (libc::POLLRDHUP | libc::POLLHUP) != 0)
+}
+
 /// Waits at most `timeout_ns` for `fd` to have data to read (`write`: room
 /// to write): `ppoll` on the one descriptor. True when it has.
 pub(crate) fn wait_ready(fd: RawFd, write: bool, timeout_ns: u64) -> io::Result<bool> {
@@ -80,6 +101,20 @@ pub(crate) fn wait_ready(fd: RawFd, write: bool, timeout_ns: u64) -> io::Result<
 
 /// True when `fd` is a datagram socket (`SO_TYPE` is `SOCK_DGRAM`).
 pub(crate) fn is_datagram_socket(fd: RawFd) -> io::Result<bool> {
+    Ok(socket_type(fd)? == libc::SOCK_DGRAM)
+}
+
+/// True when each receive on `fd` takes one message, whole or cut
+/// (`SOCK_DGRAM`, `SOCK_SEQPACKET`), not a stream's next bytes.
+pub(crate) fn keeps_message_boundaries(fd: RawFd) -> io::Result<bool> {
+    Ok(matches!(
+        socket_type(fd)?,
+        libc::SOCK_DGRAM | libc::SOCK_SEQPACKET
+    ))
+}
+
+/// The socket's `SO_TYPE`.
+fn socket_type(fd: RawFd) -> io::Result<i32> {
     let mut kind: i32 = 0;
     let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
     // SAFETY: the kernel writes at most `len` bytes (one int) at the
@@ -96,7 +131,7 @@ pub(crate) fn is_datagram_socket(fd: RawFd) -> io::Result<bool> {
     if ret < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(kind == libc::SOCK_DGRAM)
+    Ok(kind)
 }
 
 /// True when `fd` is a socket (`fstat`'s `S_IFSOCK`).

@@ -40,8 +40,12 @@ fn open_with(
     try_io_uring: bool,
 ) -> Result<Box<dyn Engine>, Error> {
     let io_uring = if try_io_uring {
+        let ring_config = EngineConfig {
+            recv_multishot: false,
+            ..config.clone()
+        };
         crate::probe::engine_available(EngineKind::IoUring)
-            .and_then(|()| crate::engine::io_uring::IoUringEngine::new(config, pool))
+            .and_then(|()| crate::engine::io_uring::IoUringEngine::new(&ring_config, pool))
             .ok()
     } else {
         None

@@ -36,6 +36,7 @@ impl Ring {
     /// rest (and likewise on kernels before 6.0, see [`Ring::cancel_each`]).
     fn settle(&mut self) -> io::Result<()> {
         let deadline = Instant::now() + SETTLE_LIMIT;
+        self.receivers.closing = true;
         if self.sqpoll {
             self.submit_all()?;
             // A synchronous cancel finds only what the thread has taken from
@@ -47,11 +48,11 @@ impl Ring {
         let mut done = Vec::with_capacity(self.occupied);
         let mut stalls = 0;
         let mut next_cancel = Instant::now() + CANCEL_AGAIN_EVERY;
-        while self.in_kernel() > 0 {
+        while self.slots_in_kernel() > 0 {
             self.drain(usize::MAX, &mut done);
             // Dropping the completions returns their buffers to the pool.
             done.clear();
-            if self.in_kernel() == 0 {
+            if self.slots_in_kernel() == 0 {
                 break;
             }
             let now = Instant::now();
@@ -64,7 +65,7 @@ impl Ring {
                 self.cancel_all()?;
                 next_cancel = now + CANCEL_AGAIN_EVERY;
             }
-            match self.wait_at_most(self.in_kernel(), WAIT_SLICE) {
+            match self.wait_at_most(self.slots_in_kernel(), WAIT_SLICE) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_transient(&e) && stalls < MAX_STALLS => stalls += 1,
@@ -93,7 +94,7 @@ impl Ring {
     /// Cancels every request the kernel holds: synchronously where the kernel
     /// can (6.0), else one cancel request per slot.
     fn cancel_all(&mut self) -> io::Result<()> {
-        if self.in_kernel() == 0 {
+        if self.slots_in_kernel() == 0 {
             return Ok(());
         }
         #[cfg(test)]
@@ -117,7 +118,7 @@ impl Ring {
     /// [`wait`](Self::wait) for `min_complete` CQEs, but for no longer than
     /// `limit` (`IORING_ENTER_EXT_ARG`, Linux 5.11; before that, a pause and
     /// a wait that does not block).
-    fn wait_at_most(&mut self, min_complete: usize, limit: Duration) -> io::Result<()> {
+    pub(super) fn wait_at_most(&mut self, min_complete: usize, limit: Duration) -> io::Result<()> {
         #[cfg(test)]
         self.entered_kernel();
         let timeout = types::Timespec::from(limit);
@@ -163,7 +164,7 @@ impl Ring {
     fn cancel_each(&mut self) -> io::Result<()> {
         self.submit_all()?;
         let targets: Vec<u64> = (0..self.slots.len() as u64)
-            .filter(|&i| self.slots[i as usize].is_some())
+            .filter(|&i| self.slots[i as usize].is_some() || self.receivers.arm_of(i).is_some())
             .collect();
         for target in targets {
             let entry = opcode::AsyncCancel::new(target)
@@ -203,6 +204,7 @@ impl Drop for Ring {
             // not wait on it). Their buffers must never be freed or reused:
             // leak them, and with them the arena they point into.
             std::mem::forget(std::mem::take(&mut self.slots));
+            std::mem::forget(std::mem::take(&mut self.receivers));
         }
     }
 }

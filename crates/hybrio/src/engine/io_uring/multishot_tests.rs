@@ -1,0 +1,312 @@
+//! io_uring's multishot receive (`recv_multishot`): what only it does, beyond
+//! the conformance suite (which runs every socket test through it too).
+
+use std::io::Write;
+use std::net::UdpSocket;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use super::IoUringEngine;
+use crate::buf::BufPool;
+use crate::engine::testkit::{finish, take};
+use crate::engine::{Engine, EngineConfig, EngineKind, QueueOutcome};
+use crate::file::FileHandle;
+use crate::probe;
+use crate::request::{Completion, Request};
+
+/// An io_uring engine whose sockets receive through multishot receives, or
+/// `None` (with the reason printed) where the kernel has none.
+fn multishot_engine(depth: u32, pool: &BufPool) -> Option<IoUringEngine> {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping: {reason}");
+        return None;
+    }
+    let config = EngineConfig {
+        recv_multishot: true,
+        ..EngineConfig::with_depth(depth)
+    };
+    Some(IoUringEngine::new(&config, Some(pool)).unwrap())
+}
+
+/// Adds `socket`, or `None` (with the reason printed) where the kernel has
+/// no provided-buffer rings.
+fn add(engine: &mut IoUringEngine, socket: OwnedFd) -> Option<FileHandle> {
+    match engine.add_socket(socket, "socket") {
+        Ok(handle) => Some(handle),
+        Err(e @ crate::Error::FileRefused { .. }) => {
+            eprintln!("skipping: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A UDP socket connected to a multishot engine's socket, and that socket's handle.
+fn udp_into(engine: &mut IoUringEngine) -> Option<(UdpSocket, FileHandle)> {
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+    a.connect(b.local_addr().unwrap()).unwrap();
+    b.connect(a.local_addr().unwrap()).unwrap();
+    Some((a, add(engine, OwnedFd::from(b))?))
+}
+
+/// Datagram `n`: its number, then bytes that depend on it.
+fn datagram(n: u32) -> Vec<u8> {
+    let mut bytes: Vec<u8> = (0..40 + n as usize % 50)
+        .map(|i| (i as u32 * 7 + n) as u8)
+        .collect();
+    bytes[..4].copy_from_slice(&n.to_le_bytes());
+    bytes
+}
+
+fn queue(engine: &mut dyn Engine, request: Request, done: &mut Vec<Completion>) {
+    match engine.queue(request) {
+        QueueOutcome::Completed(completion) => done.push(completion),
+        QueueOutcome::Queued => {}
+        QueueOutcome::Busy(_) => panic!("busy below the depth"),
+    }
+}
+
+/// The number of the datagram a receive got, after checking its bytes.
+fn received(completion: &Completion) -> u32 {
+    assert!(completion.result >= 4, "receive {completion:?}");
+    let bytes = &completion.buf.as_ref().unwrap().as_slice()[..completion.result as usize];
+    let n = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    assert_eq!(bytes, datagram(n).as_slice(), "datagram {n}");
+    n
+}
+
+#[test]
+fn datagrams_beyond_the_provided_buffers_wait_in_the_socket_and_all_come_in_order() {
+    // Receives of 1 MiB get the fewest buffers, 8: the 20 datagrams sent
+    // while 16 receives wait fill them, the kernel ends the standing receive
+    // (ENOBUFS) with 8 receives still waiting, and the rest of the
+    // datagrams wait in the socket for the receive started again.
+    const COUNT: usize = 20;
+    const DEPTH: usize = 16;
+    let pool = BufPool::new(DEPTH, 1 << 20).unwrap();
+    let Some(mut engine) = multishot_engine(DEPTH as u32, &pool) else {
+        return;
+    };
+    let Some((sender, socket)) = udp_into(&mut engine) else {
+        return;
+    };
+    let mut done = Vec::new();
+    let mut queued = 0;
+    let mut order = Vec::new();
+    for round in 0.. {
+        assert!(round < 10_000, "receives stopped after {order:?}");
+        while engine.in_flight() < DEPTH && queued < COUNT {
+            let request = Request::recv(socket, take(&pool, 1 << 20), 0);
+            queue(&mut engine, request, &mut done);
+            queued += 1;
+        }
+        engine.commit().unwrap();
+        if round == 0 {
+            assert!(done.is_empty(), "nothing was sent yet");
+            for n in 0..COUNT as u32 {
+                sender.send(&datagram(n)).unwrap();
+            }
+        }
+        if engine.in_flight() > 0 {
+            engine.reap(1, usize::MAX, &mut done).unwrap();
+        }
+        order.extend(done.drain(..).map(|c| received(&c)));
+        if order.len() == COUNT {
+            break;
+        }
+    }
+    assert_eq!(order, (0..COUNT as u32).collect::<Vec<_>>());
+    assert!(
+        engine.standing_receives_started() >= 2,
+        "the kernel ran out of buffers, so the receive was started again: {}",
+        engine.standing_receives_started()
+    );
+    finish(&mut engine, &mut done);
+}
+
+#[test]
+fn one_reap_takes_a_batch_of_datagrams_and_publishes_the_cq_head_once() {
+    const DEPTH: u32 = 16;
+    let pool = BufPool::new(DEPTH as usize, 256).unwrap();
+    let Some(mut engine) = multishot_engine(DEPTH, &pool) else {
+        return;
+    };
+    let Some((sender, socket)) = udp_into(&mut engine) else {
+        return;
+    };
+    let mut done = Vec::new();
+    for n in 0..DEPTH {
+        let request = Request::recv(socket, take(&pool, 256), u64::from(n));
+        queue(&mut engine, request, &mut done);
+    }
+    engine.commit().unwrap();
+    for n in 0..DEPTH {
+        sender.send(&datagram(n)).unwrap();
+    }
+    let commits = engine.cq_head_commits();
+    let got = engine.reap(DEPTH as usize, usize::MAX, &mut done).unwrap();
+    assert_eq!(got, DEPTH as usize);
+    assert_eq!(
+        engine.cq_head_commits() - commits,
+        1,
+        "one CQ head store for the batch"
+    );
+    let order: Vec<u32> = done.iter().map(received).collect();
+    assert_eq!(order, (0..DEPTH).collect::<Vec<_>>());
+    assert_eq!(
+        engine.standing_receives_started(),
+        1,
+        "one standing receive served every request"
+    );
+    let ring = engine.counters().ring.unwrap();
+    assert_eq!((ring.reaps, ring.completions), (1, u64::from(DEPTH)));
+}
+
+#[test]
+fn a_stream_is_taken_in_parts_and_its_end_comes_to_every_receive_after() {
+    let pool = BufPool::new(2, 300).unwrap();
+    let Some(mut engine) = multishot_engine(2, &pool) else {
+        return;
+    };
+    let (mut peer, ours) = UnixStream::pair().unwrap();
+    let Some(socket) = add(&mut engine, OwnedFd::from(ours)) else {
+        return;
+    };
+    let stream: Vec<u8> = (0..1000u32).map(|i| (i * 13 % 251) as u8).collect();
+    let mut done = Vec::new();
+    // The first receive sets the buffers' size (300); later ones take 128
+    // bytes at a time, so a buffer is taken in parts.
+    queue(
+        &mut engine,
+        Request::recv(socket, take(&pool, 300), 0),
+        &mut done,
+    );
+    engine.commit().unwrap();
+    peer.write_all(&stream).unwrap();
+    let mut received = Vec::new();
+    while received.len() < stream.len() {
+        if engine.in_flight() == 0 {
+            queue(
+                &mut engine,
+                Request::recv(socket, take(&pool, 128), 0),
+                &mut done,
+            );
+            engine.commit().unwrap();
+        }
+        if engine.in_flight() > 0 {
+            engine.reap(1, usize::MAX, &mut done).unwrap();
+        }
+        for got in done.drain(..) {
+            assert!(got.result > 0, "receive at {}: {got:?}", received.len());
+            assert!(got.result <= 300, "at most a buffer: {got:?}");
+            received
+                .extend_from_slice(&got.buf.as_ref().unwrap().as_slice()[..got.result as usize]);
+        }
+    }
+    assert!(received == stream, "the stream came back different");
+    drop(peer);
+    for _ in 0..3 {
+        queue(
+            &mut engine,
+            Request::recv(socket, take(&pool, 128), 0),
+            &mut done,
+        );
+        finish(&mut engine, &mut done);
+        let end = done.pop().expect("the receive completed");
+        assert_eq!(end.result, 0, "the end of the stream, every time");
+    }
+}
+
+#[test]
+fn a_removed_socket_keeps_what_its_standing_receive_had_not_taken() {
+    let pool = BufPool::new(2, 256).unwrap();
+    let Some(mut engine) = multishot_engine(2, &pool) else {
+        return;
+    };
+    let Some((sender, socket)) = udp_into(&mut engine) else {
+        return;
+    };
+    let mut done = Vec::new();
+    queue(
+        &mut engine,
+        Request::recv(socket, take(&pool, 256), 0),
+        &mut done,
+    );
+    engine.commit().unwrap();
+    sender.send(&datagram(0)).unwrap();
+    finish(&mut engine, &mut done);
+    assert_eq!(received(&done[0]), 0);
+    // The standing receive goes with the socket: the next datagram stays in
+    // the socket for whoever holds it now.
+    let socket = UdpSocket::from(OwnedFd::from(engine.remove_file(socket).unwrap()));
+    sender.send(&datagram(1)).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut bytes = [0u8; 256];
+    let n = socket.recv(&mut bytes).unwrap();
+    assert_eq!(&bytes[..n], datagram(1).as_slice());
+}
+
+#[test]
+fn dropping_the_engine_with_receives_waiting_returns_their_buffers() {
+    let pool = BufPool::new(4, 256).unwrap();
+    let Some(mut engine) = multishot_engine(4, &pool) else {
+        return;
+    };
+    let Some((_sender, socket)) = udp_into(&mut engine) else {
+        return;
+    };
+    let mut done = Vec::new();
+    for _ in 0..4 {
+        queue(
+            &mut engine,
+            Request::recv(socket, take(&pool, 256), 0),
+            &mut done,
+        );
+    }
+    engine.commit().unwrap();
+    assert_eq!(engine.in_flight(), 4);
+    assert_eq!(
+        engine.reap(0, usize::MAX, &mut done).unwrap(),
+        0,
+        "nothing was sent"
+    );
+    let started = Instant::now();
+    drop(engine);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the drop waited for data"
+    );
+    assert_eq!(pool.available(), pool.count());
+}
+
+#[test]
+fn a_shut_down_socket_ends_every_waiting_receive() {
+    let pool = BufPool::new(4, 256).unwrap();
+    let Some(mut engine) = multishot_engine(4, &pool) else {
+        return;
+    };
+    // How a benchmark's guard ends a receiver's job: a shutdown from
+    // another thread, on another descriptor of the socket.
+    let (_peer, ours) = std::os::unix::net::UnixDatagram::pair().unwrap();
+    let guard = ours.try_clone().unwrap();
+    let Some(socket) = add(&mut engine, OwnedFd::from(ours)) else {
+        return;
+    };
+    let mut done = Vec::new();
+    for _ in 0..4 {
+        let request = Request::recv(socket, take(&pool, 256), 0);
+        queue(&mut engine, request, &mut done);
+    }
+    engine.commit().unwrap();
+    let shutter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        let _ = guard.shutdown(std::net::Shutdown::Both);
+    });
+    finish(&mut engine, &mut done);
+    shutter.join().unwrap();
+    assert_eq!(done.iter().map(|c| c.result).collect::<Vec<_>>(), [0; 4]);
+}
