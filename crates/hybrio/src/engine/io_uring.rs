@@ -659,6 +659,9 @@ impl Engine for IoUringEngine {
         if self.ring.has_fixed_buffers() {
             parts.push("fixed buffers".to_owned());
         }
+        if self.multishot {
+            parts.push("multishot receive".to_owned());
+        }
         parts.push(format!("depth {}", self.depth));
         parts.retain(|part| !part.is_empty());
         format!("io_uring ({})", parts.join(", "))
