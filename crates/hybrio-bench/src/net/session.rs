@@ -104,11 +104,19 @@ impl Session {
     pub fn settle(&mut self, result: i64, received: Option<&[u8]>, first_half: bool) -> Verdict {
         if result < 0 {
             // Shut down at the job's end: what was cut is not an I/O.
-            return if self.guard.fired() {
-                Verdict::Ended
-            } else {
-                Verdict::Io
-            };
+            if self.guard.fired() {
+                return Verdict::Ended;
+            }
+            // A stream's send fails once the receiver closed the connection
+            // it had accepted: its time was up first (it started earlier),
+            // which ends this job too, as the end of the stream ends a
+            // receiver's. A receiver that never came fails the connect.
+            if received.is_none() && !self.protocol.is_udp() && closed_by_peer(result) {
+                self.peer_done = true;
+                self.guard.release_now();
+                return Verdict::Ended;
+            }
+            return Verdict::Io;
         }
         if let Some(bytes) = received {
             if bytes.is_empty() || (self.protocol.is_udp() && link::is_close(bytes)) {
@@ -160,5 +168,43 @@ impl Session {
         {
             std::thread::sleep(GOODBYE_EVERY);
         }
+    }
+}
+
+/// True when a send's result says the peer closed the connection.
+fn closed_by_peer(result: i64) -> bool {
+    let errno = i32::try_from(-result).unwrap_or(0);
+    matches!(
+        std::io::Error::from_raw_os_error(errno).kind(),
+        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{TcpListener, TcpStream, UdpSocket};
+
+    use super::*;
+
+    fn session(protocol: Protocol, socket: Socket) -> Session {
+        let guard = Guard::start(Vec::new(), None);
+        Session::new(protocol, false, 0, guard, socket)
+    }
+
+    const EPIPE: i64 = 32;
+    const ECONNREFUSED: i64 = 111;
+
+    #[test]
+    fn a_stream_whose_receiver_closed_ends_and_a_datagram_error_counts() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let mut tcp = session(Protocol::Tcp, Socket::from(stream));
+        assert_eq!(tcp.settle(-EPIPE, None, true), Verdict::Ended);
+        assert!(tcp.peer_done());
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut udp = session(Protocol::Udp, Socket::from(udp));
+        assert_eq!(udp.settle(-ECONNREFUSED, None, true), Verdict::Io);
+        assert_eq!(udp.settle(-EPIPE, None, true), Verdict::Io);
+        assert!(!udp.peer_done());
     }
 }
