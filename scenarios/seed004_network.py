@@ -91,21 +91,21 @@ def udp_figures(doc, cpu, datagram=64):
     }
 
 
-def run_fio_udp(tools, port, seconds, work):
+def run_fio_udp(tools, port, seconds, work, datagram=64):
     path = os.path.join(work, "fio-udp.fio")
     with open(path, "w") as f:
-        f.write(udp_job(port, seconds, ["ioengine=net"], ["ioengine=net", "bs=64"]))
+        f.write(udp_job(port, seconds, ["ioengine=net"], ["ioengine=net", f"bs={datagram}"], datagram))
     out, cpu = timed([tools["fio"], "--output-format=json", path])
-    return udp_figures(parse(out), cpu)
+    return udp_figures(parse(out), cpu, datagram)
 
 
-def run_hybrio_udp(tools, port, seconds, work, receiver, sender, bs_recv=64):
+def run_hybrio_udp(tools, port, seconds, work, receiver, sender, bs_recv=64, datagram=64):
     path = os.path.join(work, "hybrio-udp.fio")
     with open(path, "w") as f:
         f.write(udp_job(port, seconds, receiver, sender, bs_recv))
     out, cpu = timed([tools["hybrio"], "--output-format=json", path])
     doc = parse(out)
-    figures = udp_figures(doc, cpu)
+    figures = udp_figures(doc, cpu, datagram)
     queue = next(j for j in doc["hybrio"]["jobs"] if j["jobname"] == "receiver").get("completion_queue")
     if queue:
         figures["completions_per_reap"] = queue["completions_per_reap"]
@@ -199,17 +199,34 @@ def main():
             print(f"seed004_network.py: {name} is not installed (apt-get install {name}): left out", file=sys.stderr)
     s = args.seconds
     gso = ["ioengine=psync", "bs=4k", "datagram_size=64"]
+    # 32 datagrams of 1 KiB a call: 64 would pass UDP's 64 KiB limit.
+    gso1k = ["ioengine=psync", "bs=32k", "datagram_size=1k"]
+    qd16 = ["iodepth=16", "iodepth_batch_submit=8", "iodepth_batch_complete_min=8"]
+    qd128 = ["iodepth=128", "iodepth_batch_submit=32", "iodepth_batch_complete_min=32"]
+    multishot = ["ioengine=io_uring", "recv_multishot=1"]
+
+    def hybrio_udp(receiver, sender=gso, datagram=64):
+        return ("hybrio", lambda p, w: run_hybrio_udp(tools, p, s, w, receiver, sender, datagram, datagram))
+
     configs = {
         "udp/fio": ("fio", lambda p, w: run_fio_udp(tools, p, s, w)),
         "udp/iperf3": ("iperf3", lambda p, w: run_iperf3(tools, p, s, w)),
         "udp/hybrio fio-job": ("hybrio", lambda p, w: run_hybrio_udp(tools, p, s, w, ["ioengine=net"], ["ioengine=net", "bs=64"])),
         "udp/hybrio psync": ("hybrio", lambda p, w: run_hybrio_udp(tools, p, s, w, ["ioengine=psync"], gso)),
-        "udp/hybrio io_uring qd128 batch32": ("hybrio", lambda p, w: run_hybrio_udp(
-            tools, p, s, w, ["ioengine=io_uring", "iodepth=128", "iodepth_batch_submit=32", "iodepth_batch_complete_min=32"], gso)),
+        "udp/hybrio io_uring qd1": hybrio_udp(["ioengine=io_uring"]),
+        "udp/hybrio io_uring qd16 batch8": hybrio_udp(["ioengine=io_uring"] + qd16),
+        "udp/hybrio io_uring qd128 batch32": hybrio_udp(["ioengine=io_uring"] + qd128),
+        "udp/hybrio io_uring multishot qd16 batch8": hybrio_udp(multishot + qd16),
+        "udp/hybrio io_uring multishot qd128 batch32": hybrio_udp(multishot + qd128),
         "udp/hybrio adaptive qd16": ("hybrio", lambda p, w: run_hybrio_udp(
             tools, p, s, w, ["ioengine=adaptive", "iodepth=16", "iodepth_batch_submit=8", "iodepth_batch_complete_min=8"], gso)),
         "udp/hybrio GRO": ("hybrio", lambda p, w: run_hybrio_udp(
             tools, p, s, w, ["ioengine=adaptive", "datagram_size=64"], gso, bs_recv="4k")),
+        "udp1k/fio": ("fio", lambda p, w: run_fio_udp(tools, p, s, w, 1024)),
+        "udp1k/hybrio psync": hybrio_udp(["ioengine=psync"], gso1k, 1024),
+        "udp1k/hybrio io_uring qd16 batch8": hybrio_udp(["ioengine=io_uring"] + qd16, gso1k, 1024),
+        "udp1k/hybrio io_uring multishot qd16 batch8": hybrio_udp(multishot + qd16, gso1k, 1024),
+        "udp1k/hybrio adaptive qd16": hybrio_udp(["ioengine=adaptive"] + qd16, gso1k, 1024),
         "tcp 4k/fio": ("fio", lambda p, w: run_tcp("fio", tools, p, s, w, "4k", None, False)),
         "tcp 4k/hybrio net": ("hybrio", lambda p, w: run_tcp("hybrio", tools, p, s, w, "4k", "net", False)),
         "tcp 4k/hybrio adaptive": ("hybrio", lambda p, w: run_tcp("hybrio", tools, p, s, w, "4k", "adaptive", False)),
@@ -267,18 +284,22 @@ def render(doc):
            f"configurations in turn; median (lowest-highest round). Load average before "
            f"{' '.join(doc['load_before'])}, after {' '.join(doc['load_after'])}."
            + (f" Runs that failed and are left out: {doc['failed_runs']}." if doc.get("failed_runs") else ""), ""]
-    fio_rate, fio_cpu = med("udp/fio", "datagrams_per_s"), med("udp/fio", "cpu_ns_per_datagram")
-    out += ["| UDP, 64-byte datagrams | received/s | lost | CPU ns per datagram | x fio's rate | x fio's CPU/datagram | completions per reap | CQ head commits per reap |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name in [n for n in res if n.startswith("udp/")]:
-        rate, cpu = med(name, "datagrams_per_s"), med(name, "cpu_ns_per_datagram")
-        ratio = f"{rate / fio_rate:.2f}" if rate and fio_rate else "-"
-        cpu_ratio = f"{cpu / fio_cpu:.2f}" if cpu and fio_cpu else "-"
-        out.append(f"| {name[4:]} | {cell(name, 'datagrams_per_s', lambda x: f'{x / 1e3:.0f}k')} | "
-                   f"{cell(name, 'lost', lambda x: f'{x:.0f}')} | {cell(name, 'cpu_ns_per_datagram', lambda x: f'{x:.0f}')} | "
-                   f"{ratio} | {cpu_ratio} | {cell(name, 'completions_per_reap', lambda x: f'{x:.1f}')} | "
-                   f"{cell(name, 'head_commits_per_reap', lambda x: f'{x:.2f}')} |")
-    out += ["", "| TCP stream | receiver Gbit/s | x fio |", "|---|---:|---:|"]
+    for prefix, title in (("udp/", "UDP, 64-byte datagrams"), ("udp1k/", "UDP, 1 KiB datagrams")):
+        fio_rate, fio_cpu = med(prefix + "fio", "datagrams_per_s"), med(prefix + "fio", "cpu_ns_per_datagram")
+        if not any(n.startswith(prefix) for n in res):
+            continue
+        out += [f"| {title} | received/s | lost | CPU ns per datagram | x fio's rate | x fio's CPU/datagram | completions per reap | CQ head commits per reap |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for name in [n for n in res if n.startswith(prefix)]:
+            rate, cpu = med(name, "datagrams_per_s"), med(name, "cpu_ns_per_datagram")
+            ratio = f"{rate / fio_rate:.2f}" if rate and fio_rate else "-"
+            cpu_ratio = f"{cpu / fio_cpu:.2f}" if cpu and fio_cpu else "-"
+            out.append(f"| {name[len(prefix):]} | {cell(name, 'datagrams_per_s', lambda x: f'{x / 1e3:.0f}k')} | "
+                       f"{cell(name, 'lost', lambda x: f'{x:.0f}')} | {cell(name, 'cpu_ns_per_datagram', lambda x: f'{x:.0f}')} | "
+                       f"{ratio} | {cpu_ratio} | {cell(name, 'completions_per_reap', lambda x: f'{x:.1f}')} | "
+                       f"{cell(name, 'head_commits_per_reap', lambda x: f'{x:.2f}')} |")
+        out.append("")
+    out += ["| TCP stream | receiver Gbit/s | x fio |", "|---|---:|---:|"]
     for bs in ("4k", "128k"):
         base = med(f"tcp {bs}/fio", "gbit_per_s")
         for name in [n for n in res if n.startswith(f"tcp {bs}/")]:

@@ -29,7 +29,11 @@
 //!   no socket commands and refuses them. A receive is whole at any length
 //!   (one datagram); short sends of a stream are sent again for the rest.
 //!   io_uring's reaps publish the completion queue's head once per batch
-//!   ([`RingCounts`](engine::RingCounts), seeds/004).
+//!   ([`RingCounts`](engine::RingCounts), seeds/004). With
+//!   [`EngineConfig::recv_multishot`](engine::EngineConfig::recv_multishot),
+//!   io_uring receives through one standing multishot receive per socket into
+//!   buffers the ring provides, and each receive request takes what arrived
+//!   by copy, in order (at once when data was waiting).
 //! * [`Engine::queue`](engine::Engine::queue) either completes a request inline,
 //!   queues it, or hands it back when the engine is full;
 //!   [`Engine::commit`](engine::Engine::commit) submits everything queued in one
