@@ -568,8 +568,15 @@ impl Engine for IoUringEngine {
     /// only committed ones.
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
         let want = min.min(max).min(self.ring.in_kernel());
-        let mut got = self.ring.drain(max, out);
         let mut entered = false;
+        if self.ring.has_waiting_receives() && self.ring.cq_len() < want {
+            // Standing receives post CQEs between reaps: draining those
+            // first and the rest after a wait would store the CQ head twice
+            // a reap (1.2-1.9 times); wait for all, then drain once.
+            self.enter(want)?;
+            entered = true;
+        }
+        let mut got = self.ring.drain(max, out);
         let mut fruitless = 0u32;
         while got < max && self.ring.in_kernel() > 0 {
             if got >= want {

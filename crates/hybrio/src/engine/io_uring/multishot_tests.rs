@@ -310,3 +310,39 @@ fn a_shut_down_socket_ends_every_waiting_receive() {
     shutter.join().unwrap();
     assert_eq!(done.iter().map(|c| c.result).collect::<Vec<_>>(), [0; 4]);
 }
+
+#[test]
+fn a_reap_waits_for_its_batch_before_draining_what_arrived_since_the_last() {
+    const DEPTH: u32 = 16;
+    let pool = BufPool::new(DEPTH as usize, 256).unwrap();
+    let Some(mut engine) = multishot_engine(DEPTH, &pool) else {
+        return;
+    };
+    let Some((sender, socket)) = udp_into(&mut engine) else {
+        return;
+    };
+    let mut done = Vec::new();
+    for n in 0..DEPTH {
+        let request = Request::recv(socket, take(&pool, 256), u64::from(n));
+        queue(&mut engine, request, &mut done);
+    }
+    engine.commit().unwrap();
+    for n in 0..4 {
+        sender.send(&datagram(n)).unwrap();
+    }
+    // A reap of at most 2 leaves the other 2 arrivals in the CQ.
+    assert_eq!(engine.reap(4, 2, &mut done).unwrap(), 2);
+    for n in 4..DEPTH {
+        sender.send(&datagram(n)).unwrap();
+    }
+    let commits = engine.cq_head_commits();
+    let want = DEPTH as usize - 2;
+    assert_eq!(engine.reap(want, usize::MAX, &mut done).unwrap(), want);
+    assert_eq!(
+        engine.cq_head_commits() - commits,
+        1,
+        "the 2 left in the CQ and the 12 after them, drained at once"
+    );
+    let order: Vec<u32> = done.iter().map(received).collect();
+    assert_eq!(order, (0..DEPTH).collect::<Vec<_>>());
+}

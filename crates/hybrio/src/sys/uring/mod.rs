@@ -29,7 +29,7 @@ const MAX_REGISTERED_IOVEC: usize = 1 << 30;
 
 /// With requests waiting on standing receives, how long a wait lasts before
 /// it looks for sockets shut down (see [`Ring::end_shut_receives`]).
-const SHUTDOWN_LOOK: std::time::Duration = std::time::Duration::from_millis(10);
+pub(super) const SHUTDOWN_LOOK: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Consecutive `EAGAIN`/`EBUSY` answers after which submitting or waiting gives up.
 const MAX_STALLS: u32 = 1000;
@@ -173,6 +173,18 @@ impl Ring {
     #[inline]
     pub(crate) fn in_flight(&self) -> usize {
         self.occupied - self.receivers.arms + self.receivers.waiting
+    }
+
+    /// CQEs in the CQ, not yet drained.
+    #[inline]
+    pub(crate) fn cq_len(&mut self) -> usize {
+        self.ring.completion().len()
+    }
+
+    /// True when requests wait on standing receives.
+    #[inline]
+    pub(crate) fn has_waiting_receives(&self) -> bool {
+        self.receivers.waiting > 0
     }
 
     /// True when the SQ holds entries not yet handed to the kernel
@@ -504,24 +516,8 @@ impl Ring {
     pub(crate) fn wait(&mut self, min_complete: usize) -> io::Result<()> {
         #[cfg(test)]
         self.entered_kernel();
-        // With requests waiting on standing receives, wait for one CQE more
-        // than the other requests are sure to post, and never for long. A
-        // standing receive's CQE may complete no request (out of buffers:
-        // it must be started again) or several (a stream's), and it may
-        // never come (a shutdown). And its arrivals reach the CQ through one
-        // task-work item per wake-up of the socket, which wakes a waiter
-        // only when it waits for at most as many (under DEFER_TASKRUN):
-        // waiting for 8 CQEs at a time received 0.61-0.71 M datagrams/s,
-        // for 1, 1.5 M.
         if self.receivers.waiting > 0 {
-            let min_complete = min_complete.min(self.requests_in_kernel() + 1);
-            // A shutdown does not end a standing receive: look for one
-            // whenever a wait ends with nothing to show.
-            self.wait_at_most(min_complete, SHUTDOWN_LOOK)?;
-            if self.ring.completion().is_empty() {
-                self.end_shut_receives();
-            }
-            return Ok(());
+            return self.wait_for_arrivals(min_complete);
         }
         if self.sqpoll {
             // The kernel thread takes the SQ on its own; the crate's submit
