@@ -184,6 +184,10 @@ fn io_flavours() -> Vec<Flavour> {
             c.recv_multishot = true;
             c.register_files = true;
         }),
+        uring(4, |c| {
+            c.recv_multishot = true;
+            c.sq_thread_poll = true;
+        }),
         // COOP_TASKRUN|TASKRUN_FLAG, then no task-run flags, then not disabled.
         Flavour::io_uring_from_rung(8, 1),
         Flavour::io_uring_from_rung(8, 2),

@@ -77,6 +77,37 @@ fn received(completion: &Completion) -> u32 {
     n
 }
 
+/// Receives outstanding in [`receives_waiting`].
+const DEPTH: u32 = 16;
+
+/// A multishot engine with [`DEPTH`] receives of 256 bytes committed on a
+/// UDP socket, and the socket that sends to it.
+struct Waiting {
+    engine: IoUringEngine,
+    sender: UdpSocket,
+    done: Vec<Completion>,
+    /// Holds the receives' buffers.
+    _pool: BufPool,
+}
+
+fn receives_waiting() -> Option<Waiting> {
+    let pool = BufPool::new(DEPTH as usize, 256).unwrap();
+    let mut engine = multishot_engine(DEPTH, &pool)?;
+    let (sender, socket) = udp_into(&mut engine)?;
+    let mut done = Vec::new();
+    for n in 0..DEPTH {
+        let request = Request::recv(socket, take(&pool, 256), u64::from(n));
+        queue(&mut engine, request, &mut done);
+    }
+    engine.commit().unwrap();
+    Some(Waiting {
+        engine,
+        sender,
+        done,
+        _pool: pool,
+    })
+}
+
 #[test]
 fn datagrams_beyond_the_provided_buffers_wait_in_the_socket_and_all_come_in_order() {
     // Receives of 1 MiB get the fewest buffers, 8: the 20 datagrams sent
@@ -84,9 +115,8 @@ fn datagrams_beyond_the_provided_buffers_wait_in_the_socket_and_all_come_in_orde
     // (ENOBUFS) with 8 receives still waiting, and the rest of the
     // datagrams wait in the socket for the receive started again.
     const COUNT: usize = 20;
-    const DEPTH: usize = 16;
-    let pool = BufPool::new(DEPTH, 1 << 20).unwrap();
-    let Some(mut engine) = multishot_engine(DEPTH as u32, &pool) else {
+    let pool = BufPool::new(DEPTH as usize, 1 << 20).unwrap();
+    let Some(mut engine) = multishot_engine(DEPTH, &pool) else {
         return;
     };
     let Some((sender, socket)) = udp_into(&mut engine) else {
@@ -97,7 +127,7 @@ fn datagrams_beyond_the_provided_buffers_wait_in_the_socket_and_all_come_in_orde
     let mut order = Vec::new();
     for round in 0.. {
         assert!(round < 10_000, "receives stopped after {order:?}");
-        while engine.in_flight() < DEPTH && queued < COUNT {
+        while engine.in_flight() < DEPTH as usize && queued < COUNT {
             let request = Request::recv(socket, take(&pool, 1 << 20), 0);
             queue(&mut engine, request, &mut done);
             queued += 1;
@@ -128,20 +158,15 @@ fn datagrams_beyond_the_provided_buffers_wait_in_the_socket_and_all_come_in_orde
 
 #[test]
 fn one_reap_takes_a_batch_of_datagrams_and_publishes_the_cq_head_once() {
-    const DEPTH: u32 = 16;
-    let pool = BufPool::new(DEPTH as usize, 256).unwrap();
-    let Some(mut engine) = multishot_engine(DEPTH, &pool) else {
+    let Some(Waiting {
+        mut engine,
+        sender,
+        mut done,
+        ..
+    }) = receives_waiting()
+    else {
         return;
     };
-    let Some((sender, socket)) = udp_into(&mut engine) else {
-        return;
-    };
-    let mut done = Vec::new();
-    for n in 0..DEPTH {
-        let request = Request::recv(socket, take(&pool, 256), u64::from(n));
-        queue(&mut engine, request, &mut done);
-    }
-    engine.commit().unwrap();
     for n in 0..DEPTH {
         sender.send(&datagram(n)).unwrap();
     }
@@ -313,20 +338,15 @@ fn a_shut_down_socket_ends_every_waiting_receive() {
 
 #[test]
 fn a_reap_waits_for_its_batch_before_draining_what_arrived_since_the_last() {
-    const DEPTH: u32 = 16;
-    let pool = BufPool::new(DEPTH as usize, 256).unwrap();
-    let Some(mut engine) = multishot_engine(DEPTH, &pool) else {
+    let Some(Waiting {
+        mut engine,
+        sender,
+        mut done,
+        ..
+    }) = receives_waiting()
+    else {
         return;
     };
-    let Some((sender, socket)) = udp_into(&mut engine) else {
-        return;
-    };
-    let mut done = Vec::new();
-    for n in 0..DEPTH {
-        let request = Request::recv(socket, take(&pool, 256), u64::from(n));
-        queue(&mut engine, request, &mut done);
-    }
-    engine.commit().unwrap();
     for n in 0..4 {
         sender.send(&datagram(n)).unwrap();
     }
