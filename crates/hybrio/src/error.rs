@@ -72,6 +72,23 @@ pub enum Error {
         /// What ran out, how much is in use, and what raises it.
         reason: String,
     },
+    /// An engine cannot pass uncached I/O's per-request flag.
+    #[error(
+        "ioengine {engine} cannot do uncached I/O (RWF_DONTCACHE): it has no per-request flags; pvsync2, io_uring, the pool and adaptive take it"
+    )]
+    CachingUnsupported {
+        /// The engine's name.
+        engine: &'static str,
+    },
+    /// The file's filesystem (or the kernel) refuses uncached I/O, or the
+    /// file cannot take it (a socket, a file of the emulated device).
+    #[error("uncached I/O (RWF_DONTCACHE) is refused on {path}: {reason}")]
+    UncachedRefused {
+        /// The file.
+        path: PathBuf,
+        /// Why: the filesystem and kernel that refuse it, or the kind of file.
+        reason: String,
+    },
     /// An engine cannot do I/O on this kind of file (Linux AIO on a socket).
     #[error("{what} cannot do I/O on {path}: {reason}")]
     Unsupported {

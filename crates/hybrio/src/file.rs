@@ -30,6 +30,21 @@ pub struct FileEntry {
     fd: RawFd,
     direct: bool,
     socket: bool,
+    caching: Caching,
+}
+
+/// Whether a file's data goes through the page cache, and stays there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Caching {
+    /// Buffered I/O, the data kept in the page cache (the default: cache
+    /// residency is the caller's intent).
+    #[default]
+    Cached,
+    /// Uncached buffered I/O (`RWF_DONTCACHE`, Linux 6.14): through the page
+    /// cache, with buffered I/O's semantics (any size and alignment, readers
+    /// see the data), but the pages a request brings in are dropped once
+    /// it is done (a write's after writeback, which it starts at once).
+    Uncached,
 }
 
 impl FileEntry {
@@ -58,6 +73,21 @@ impl FileEntry {
     pub fn is_socket(&self) -> bool {
         self.socket
     }
+
+    /// How its data goes through the page cache
+    /// ([`Engine::set_caching`](crate::engine::Engine::set_caching)).
+    pub fn caching(&self) -> Caching {
+        self.caching
+    }
+
+    /// The `RWF_*` flag its reads and writes carry for its caching.
+    #[inline]
+    pub(crate) fn caching_flags(&self) -> i32 {
+        match self.caching {
+            Caching::Cached => 0,
+            Caching::Uncached => libc::RWF_DONTCACHE,
+        }
+    }
 }
 
 /// Handle-indexed table of open files.
@@ -85,6 +115,7 @@ impl FileTable {
             fd,
             direct,
             socket,
+            caching: Caching::Cached,
         };
         if let Some(pos) = self
             .free
@@ -166,6 +197,40 @@ impl FileTable {
         let entry = self.slots.get_mut(handle.index())?.take()?;
         self.free.push(handle.0);
         Some(entry)
+    }
+
+    /// Sets the caching of the file at `handle`, after checking that it can
+    /// take it: a socket, an emulated device's file (`emulated`) or a file
+    /// whose filesystem refuses `RWF_DONTCACHE` cannot be uncached, and an
+    /// `O_DIRECT` file is uncached already (nothing changes).
+    pub(crate) fn set_caching(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+        emulated: bool,
+    ) -> Result<(), Error> {
+        let entry = self
+            .slots
+            .get_mut(handle.index())
+            .and_then(Option::as_mut)
+            .ok_or(Error::BadHandle(handle.0))?;
+        if caching == Caching::Uncached && !entry.direct {
+            let refuse = |reason: String| Error::UncachedRefused {
+                path: entry.path.clone(),
+                reason,
+            };
+            if entry.socket {
+                return Err(refuse("a socket has no page cache".into()));
+            }
+            if emulated {
+                return Err(refuse(
+                    "the emulated device keeps its files' data in the page cache".into(),
+                ));
+            }
+            sys::probe_uncached(entry.fd).map_err(|e| refuse(uncached_refusal(entry.fd, &e)))?;
+        }
+        entry.caching = caching;
+        Ok(())
     }
 
     /// The file behind a handle.
@@ -295,6 +360,20 @@ pub(crate) fn reopen(file: &File, path: &Path) -> Result<File, Error> {
         .custom_flags(kept)
         .open(format!("/proc/self/fd/{fd}"))
         .map_err(|e| Error::io("open a second time", path, 0, e))
+}
+
+/// Why a file refuses uncached I/O: its filesystem and the kernel, or the error.
+fn uncached_refusal(fd: RawFd, error: &std::io::Error) -> String {
+    if error.raw_os_error() != Some(libc::EOPNOTSUPP) {
+        return format!("probing it failed: {error}");
+    }
+    let filesystem = sys::filesystem_type(fd)
+        .map(crate::probe::filesystem_name)
+        .unwrap_or("its filesystem");
+    let kernel = crate::probe::kernel_release();
+    format!(
+        "{filesystem} on Linux {kernel} does not take it (ext4, XFS and btrfs do from Linux 6.14; tmpfs does not)"
+    )
 }
 
 #[cfg(test)]

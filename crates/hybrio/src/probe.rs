@@ -253,6 +253,27 @@ fn describe(err: &io::Error) -> String {
     }
 }
 
+/// The running kernel's release (`uname -r`), or "unknown".
+pub(crate) fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|release| release.trim().to_owned())
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// A filesystem's name from its `statfs` magic number, for messages.
+pub(crate) fn filesystem_name(magic: i64) -> &'static str {
+    match magic {
+        libc::EXT4_SUPER_MAGIC => "ext4",
+        libc::XFS_SUPER_MAGIC => "XFS",
+        libc::BTRFS_SUPER_MAGIC => "btrfs",
+        libc::TMPFS_MAGIC => "tmpfs",
+        libc::OVERLAYFS_SUPER_MAGIC => "overlayfs",
+        libc::NFS_SUPER_MAGIC => "NFS",
+        libc::F2FS_SUPER_MAGIC => "f2fs",
+        _ => "its filesystem",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

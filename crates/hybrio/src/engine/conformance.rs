@@ -13,6 +13,7 @@ use crate::file::{self, FileHandle, OpenOptions};
 use crate::probe;
 use crate::request::{Completion, Op, Request};
 
+mod caching;
 mod sockets;
 
 /// An engine kind with one configuration.

@@ -11,7 +11,7 @@ use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed, sealed};
 use crate::Error;
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
-use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::file::{Caching, FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
 use crate::sys::{self, negative_errno, retry_on_interrupt};
 
@@ -20,7 +20,13 @@ pub(crate) trait InlineCalls: Send + std::fmt::Debug {
     /// Which engine this is.
     const KIND: EngineKind;
 
-    /// Reads or writes `buf` (its window) at `offset` of `fd`, the file at `handle`.
+    /// Whether its calls carry `RWF_*` flags, so that its files can be
+    /// uncached ([`Engine::set_caching`]).
+    const TAKES_FLAGS: bool = false;
+
+    /// Reads or writes `buf` (its window) at `offset` of `fd`, the file at
+    /// `handle`, with the file's `RWF_*` flags (`flags`, 0 unless the engine
+    /// or the engine around it takes them).
     fn transfer(
         &mut self,
         fd: RawFd,
@@ -28,6 +34,7 @@ pub(crate) trait InlineCalls: Send + std::fmt::Debug {
         op: Op,
         buf: &mut Buf,
         offset: u64,
+        flags: i32,
     ) -> io::Result<usize>;
 
     /// A file was added at `handle`.
@@ -75,7 +82,9 @@ impl<C: InlineCalls> InlineEngine<C> {
             (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
             (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
             (op @ (Op::Read | Op::Write), Some(buf)) => {
-                self.calls.transfer(fd, request.file, op, buf, offset)
+                let flags = entry.caching_flags();
+                self.calls
+                    .transfer(fd, request.file, op, buf, offset, flags)
             }
             (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
             (Op::Read | Op::Write | Op::Recv | Op::Send, None) => {
@@ -109,6 +118,28 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
             .remove(handle)
             .map(FileEntry::into_file)
             .ok_or(Error::BadHandle(handle.0))
+    }
+
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        if !C::TAKES_FLAGS && caching == Caching::Uncached {
+            return Err(Error::CachingUnsupported {
+                engine: C::KIND.name(),
+            });
+        }
+        self.files
+            .set_caching(handle, caching, self.device.is_some())
+    }
+
+    fn set_caching_inside(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+        _: sealed::Token,
+    ) -> Result<(), Error> {
+        // Inside another engine any of these takes the flags: psync's calls
+        // become preadv2/pwritev2 for an uncached file.
+        self.files
+            .set_caching(handle, caching, self.device.is_some())
     }
 
     #[inline(always)]

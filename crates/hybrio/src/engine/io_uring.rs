@@ -18,7 +18,7 @@ use ::io_uring::IoUring;
 use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
-use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::file::{Caching, FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
 use crate::sys::uring::{FileRef, Push, Receive, Ring};
 use crate::{Error, probe};
@@ -441,6 +441,11 @@ impl Engine for IoUringEngine {
         Ok(handle)
     }
 
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        self.files
+            .set_caching(handle, caching, self.device.is_some())
+    }
+
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let in_flight = self.in_flight();
         if in_flight > 0 {
@@ -498,7 +503,8 @@ impl Engine for IoUringEngine {
         } else {
             FileRef::Fd(entry.fd())
         };
-        match self.ring.push(request, file) {
+        let flags = entry.caching_flags();
+        match self.ring.push(request, file, flags) {
             Push::Queued => QueueOutcome::Queued,
             // queue() checked the depth above, so this is not expected.
             Push::Full(request) => QueueOutcome::Busy(request),

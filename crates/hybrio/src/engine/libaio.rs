@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, malformed};
 use crate::device::EmulatedDevice;
-use crate::file::{FileHandle, FileTable};
+use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};
 use crate::sys::aio::AioContext;
 use crate::{Error, probe};
@@ -141,6 +141,16 @@ impl Engine for LibaioEngine {
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         self.files.remove_idle(handle, self.aio.in_flight())
+    }
+
+    /// Only an `O_DIRECT` file (uncached already) can be uncached here:
+    /// Linux AIO's buffered I/O is synchronous, and hybrio passes it no flags.
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        let entry = self.files.get(handle).ok_or(Error::BadHandle(handle.0))?;
+        if caching == Caching::Uncached && !entry.is_direct() {
+            return Err(Error::CachingUnsupported { engine: ENGINE });
+        }
+        Ok(())
     }
 
     #[inline]

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::buf::BufPool;
-use crate::file::FileHandle;
+use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
 
 /// What keeps [`Engine::run_straight`] within this crate.
@@ -80,6 +80,36 @@ pub trait Engine: Send + std::fmt::Debug {
             )),
             Err(e) => Err(Error::io("add as a socket", name, 0, e)),
         }
+    }
+
+    /// Sets how the file at `handle` goes through the page cache. Uncached
+    /// I/O (`RWF_DONTCACHE`, Linux 6.14) needs an engine that passes flags
+    /// with each request (pvsync2, io_uring, the pool, adaptive; the others
+    /// refuse with [`Error::CachingUnsupported`]) and a filesystem that
+    /// takes it, probed here, before any I/O ([`Error::UncachedRefused`]
+    /// names the filesystem and the kernel). An `O_DIRECT` file is uncached
+    /// already: nothing changes.
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        let _ = handle;
+        match caching {
+            Caching::Cached => Ok(()),
+            Caching::Uncached => Err(Error::CachingUnsupported {
+                engine: self.kind().name(),
+            }),
+        }
+    }
+
+    /// As [`set_caching`](Engine::set_caching), for an engine inside another
+    /// (the adaptive engine's inline path, a psync engine, takes flags too).
+    #[doc(hidden)]
+    fn set_caching_inside(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+        token: sealed::Token,
+    ) -> Result<(), Error> {
+        let _ = token;
+        self.set_caching(handle, caching)
     }
 
     /// Offers one request. See [`QueueOutcome`].
@@ -177,6 +207,17 @@ impl Engine for Box<dyn Engine> {
     }
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         (**self).remove_file(handle)
+    }
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        (**self).set_caching(handle, caching)
+    }
+    fn set_caching_inside(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+        token: sealed::Token,
+    ) -> Result<(), Error> {
+        (**self).set_caching_inside(handle, caching, token)
     }
     fn queue(&mut self, request: Request) -> QueueOutcome {
         (**self).queue(request)

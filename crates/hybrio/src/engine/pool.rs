@@ -93,7 +93,7 @@ use std::time::{Duration, Instant};
 use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
 use crate::Error;
 use crate::device::{self, EmulatedDevice};
-use crate::file::{FileHandle, FileTable};
+use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
 use crate::sys::{self, negative_errno, retry_on_interrupt};
 
@@ -163,6 +163,9 @@ struct Job {
     direct: bool,
     /// Emulated device only: `CLOCK_MONOTONIC` time (ns) the request completes at.
     deadline: Option<u64>,
+    /// The file's `RWF_*` flags (uncached I/O): its reads and writes are
+    /// then `preadv2`/`pwritev2`.
+    rw_flags: i32,
 }
 
 impl Job {
@@ -173,6 +176,7 @@ impl Job {
             fd,
             direct,
             deadline,
+            rw_flags,
         } = self;
         let result = match deadline {
             Some(deadline) => {
@@ -180,7 +184,7 @@ impl Job {
                 device::wait_until(deadline);
                 result
             }
-            None => perform(fd, &mut request),
+            None => perform(fd, &mut request, rw_flags),
         };
         request.complete(result)
     }
@@ -188,9 +192,15 @@ impl Job {
 
 /// The system call of a request (already checked by [`malformed`]); returns
 /// bytes transferred or a negative errno.
-fn perform(fd: RawFd, request: &mut Request) -> i64 {
+fn perform(fd: RawFd, request: &mut Request, rw_flags: i32) -> i64 {
     let offset = request.offset;
     let outcome = match (request.op, request.buf.as_mut()) {
+        (Op::Read, Some(buf)) if rw_flags != 0 => {
+            retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, rw_flags))
+        }
+        (Op::Write, Some(buf)) if rw_flags != 0 => {
+            retry_on_interrupt(|| sys::pwritev2(fd, buf.as_slice(), offset, rw_flags))
+        }
         (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
         (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
         (Op::Read, Some(buf)) => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
@@ -841,6 +851,11 @@ impl Engine for PoolEngine {
         self.files.remove_idle(handle, self.in_flight())
     }
 
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        self.files
+            .set_caching(handle, caching, self.device.is_some())
+    }
+
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
         let Some(entry) = self.files.get(request.file) else {
@@ -856,6 +871,7 @@ impl Engine for PoolEngine {
             fd: entry.fd(),
             direct: entry.is_direct(),
             deadline: None,
+            rw_flags: entry.caching_flags(),
             request,
         });
         QueueOutcome::Queued

@@ -36,10 +36,17 @@ impl InlineCalls for PsyncCalls {
         op: Op,
         buf: &mut Buf,
         offset: u64,
+        flags: i32,
     ) -> io::Result<usize> {
-        match op {
-            Op::Read => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
-            _ => retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset)),
+        // Flags come only inside the adaptive engine (psync itself refuses
+        // uncached files): there the calls are preadv2/pwritev2.
+        match (op, flags) {
+            (Op::Read, 0) => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
+            (Op::Read, _) => {
+                retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, flags))
+            }
+            (_, 0) => retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset)),
+            _ => retry_on_interrupt(|| sys::pwritev2(fd, buf.as_slice(), offset, flags)),
         }
     }
 }

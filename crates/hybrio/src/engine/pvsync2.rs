@@ -43,6 +43,7 @@ impl Pvsync2Engine {
 
 impl InlineCalls for Pvsync2Calls {
     const KIND: EngineKind = EngineKind::Pvsync2;
+    const TAKES_FLAGS: bool = true;
 
     #[inline]
     fn transfer(
@@ -52,12 +53,12 @@ impl InlineCalls for Pvsync2Calls {
         op: Op,
         buf: &mut Buf,
         offset: u64,
+        flags: i32,
     ) -> io::Result<usize> {
+        let flags = self.flags | flags;
         match op {
-            Op::Read => {
-                retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, self.flags))
-            }
-            _ => retry_on_interrupt(|| sys::pwritev2(fd, buf.as_slice(), offset, self.flags)),
+            Op::Read => retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, flags)),
+            _ => retry_on_interrupt(|| sys::pwritev2(fd, buf.as_slice(), offset, flags)),
         }
     }
 

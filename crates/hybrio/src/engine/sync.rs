@@ -48,7 +48,9 @@ impl InlineCalls for SyncCalls {
         op: Op,
         buf: &mut Buf,
         offset: u64,
+        _flags: i32,
     ) -> io::Result<usize> {
+        // read/write carry no flags; sync refuses uncached files.
         let position = &mut self.positions[handle.index()];
         let seeked = if *position == offset {
             Ok(offset)

@@ -213,6 +213,23 @@ pub(crate) fn resident_pages(fd: RawFd, len: usize) -> io::Result<usize> {
 }
 
 /// The type of the filesystem `fd` is on (`fstatfs`'s magic number).
+/// Whether `fd`'s file takes uncached I/O (`RWF_DONTCACHE`): a one-byte
+/// uncached read at offset 0 through a read-only descriptor of the same file
+/// (so a write-only one can be asked too), which changes nothing. The kernel
+/// checks the flag before it looks at the data: `EOPNOTSUPP` when the
+/// filesystem (or the kernel, before 6.14) does not take it.
+pub(crate) fn probe_uncached(fd: RawFd) -> io::Result<()> {
+    let reader = std::fs::File::open(format!("/proc/self/fd/{fd}"))?;
+    let mut byte = [0u8; 1];
+    preadv2(
+        std::os::fd::AsRawFd::as_raw_fd(&reader),
+        &mut byte,
+        0,
+        libc::RWF_DONTCACHE,
+    )
+    .map(drop)
+}
+
 pub(crate) fn filesystem_type(fd: RawFd) -> io::Result<i64> {
     let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
     // SAFETY: fstatfs writes one statfs into `fs`, which is large enough; any

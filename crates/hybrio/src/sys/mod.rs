@@ -15,7 +15,7 @@ pub(crate) mod uring;
 
 pub(crate) use fd::{
     Advice, clear_direct, fadvise, fdatasync, filesystem_type, fsync, is_direct, lseek_set, pread,
-    preadv2, pwrite, pwritev2, read, status_flags, write,
+    preadv2, probe_uncached, pwrite, pwritev2, read, status_flags, write,
 };
 #[cfg(test)]
 pub(crate) use fd::{is_tmpfs, resident_pages};

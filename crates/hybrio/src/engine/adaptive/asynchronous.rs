@@ -12,7 +12,7 @@ use crate::Error;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::libaio::LibaioEngine;
 use crate::engine::{Engine, EngineConfig, EngineCounters, EngineKind};
-use crate::file::FileHandle;
+use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 
 /// What the adaptive engine asks of its asynchronous engines beyond
@@ -71,6 +71,9 @@ impl Engine for IoUringOrLibaio {
     }
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         either!(self, engine => engine.remove_file(handle))
+    }
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        either!(self, engine => engine.set_caching(handle, caching))
     }
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {

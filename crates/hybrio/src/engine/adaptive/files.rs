@@ -11,8 +11,8 @@ use super::policy::ClassPolicy;
 use super::priors::FileKind;
 use super::{AdaptiveEngine, CLASSES, Lane};
 use crate::Error;
-use crate::engine::{Engine, EngineKind};
-use crate::file::FileHandle;
+use crate::engine::{Engine, EngineKind, sealed};
+use crate::file::{Caching, FileHandle};
 
 /// The inline engine's spare file after each of the caller's (see `add_file`).
 pub(super) const SPARE_PATH: &str = "/dev/null";
@@ -281,6 +281,29 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 Err(back)
             }
         }
+    }
+
+    /// Sets the caching of the caller's file at `handle` on both paths: the
+    /// inline engine's copy (its calls carry the flag inside this engine)
+    /// and the asynchronous engine's twin. The inline engine probes first
+    /// and refuses what cannot take it (an emulated device's file).
+    pub(super) fn set_caller_caching(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+    ) -> Result<(), Error> {
+        let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
+        let (backend, twin) = (route.backend, route.handle);
+        self.inline
+            .set_caching_inside(handle, caching, sealed::Token(()))?;
+        if let Err(error) = self.backends[backend].engine.set_caching(twin, caching) {
+            // Both paths or neither: the inline copy goes back.
+            let _ = self
+                .inline
+                .set_caching_inside(handle, Caching::Cached, sealed::Token(()));
+            return Err(error);
+        }
+        Ok(())
     }
 
     pub(super) fn remove_caller_file(&mut self, handle: FileHandle) -> Result<File, Error> {

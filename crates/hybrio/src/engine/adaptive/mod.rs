@@ -71,7 +71,7 @@ use std::path::PathBuf;
 use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed};
 use crate::Error;
 use crate::clock::Clock;
-use crate::file::FileHandle;
+use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
 use asynchronous::{AsyncBackend, Backend, NO_TWIN, Slot, TwinOf};
 use files::FileRoute;
@@ -805,6 +805,10 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         self.remove_caller_file(handle)
+    }
+
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        self.set_caller_caching(handle, caching)
     }
 
     #[inline(always)]

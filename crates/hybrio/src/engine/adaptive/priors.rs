@@ -118,7 +118,7 @@ impl Priors {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         files
             .entry(path.to_path_buf())
-            .or_insert_with(|| Priors::read(path, &kernel_release()))
+            .or_insert_with(|| Priors::read(path, &crate::probe::kernel_release()))
             .clone()
     }
 
@@ -134,7 +134,7 @@ impl Priors {
     /// Writes the table to `path`, whole: into a file beside it, then renamed
     /// over it, so that a reader never sees half of one.
     pub(crate) fn save(&self, path: &FsPath) -> io::Result<()> {
-        let text = render(&self.table(), &kernel_release());
+        let text = render(&self.table(), &crate::probe::kernel_release());
         let mut partial = path.as_os_str().to_owned();
         partial.push(format!(".{}.partial", std::process::id()));
         let partial = PathBuf::from(partial);
@@ -151,13 +151,6 @@ impl Priors {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-}
-
-/// The running kernel's release (`uname -r`), or "unknown".
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|release| release.trim().to_owned())
-        .unwrap_or_else(|_| "unknown".to_owned())
 }
 
 /// A table as the file holds it: the magic line, the kernel, then one line
@@ -327,7 +320,7 @@ mod tests {
         );
         table.save(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        let kernel = kernel_release();
+        let kernel = crate::probe::kernel_release();
         let back = Priors::read(&path, &kernel);
         assert_eq!(back.get(&kind(7, 3)), Some(prior()));
         assert_eq!(back.get(&kind(9, 28)).map(|p| p.chosen), Some(Path::Async));

@@ -35,7 +35,7 @@ use std::time::Duration;
 use super::resubmit::{InFlight, Key};
 use super::{Engine, EngineCounters, EngineKind, QueueOutcome};
 use crate::Error;
-use crate::file::FileHandle;
+use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 use crate::sys::time;
 
@@ -573,6 +573,19 @@ impl<E: Engine> Engine for Inject<E> {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         self.inner.add_file(file, path)
+    }
+
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        self.inner.set_caching(handle, caching)
+    }
+
+    fn set_caching_inside(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+        token: super::sealed::Token,
+    ) -> Result<(), Error> {
+        self.inner.set_caching_inside(handle, caching, token)
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {

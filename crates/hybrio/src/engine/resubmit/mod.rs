@@ -37,7 +37,7 @@ use std::time::Duration;
 use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, ShortErrors, sealed};
 use crate::Error;
 use crate::buf::Buf;
-use crate::file::FileHandle;
+use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
 
 /// Consecutive "try again" answers one request may get before it completes
@@ -613,6 +613,19 @@ impl<E: Engine> Engine for Resubmit<E> {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         self.inner.add_file(file, path)
+    }
+
+    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        self.inner.set_caching(handle, caching)
+    }
+
+    fn set_caching_inside(
+        &mut self,
+        handle: FileHandle,
+        caching: Caching,
+        token: super::sealed::Token,
+    ) -> Result<(), Error> {
+        self.inner.set_caching_inside(handle, caching, token)
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {

@@ -322,16 +322,18 @@ impl Ring {
     ///
     /// The caller vets the request: `offset` must not exceed `i64::MAX` (io_uring
     /// reads `-1` as "the current position"). A read or write without a buffer
-    /// transfers nothing.
+    /// transfers nothing. `rw_flags` (the file's `RWF_*` flags) go with a read
+    /// or a write, beside the ring's own.
     #[inline]
-    pub(crate) fn push(&mut self, request: Request, file: FileRef) -> Push {
+    pub(crate) fn push(&mut self, request: Request, file: FileRef, rw_flags: i32) -> Push {
         let Some(slot) = self.free.pop() else {
             return Push::Full(request);
         };
         let index = slot as usize;
         let buf_index = request.buf.as_ref().and_then(|buf| self.fixed_index(buf));
         let request = self.slots[index].insert(request);
-        let entry = build_entry(request, file, buf_index, self.rw_flags).user_data(u64::from(slot));
+        let rw_flags = self.rw_flags | rw_flags;
+        let entry = build_entry(request, file, buf_index, rw_flags).user_data(u64::from(slot));
         // SAFETY: the entry points at the buffer of the request now stored in
         // `self.slots[index]`, and names that slot in its user_data. The slot
         // gives the request up only when `drain` sees the CQE with that
