@@ -667,6 +667,14 @@ pub static OPTIONS: &[OptionDef] = &[
         |j, v| j.hipri = units::parse_bool(v)?
     ),
     opt!(
+        "uncached",
+        &[],
+        Kind::Bool,
+        "0",
+        "pvsync2, io_uring, pool, adaptive: uncached buffered I/O (RWF_DONTCACHE, Linux 6.14): through the page cache, which drops the pages once done",
+        |j, v| j.uncached = units::parse_bool(v)?
+    ),
+    opt!(
         "nowait",
         &[],
         Kind::Bool,

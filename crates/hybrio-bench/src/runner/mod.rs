@@ -231,6 +231,12 @@ impl PreparedJob {
             let handle = engine
                 .add_file(file.file, file.path.clone())
                 .map_err(wrap)?;
+            if options.uncached {
+                // Probed now: a refusal is one line, before any I/O.
+                engine
+                    .set_caching(handle, hybrio::file::Caching::Uncached)
+                    .map_err(wrap)?;
+            }
             handles.push((handle, file.path));
         }
         let plan = IoPlan::new(

@@ -209,3 +209,43 @@ fn libaio_jobs_past_aio_max_nr_are_refused_before_the_run() {
         "the run laid out its file before it was refused"
     );
 }
+
+/// Uncached I/O (`uncached=1`) on an engine without per-request flags, and
+/// on a filesystem that refuses it: one line each, before any I/O.
+#[test]
+fn uncached_io_where_it_cannot_go_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=x",
+            "--size=1m",
+            "--rw=write",
+            "--ioengine=psync",
+            "--uncached=1",
+        ],
+        dir.path(),
+    );
+    if let Some(problem) = refusal_problem(&out, "ioengine psync cannot do uncached I/O", true) {
+        panic!("psync: {problem}");
+    }
+    let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+        eprintln!("skipping the tmpfs case: no /dev/shm");
+        return;
+    };
+    let file = shm.path().join("x");
+    let filename = format!("--filename={}", file.display());
+    let out = hybrio(
+        &[
+            "--name=x",
+            &filename,
+            "--size=1m",
+            "--rw=write",
+            "--ioengine=pvsync2",
+            "--uncached=1",
+        ],
+        dir.path(),
+    );
+    if let Some(problem) = refusal_problem(&out, "tmpfs on Linux", true) {
+        panic!("tmpfs: {problem}");
+    }
+}
