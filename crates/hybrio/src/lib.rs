@@ -18,6 +18,12 @@
 //! * Files are added to an engine once and then named by a small
 //!   [`FileHandle`](file::FileHandle), an index into an O(1) table. An engine
 //!   that refuses a file hands it back, open ([`Error::into_refused_file`]).
+//! * A file can be uncached ([`Engine::set_caching`](engine::Engine::set_caching),
+//!   [`Caching`](file::Caching)): its reads and writes carry `RWF_DONTCACHE`
+//!   (Linux 6.14) on pvsync2, io_uring, the pool and adaptive, so its pages
+//!   leave the page cache once done, with buffered I/O's semantics otherwise.
+//!   The filesystem is probed when it is set; the other engines, tmpfs,
+//!   sockets and the emulated device refuse it in one line.
 //! * Sockets (UDP, TCP, Unix) go into the same table
 //!   ([`Engine::add_socket`](engine::Engine::add_socket)) for
 //!   [`Request::recv`](request::Request::recv) and
