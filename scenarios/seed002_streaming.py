@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """seeds/002 where it shows: one thread streaming sequential writes past the page cache's
-dirty limit, buffered, uncached (RWF_DONTCACHE) and O_DIRECT, hybrio against fio.
+dirty limit, and cold sequential reads, buffered, uncached (RWF_DONTCACHE) and O_DIRECT,
+hybrio against fio.
 
-    python3 scenarios/seed002_streaming.py [--rounds N] [--bs 128k,1m] [--dir DIR]
-        [--hybrio PATH] [--json OUT.json] [--markdown OUT.md]
+    python3 scenarios/seed002_streaming.py [--rounds N] [--bs 128k,1m] [--directions write,read]
+        [--dir DIR] [--hybrio PATH] [--json OUT.json] [--markdown OUT.md]
 
 The size comes from the machine, not from this file: twice the dirty limit
 (vm.dirty_bytes, or vm.dirty_ratio of MemAvailable), in whole GiB, so that buffered
 writes meet the kernel's throttling as seeds/002 did. Every run writes a fresh file in DIR
 (default /var/tmp/hybrio-seed002, removed at exit), after `sync` and dropping the page
-cache, and ends with an fsync that counts in its time (fio's end_fsync). Each round runs
+cache, and ends with an fsync that counts in its time (fio's end_fsync). Reads read one file
+of that size, written once, cold: the page cache dropped before each run. Each round runs
 every configuration once, in an order that turns from round to round; figures are medians
 over the rounds with the lowest and highest round.
 
@@ -95,8 +97,8 @@ class Sampler:
         self.thread.join()
 
 
-def one_run(cmd, path):
-    if os.path.exists(path):
+def one_run(cmd, path, direction):
+    if direction == "write" and os.path.exists(path):
         os.unlink(path)
     subprocess.run(["sync"], check=True)
     with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -108,7 +110,7 @@ def one_run(cmd, path):
     if out.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({out.returncode}): {out.stderr.strip()[:300]}")
     job = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]
-    written = job["write"]["io_bytes"]
+    written = job[direction]["io_bytes"]
     seconds = job["job_runtime"] / 1000
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {
@@ -128,6 +130,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--bs", default="128k,1m")
+    ap.add_argument("--directions", default="write,read",
+                    help="write (a fresh file each run) and/or read (one file, laid out once, cold each run)")
     ap.add_argument("--dir", default="/var/tmp/hybrio-seed002")
     ap.add_argument("--hybrio", default=os.path.join(HERE, "..", "target", "release", "hybrio"))
     ap.add_argument("--json", default=os.path.join(HERE, "results", "seed002-streaming.json"))
@@ -144,8 +148,8 @@ def main():
     size_gib = -(-2 * limit // (1 << 30))
     os.makedirs(args.dir, exist_ok=True)
     path = os.path.join(args.dir, "stream")
-    common = ["--name=stream", f"--filename={path}", f"--size={size_gib}g", "--rw=write",
-              "--end_fsync=1", "--output-format=json"]
+    common = ["--name=stream", f"--filename={path}", f"--size={size_gib}g", "--output-format=json"]
+    direction_options = {"write": ["--rw=write", "--end_fsync=1"], "read": ["--rw=read"]}
     modes = {
         "fio psync, buffered": (fio, ["--ioengine=psync"]),
         "hybrio psync, buffered": (hybrio, ["--ioengine=psync"]),
@@ -154,22 +158,30 @@ def main():
         "hybrio io_uring, O_DIRECT, depth 16": (hybrio, ["--ioengine=io_uring", "--direct=1", "--iodepth=16"]),
     }
     configs = {}
-    for bs in args.bs.split(","):
-        for mode, (tool, extra) in modes.items():
-            if tool:
-                configs[f"{bs} {mode}"] = [tool, f"--bs={bs}"] + common + extra
+    for direction in args.directions.split(","):
+        for bs in args.bs.split(","):
+            for mode, (tool, extra) in modes.items():
+                if tool:
+                    configs[f"{direction} {bs} {mode}"] = (
+                        [tool, f"--bs={bs}"] + common + direction_options[direction] + extra, direction)
     names = list(configs)
     results = {n: [] for n in names}
     failures = {}
     load_before = open("/proc/loadavg").read().split()[:3]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
+        if "read" in args.directions.split(","):
+            # The file the reads read, written once (uncached: fast, and nothing stays cached).
+            subprocess.run([hybrio, "--name=layout", f"--filename={path}", f"--size={size_gib}g", "--bs=1m",
+                            "--rw=write", "--ioengine=pvsync2", "--uncached=1", "--end_fsync=1"],
+                           check=True, capture_output=True)
         for r in range(args.rounds):
             order = names[r % len(names):] + names[:r % len(names)]
             for name in order:
                 print(f"seed002_streaming.py: round {r + 1}/{args.rounds}: {name}", file=sys.stderr)
                 try:
-                    results[name].append(one_run(configs[name], path))
+                    cmd, direction = configs[name]
+                    results[name].append(one_run(cmd, path, direction))
                 except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
                     print(f"seed002_streaming.py: {name} failed: {e}", file=sys.stderr)
                     failures[name] = failures.get(name, 0) + 1
@@ -185,11 +197,11 @@ def main():
     with open(args.json, "w") as f:
         json.dump(doc, f, indent=1)
     with open(args.markdown, "w") as f:
-        f.write(render(doc, args.bs.split(",")))
-    print(render(doc, args.bs.split(",")))
+        f.write(render(doc, args.directions.split(","), args.bs.split(",")))
+    print(render(doc, args.directions.split(","), args.bs.split(",")))
 
 
-def render(doc, sizes):
+def render(doc, directions, sizes):
     res = doc["results"]
 
     def cell(name, key, fmt):
@@ -197,21 +209,23 @@ def render(doc, sizes):
         return f"{fmt(v['median'])} ({fmt(v['low'])}-{fmt(v['high'])})" if v else "-"
 
     out = [f"seeds/002, one thread writing {doc['size_gib']} GiB sequentially (twice the dirty limit of "
-           f"{doc['dirty_limit_gib']:.1f} GiB) with an fsync at the end, {doc['started']} to {doc['finished']}: "
+           f"{doc['dirty_limit_gib']:.1f} GiB; a fresh file each run, an fsync at the end) and reading it "
+           f"(cold: the page cache dropped before each run), {doc['started']} to {doc['finished']}: "
            f"{doc['rounds']} rounds, configurations in turn; median (lowest-highest round). read_ahead_kb "
            f"{doc['read_ahead_kb']}. Load average before {' '.join(doc['load_before'])}, after "
            f"{' '.join(doc['load_after'])}."
            + (f" Runs that failed and are left out: {doc['failed_runs']}." if doc.get("failed_runs") else ""), ""]
-    for bs in sizes:
-        direct = res.get(f"{bs} hybrio io_uring, O_DIRECT, depth 16", {}).get("mib_per_s")
-        fio = res.get(f"{bs} fio psync, buffered", {}).get("mib_per_s")
-        out += [f"| {bs} writes | MiB/s | x O_DIRECT depth 16 | x fio buffered | CPU s per GiB | largest page cache GiB | most dirty + writeback GiB |",
+    for direction, bs in [(d, b) for d in directions for b in sizes]:
+        prefix = f"{direction} {bs} "
+        direct = res.get(f"{prefix}hybrio io_uring, O_DIRECT, depth 16", {}).get("mib_per_s")
+        fio = res.get(f"{prefix}fio psync, buffered", {}).get("mib_per_s")
+        out += [f"| {bs} {direction}s | MiB/s | x O_DIRECT depth 16 | x fio buffered | CPU s per GiB | largest page cache GiB | most dirty + writeback GiB |",
                 "|---|---:|---:|---:|---:|---:|---:|"]
-        for name in [n for n in res if n.startswith(f"{bs} ")]:
+        for name in [n for n in res if n.startswith(prefix)]:
             rate = res[name]["mib_per_s"]["median"]
             x_direct = f"{rate / direct['median']:.2f}" if direct else "-"
             x_fio = f"{rate / fio['median']:.2f}" if fio else "-"
-            out.append(f"| {name[len(bs) + 1:]} | {cell(name, 'mib_per_s', lambda x: f'{x:.0f}')} | {x_direct} | "
+            out.append(f"| {name[len(prefix):]} | {cell(name, 'mib_per_s', lambda x: f'{x:.0f}')} | {x_direct} | "
                        f"{x_fio} | {cell(name, 'cpu_s_per_gib', lambda x: f'{x:.2f}')} | "
                        f"{cell(name, 'max_cached_gib', lambda x: f'{x:.1f}')} | "
                        f"{cell(name, 'max_dirty_gib', lambda x: f'{x:.1f}')} |")
