@@ -60,30 +60,22 @@ pub(crate) fn set_int_option(fd: RawFd, level: i32, name: i32, value: i32) -> io
 /// True when `fd` was shut down for reading (`POLLRDHUP`, or `POLLHUP`):
 /// asks without waiting.
 pub(crate) fn is_shut_for_reading(fd: RawFd) -> io::Result<bool> {
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLRDHUP,
-        revents: 0,
-    };
-    let timeout = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `poll` is one live pollfd the kernel may update, `timeout`
-    // a live timespec it only reads; no signal mask is passed.
-    let ret = unsafe { libc::ppoll(&mut poll, 1, &timeout, std::ptr::null()) };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(poll.revents & (libc::POLLRDHUP | libc::POLLHUP) != 0)
+    Ok(poll_one(fd, libc::POLLRDHUP, 0)? & (libc::POLLRDHUP | libc::POLLHUP) != 0)
 }
 
 /// Waits at most `timeout_ns` for `fd` to have data to read (`write`: room
 /// to write): `ppoll` on the one descriptor. True when it has.
 pub(crate) fn wait_ready(fd: RawFd, write: bool, timeout_ns: u64) -> io::Result<bool> {
+    let events = if write { libc::POLLOUT } else { libc::POLLIN };
+    Ok(poll_one(fd, events, timeout_ns)? != 0)
+}
+
+/// `ppoll` on the one descriptor `fd` for `events`, waiting at most
+/// `timeout_ns`: the events it reported (0 when none came in the time).
+fn poll_one(fd: RawFd, events: i16, timeout_ns: u64) -> io::Result<i16> {
     let mut poll = libc::pollfd {
         fd,
-        events: if write { libc::POLLOUT } else { libc::POLLIN },
+        events,
         revents: 0,
     };
     let timeout = libc::timespec {
@@ -96,7 +88,7 @@ pub(crate) fn wait_ready(fd: RawFd, write: bool, timeout_ns: u64) -> io::Result<
     if ret < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(ret > 0)
+    Ok(poll.revents)
 }
 
 /// True when `fd` is a datagram socket (`SO_TYPE` is `SOCK_DGRAM`).

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use io_uring::types::BufRingEntry;
 use io_uring::{cqueue, opcode, squeue, types};
 
+use super::settle::{SETTLE_LIMIT, WAIT_SLICE};
 use super::{FileRef, Ring, SHUTDOWN_LOOK};
 use crate::request::{Completion, Request};
 
@@ -690,12 +691,7 @@ impl Ring {
             // Its end comes as a CQE (-ECANCELED) to the next drain; should
             // the cancel fail, the next look tries again.
             if self
-                .ring
-                .submitter()
-                .register_sync_cancel(
-                    Some(types::Timespec::new().sec(1)),
-                    types::CancelBuilder::user_data(u64::from(slot)),
-                )
+                .sync_cancel_slot(slot)
                 .is_err_and(|e| e.raw_os_error() != Some(libc::ENOENT))
             {
                 self.receivers.receiver(handle).shut = false;
@@ -715,10 +711,7 @@ impl Ring {
             if self.awaiting_submit[slot as usize] {
                 self.submit_all()?;
             }
-            match self.ring.submitter().register_sync_cancel(
-                Some(types::Timespec::new().sec(1)),
-                types::CancelBuilder::user_data(u64::from(slot)),
-            ) {
+            match self.sync_cancel_slot(slot) {
                 Err(e)
                     if e.raw_os_error() != Some(libc::ENOENT)
                         && e.raw_os_error() != Some(libc::ETIME) =>
@@ -727,7 +720,7 @@ impl Ring {
                 }
                 _ => {}
             }
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let deadline = std::time::Instant::now() + SETTLE_LIMIT;
             let mut dropped = Vec::new();
             while self.receivers.receiver(handle).arm.is_some() {
                 self.drain(usize::MAX, &mut dropped);
@@ -738,7 +731,7 @@ impl Ring {
                 if std::time::Instant::now() >= deadline {
                     return Err(io::Error::from_raw_os_error(libc::ETIME));
                 }
-                self.wait_at_most(1, std::time::Duration::from_millis(100))?;
+                self.wait_at_most(1, WAIT_SLICE)?;
             }
         }
         let group = self.receivers.receiver(handle).group();

@@ -13,7 +13,7 @@ const SYNC_CANCEL_TIMEOUT_SECS: u64 = 1;
 
 /// How long dropping a ring waits, in all, for the requests the kernel has:
 /// past it, the ones still out are leaked with their buffers.
-const SETTLE_LIMIT: Duration = Duration::from_secs(10);
+pub(super) const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 
 /// How long dropping an SQPOLL ring waits for its thread to take the SQ.
 const SQ_TAKE_LIMIT: Duration = Duration::from_secs(1);
@@ -22,7 +22,7 @@ const SQ_TAKE_LIMIT: Duration = Duration::from_secs(1);
 const CANCEL_AGAIN_EVERY: Duration = Duration::from_secs(1);
 
 /// While dropping, the longest single wait for completions.
-const WAIT_SLICE: Duration = Duration::from_millis(100);
+pub(super) const WAIT_SLICE: Duration = Duration::from_millis(100);
 
 impl Ring {
     /// Cancels what the kernel can cancel (a read from an empty pipe would
@@ -147,6 +147,14 @@ impl Ring {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// `IORING_REGISTER_SYNC_CANCEL` of the request in `slot` (Linux 6.0).
+    pub(super) fn sync_cancel_slot(&self, slot: u32) -> io::Result<()> {
+        self.ring.submitter().register_sync_cancel(
+            Some(types::Timespec::new().sec(SYNC_CANCEL_TIMEOUT_SECS)),
+            types::CancelBuilder::user_data(u64::from(slot)),
+        )
     }
 
     /// `IORING_REGISTER_SYNC_CANCEL` of every request (Linux 6.0).
