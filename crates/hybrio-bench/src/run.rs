@@ -615,6 +615,7 @@ fn report(
                     sum.explored += more.explored;
                     sum.switches += more.switches;
                     sum.learning_ns += more.learning_ns;
+                    sum.uncached += more.uncached;
                 }
                 merged.short_errors = merged.short_errors + outcome.counters.short_errors;
                 if let Some(errors) = &mut merged.errors {
@@ -689,6 +690,9 @@ fn report(
                 "learning_ns": p.learning_ns,
                 "learning_share": p.learning_ns as f64
                     / (o.stats.job_runtime_ms().max(1) as f64 * 1e6),
+                // Reads and writes the engine sent uncached by its own
+                // choice (`uncached=auto`).
+                "uncached": p.uncached,
             })),
             // io_uring's completion queue: reaps, what they took, and how
             // often the queue's head was published (seeds/004: once a reap).

@@ -45,6 +45,15 @@ pub enum Caching {
     /// see the data), but the pages a request brings in are dropped once
     /// it is done (a write's after writeback, which it starts at once).
     Uncached,
+    /// The engine may choose, per class of request: the adaptive engine
+    /// writes a file uncached once its writes stream sequentially past what
+    /// the page cache should hold dirty for one file, and keeps it cached
+    /// while they do not, or while what was written is read again (see the
+    /// adaptive engine's docs). Reads stay cached. Never an error: where
+    /// uncached I/O cannot go (a filesystem that refuses it, `O_DIRECT`, a
+    /// socket), or on an engine that does not choose (all but adaptive),
+    /// it is [`Cached`](Caching::Cached).
+    Auto,
 }
 
 impl FileEntry {
@@ -84,7 +93,7 @@ impl FileEntry {
     #[inline]
     pub(crate) fn caching_flags(&self) -> i32 {
         match self.caching {
-            Caching::Cached => 0,
+            Caching::Cached | Caching::Auto => 0,
             Caching::Uncached => libc::RWF_DONTCACHE,
         }
     }

@@ -201,7 +201,6 @@ pub(crate) fn explain_aio_setup_error(err: &io::Error) -> String {
     }
 }
 
-/// A number from `/proc/sys/`, if the kernel has it.
 /// What the system lets this process hold at once: the limits a run of
 /// hundreds of engine contexts meets (seeds/001), read now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,12 +235,35 @@ pub fn limits() -> Limits {
     }
 }
 
+/// A number from `/proc/sys/`, if the kernel has it.
 fn read_sysctl(name: &str) -> Option<u64> {
     fs::read_to_string(Path::new("/proc/sys").join(name))
         .ok()?
         .trim()
         .parse()
         .ok()
+}
+
+/// The dirty page cache at which the kernel starts writing it back in the
+/// background: `vm.dirty_background_bytes`, or else
+/// `vm.dirty_background_ratio` percent of the memory available (the kernel
+/// takes the ratio of its free and reclaimable pages, which `MemAvailable`
+/// is near). `None` if `/proc` does not say.
+pub(crate) fn dirty_background_threshold() -> Option<u64> {
+    if let Some(bytes) = read_sysctl("vm/dirty_background_bytes").filter(|&b| b > 0) {
+        return Some(bytes);
+    }
+    let ratio = read_sysctl("vm/dirty_background_ratio")?;
+    let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
+    let available_kib: u64 = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(available_kib * 1024 / 100 * ratio)
 }
 
 /// The kernel's words for an error, without std's " (os error N)" suffix.

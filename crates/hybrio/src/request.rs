@@ -66,6 +66,11 @@ pub struct Request {
     pub buf: Option<Buf>,
     /// Caller's tag, returned untouched in the completion.
     pub user_data: u64,
+    /// Set by the adaptive engine for a file the caller let it choose the
+    /// caching of ([`Caching::Auto`](crate::file::Caching::Auto)): this
+    /// read or write goes uncached (`RWF_DONTCACHE`) whatever its file's
+    /// caching. Only set on files probed to take it.
+    pub(crate) uncached: bool,
 }
 
 impl Request {
@@ -77,6 +82,7 @@ impl Request {
             offset,
             buf: Some(buf),
             user_data,
+            uncached: false,
         }
     }
 
@@ -88,6 +94,7 @@ impl Request {
             offset,
             buf: Some(buf),
             user_data,
+            uncached: false,
         }
     }
 
@@ -100,6 +107,7 @@ impl Request {
             offset: 0,
             buf: Some(buf),
             user_data,
+            uncached: false,
         }
     }
 
@@ -111,6 +119,7 @@ impl Request {
             offset: 0,
             buf: Some(buf),
             user_data,
+            uncached: false,
         }
     }
 
@@ -123,6 +132,7 @@ impl Request {
             offset: 0,
             buf: None,
             user_data,
+            uncached: false,
         }
     }
 
@@ -134,6 +144,16 @@ impl Request {
     /// True when the request transfers no data.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The `RWF_*` flags this request adds to its file's own.
+    #[inline(always)]
+    pub(crate) fn rw_flags(&self) -> i32 {
+        if self.uncached {
+            libc::RWF_DONTCACHE
+        } else {
+            0
+        }
     }
 
     /// Turns the request into its completion with `result` (bytes, or negative errno).

@@ -179,8 +179,9 @@ pub struct JobOptions {
     pub hipri: bool,
     /// `RWF_NOWAIT`: EAGAIN instead of blocking (pvsync2, libaio, io_uring).
     pub nowait: bool,
-    /// fio's `uncached`: uncached buffered I/O (`RWF_DONTCACHE`).
-    pub uncached: bool,
+    /// fio's `uncached`: uncached buffered I/O (`RWF_DONTCACHE`); hybrio's
+    /// `auto` lets the adaptive engine choose.
+    pub uncached: hybrio::file::Caching,
     /// hybrio's `recv_multishot`: io_uring receives through one standing
     /// multishot receive per socket.
     pub recv_multishot: bool,
@@ -382,7 +383,7 @@ impl Default for JobOptions {
             sqthread_poll: false,
             hipri: false,
             nowait: false,
-            uncached: false,
+            uncached: hybrio::file::Caching::Cached,
             recv_multishot: false,
             fadvise_hint: Some(FadviseHint::Workload),
             completion_latency: None,

@@ -14,6 +14,7 @@ pub use job::{
 pub use net::{NetOptions, Protocol};
 
 use hybrio::engine::AdaptiveMemory;
+use hybrio::file::Caching;
 use std::time::Duration;
 use values::*;
 
@@ -671,8 +672,12 @@ pub static OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Bool,
         "0",
-        "pvsync2, io_uring, pool, adaptive: uncached buffered I/O (RWF_DONTCACHE, Linux 6.14): through the page cache, which drops the pages once done",
-        |j, v| j.uncached = units::parse_bool(v)?
+        "pvsync2, io_uring, pool, adaptive: uncached buffered I/O (RWF_DONTCACHE, Linux 6.14): through the page cache, which drops the pages once done; hybrio: auto = adaptive chooses (writes streaming sequentially go uncached), the other engines stay cached",
+        |j, v| j.uncached = match v {
+            "auto" => Caching::Auto,
+            _ if units::parse_bool(v)? => Caching::Uncached,
+            _ => Caching::Cached,
+        }
     ),
     opt!(
         "nowait",

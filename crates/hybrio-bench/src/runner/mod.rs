@@ -231,11 +231,9 @@ impl PreparedJob {
             let handle = engine
                 .add_file(file.file, file.path.clone())
                 .map_err(wrap)?;
-            if options.uncached {
+            if options.uncached != hybrio::file::Caching::Cached {
                 // Probed now: a refusal is one line, before any I/O.
-                engine
-                    .set_caching(handle, hybrio::file::Caching::Uncached)
-                    .map_err(wrap)?;
+                engine.set_caching(handle, options.uncached).map_err(wrap)?;
             }
             handles.push((handle, file.path));
         }

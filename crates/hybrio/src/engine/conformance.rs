@@ -387,6 +387,7 @@ fn malformed_requests_complete_with_einval() {
             offset: 0,
             buf: None,
             user_data: 1,
+            uncached: false,
         };
         let huge_offset = Request::write(handle, u64::MAX, take(&pool, 4096), 2);
         for done in run(engine.as_mut(), [no_buffer, huge_offset]) {

@@ -78,11 +78,11 @@ impl<C: InlineCalls> InlineEngine<C> {
             return device.run_blocking(fd, entry.is_direct(), request);
         }
         let offset = request.offset;
+        let flags = entry.caching_flags() | request.rw_flags();
         let outcome = match (request.op, request.buf.as_mut()) {
             (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
             (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
             (op @ (Op::Read | Op::Write), Some(buf)) => {
-                let flags = entry.caching_flags();
                 self.calls
                     .transfer(fd, request.file, op, buf, offset, flags)
             }

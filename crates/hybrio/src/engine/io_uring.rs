@@ -503,7 +503,7 @@ impl Engine for IoUringEngine {
         } else {
             FileRef::Fd(entry.fd())
         };
-        let flags = entry.caching_flags();
+        let flags = entry.caching_flags() | request.rw_flags();
         match self.ring.push(request, file, flags) {
             Push::Queued => QueueOutcome::Queued,
             // queue() checked the depth above, so this is not expected.

@@ -88,11 +88,12 @@ pub trait Engine: Send + std::fmt::Debug {
     /// refuse with [`Error::CachingUnsupported`]) and a filesystem that
     /// takes it, probed here, before any I/O ([`Error::UncachedRefused`]
     /// names the filesystem and the kernel). An `O_DIRECT` file is uncached
-    /// already: nothing changes.
+    /// already: nothing changes. [`Caching::Auto`] lets the adaptive engine
+    /// choose; every engine takes it, and the others keep the file cached.
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         let _ = handle;
         match caching {
-            Caching::Cached => Ok(()),
+            Caching::Cached | Caching::Auto => Ok(()),
             Caching::Uncached => Err(Error::CachingUnsupported {
                 engine: self.kind().name(),
             }),
@@ -326,6 +327,7 @@ impl std::ops::Add for EngineCounters {
                     explored: a.explored + b.explored,
                     switches: a.switches + b.switches,
                     learning_ns: a.learning_ns + b.learning_ns,
+                    uncached: a.uncached + b.uncached,
                 }),
                 (a, b) => a.or(b),
             },
@@ -400,6 +402,9 @@ pub struct PathCounts {
     /// dearer that way came out than the class's choice, in nanoseconds of
     /// the caller's time (an estimate, from the prices the engine measured).
     pub learning_ns: u64,
+    /// Reads and writes sent uncached (`RWF_DONTCACHE`) by the engine's own
+    /// choice, for files the caller let it choose ([`Caching::Auto`]).
+    pub uncached: u64,
 }
 
 /// The engines this library has.

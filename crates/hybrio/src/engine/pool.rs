@@ -871,7 +871,7 @@ impl Engine for PoolEngine {
             fd: entry.fd(),
             direct: entry.is_direct(),
             deadline: None,
-            rw_flags: entry.caching_flags(),
+            rw_flags: entry.caching_flags() | request.rw_flags(),
             request,
         });
         QueueOutcome::Queued

@@ -7,6 +7,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use super::asynchronous::{AsyncBackend, NO_TWIN, TwinOf};
+use super::caching::{self, AutoCaching};
 use super::policy::ClassPolicy;
 use super::priors::FileKind;
 use super::{AdaptiveEngine, CLASSES, Lane};
@@ -39,6 +40,8 @@ pub(super) struct FileRoute {
     pub(super) classes: Vec<Option<Box<ClassPolicy>>>,
     /// For a socket: what its receives and sends have shown.
     pub(super) socket: Option<super::sockets::SocketRoute>,
+    /// For a file whose caching the engine chooses: its write stream.
+    pub(super) auto: Option<AutoCaching>,
 }
 
 /// Whether a file's twins have the caller's handle (untimed) and the one
@@ -157,6 +160,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             kind,
             classes: (0..CLASSES).map(|_| None).collect(),
             socket,
+            auto: None,
         });
         Ok(handle)
     }
@@ -283,21 +287,61 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Sets the caching of the caller's file at `handle` on both paths: the
-    /// inline engine's copy (its calls carry the flag inside this engine)
-    /// and the asynchronous engine's twin. The inline engine probes first
-    /// and refuses what cannot take it (an emulated device's file).
+    /// Sets the caching of the caller's file at `handle`. [`Caching::Auto`]
+    /// leaves both paths cached and the choice to the file's write stream
+    /// ([`caching`]), once the file is found to take uncached I/O; where it
+    /// cannot, the file stays cached, as the caller allowed.
     pub(super) fn set_caller_caching(
         &mut self,
         handle: FileHandle,
         caching: Caching,
     ) -> Result<(), Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
-        let (backend, twin) = (route.backend, route.handle);
+        let (direct, was_auto) = (route.direct, route.auto.is_some());
+        let auto = if caching == Caching::Auto && !direct {
+            match self.set_paths_caching(handle, Caching::Uncached) {
+                Ok(()) => Some(AutoCaching::new(
+                    *self.auto_headroom.get_or_insert_with(caching::headroom),
+                )),
+                Err(Error::UncachedRefused { .. } | Error::CachingUnsupported { .. }) => None,
+                Err(error) => return Err(error),
+            }
+        } else {
+            None
+        };
+        let paths = if caching == Caching::Auto {
+            Caching::Cached
+        } else {
+            caching
+        };
+        self.set_paths_caching(handle, paths)?;
+        self.auto_files = self.auto_files + usize::from(auto.is_some()) - usize::from(was_auto);
+        if let Some(route) = self.routes.get_mut(handle.index()).and_then(Option::as_mut) {
+            route.auto = auto;
+        }
+        Ok(())
+    }
+
+    /// Sets the caching of the caller's file at `handle` on both paths: the
+    /// inline engine's copy (its calls carry the flag inside this engine)
+    /// and the asynchronous engine's twins, untimed and timed. The inline
+    /// engine probes first and refuses what cannot take it (an emulated
+    /// device's file).
+    fn set_paths_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
+        let (backend, twins) = (route.backend, [route.handle, route.timed_handle]);
         self.inline
             .set_caching_inside(handle, caching, sealed::Token(()))?;
-        if let Err(error) = self.backends[backend].engine.set_caching(twin, caching) {
-            // Both paths or neither: the inline copy goes back.
+        let engine = &mut self.backends[backend].engine;
+        let twins = twins.into_iter().filter(|&twin| twin != NO_TWIN);
+        let set = twins
+            .clone()
+            .try_for_each(|twin| engine.set_caching(twin, caching));
+        if let Err(error) = set {
+            // Both paths or neither: the copies go back.
+            for twin in twins {
+                let _ = engine.set_caching(twin, Caching::Cached);
+            }
             let _ = self
                 .inline
                 .set_caching_inside(handle, Caching::Cached, sealed::Token(()));
@@ -335,7 +379,12 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             // Its class's policy goes with the file.
             self.end_inline_sample();
         }
-        self.routes[handle.index()] = None;
+        if self.routes[handle.index()]
+            .take()
+            .is_some_and(|route| route.auto.is_some())
+        {
+            self.auto_files -= 1;
+        }
         let lanes = Self::lanes_of(handle);
         if self.explorer.is_some_and(|(lane, _)| lanes.contains(&lane)) {
             self.explorer = None;

@@ -54,12 +54,15 @@
 
 mod appends;
 mod asynchronous;
+mod caching;
 mod files;
 mod open;
 mod policy;
 mod priors;
 mod sockets;
 
+#[cfg(test)]
+pub(crate) use caching::headroom as auto_headroom;
 pub(crate) use open::open;
 #[cfg(test)]
 pub(crate) use open::open_without_io_uring;
@@ -296,6 +299,12 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     emulated_ns: u64,
     /// Where the table of priors is saved when the engine is dropped.
     save_to: Option<PathBuf>,
+    /// Files whose caching the engine chooses ([`caching`]): while there are
+    /// none, no request asks.
+    auto_files: usize,
+    /// What one such file's write stream may leave dirty, read from the
+    /// kernel's settings with the first.
+    auto_headroom: Option<u64>,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
     route_override: ForcedPath,
@@ -325,6 +334,27 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         // scan, where the one at or above took twice the instructions.
         let size = (u64::BITS - 1 - (len as u64 | 1).leading_zeros()) as usize;
         operation * SIZE_CLASSES + size.min(SIZE_CLASSES - 1)
+    }
+
+    /// For a file whose caching the engine chooses ([`caching`]): whether
+    /// this write goes uncached, by its file's write stream; a read is noted
+    /// (what went uncached may be read again) and stays cached.
+    #[inline(never)]
+    fn choose_caching(&mut self, request: &mut Request) {
+        let Some(auto) = self
+            .routes
+            .get_mut(request.file.index())
+            .and_then(Option::as_mut)
+            .and_then(|route| route.auto.as_mut())
+        else {
+            return;
+        };
+        let len = request.len() as u64;
+        match request.op {
+            Op::Write => request.uncached = auto.write(request.offset, len),
+            Op::Read => auto.read(request.offset, len),
+            _ => {}
+        }
     }
 
     /// Where the lane of `file`'s `class` is in [`lanes`](Self::lanes).
@@ -393,7 +423,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// follows its choice goes straight along it, the others ask their
     /// class's policy.
     #[inline(always)]
-    fn offer(&mut self, request: Request) -> QueueOutcome {
+    fn offer(&mut self, mut request: Request) -> QueueOutcome {
         if self.pending.is_some() {
             self.end_inline_sample();
         }
@@ -401,6 +431,10 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             // Full. While completions are held, new inline ones join them, so
             // that a caller that reaps only when full comes back for them.
             return QueueOutcome::Busy(request);
+        }
+        if self.auto_files > 0 {
+            self.choose_caching(&mut request);
+            self.counts.uncached += u64::from(request.uncached);
         }
         let class = Self::class_of(&request);
         let key = Self::lane_of(request.file, class);
@@ -833,6 +867,11 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
         if !self.quiet() {
             return None;
         }
+        if self.auto_files > 0 {
+            // Chosen again if this declines and the request comes to
+            // `queue`: the choice is the same.
+            self.choose_caching(request);
+        }
         let key = Self::lane_of(request.file, Self::class_of(request));
         if let Some(lane) = self.lanes.get_mut(key)
             && lane.inline_left > 0
@@ -840,6 +879,7 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
         {
             lane.inline_left -= 1;
             self.inline_spent_ns += u64::from(lane.inline_ns);
+            self.counts.uncached += u64::from(request.uncached);
             return Some(result);
         }
         None

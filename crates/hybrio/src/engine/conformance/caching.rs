@@ -7,9 +7,10 @@ use std::path::Path;
 use super::{Flavour, io_flavours};
 use crate::Error;
 use crate::buf::BufPool;
-use crate::engine::EngineKind;
 use crate::engine::testkit::{add, pattern, read_write, run, scratch, take};
+use crate::engine::{Engine, EngineKind};
 use crate::file::Caching;
+use crate::file::FileHandle;
 use crate::request::Request;
 use crate::sys;
 
@@ -127,6 +128,197 @@ fn uncached_files_get_their_bytes_and_leave_no_pages_in_the_cache() {
     }
 }
 
+/// Whether uncached I/O can go in `dir`; says why not if not.
+fn uncached_goes_in(dir: &Path) -> bool {
+    let probe = dir.join("probe");
+    std::fs::write(&probe, b"x").unwrap();
+    let probe = std::fs::File::open(&probe).unwrap();
+    match sys::probe_uncached(std::os::fd::AsRawFd::as_raw_fd(&probe)) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!(
+                "skipping: {} does not take RWF_DONTCACHE here: {e}",
+                dir.display()
+            );
+            false
+        }
+    }
+}
+
+const MIB: usize = 1 << 20;
+/// Buffers in the pool of the auto tests.
+const BATCH: usize = 8;
+
+/// Writes `blocks` MiB of `seed`'s pattern to `file` from `from` MiB on,
+/// and syncs; gives back the bytes.
+fn write_mib(
+    engine: &mut dyn Engine,
+    pool: &BufPool,
+    file: FileHandle,
+    from: usize,
+    blocks: usize,
+    seed: u64,
+) -> Vec<u8> {
+    let mut data = vec![0u8; blocks * MIB];
+    pattern(seed, &mut data);
+    // A batch at a time: the pool has `BATCH` buffers, and the completions
+    // give theirs back when dropped.
+    for (batch, chunks) in data.chunks(BATCH * MIB).enumerate() {
+        let writes = chunks.chunks(MIB).enumerate().map(|(i, chunk)| {
+            let mut buf = take(pool, MIB);
+            buf.as_mut_slice().copy_from_slice(chunk);
+            let at = from + batch * BATCH + i;
+            Request::write(file, (at * MIB) as u64, buf, at as u64)
+        });
+        for done in run(engine, writes) {
+            assert_eq!(done.result, MIB as i64, "write {done:?}");
+        }
+    }
+    let synced = run(engine, [Request::sync(file, true, 0)]);
+    assert_eq!(synced[0].result, 0, "fdatasync");
+    data
+}
+
+/// Reads `expected.len()` bytes from `from` MiB on and compares them.
+fn read_mib(
+    engine: &mut dyn Engine,
+    pool: &BufPool,
+    file: FileHandle,
+    from: usize,
+    expected: &[u8],
+) {
+    for batch in (0..expected.len() / MIB).collect::<Vec<_>>().chunks(BATCH) {
+        let reads = batch
+            .iter()
+            .map(|&i| Request::read(file, ((from + i) * MIB) as u64, take(pool, MIB), i as u64));
+        for done in run(engine, reads) {
+            assert_eq!(done.result, MIB as i64, "read {done:?}");
+            let at = done.offset as usize - from * MIB;
+            assert!(
+                done.buf.as_ref().unwrap().as_slice() == &expected[at..at + MIB],
+                "the bytes read at {} differ",
+                done.offset
+            );
+        }
+    }
+}
+
+/// Pages of the first `len` bytes of the file at `path` in the page cache.
+fn resident_of(path: &Path, len: usize) -> usize {
+    let file = std::fs::File::open(path).unwrap();
+    sys::resident_pages(std::os::fd::AsRawFd::as_raw_fd(&file), len).unwrap()
+}
+
+#[test]
+fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
+    let dir = scratch();
+    if !uncached_goes_in(dir.path()) {
+        return;
+    }
+    let head = crate::engine::adaptive::auto_headroom() as usize / MIB;
+    let tail = 32;
+    let len = (head + tail) * MIB;
+    let flavours = [
+        Flavour::new(EngineKind::Adaptive, 1),
+        Flavour::new(EngineKind::Adaptive, 8),
+        Flavour::without_io_uring(8),
+        Flavour::new(EngineKind::Psync, 1),
+        Flavour::new(EngineKind::IoUring, 8),
+    ];
+    for (number, flavour) in flavours.into_iter().enumerate() {
+        let pool = BufPool::new(BATCH, MIB).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let path = dir.path().join(format!("auto-{number}"));
+        let file = add(engine.as_mut(), &path, &read_write());
+        engine.set_caching(file, Caching::Auto).unwrap();
+        let data = write_mib(
+            engine.as_mut(),
+            &pool,
+            file,
+            0,
+            head + tail,
+            number as u64 + 1,
+        );
+        let left = resident_of(&path, len);
+        let (head_pages, tail_pages) = (head * MIB / 4096, tail * MIB / 4096);
+        if flavour.kind == EngineKind::Adaptive {
+            // The head stays cached; of the tail, requests side by side
+            // may leave a few pages another held.
+            assert!(
+                left >= head_pages * 9 / 10 && left <= head_pages + tail_pages / 4,
+                "{name}: {left} pages left of a {head}+{tail} MiB stream"
+            );
+        } else {
+            assert_eq!(left, head_pages + tail_pages, "{name}: auto is cached here");
+        }
+        read_mib(engine.as_mut(), &pool, file, 0, &data);
+    }
+}
+
+#[test]
+fn auto_caching_keeps_what_is_read_again_cached() {
+    let dir = scratch();
+    if !uncached_goes_in(dir.path()) {
+        return;
+    }
+    let head = crate::engine::adaptive::auto_headroom() as usize / MIB;
+    for depth in [1, 8] {
+        let flavour = Flavour::new(EngineKind::Adaptive, depth);
+        let name = flavour.name();
+        let pool = BufPool::new(BATCH, MIB).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        // A file written and read again, smaller than the headroom: all of
+        // it stays; and so does one read cold, from the device.
+        let small = dir.path().join(format!("small-{depth}"));
+        let file = add(engine.as_mut(), &small, &read_write());
+        engine.set_caching(file, Caching::Auto).unwrap();
+        let data = write_mib(engine.as_mut(), &pool, file, 0, 16, 1);
+        for _ in 0..2 {
+            read_mib(engine.as_mut(), &pool, file, 0, &data);
+        }
+        assert_eq!(
+            resident_of(&small, 16 * MIB),
+            16 * MIB / 4096,
+            "{name}: re-read"
+        );
+        let opened = std::fs::File::open(&small).unwrap();
+        crate::file::drop_page_cache(&opened, &small).unwrap();
+        assert_eq!(
+            resident_of(&small, 16 * MIB),
+            0,
+            "{name}: the cache dropped"
+        );
+        read_mib(engine.as_mut(), &pool, file, 0, &data);
+        assert_eq!(
+            resident_of(&small, 16 * MIB),
+            16 * MIB / 4096,
+            "{name}: cold reads"
+        );
+        // A stream past the headroom whose uncached part is read again:
+        // what it writes next stays cached.
+        let stream = dir.path().join(format!("stream-{depth}"));
+        let file = add(engine.as_mut(), &stream, &read_write());
+        engine.set_caching(file, Caching::Auto).unwrap();
+        let data = write_mib(engine.as_mut(), &pool, file, 0, head + 16, 2);
+        let before = resident_of(&stream, (head + 16) * MIB);
+        read_mib(engine.as_mut(), &pool, file, head, &data[head * MIB..]);
+        let more = write_mib(engine.as_mut(), &pool, file, head + 16, 16, 3);
+        let len = (head + 32) * MIB;
+        let after = resident_of(&stream, len);
+        assert_eq!(
+            after,
+            len / 4096,
+            "{name}: {before} pages after the stream, {after} after reading its end and writing on"
+        );
+        read_mib(engine.as_mut(), &pool, file, head + 16, &more);
+    }
+}
+
 #[test]
 fn a_filesystem_that_refuses_uncached_io_is_named_in_one_line() {
     let dir = Path::new("/dev/shm");
@@ -153,4 +345,14 @@ fn a_filesystem_that_refuses_uncached_io_is_named_in_one_line() {
     }
     // The file stays, cached, and works.
     assert_eq!(engine.set_caching(handle, Caching::Cached).ok(), Some(()));
+    // Auto allows, never asks: there it is cached, on every engine.
+    for kind in [EngineKind::Pvsync2, EngineKind::Adaptive] {
+        let mut engine = Flavour::new(kind, 1).open(None).unwrap();
+        let handle = add(engine.as_mut(), file.path(), &read_write());
+        assert_eq!(
+            engine.set_caching(handle, Caching::Auto).ok(),
+            Some(()),
+            "{kind}"
+        );
+    }
 }

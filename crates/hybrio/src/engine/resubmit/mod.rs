@@ -283,6 +283,9 @@ fn into_request(completion: Completion) -> Request {
         offset: completion.offset,
         buf: completion.buf,
         user_data: completion.user_data,
+        // Whoever chose it for the first part (the adaptive engine, above
+        // this layer) chooses again for the rest.
+        uncached: false,
     }
 }
 
