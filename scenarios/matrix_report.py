@@ -491,6 +491,34 @@ def seed004_section(filesystems, results_dir):
     return out
 
 
+def seed002_section(results_dir):
+    """seeds/002 where it shows: scenarios/seed002_streaming.py's tables (writes past the
+    dirty limit and cold reads, buffered, uncached, auto and O_DIRECT, against fio) and its
+    chart of the adaptive engine's caching choices, when they have been run."""
+    out = ["## seeds/002: streaming past the page cache", ""]
+    out.append(
+        "One thread (and two) writing twice the machine's dirty limit sequentially, and reading it "
+        "cold (scenarios/seed002_streaming.py; the matrix's seed002 cells write 1 GiB, which fits "
+        "under the limit). Each table is one run of the script: configurations in turn, medians "
+        "over rounds with the lowest and highest."
+    )
+    out.append("")
+    found = False
+    for name in ("seed002-streaming", "seed002-streaming-reads", "seed002-streaming-8k", "seed002-streaming-auto"):
+        table = os.path.join(results_dir, f"{name}.md")
+        if os.path.exists(table):
+            found = True
+            with open(table) as f:
+                out += f.read().rstrip().splitlines()
+            out.append("")
+        chart = os.path.join(results_dir, f"{name}.svg")
+        if os.path.exists(chart):
+            out += [f"![{name}: MiB/s by configuration](results/{name}.svg)", ""]
+    if not found:
+        out += ["Not run yet: `python3 scenarios/seed002_streaming.py` (root).", ""]
+    return out
+
+
 def write_report(results_dir, jobs_dir, output):
     filesystems = find_filesystems(results_dir, jobs_dir)
     if not any(fs.cells or fs.skipped() for fs in filesystems):
@@ -507,6 +535,7 @@ def write_report(results_dir, jobs_dir, output):
     lines += summary_section(filesystems)
     lines += specific_checks(filesystems)
     lines += seed001_section(filesystems)
+    lines += seed002_section(results_dir)
     lines += seed004_section(filesystems, results_dir)
     for fs in filesystems:
         lines += fs_section(fs)
@@ -537,6 +566,7 @@ def self_test():
         # A cell with no adaptive result is said to be so, not passed.
         ("| seed003-emulated / emulated-qd1 | psync | - | psync | - | - / 33.3 | - | n/a (no adaptive result) |", "missing adaptive"),
         ("ext4: **the machine was busy**", "busy"),
+        ("Not run yet: `python3 scenarios/seed002_streaming.py` (root).", "seed002 not run"),
         ("tmpfs: the machine was quiet before the run", "quiet"),
         ("- ext4 / seed000-buffered-writes / w8k-qd1: 1.07 x psync", "beats every static"),
         ("ext4: 1 cells pass, 2 fail, 1 not judged, 0 skipped.", "ext4 counts"),

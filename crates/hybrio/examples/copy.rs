@@ -4,8 +4,15 @@
 //!
 //! ```text
 //! cargo run --release -p hybrio --example copy -- [--engine NAME] [--direct]
-//!     [--depth N] [--bs BYTES] [--fsync] [--json] SRC DST
+//!     [--caching auto|cached|uncached] [--depth N] [--bs BYTES] [--fsync] [--json] SRC DST
 //! ```
+//!
+//! Both files are opened with [`Caching::Auto`] unless `--caching` says
+//! otherwise: the adaptive engine then writes the copy uncached once it
+//! streams past what one file should leave dirty in the page cache (a copy
+//! larger than the machine's dirty limits would otherwise wait for the
+//! kernel's flusher), and a small copy stays cached for whoever reads it
+//! next. The other engines keep `auto` files cached.
 //!
 //! It prints the copy's time and, for the adaptive engine, which path its
 //! requests took (`--json`: one JSON object per run, for scripts that compare
@@ -20,6 +27,7 @@ use std::time::Instant;
 
 use hybrio::buf::BufPool;
 use hybrio::engine::{self, EngineConfig, EngineKind, QueueOutcome};
+use hybrio::file::Caching;
 use hybrio::request::{Completion, Op, Request};
 
 /// `O_DIRECT` buffers and offsets must be aligned to the device's block; 4096
@@ -29,6 +37,7 @@ const DIRECT_ALIGN: u64 = 4096;
 struct Options {
     engine: EngineKind,
     direct: bool,
+    caching: Caching,
     depth: u32,
     bs: usize,
     fsync: bool,
@@ -38,7 +47,7 @@ struct Options {
 }
 
 fn usage() -> String {
-    "usage: copy [--engine NAME] [--direct] [--depth N] [--bs BYTES] [--fsync] [--json] SRC DST"
+    "usage: copy [--engine NAME] [--direct] [--caching auto|cached|uncached] [--depth N] [--bs BYTES] [--fsync] [--json] SRC DST"
         .to_owned()
 }
 
@@ -56,6 +65,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options = Options {
         engine: EngineKind::Adaptive,
         direct: false,
+        caching: Caching::Auto,
         depth: 4,
         bs: 128 << 10,
         fsync: false,
@@ -74,6 +84,16 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
                     EngineKind::from_name(&name).ok_or(format!("unknown engine {name:?}"))?;
             }
             "--direct" => options.direct = true,
+            "--caching" => {
+                options.caching = match value("--caching")?.as_str() {
+                    "auto" => Caching::Auto,
+                    "cached" => Caching::Cached,
+                    "uncached" => Caching::Uncached,
+                    other => {
+                        return Err(format!("--caching {other:?}: auto, cached or uncached"));
+                    }
+                }
+            }
             "--depth" => {
                 let text = value("--depth")?;
                 options.depth = text
@@ -152,6 +172,13 @@ fn copy(options: &Options) -> Result<Copied, String> {
     let dst = engine
         .add_file(dst, options.dst.clone().into())
         .map_err(|e| e.to_string())?;
+    for file in [src, dst] {
+        // Before any I/O: a filesystem or engine that refuses uncached I/O
+        // says so in one line (auto is never refused).
+        engine
+            .set_caching(file, options.caching)
+            .map_err(|e| e.to_string())?;
+    }
 
     let start = Instant::now();
     let mut next_read = 0u64;
@@ -285,9 +312,10 @@ fn main() -> ExitCode {
     let paths = copied.paths.unwrap_or_default();
     if options.json {
         println!(
-            "{{\"engine\": \"{}\", \"direct\": {}, \"bytes\": {}, \"seconds\": {:.6}, \"inline\": {}, \"async\": {}, \"explored\": {}, \"switches\": {}, \"learning_ns\": {}}}",
+            "{{\"engine\": \"{}\", \"direct\": {}, \"caching\": \"{:?}\", \"bytes\": {}, \"seconds\": {:.6}, \"inline\": {}, \"async\": {}, \"explored\": {}, \"switches\": {}, \"learning_ns\": {}, \"uncached\": {}}}",
             options.engine.name(),
             options.direct,
+            options.caching,
             copied.bytes,
             copied.seconds,
             paths.inline,
@@ -295,6 +323,7 @@ fn main() -> ExitCode {
             paths.explored,
             paths.switches,
             paths.learning_ns,
+            paths.uncached,
         );
     } else {
         println!(
@@ -306,13 +335,14 @@ fn main() -> ExitCode {
         );
         if copied.paths.is_some() {
             println!(
-                "paths: inline={} async={} explored={} switches={} learning={:.2} ms ({:.1}% of the copy)",
+                "paths: inline={} async={} explored={} switches={} learning={:.2} ms ({:.1}% of the copy); sent uncached by its choice: {}",
                 paths.inline,
                 paths.asynchronous,
                 paths.explored,
                 paths.switches,
                 paths.learning_ns as f64 / 1e6,
                 paths.learning_ns as f64 / 1e7 / copied.seconds,
+                paths.uncached,
             );
         }
     }

@@ -906,6 +906,26 @@ mod tests {
     }
 
     #[test]
+    fn every_fadvise_hint_of_fio_is_taken() {
+        let hint = |v: &str| apply("fadvise_hint", v).map(|j| j.fadvise_hint);
+        assert_eq!(hint("0").unwrap(), None);
+        assert_eq!(hint("1").unwrap(), Some(FadviseHint::Workload));
+        assert_eq!(hint("sequential").unwrap(), Some(FadviseHint::Sequential));
+        assert_eq!(hint("random").unwrap(), Some(FadviseHint::Random));
+        assert_eq!(hint("normal").unwrap(), Some(FadviseHint::Normal));
+        assert!(hint("willneed").is_err());
+    }
+
+    #[test]
+    fn uncached_is_a_boolean_or_auto() {
+        let caching = |v: &str| apply("uncached", v).map(|j| j.uncached);
+        assert_eq!(caching("1").unwrap(), Caching::Uncached);
+        assert_eq!(caching("0").unwrap(), Caching::Cached);
+        assert_eq!(caching("auto").unwrap(), Caching::Auto);
+        assert!(caching("sometimes").is_err());
+    }
+
+    #[test]
     fn block_sizes_per_direction() {
         assert_eq!(apply("bs", "8k").unwrap().bs, [8192; 3]);
         assert_eq!(apply("bs", "4k,8k").unwrap().bs, [4096, 8192, 8192]);

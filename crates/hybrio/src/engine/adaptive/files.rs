@@ -301,7 +301,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         let auto = if caching == Caching::Auto && !direct {
             match self.set_paths_caching(handle, Caching::Uncached) {
                 Ok(()) => Some(AutoCaching::new(
-                    *self.auto_headroom.get_or_insert_with(caching::headroom),
+                    *self.auto_room.get_or_insert_with(caching::Room::now),
                 )),
                 Err(Error::UncachedRefused { .. } | Error::CachingUnsupported { .. }) => None,
                 Err(error) => return Err(error),

@@ -48,9 +48,14 @@
 //! once more: its price is its time in the call plus the caller's own time
 //! after it.
 //!
+//! A file the caller lets the engine choose the caching of
+//! ([`Caching::Auto`]) has its writes sent uncached once they stream past
+//! what one file should leave dirty, by a rule over their offsets, not by
+//! price: a cached write's cost comes later, at writeback ([`caching`]).
+//!
 //! Every run reports how many requests took each path, how many were sent
-//! the other way to explore, and how often a class changed its choice
-//! ([`PathCounts`](super::PathCounts)).
+//! the other way to explore, how often a class changed its choice, and how
+//! many went uncached by the engine's choice ([`PathCounts`](super::PathCounts)).
 
 mod appends;
 mod asynchronous;
@@ -62,7 +67,7 @@ mod priors;
 mod sockets;
 
 #[cfg(test)]
-pub(crate) use caching::headroom as auto_headroom;
+pub(crate) use caching::Room as AutoRoom;
 pub(crate) use open::open;
 #[cfg(test)]
 pub(crate) use open::open_without_io_uring;
@@ -302,9 +307,9 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     /// Files whose caching the engine chooses ([`caching`]): while there are
     /// none, no request asks.
     auto_files: usize,
-    /// What one such file's write stream may leave dirty, read from the
+    /// The page cache's room for one such file's writes, read from the
     /// kernel's settings with the first.
-    auto_headroom: Option<u64>,
+    auto_room: Option<caching::Room>,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
     route_override: ForcedPath,

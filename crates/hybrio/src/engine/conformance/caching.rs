@@ -215,7 +215,7 @@ fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
     if !uncached_goes_in(dir.path()) {
         return;
     }
-    let head = crate::engine::adaptive::auto_headroom() as usize / MIB;
+    let head = crate::engine::adaptive::AutoRoom::now().headroom as usize / MIB;
     let tail = 32;
     let len = (head + tail) * MIB;
     let flavours = [
@@ -264,7 +264,7 @@ fn auto_caching_keeps_what_is_read_again_cached() {
     if !uncached_goes_in(dir.path()) {
         return;
     }
-    let head = crate::engine::adaptive::auto_headroom() as usize / MIB;
+    let head = crate::engine::adaptive::AutoRoom::now().headroom as usize / MIB;
     for depth in [1, 8] {
         let flavour = Flavour::new(EngineKind::Adaptive, depth);
         let name = flavour.name();
