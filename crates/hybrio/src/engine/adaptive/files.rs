@@ -302,6 +302,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             match self.set_paths_caching(handle, Caching::Uncached) {
                 Ok(()) => Some(AutoCaching::new(
                     *self.auto_room.get_or_insert_with(caching::Room::now),
+                    self.depth,
                 )),
                 Err(Error::UncachedRefused { .. } | Error::CachingUnsupported { .. }) => None,
                 Err(error) => return Err(error),
