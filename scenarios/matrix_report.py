@@ -504,7 +504,10 @@ def seed002_section(results_dir):
     )
     out.append("")
     found = False
-    for name in ("seed002-streaming", "seed002-streaming-reads", "seed002-streaming-8k", "seed002-streaming-auto"):
+    # The first three ran configurations in a fixed cyclic order with no pause after dropping
+    # the cache; the auto runs pause 6 s and shuffle (see seed002_streaming.py's one_run).
+    for name in ("seed002-streaming", "seed002-streaming-reads", "seed002-streaming-8k", "seed002-auto-writes",
+                 "seed002-auto-reads", "seed002-auto-2jobs", "auto-caching-cells"):
         table = os.path.join(results_dir, f"{name}.md")
         if os.path.exists(table):
             found = True

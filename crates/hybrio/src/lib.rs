@@ -26,7 +26,7 @@
 //!   sockets and the emulated device refuse it in one line.
 //!   [`Caching::Auto`](file::Caching::Auto) lets the adaptive engine choose:
 //!   a file's writes go uncached once they stream sequentially past what one
-//!   file should leave dirty (seeds/002: 10 GiB of 128 KiB writes ran 2.3x
+//!   file should leave dirty (seeds/002: 10 GiB of 128 KiB writes ran 6x
 //!   faster uncached than cached here), and stay cached otherwise, as reads do.
 //! * Sockets (UDP, TCP, Unix) go into the same table
 //!   ([`Engine::add_socket`](engine::Engine::add_socket)) for
