@@ -11,8 +11,8 @@ adaptive engine twice per round, as the job file has it (cached) and with uncach
 to its [global] section, in turns whose order alternates from round to round. Figures are the
 medians over the rounds of IOPS and of the per-round ratio auto/cached, with the lowest and
 highest round. The files live in DIR (default /var/tmp/hybrio-matrix, the matrix's scratch
-directory on the root filesystem); the job files' own settings decide what is cached before
-each run (invalidate=0 keeps a cached file cached; the first run of a round lays files out).
+directory on the root filesystem); a job that keeps its files cached (invalidate=0) has them
+read through the cache before each run, as `hybrio compare` does.
 Standard library only.
 """
 
@@ -53,7 +53,24 @@ def with_auto(path, out_dir):
     return copy
 
 
+def warm(job_file, cwd):
+    """Reads a job file's files (filename=) through the page cache when the job keeps them
+    cached (invalidate=0), as `hybrio compare` does before such a cell."""
+    with open(job_file) as f:
+        text = f.read()
+    if "invalidate=0" not in text:
+        return
+    for line in text.splitlines():
+        if line.strip().startswith("filename="):
+            path = os.path.join(cwd, line.split("=", 1)[1].strip())
+            if os.path.exists(path):
+                with open(path, "rb") as data:
+                    while data.read(1 << 20):
+                        pass
+
+
 def run(hybrio, job_file, cell, cwd):
+    warm(job_file, cwd)
     out = subprocess.run([hybrio, "--ioengine=adaptive", f"--section={cell}", "--output-format=json", job_file],
                          cwd=cwd, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
