@@ -5,9 +5,9 @@
 //! continues the file's run of sequential writes, and the run has passed
 //! [`Room::headroom`] bytes, what one file may leave dirty in the page
 //! cache. Whatever their size: streaming 10 GiB past the dirty limit here,
-//! uncached writes ran at 2.5x (8 KiB), 3.2x (32 KiB) and 6.6-7.3x (128 KiB,
-//! 1 MiB) cached ones (seeds/002, each run starting with the same memory).
-//! Until
+//! uncached writes ran at 2.7x (8 KiB), 3.6x (32 KiB), 6.9x (128 KiB) and
+//! 9.7x (1 MiB) cached ones (seeds/002, each run starting with the same
+//! memory). Until
 //! then, and for writes that do not stream (random overwrites, which the
 //! cache absorbs), they stay cached. A read of what the run wrote uncached
 //! says the data is read again, and a new run that goes back into a run
@@ -25,10 +25,11 @@
 //! of 128 KiB writes at 0.4-0.5 GB/s cached, 2.4-2.8 GB/s uncached on this
 //! machine's disk). A class that tried both and kept the dearer-looking
 //! uncached writes only after that bill came would have paid it first.
-//! Reads carry no such debt, and there the prices agree with the rule:
-//! cold sequential reads uncached were never faster than cached here (0.55x
-//! at 128 KiB, 0.98x at 1 MiB, with the kernel's readahead), and a cached
-//! read keeps the data for whoever reads it again.
+//! Reads carry no such debt, and could be priced from their completions;
+//! they stay cached for now. Cold sequential reads ran faster uncached here
+//! at 128 KiB and 1 MiB (1.2x, 1.9x) and slower at 8 KiB (0.7x), and a
+//! cached read keeps the data for whoever reads it again: choosing for
+//! reads is not built yet.
 
 use crate::probe;
 
@@ -83,7 +84,7 @@ pub(super) struct AutoCaching {
     start: u64,
     end: u64,
     last: u64,
-    /// Where the run went uncached (`end` while it has not).
+    /// Where the run went uncached (`None` while it has not).
     uncached_from: Option<u64>,
     /// What was written uncached was read or written again: writes stay
     /// cached.

@@ -19,8 +19,7 @@ const BLOCK: usize = 64 << 10;
 
 /// Pages of the file at `path` in the page cache.
 fn resident(path: &Path) -> usize {
-    let file = std::fs::File::open(path).unwrap();
-    sys::resident_pages(std::os::fd::AsRawFd::as_raw_fd(&file), LEN).unwrap()
+    resident_of(path, LEN)
 }
 
 /// Whether this flavour can take uncached files (on a filesystem that can).
@@ -58,14 +57,7 @@ fn assert_uncached(flavour: &Flavour, path: &Path, what: &str) {
 #[test]
 fn uncached_files_get_their_bytes_and_leave_no_pages_in_the_cache() {
     let dir = scratch();
-    let probe = dir.path().join("probe");
-    std::fs::write(&probe, b"x").unwrap();
-    let probe = std::fs::File::open(&probe).unwrap();
-    if let Err(e) = sys::probe_uncached(std::os::fd::AsRawFd::as_raw_fd(&probe)) {
-        eprintln!(
-            "skipping: {} does not take RWF_DONTCACHE here: {e}",
-            dir.path().display()
-        );
+    if !uncached_goes_in(dir.path()) {
         return;
     }
     for (number, flavour) in io_flavours().into_iter().enumerate() {
