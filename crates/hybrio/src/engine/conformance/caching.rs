@@ -250,6 +250,82 @@ fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
     }
 }
 
+/// Writes `blocks` MiB of `seed`'s pattern at `path` through the page cache
+/// and syncs; gives back the bytes.
+fn write_cached(path: &Path, blocks: usize, seed: u64) -> Vec<u8> {
+    let mut data = vec![0u8; blocks * MIB];
+    pattern(seed, &mut data);
+    std::fs::write(path, &data).unwrap();
+    std::fs::File::open(path).unwrap().sync_all().unwrap();
+    data
+}
+
+/// The requests the engine sent uncached by its own choice.
+fn sent_uncached(engine: &dyn Engine) -> u64 {
+    engine.counters().paths.map_or(0, |paths| paths.uncached)
+}
+
+#[test]
+fn auto_caching_tries_a_cold_read_stream_both_ways_and_leaves_cached_data_cached() {
+    let dir = scratch();
+    if !uncached_goes_in(dir.path()) {
+        return;
+    }
+    let head = crate::engine::adaptive::AutoRoom::now().headroom as usize / MIB;
+    // The head, a trial of four 32 MiB epochs, and some after.
+    let blocks = head + 4 * 32 + 16;
+    let pages = blocks * MIB / 4096;
+    for depth in [1, 8] {
+        let flavour = Flavour::new(EngineKind::Adaptive, depth);
+        let name = flavour.name();
+        let pool = BufPool::new(BATCH, MIB).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        // Cold: the trial's two uncached epochs leave their pages out,
+        // whichever way wins; the bytes are right either way.
+        let path = dir.path().join(format!("cold-{depth}"));
+        let data = write_cached(&path, blocks, depth as u64);
+        let opened = std::fs::File::open(&path).unwrap();
+        crate::file::drop_page_cache(&opened, &path).unwrap();
+        assert_eq!(resident_of(&path, blocks * MIB), 0, "{name}: dropped");
+        let file = add(engine.as_mut(), &path, &read_write());
+        engine.set_caching(file, Caching::Auto).unwrap();
+        read_mib(engine.as_mut(), &pool, file, 0, &data);
+        let uncached = sent_uncached(engine.as_ref());
+        let left = resident_of(&path, blocks * MIB);
+        assert!(uncached >= 64, "{name}: {uncached} reads sent uncached");
+        assert!(
+            left <= pages - 32 * MIB / 4096,
+            "{name}: {left} of {pages} pages left after a trial"
+        );
+        // Read again from the start: what went uncached is used again, and
+        // the file stays cached.
+        read_mib(engine.as_mut(), &pool, file, 0, &data);
+        assert_eq!(
+            sent_uncached(engine.as_ref()),
+            uncached,
+            "{name}: read again"
+        );
+        assert_eq!(
+            resident_of(&path, blocks * MIB),
+            pages,
+            "{name}: all cached after reading again"
+        );
+        // Data in the cache stays there, through a trial too.
+        let path = dir.path().join(format!("warm-{depth}"));
+        let data = write_cached(&path, blocks, depth as u64 + 10);
+        let file = add(engine.as_mut(), &path, &read_write());
+        engine.set_caching(file, Caching::Auto).unwrap();
+        read_mib(engine.as_mut(), &pool, file, 0, &data);
+        assert!(
+            sent_uncached(engine.as_ref()) >= uncached + 64,
+            "{name}: warm trial"
+        );
+        assert_eq!(resident_of(&path, blocks * MIB), pages, "{name}: warm");
+    }
+}
+
 #[test]
 fn auto_caching_keeps_what_is_read_again_cached() {
     let dir = scratch();
