@@ -12,7 +12,8 @@ The size comes from the machine, not from this file: twice the dirty limit
 writes meet the kernel's throttling as seeds/002 did. Every run writes a fresh file in DIR
 (default /var/tmp/hybrio-seed002, removed at exit), after `sync` and dropping the page
 cache, and ends with an fsync that counts in its time (fio's end_fsync). Reads read one file
-of that size, written once, cold: the page cache dropped before each run. Each round runs
+larger than the page cache can hold (MemAvailable with the cache dropped, plus 2 GiB), written
+once, cold: the page cache dropped before each run. Each round runs
 every configuration once, in an order shuffled anew each round (seeded), each run 6 s after
 the page cache was dropped (see one_run); figures are medians over the rounds with the lowest
 and highest round.
@@ -184,6 +185,12 @@ def main():
         print("seed002_streaming.py: fio is not installed (apt-get install fio): left out", file=sys.stderr)
     limit = dirty_limit()
     size_gib = -(-2 * limit // (1 << 30))
+    # Reads: larger than the page cache could grow to (MemAvailable, with the cache dropped), so
+    # that cached reads reclaim their own pages before the end, as a long stream does.
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
+    read_gib = max(size_gib, meminfo()["MemAvailable"] // (1 << 30) + 2)
     os.makedirs(args.dir, exist_ok=True)
     job_counts = [int(j) for j in args.jobs.split(",")]
     direction_options = {"write": ["--rw=write", "--end_fsync=1"], "read": ["--rw=read"]}
@@ -206,20 +213,20 @@ def main():
             sys.exit(f"seed002_streaming.py: no mode {unknown[0]!r}; modes: {'; '.join(modes)}")
         modes = {m: v for m, v in modes.items() if m in wanted}
 
-    def job_def(jobs):
-        """The job options and the files of `jobs` side by side, `size_gib` in all."""
+    def job_def(jobs, gib):
+        """The job options and the files of `jobs` side by side, `gib` in all."""
         if jobs == 1:
             path = os.path.join(args.dir, "stream")
-            return ["--name=stream", f"--filename={path}", f"--size={size_gib}g"], [path]
-        each = size_gib * 1024 // jobs
+            return ["--name=stream", f"--filename={path}", f"--size={gib}g"], [path]
+        each = gib * 1024 // jobs
         return ([f"--name=stream", f"--directory={args.dir}", f"--size={each}m", f"--numjobs={jobs}",
                  "--group_reporting"], [os.path.join(args.dir, f"stream.{j}.0") for j in range(jobs)])
 
     configs = {}
     for jobs in job_counts:
-        files, paths = job_def(jobs)
-        common = files + ["--output-format=json", f"--fadvise_hint={args.fadvise}"]
         for direction in args.directions.split(","):
+            files, paths = job_def(jobs, read_gib if direction == "read" else size_gib)
+            common = files + ["--output-format=json", f"--fadvise_hint={args.fadvise}"]
             for bs in args.bs.split(","):
                 for mode, (tool, extra) in modes.items():
                     if tool:
@@ -235,7 +242,7 @@ def main():
         if "read" in args.directions.split(","):
             # The files the reads read, written once (uncached: fast, and nothing stays cached).
             for jobs in job_counts:
-                subprocess.run([hybrio] + job_def(jobs)[0] + ["--bs=1m", "--rw=write", "--ioengine=pvsync2",
+                subprocess.run([hybrio] + job_def(jobs, read_gib)[0] + ["--bs=1m", "--rw=write", "--ioengine=pvsync2",
                                                               "--uncached=1", "--end_fsync=1"],
                                check=True, capture_output=True)
         for r in range(args.rounds):
@@ -255,7 +262,7 @@ def main():
         shutil.rmtree(args.dir, ignore_errors=True)
     summary = {n: {k: median_spread([x[k] for x in rs]) for k in rs[0]} for n, rs in results.items() if rs}
     doc = {"started": started, "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-           "rounds": args.rounds, "size_gib": size_gib, "jobs": job_counts, "fadvise_hint": args.fadvise,
+           "rounds": args.rounds, "size_gib": size_gib, "read_size_gib": read_gib, "jobs": job_counts, "fadvise_hint": args.fadvise,
            "settle_s": SETTLE_S, "dirty_limit_gib": limit / (1 << 30),
            "read_ahead_kb": read_ahead_kb(os.path.dirname(os.path.abspath(args.dir))),
            "load_before": load_before, "load_after": open("/proc/loadavg").read().split()[:3],
@@ -284,8 +291,10 @@ def render(doc, directions, sizes, job_counts=(1,)):
              else "configurations in turn")
     out = [f"seeds/002, {' or '.join(str(j) for j in job_counts)} job(s) writing {doc['size_gib']} GiB "
            f"sequentially in all (twice the dirty limit of {doc['dirty_limit_gib']:.1f} GiB; fresh files each "
-           f"run, an fsync at the end; two jobs write half each, to their own files) and reading it (cold: the "
-           f"page cache dropped before each run{settled}), {doc['started']} to {doc['finished']}: "
+           f"run, an fsync at the end; two jobs write half each, to their own files) and reading "
+           + (f"{doc['read_size_gib']} GiB (more than the page cache can hold: MemAvailable with the cache dropped, "
+              f"plus 2 GiB)" if doc.get("read_size_gib", doc["size_gib"]) != doc["size_gib"] else "it")
+           + f" (cold: the page cache dropped before each run{settled}), {doc['started']} to {doc['finished']}: "
            f"{doc['rounds']} rounds, {order}; median (lowest-highest round). read_ahead_kb {doc['read_ahead_kb']}, "
            f"fadvise_hint={fadvise} (1: POSIX_FADV_SEQUENTIAL for these sequential jobs). Load average before "
            f"{' '.join(doc['load_before'])}, after {' '.join(doc['load_after'])}."

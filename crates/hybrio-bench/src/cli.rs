@@ -255,6 +255,8 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
     if job_args.showcmd {
         return Ok(Command::ShowCmd(job_args.showcmd_text()?));
     }
+    let mut notes = job_args.notes()?;
+    notes.extend(auto_caching_notes(&jobs));
     Ok(Command::Run {
         jobs,
         globals,
@@ -262,8 +264,40 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         output,
         parse_only,
         status_interval,
-        notes: job_args.notes()?,
+        notes,
     })
+}
+
+/// `uncached=auto` lets the adaptive engine choose; every other engine
+/// keeps the file cached, without error (the option allows, never asks).
+/// Said once per engine, naming its jobs, so a user comparing engines by
+/// hand knows which ran cached.
+fn auto_caching_notes(jobs: &[JobDef]) -> Vec<String> {
+    let mut by_engine: Vec<(&str, Vec<&str>)> = Vec::new();
+    for job in jobs {
+        let options = &job.options;
+        if options.uncached != hybrio::file::Caching::Auto
+            || options.ioengine == crate::compare::ADAPTIVE
+        {
+            continue;
+        }
+        match by_engine
+            .iter_mut()
+            .find(|(engine, _)| *engine == options.ioengine)
+        {
+            Some((_, names)) => names.push(&options.name),
+            None => by_engine.push((&options.ioengine, vec![&options.name])),
+        }
+    }
+    by_engine
+        .into_iter()
+        .map(|(engine, names)| {
+            format!(
+                "uncached=auto: only the adaptive engine chooses the caching; {engine} keeps {} cached",
+                names.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// `hybrio compare`'s arguments (after the word `compare`): its own flags
@@ -591,6 +625,53 @@ mod tests {
         assert_eq!(jobs.len(), 1);
         assert_eq!(jobs[0].options.bs[1], 8192);
         assert!(jobs[0].options.time_based);
+    }
+
+    #[test]
+    fn uncached_auto_on_a_fixed_engine_is_noted_once_per_engine() {
+        let notes = |list: &[&str]| {
+            let Command::Run { notes, .. } = parse(&args(list)).unwrap() else {
+                panic!("expected a run")
+            };
+            notes
+        };
+        let base = ["--size=1m", "--uncached=auto"];
+        let jobs = [
+            "--name=a",
+            "--ioengine=io_uring",
+            "--name=b",
+            "--ioengine=io_uring",
+            "--name=c",
+            "--ioengine=adaptive",
+            "--name=d",
+            "--ioengine=pvsync2",
+        ];
+        let all: Vec<&str> = base.iter().chain(&jobs).copied().collect();
+        assert_eq!(
+            notes(&all),
+            [
+                "uncached=auto: only the adaptive engine chooses the caching; io_uring keeps a, b cached",
+                "uncached=auto: only the adaptive engine chooses the caching; pvsync2 keeps d cached",
+            ]
+        );
+        assert!(
+            notes(&[
+                "--size=1m",
+                "--uncached=auto",
+                "--name=c",
+                "--ioengine=adaptive"
+            ])
+            .is_empty()
+        );
+        assert!(
+            notes(&[
+                "--size=1m",
+                "--uncached=1",
+                "--name=d",
+                "--ioengine=pvsync2"
+            ])
+            .is_empty()
+        );
     }
 
     #[test]
