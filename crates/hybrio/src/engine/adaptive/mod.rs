@@ -342,7 +342,8 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     }
 
     /// For a file whose caching the engine chooses ([`caching`]): whether
-    /// this read or write goes uncached, by its file's streams.
+    /// this write goes uncached, by its file's write stream; a read is noted
+    /// (what went uncached may be read again) and stays cached.
     #[inline(never)]
     fn choose_caching(&mut self, request: &mut Request) {
         let Some(auto) = self
@@ -354,10 +355,9 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             return;
         };
         let len = request.len() as u64;
-        let time = &self.time;
         match request.op {
             Op::Write => request.uncached = auto.write(request.offset, len),
-            Op::Read => request.uncached = auto.read(request.offset, len, || time.now()),
+            Op::Read => auto.read(request.offset, len),
             _ => {}
         }
     }
