@@ -109,14 +109,18 @@ class Sampler:
         self.thread.join()
 
 
+def drop_page_cache():
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
 def one_run(cmd, paths, direction):
     if direction == "write":
         for path in paths:
             if os.path.exists(path):
                 os.unlink(path)
-    subprocess.run(["sync"], check=True)
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
+    drop_page_cache()
     # Every run starts with its free memory in the same state: on this VM (virtio-balloon free
     # page reporting) memory that stays free for a few seconds goes back to the host, and the
     # page cache's first use of it costs several times the CPU. Without the pause a run after
@@ -187,9 +191,7 @@ def main():
     size_gib = -(-2 * limit // (1 << 30))
     # Reads: larger than the page cache could grow to (MemAvailable, with the cache dropped), so
     # that cached reads reclaim their own pages before the end, as a long stream does.
-    subprocess.run(["sync"], check=True)
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3")
+    drop_page_cache()
     read_gib = max(size_gib, meminfo()["MemAvailable"] // (1 << 30) + 2)
     os.makedirs(args.dir, exist_ok=True)
     job_counts = [int(j) for j in args.jobs.split(",")]
