@@ -21,7 +21,7 @@ and highest round.
 With two jobs, each writes (or reads) its own file of half the size, side by side, reported
 together (group_reporting). The modes: fio's and hybrio's buffered psync, uncached pvsync2,
 O_DIRECT at depth 1 and 16, and the adaptive engine buffered, uncached and with
-uncached=auto (its own choice); `--modes auto` runs the adaptive three only, and every
+uncached=auto (its own choice; at depth 1 and 16); `--modes auto` runs the adaptive ones only, and every
 table says how each row compares with the best of hybrio's buffered and uncached rows.
 
 Per run: MiB/s (bytes over the job's time, the fsync included), CPU seconds per GiB (user +
@@ -203,6 +203,7 @@ def main():
         "hybrio adaptive, buffered": (hybrio, ["--ioengine=adaptive"]),
         "hybrio adaptive, uncached": (hybrio, ["--ioengine=adaptive", "--uncached=1"]),
         "hybrio adaptive, auto": (hybrio, ["--ioengine=adaptive", "--uncached=auto"]),
+        "hybrio adaptive, auto, depth 16": (hybrio, ["--ioengine=adaptive", "--uncached=auto", "--iodepth=16"]),
         "hybrio io_uring, O_DIRECT, depth 1": (hybrio, ["--ioengine=io_uring", "--direct=1"]),
         "hybrio io_uring, O_DIRECT, depth 16": (hybrio, ["--ioengine=io_uring", "--direct=1", "--iodepth=16"]),
     }

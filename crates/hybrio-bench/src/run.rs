@@ -616,6 +616,7 @@ fn report(
                     sum.switches += more.switches;
                     sum.learning_ns += more.learning_ns;
                     sum.uncached += more.uncached;
+                    sum.read_ahead += more.read_ahead;
                 }
                 merged.short_errors = merged.short_errors + outcome.counters.short_errors;
                 if let Some(errors) = &mut merged.errors {
@@ -693,6 +694,9 @@ fn report(
                 // Reads and writes the engine sent uncached by its own
                 // choice (`uncached=auto`).
                 "uncached": p.uncached,
+                // Bytes its helper thread read ahead of sequential read
+                // streams (`uncached=auto`).
+                "read_ahead_bytes": p.read_ahead,
             })),
             // io_uring's completion queue: reaps, what they took, and how
             // often the queue's head was published (seeds/004: once a reap).

@@ -49,7 +49,8 @@ pub enum Caching {
     /// writes a file uncached once its writes stream sequentially past what
     /// the page cache should hold dirty for one file, and keeps it cached
     /// while they do not, or while what was written is read again (see the
-    /// adaptive engine's docs). Reads stay cached. Never an error: where
+    /// adaptive engine's docs). Reads stay cached, and once they stream, a
+    /// thread of the engine's reads ahead of them. Never an error: where
     /// uncached I/O cannot go (a filesystem that refuses it, `O_DIRECT`, a
     /// socket), or on an engine that does not choose (all but adaptive),
     /// it is [`Cached`](Caching::Cached).

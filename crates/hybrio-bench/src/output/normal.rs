@@ -234,12 +234,13 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
             p.learning_ns as f64 / 1e6,
             100.0 * p.learning_ns as f64 / job_ns,
         );
-        if p.uncached > 0 {
+        if p.uncached > 0 || p.read_ahead > 0 {
             let _ = writeln!(
                 out,
-                "     caching   : uncached={} ({:.1}%) by the engine's choice (uncached=auto)",
+                "     caching   : uncached={} ({:.1}%) by the engine's choice, read ahead={} (uncached=auto)",
                 p.uncached,
                 100.0 * p.uncached as f64 / total,
+                super::num::bytes(p.read_ahead, true),
             );
         }
     }

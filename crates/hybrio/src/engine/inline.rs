@@ -142,6 +142,10 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
             .set_caching(handle, caching, self.device.is_some())
     }
 
+    fn duplicate_file(&self, handle: FileHandle, _: sealed::Token) -> Option<File> {
+        self.files.get(handle)?.file().try_clone().ok()
+    }
+
     #[inline(always)]
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
         let result = self.execute(&mut request);

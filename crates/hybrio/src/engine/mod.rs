@@ -113,6 +113,15 @@ pub trait Engine: Send + std::fmt::Debug {
         self.set_caching(handle, caching)
     }
 
+    /// A descriptor of its own for the file at `handle` (`dup`), for an
+    /// engine inside another (the adaptive engine's readahead helper reads
+    /// through one); `None` where this engine cannot give one.
+    #[doc(hidden)]
+    fn duplicate_file(&self, handle: FileHandle, token: sealed::Token) -> Option<File> {
+        let _ = (handle, token);
+        None
+    }
+
     /// Offers one request. See [`QueueOutcome`].
     fn queue(&mut self, request: Request) -> QueueOutcome;
 
@@ -219,6 +228,9 @@ impl Engine for Box<dyn Engine> {
         token: sealed::Token,
     ) -> Result<(), Error> {
         (**self).set_caching_inside(handle, caching, token)
+    }
+    fn duplicate_file(&self, handle: FileHandle, token: sealed::Token) -> Option<File> {
+        (**self).duplicate_file(handle, token)
     }
     fn queue(&mut self, request: Request) -> QueueOutcome {
         (**self).queue(request)
@@ -328,6 +340,7 @@ impl std::ops::Add for EngineCounters {
                     switches: a.switches + b.switches,
                     learning_ns: a.learning_ns + b.learning_ns,
                     uncached: a.uncached + b.uncached,
+                    read_ahead: a.read_ahead + b.read_ahead,
                 }),
                 (a, b) => a.or(b),
             },
@@ -405,6 +418,10 @@ pub struct PathCounts {
     /// Reads and writes sent uncached (`RWF_DONTCACHE`) by the engine's own
     /// choice, for files the caller let it choose ([`Caching::Auto`]).
     pub uncached: u64,
+    /// Bytes the engine asked the kernel to read ahead of sequential read
+    /// streams (from a helper thread), for files the caller let it choose
+    /// the caching of.
+    pub read_ahead: u64,
 }
 
 /// The engines this library has.

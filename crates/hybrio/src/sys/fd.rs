@@ -93,6 +93,9 @@ pub(crate) enum Advice {
     Sequential,
     /// `POSIX_FADV_RANDOM`: no readahead.
     Random,
+    /// `POSIX_FADV_WILLNEED`: read the range into the page cache now (the
+    /// kernel's readahead, run in the caller).
+    WillNeed,
 }
 
 /// `posix_fadvise(2)` over `len` bytes from `offset` (`len == 0`: to the end of the file).
@@ -104,6 +107,7 @@ pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::R
         Advice::Normal => libc::POSIX_FADV_NORMAL,
         Advice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
         Advice::Random => libc::POSIX_FADV_RANDOM,
+        Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
     };
     // SAFETY: posix_fadvise takes no pointers; any descriptor value is safe to pass.
     let err = unsafe { libc::posix_fadvise(fd, offset, len, advice) };

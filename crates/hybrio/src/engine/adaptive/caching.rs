@@ -14,7 +14,8 @@
 //! that went uncached, no longer than what the kernel lets be dirty before
 //! it starts writing back, says the data is written again (a region
 //! rewritten in place, which the cache absorbs): either way the file's
-//! writes stay cached from then on. Reads stay cached.
+//! writes stay cached from then on. Reads stay cached (a stream of them is
+//! read ahead of: [`readahead`](super::readahead)).
 //!
 //! Why a rule over offsets and not a price from completions, as the
 //! inline/asynchronous choice is: a cached write's cost is not in its
@@ -55,6 +56,8 @@ pub(crate) struct Room {
     /// background threshold (the flusher writes it back at its pace, and the
     /// writers are not throttled).
     pub(crate) rewritable: u64,
+    /// How far ahead of a read stream the engine reads ([`readahead`](super::readahead)).
+    pub(crate) read_ahead: u64,
 }
 
 impl Room {
@@ -66,6 +69,7 @@ impl Room {
                 .map_or(MOST_LEFT_DIRTY, |threshold| threshold / 64)
                 .clamp(LEAST_LEFT_DIRTY, MOST_LEFT_DIRTY),
             rewritable: threshold.unwrap_or(MOST_LEFT_DIRTY * 16),
+            read_ahead: super::readahead::window(threshold),
         }
     }
 }
@@ -161,6 +165,7 @@ mod tests {
         Room {
             headroom,
             rewritable,
+            read_ahead: 64 * MIB,
         }
     }
 

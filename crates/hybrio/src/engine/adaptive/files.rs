@@ -10,6 +10,7 @@ use super::asynchronous::{AsyncBackend, NO_TWIN, TwinOf};
 use super::caching::{self, AutoCaching};
 use super::policy::ClassPolicy;
 use super::priors::FileKind;
+use super::readahead::ReadStream;
 use super::{AdaptiveEngine, CLASSES, Lane};
 use crate::Error;
 use crate::engine::{Engine, EngineKind, sealed};
@@ -42,6 +43,8 @@ pub(super) struct FileRoute {
     pub(super) socket: Option<super::sockets::SocketRoute>,
     /// For a file whose caching the engine chooses: its write stream.
     pub(super) auto: Option<AutoCaching>,
+    /// And its read stream, read ahead of by the engine's helper.
+    pub(super) reads: Option<ReadStream>,
 }
 
 /// Whether a file's twins have the caller's handle (untimed) and the one
@@ -161,6 +164,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             classes: (0..CLASSES).map(|_| None).collect(),
             socket,
             auto: None,
+            reads: None,
         });
         Ok(handle)
     }
@@ -310,6 +314,15 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         } else {
             None
         };
+        // Read ahead of by a descriptor of the helper's own; without one
+        // (the inline engine cannot give it), the kernel's readahead alone.
+        let reads = match (&auto, self.auto_room) {
+            (Some(_), Some(room)) => self
+                .inline
+                .duplicate_file(handle, sealed::Token(()))
+                .map(|file| ReadStream::new(file, room.read_ahead, self.depth)),
+            _ => None,
+        };
         let paths = if caching == Caching::Auto {
             Caching::Cached
         } else {
@@ -319,6 +332,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         self.auto_files = self.auto_files + usize::from(auto.is_some()) - usize::from(was_auto);
         if let Some(route) = self.routes.get_mut(handle.index()).and_then(Option::as_mut) {
             route.auto = auto;
+            route.reads = reads;
         }
         Ok(())
     }

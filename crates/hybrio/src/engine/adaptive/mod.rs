@@ -52,6 +52,9 @@
 //! ([`Caching::Auto`]) has its writes sent uncached once they stream past
 //! what one file should leave dirty, by a rule over their offsets, not by
 //! price: a cached write's cost comes later, at writeback ([`caching`]).
+//! Its reads stay cached; once they stream, a helper thread reads ahead of
+//! them, so that the page cache's work runs beside the reader's copy
+//! ([`readahead`]).
 //!
 //! Every run reports how many requests took each path, how many were sent
 //! the other way to explore, how often a class changed its choice, and how
@@ -64,6 +67,7 @@ mod files;
 mod open;
 mod policy;
 mod priors;
+mod readahead;
 mod sockets;
 
 #[cfg(test)]
@@ -310,6 +314,8 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     /// The page cache's room for one such file's writes, read from the
     /// kernel's settings with the first.
     auto_room: Option<caching::Room>,
+    /// The thread that reads ahead of those files' read streams.
+    readahead: readahead::Helper,
     /// Tests: the path every request takes, whatever its class chose.
     #[cfg(test)]
     route_override: ForcedPath,
@@ -343,21 +349,34 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
 
     /// For a file whose caching the engine chooses ([`caching`]): whether
     /// this write goes uncached, by its file's write stream; a read is noted
-    /// (what went uncached may be read again) and stays cached.
+    /// (what went uncached may be read again), stays cached, and may ask the
+    /// helper to read ahead of its stream ([`readahead`]).
     #[inline(never)]
     fn choose_caching(&mut self, request: &mut Request) {
-        let Some(auto) = self
+        let Some(route) = self
             .routes
             .get_mut(request.file.index())
             .and_then(Option::as_mut)
-            .and_then(|route| route.auto.as_mut())
         else {
+            return;
+        };
+        let Some(auto) = route.auto.as_mut() else {
             return;
         };
         let len = request.len() as u64;
         match request.op {
             Op::Write => request.uncached = auto.write(request.offset, len),
-            Op::Read => auto.read(request.offset, len),
+            Op::Read => {
+                auto.read(request.offset, len);
+                if let Some(reads) = route.reads.as_mut()
+                    && let Some(step) = reads.read(request.offset, len)
+                {
+                    let end = step.end();
+                    if self.readahead.ask(step) {
+                        reads.asked(end);
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -975,6 +994,7 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
 
     fn counters(&self) -> EngineCounters {
         let mut counts = self.counts;
+        counts.read_ahead = self.readahead.asked;
         for lane in &self.lanes {
             lane.count_went(&mut counts);
         }

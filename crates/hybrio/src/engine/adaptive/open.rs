@@ -146,6 +146,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             save_to: None,
             auto_files: 0,
             auto_room: None,
+            readahead: super::readahead::Helper::default(),
             emulated_ns: config.completion_latency.map_or(0, |latency| {
                 u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX)
             }),

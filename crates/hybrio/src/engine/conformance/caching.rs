@@ -312,6 +312,72 @@ fn auto_caching_keeps_what_is_read_again_cached() {
 }
 
 #[test]
+fn auto_caching_reads_ahead_of_a_read_stream_and_cached_does_not() {
+    let dir = scratch();
+    if !uncached_goes_in(dir.path()) {
+        return;
+    }
+    let window = crate::engine::adaptive::AutoRoom::now().read_ahead as usize / MIB;
+    // Read this far, then look past where the kernel's own readahead
+    // reaches (two windows of the device's `read_ahead_kb`, 8 MiB here).
+    let (read, beyond) = (16, 16);
+    if window < beyond + 8 {
+        eprintln!("skipping: the engine reads {window} MiB ahead here, too little to tell");
+        return;
+    }
+    let len = read + window + 8;
+    for depth in [1, 8] {
+        let flavour = Flavour::new(EngineKind::Adaptive, depth);
+        let name = flavour.name();
+        let pool = BufPool::new(BATCH, MIB).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let path = dir.path().join(format!("stream-read-{depth}"));
+        let file = add(engine.as_mut(), &path, &read_write());
+        let data = write_mib(engine.as_mut(), &pool, file, 0, len, 4);
+        // The helper may read on between the two counts: the shorter first.
+        let pages_past = |path: &Path| {
+            let before = resident_of(path, (read + beyond) * MIB);
+            resident_of(path, (read + window) * MIB).saturating_sub(before)
+        };
+        for caching in [Caching::Cached, Caching::Auto] {
+            engine.set_caching(file, caching).unwrap();
+            let opened = std::fs::File::open(&path).unwrap();
+            crate::file::drop_page_cache(&opened, &path).unwrap();
+            let asked = engine.counters().paths.unwrap().read_ahead;
+            read_mib(engine.as_mut(), &pool, file, 0, &data[..read * MIB]);
+            let asked = engine.counters().paths.unwrap().read_ahead - asked;
+            // The helper reads on its own time: give it up to 5 s.
+            let mut past = pages_past(&path);
+            for _ in 0..50 {
+                if caching == Caching::Cached || past * 2 > (window - beyond) * MIB / 4096 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                past = pages_past(&path);
+            }
+            if caching == Caching::Cached {
+                assert_eq!(asked, 0, "{name}: a cached file is left to the kernel");
+                continue;
+            }
+            assert!(
+                asked >= ((window - read) * MIB) as u64,
+                "{name}: asked {asked} bytes ahead"
+            );
+            assert!(
+                past * 2 > (window - beyond) * MIB / 4096,
+                "{name}: {past} pages read ahead from {} to {} MiB",
+                read + beyond,
+                read + window
+            );
+            // And what the reader gets is the file's.
+            read_mib(engine.as_mut(), &pool, file, read, &data[read * MIB..]);
+        }
+    }
+}
+
+#[test]
 fn a_filesystem_that_refuses_uncached_io_is_named_in_one_line() {
     let dir = Path::new("/dev/shm");
     let Ok(probe) = tempfile::tempfile_in(dir) else {
