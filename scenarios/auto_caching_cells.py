@@ -12,7 +12,8 @@ to its [global] section, in turns whose order alternates from round to round. Fi
 medians over the rounds of IOPS and of the per-round ratio auto/cached, with the lowest and
 highest round. The files live in DIR (default /var/tmp/hybrio-matrix, the matrix's scratch
 directory on the root filesystem); a job that keeps its files cached (invalidate=0) has them
-read through the cache before each run, as `hybrio compare` does.
+read through the cache before each run, as `hybrio compare` does. The table also gives what
+auto sent uncached and what its helper read ahead of read streams.
 Standard library only.
 """
 
@@ -77,8 +78,10 @@ def run(hybrio, job_file, cell, cwd):
         raise RuntimeError(f"{cell} failed ({out.returncode}): {out.stderr.strip()[:300]}")
     doc = json.loads(out.stdout[out.stdout.index("{"):])
     iops = sum(job[d]["iops"] for job in doc["jobs"] for d in ("read", "write"))
-    uncached = sum((job.get("paths") or {}).get("uncached", 0) for job in doc.get("hybrio", {}).get("jobs", []))
-    return iops, uncached
+    paths = [job.get("paths") or {} for job in doc.get("hybrio", {}).get("jobs", [])]
+    uncached = sum(p.get("uncached", 0) for p in paths)
+    read_ahead_mib = sum(p.get("read_ahead_bytes", 0) for p in paths) / (1 << 20)
+    return iops, uncached, read_ahead_mib
 
 
 def spread(values):
@@ -106,18 +109,20 @@ def main():
             plain = job_file_of(cell)
             variants = {"cached": plain, "auto": with_auto(plain, tmp)}
             runs = {"cached": [], "auto": []}
-            uncached = []
+            uncached, read_ahead = [], []
             for r in range(args.rounds):
                 order = ["cached", "auto"] if r % 2 == 0 else ["auto", "cached"]
                 for variant in order:
                     print(f"auto_caching_cells.py: {cell} round {r + 1}/{args.rounds}: {variant}", file=sys.stderr)
-                    iops, sent = run(hybrio, variants[variant], cell, args.dir)
+                    iops, sent, ahead = run(hybrio, variants[variant], cell, args.dir)
                     runs[variant].append(iops)
                     if variant == "auto":
                         uncached.append(sent)
+                        read_ahead.append(ahead)
             ratios = [a / c for a, c in zip(runs["auto"], runs["cached"]) if c > 0]
             results[cell] = {"cached_iops": spread(runs["cached"]), "auto_iops": spread(runs["auto"]),
-                             "ratio": spread(ratios), "uncached_requests": spread(uncached)}
+                             "ratio": spread(ratios), "uncached_requests": spread(uncached),
+                             "read_ahead_mib": spread(read_ahead)}
     doc = {"started": started, "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "rounds": args.rounds, "dir": args.dir, "load_before": load_before,
            "load_after": open("/proc/loadavg").read().split()[:3], "results": results}
@@ -132,17 +137,18 @@ def main():
 
 def render(doc):
     k = lambda x: f"{x / 1000:.1f}k"
+    ahead = lambda m: f"{m['median']:.0f} ({m['low']:.0f}-{m['high']:.0f})" if m else "-"
     out = [f"The matrix's cells on the adaptive engine, as written (cached) and with uncached=auto, "
            f"{doc['started']} to {doc['finished']}, {doc['rounds']} rounds in alternation, in {doc['dir']}; "
            f"median (lowest-highest round). Load average before {' '.join(doc['load_before'])}, after "
            f"{' '.join(doc['load_after'])}.", "",
-           "| cell | cached IOPS | auto IOPS | auto / cached | requests auto sent uncached |",
-           "|---|---:|---:|---:|---:|"]
+           "| cell | cached IOPS | auto IOPS | auto / cached | requests auto sent uncached | MiB auto read ahead |",
+           "|---|---:|---:|---:|---:|---:|"]
     for cell, r in doc["results"].items():
         c, a, x, u = r["cached_iops"], r["auto_iops"], r["ratio"], r["uncached_requests"]
         out.append(f"| {cell} | {k(c['median'])} ({k(c['low'])}-{k(c['high'])}) | {k(a['median'])} "
                    f"({k(a['low'])}-{k(a['high'])}) | {x['median']:.2f} ({x['low']:.2f}-{x['high']:.2f}) | "
-                   f"{u['median']:.0f} ({u['low']:.0f}-{u['high']:.0f}) |")
+                   f"{u['median']:.0f} ({u['low']:.0f}-{u['high']:.0f}) | {ahead(r.get('read_ahead_mib'))} |")
     return "\n".join(out) + "\n"
 
 

@@ -12,7 +12,8 @@
 //! streams past what one file should leave dirty in the page cache (a copy
 //! larger than the machine's dirty limits would otherwise wait for the
 //! kernel's flusher), and a small copy stays cached for whoever reads it
-//! next. The other engines keep `auto` files cached.
+//! next; and it reads ahead of the source's stream from a thread of its own.
+//! The other engines keep `auto` files cached.
 //!
 //! It prints the copy's time and, for the adaptive engine, which path its
 //! requests took (`--json`: one JSON object per run, for scripts that compare
@@ -312,7 +313,7 @@ fn main() -> ExitCode {
     let paths = copied.paths.unwrap_or_default();
     if options.json {
         println!(
-            "{{\"engine\": \"{}\", \"direct\": {}, \"caching\": \"{:?}\", \"bytes\": {}, \"seconds\": {:.6}, \"inline\": {}, \"async\": {}, \"explored\": {}, \"switches\": {}, \"learning_ns\": {}, \"uncached\": {}}}",
+            "{{\"engine\": \"{}\", \"direct\": {}, \"caching\": \"{:?}\", \"bytes\": {}, \"seconds\": {:.6}, \"inline\": {}, \"async\": {}, \"explored\": {}, \"switches\": {}, \"learning_ns\": {}, \"uncached\": {}, \"read_ahead\": {}}}",
             options.engine.name(),
             options.direct,
             options.caching,
@@ -324,6 +325,7 @@ fn main() -> ExitCode {
             paths.switches,
             paths.learning_ns,
             paths.uncached,
+            paths.read_ahead,
         );
     } else {
         println!(
@@ -335,7 +337,7 @@ fn main() -> ExitCode {
         );
         if copied.paths.is_some() {
             println!(
-                "paths: inline={} async={} explored={} switches={} learning={:.2} ms ({:.1}% of the copy); sent uncached by its choice: {}",
+                "paths: inline={} async={} explored={} switches={} learning={:.2} ms ({:.1}% of the copy); sent uncached by its choice: {}; read ahead: {} MiB",
                 paths.inline,
                 paths.asynchronous,
                 paths.explored,
@@ -343,6 +345,7 @@ fn main() -> ExitCode {
                 paths.learning_ns as f64 / 1e6,
                 paths.learning_ns as f64 / 1e7 / copied.seconds,
                 paths.uncached,
+                paths.read_ahead >> 20,
             );
         }
     }
