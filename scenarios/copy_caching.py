@@ -9,7 +9,7 @@ the caching does for a copy larger than the page cache holds dirty.
 The source is GIB GiB (default: twice the dirty limit, vm.dirty_bytes or vm.dirty_ratio of
 MemAvailable, as seed002_streaming.py sizes its writes), written once. Each run copies it to a
 fresh file with an fdatasync at the end (--fsync, in the copy's time), cold: `sync`, the page
-cache dropped, then 6 s for the VM's free memory to settle (see seed002_streaming.py). The two
+cache dropped, then 6 s for the VM's free memory to settle (seed002_streaming.py's helpers). The two
 ways alternate, the first changing each round. Figures are medians over the rounds with the
 lowest and highest. Needs root (drop_caches) and the example built
 (cargo build --release -p hybrio --example copy). Standard library only.
@@ -19,36 +19,13 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
+from seed002_streaming import SETTLE_S, dirty_limit, drop_page_cache, median_spread as spread, parse_size
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def meminfo():
-    with open("/proc/meminfo") as f:
-        return {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f}
-
-
-def dirty_limit():
-    with open("/proc/sys/vm/dirty_bytes") as f:
-        dirty_bytes = int(f.read())
-    if dirty_bytes:
-        return dirty_bytes
-    with open("/proc/sys/vm/dirty_ratio") as f:
-        return meminfo()["MemAvailable"] * int(f.read()) // 100
-
-
-def drop_page_cache():
-    subprocess.run(["sync"], check=True)
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
-
-
-def spread(values):
-    return {"median": statistics.median(values), "low": min(values), "high": max(values)}
 
 
 def main():
@@ -66,8 +43,7 @@ def main():
         sys.exit(f"copy_caching.py: no copy example at {copy} (cargo build --release -p hybrio --example copy)")
     if os.geteuid() != 0:
         sys.exit("copy_caching.py: needs root, to drop the page cache before each run")
-    units = {"k": 1 << 10, "m": 1 << 20}
-    bs = int(args.bs[:-1]) * units[args.bs[-1].lower()] if args.bs[-1].lower() in units else int(args.bs)
+    bs = parse_size(args.bs)
     gib = args.gib or -(-2 * dirty_limit() // (1 << 30))
     os.makedirs(args.dir, exist_ok=True)
     src, dst = os.path.join(args.dir, "source"), os.path.join(args.dir, "copy")
@@ -87,7 +63,7 @@ def main():
                 if os.path.exists(dst):
                     os.unlink(dst)
                 drop_page_cache()
-                time.sleep(6)
+                time.sleep(SETTLE_S)
                 out = subprocess.run([copy, "--engine", "adaptive", "--caching", way, "--bs", str(bs), "--fsync",
                                       "--json", src, dst], capture_output=True, text=True, timeout=900)
                 if out.returncode != 0:

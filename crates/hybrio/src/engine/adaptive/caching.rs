@@ -74,6 +74,48 @@ impl Room {
     }
 }
 
+/// A run of sequential requests, a file's writes or its reads: from `start`
+/// to `end`, its latest request at `last`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Run {
+    start: u64,
+    end: u64,
+    last: u64,
+}
+
+impl Run {
+    /// Takes a request of `len` bytes at `offset`: whether it continues the
+    /// run (from the latest request to the run's end, give or take `slack`
+    /// bytes: requests in flight together may be offered out of order, and
+    /// the same one may be offered twice). One elsewhere starts a new run.
+    #[inline]
+    pub(super) fn take(&mut self, offset: u64, len: u64, slack: u64) -> bool {
+        let continues =
+            offset >= self.last.saturating_sub(slack) && offset <= self.end.saturating_add(slack);
+        if !continues {
+            self.start = offset;
+            self.end = offset;
+        }
+        self.last = offset;
+        self.end = self.end.max(offset.saturating_add(len));
+        continues
+    }
+
+    /// Bytes from the run's start to its end.
+    pub(super) fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// Where the run ends.
+    pub(super) fn end(&self) -> u64 {
+        self.end
+    }
+
+    fn holds(&self, offset: u64) -> bool {
+        (self.start..self.end).contains(&offset)
+    }
+}
+
 /// One file's write stream, for its choice of caching.
 #[derive(Debug, Clone)]
 pub(super) struct AutoCaching {
@@ -83,11 +125,8 @@ pub(super) struct AutoCaching {
     /// write up to this many of its size behind the latest, or ahead of the
     /// run's end, still continues the run.
     depth: u64,
-    /// The current run of sequential writes: from `start` to `end`, its
-    /// latest write at `last`.
-    start: u64,
-    end: u64,
-    last: u64,
+    /// The current run of sequential writes.
+    writes: Run,
     /// Where the run went uncached (`None` while it has not).
     uncached_from: Option<u64>,
     /// What was written uncached was read or written again: writes stay
@@ -100,9 +139,7 @@ impl AutoCaching {
         AutoCaching {
             room,
             depth: u64::from(depth.max(1)),
-            start: 0,
-            end: 0,
-            last: 0,
+            writes: Run::default(),
             uncached_from: None,
             kept: false,
         }
@@ -119,23 +156,23 @@ impl AutoCaching {
         if self.kept {
             return false;
         }
-        let slack = len.saturating_mul(self.depth);
-        if offset < self.last.saturating_sub(slack) || offset > self.end.saturating_add(slack) {
+        let before = self.writes;
+        if !self
+            .writes
+            .take(offset, len, len.saturating_mul(self.depth))
+        {
             if self.uncached_from.is_some()
-                && (self.start..self.end).contains(&offset)
-                && self.end - self.start <= self.room.rewritable
+                && before.holds(offset)
+                && before.len() <= self.room.rewritable
             {
+                // Kept for good: the run is not looked at again.
                 self.kept = true;
                 self.uncached_from = None;
                 return false;
             }
-            self.start = offset;
-            self.end = offset;
             self.uncached_from = None;
         }
-        self.last = offset;
-        self.end = self.end.max(offset.saturating_add(len));
-        if self.uncached_from.is_none() && self.end - self.start > self.room.headroom {
+        if self.uncached_from.is_none() && self.writes.len() > self.room.headroom {
             self.uncached_from = Some(offset);
         }
         self.uncached_from.is_some()
@@ -146,7 +183,7 @@ impl AutoCaching {
     #[inline]
     pub(super) fn read(&mut self, offset: u64, len: u64) {
         if let Some(from) = self.uncached_from
-            && offset < self.end
+            && offset < self.writes.end
             && offset.saturating_add(len) > from
         {
             self.kept = true;

@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
+use super::caching::Run;
 use crate::sys;
 
 /// How long a run of sequential reads is before the helper reads ahead of it.
@@ -69,12 +70,9 @@ pub(super) struct ReadStream {
     /// Reads in flight together may come out of order: see
     /// [`AutoCaching`](super::caching::AutoCaching).
     depth: u64,
-    /// The current run of sequential reads, from `start` to `end`, its latest
-    /// read at `last`; the helper has been asked for everything up to
-    /// `asked_to`.
-    start: u64,
-    end: u64,
-    last: u64,
+    /// The current run of sequential reads; the helper has been asked for
+    /// everything up to `asked_to`.
+    run: Run,
     asked_to: u64,
 }
 
@@ -92,9 +90,7 @@ impl ReadStream {
             file: Arc::new(file),
             window,
             depth: u64::from(depth.max(1)),
-            start: 0,
-            end: 0,
-            last: 0,
+            run: Run::default(),
             asked_to: 0,
         }
     }
@@ -104,19 +100,15 @@ impl ReadStream {
     /// more.
     #[inline]
     pub(super) fn read(&mut self, offset: u64, len: u64) -> Option<Step> {
-        let slack = len.saturating_mul(self.depth);
-        if offset < self.last.saturating_sub(slack) || offset > self.end.saturating_add(slack) {
-            self.start = offset;
-            self.end = offset;
+        if !self.run.take(offset, len, len.saturating_mul(self.depth)) {
             self.asked_to = 0;
         }
-        self.last = offset;
-        self.end = self.end.max(offset.saturating_add(len));
-        if self.end - self.start < STREAM_AFTER {
+        if self.run.len() < STREAM_AFTER {
             return None;
         }
-        let from = self.asked_to.max(self.end);
-        if from >= self.end.saturating_add(self.window) {
+        let end = self.run.end();
+        let from = self.asked_to.max(end);
+        if from >= end.saturating_add(self.window) {
             return None;
         }
         Some(Step {
