@@ -582,8 +582,7 @@ pub fn enghelp() -> String {
 /// `--cmdhelp` text: every option, or one.
 pub fn cmdhelp(option: Option<&str>) -> Result<String, CliError> {
     match option {
-        None => Ok(options::OPTIONS
-            .iter()
+        None => Ok(options::all()
             .map(|o| o.help_line())
             .collect::<Vec<_>>()
             .join("\n")),

@@ -69,7 +69,7 @@ pub struct BlockSplit {
 }
 
 /// One job's options, typed. Built by applying `[global]` sections and then the
-/// job's own section, in order, through [`OPTIONS`](super::OPTIONS).
+/// job's own section, in order, through [`all`](super::all).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobOptions {
     /// Job name.
