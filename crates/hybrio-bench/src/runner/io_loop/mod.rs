@@ -1,20 +1,22 @@
 //! One job's I/O loop: fio's `do_io`.
 
+mod complete;
+mod status;
+
 use std::time::{Duration, SystemTime};
 
 use hybrio::buf::Buf;
 use hybrio::clock::Clock;
 use hybrio::engine::{EngineKind, QueueOutcome};
 use hybrio::file::FileHandle;
-use hybrio::request::{Completion, Op, Request};
+use hybrio::request::{Completion, Request};
 
 use super::pacing::Pacing;
-use super::{EIO, IoFailure, JobOutcome, PreparedJob, cpu_since};
+use super::{EIO, IoFailure, PreparedJob};
 use crate::logs::JobLogs;
-use crate::net::Verdict;
 use crate::offsets::Direction;
-use crate::progress::{PUBLISH_INTERVAL_NS, Progress};
-use crate::stats::{DataDir, JobStats, StatsConfig};
+use crate::progress::Progress;
+use crate::stats::{JobStats, StatsConfig};
 
 /// Engine errors without a completion between them after which draining
 /// gives up on what is left.
@@ -422,50 +424,6 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// Publishes the totals for the status line, with how far the job is:
-    /// by time when it has a deadline, by bytes when it is limited by size.
-    #[cold]
-    fn publish(&mut self, deadline: Option<u64>) {
-        let by_time = deadline.map_or(0.0, |d| self.now as f64 / d.max(1) as f64);
-        let by_size = if self.job.options.time_based {
-            0.0
-        } else {
-            self.issued_bytes as f64 / self.job.total_bytes.max(1) as f64
-        };
-        self.progress.publish(&self.stats, by_time.max(by_size));
-        if self.progress.outcome_wanted() {
-            self.progress.put_outcome(self.outcome_so_far());
-        }
-        self.next_publish = self.now + PUBLISH_INTERVAL_NS;
-    }
-
-    /// The job's figures until now, as if it ended here (requests in flight
-    /// are not in them yet).
-    #[cold]
-    fn outcome_so_far(&self) -> JobOutcome {
-        let mut stats = self.stats.clone();
-        let counters = self.job.engine.counters();
-        stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
-        stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
-        stats.finish(
-            Duration::from_nanos(self.now),
-            cpu_since(self.usage_before.as_ref()),
-        );
-        JobOutcome {
-            stats,
-            failure: self.failure.clone(),
-            started: self.started,
-            submitted: self.submitted,
-            completed: self.completed,
-            failed: self.failed,
-            first_error: self.first_error,
-            counters,
-            engine: super::engine_line(&self.job.options, self.job.engine.as_ref()),
-            cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
-            abandoned: self.abandoned,
-        }
-    }
-
     /// A rate limit's pause: what is in flight completes first, as fio
     /// quiesces before it sleeps, so that no request's latency includes the
     /// pause; then the thread sleeps until `due` (or the deadline).
@@ -609,192 +567,6 @@ impl<'a> IoLoop<'a> {
         }
         if count == 0 && min > 0 {
             self.fruitless_reap(min, now);
-        }
-    }
-
-    /// Starts the watchdog's counts afresh if requests completed since it
-    /// last looked.
-    #[cold]
-    fn notice_progress(&mut self, now: u64) {
-        let completions = self.completed + self.failed;
-        if completions != self.progress_mark {
-            self.progress_mark = completions;
-            self.last_progress = now;
-            self.empty_reaps = 0;
-            self.errors_since_progress = 0;
-        }
-    }
-
-    /// A reap that should have waited for a completion came back without
-    /// one: the engine is briefly busy, or no longer makes progress. After
-    /// the job's stall limit and [`MAX_EMPTY_REAPS`] of that, the job ends,
-    /// naming the engine's state.
-    #[cold]
-    fn fruitless_reap(&mut self, min: usize, now: u64) {
-        self.notice_progress(now);
-        self.empty_reaps = self.empty_reaps.saturating_add(1);
-        let stalled_for = now.saturating_sub(self.last_progress);
-        if stalled_for < self.job.stall_limit_ns
-            || self.empty_reaps < MAX_EMPTY_REAPS
-            || self.stalled
-        {
-            std::thread::yield_now();
-            return;
-        }
-        self.stalled = true;
-        let in_flight = self.slots.len() - self.free.len();
-        let message = format!(
-            "no progress for {:.1} s: {} reaps in a row returned no completion (reap({min})) with {in_flight} requests in flight ({}; {})",
-            stalled_for as f64 / 1e9,
-            self.empty_reaps,
-            self.job.engine.description(),
-            self.job.engine.state()
-        );
-        if let Some(failure) = &mut self.failure {
-            failure.message = format!("{}; then {message}", failure.message);
-        } else {
-            self.fail(ETIMEDOUT, message);
-        }
-    }
-
-    fn finish(&mut self, mut completion: Completion, slat_ns: Option<u64>, clat_ns: u64) {
-        let slot = completion.user_data as usize;
-        let result = completion.result;
-        let op = completion.op;
-        let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
-        // A ping-pong's I/O is its job's direction, whichever half ends it.
-        let mut dir = if op.fills_buffer() {
-            DataDir::Read
-        } else {
-            DataDir::Write
-        };
-        if op.is_socket()
-            && let Some(session) = self.job.session.as_mut()
-        {
-            let second_half = std::mem::take(&mut self.slots[slot].second_half);
-            let received = match (op, &completion.buf) {
-                (Op::Recv, Some(buf)) if result >= 0 => Some(&buf.as_slice()[..result as usize]),
-                _ => None,
-            };
-            match session.settle(result, received, !second_half) {
-                Verdict::Ended => {
-                    // Not an I/O: it was never one of the job's.
-                    self.submitted -= 1;
-                    self.slots[slot].buf = completion.buf;
-                    self.free.push(slot);
-                    return;
-                }
-                Verdict::FirstHalf => {
-                    self.submitted -= 1;
-                    self.slots[slot].second_half = true;
-                    let Some(buf) = completion.buf.take() else {
-                        self.free.push(slot);
-                        return;
-                    };
-                    // The same bytes come back (a receiver sends its whole
-                    // buffer back, as fio's does).
-                    let request = if op == Op::Send {
-                        let from = self.job.reply_handle.unwrap_or(completion.file);
-                        Request::recv(from, buf, slot as u64)
-                    } else {
-                        Request::send(completion.file, buf, slot as u64)
-                    };
-                    self.follow_ups.push((slot, request));
-                    return;
-                }
-                Verdict::Io => {
-                    if second_half {
-                        dir = if op == Op::Recv {
-                            DataDir::Write
-                        } else {
-                            DataDir::Read
-                        };
-                    }
-                    // Lost datagrams count in the job's direction (a ping-pong
-                    // sender's are the replies it never got), as fio counts
-                    // them, and as they stand now: status reports show them.
-                    if op == Op::Recv {
-                        let lost = session.datagrams_lost().saturating_sub(self.lost_before);
-                        self.stats.set_dropped(dir, lost);
-                    }
-                    // A receiver's size counts the bytes it received, not
-                    // those it asked for (a stream's receive takes what
-                    // has come).
-                    if op == Op::Recv && result >= 0 && (result as u64) < wanted {
-                        let short = wanted - result as u64;
-                        self.issued_bytes = self.issued_bytes.saturating_sub(short);
-                        self.pass_issued = self.pass_issued.saturating_sub(short);
-                    }
-                }
-            }
-        }
-        if result < 0 {
-            self.failed += 1;
-            if self.first_error == 0 {
-                self.first_error = -result as i32;
-            }
-        } else {
-            self.completed += 1;
-        }
-        if result < 0 && self.job.options.continue_on_error.tolerates(op) {
-            // Counted (failed, first_error), and the job goes on, as fio's continue_on_error.
-        } else if result < 0 {
-            let path = self
-                .job
-                .files
-                .iter()
-                .find(|(h, _)| *h == completion.file)
-                .map(|(_, p)| p.display().to_string())
-                .unwrap_or_default();
-            let error = std::io::Error::from_raw_os_error(-result as i32);
-            let place = if op.is_socket() {
-                format!("on {path}")
-            } else {
-                format!("at offset {} of {path}", completion.offset)
-            };
-            self.fail(
-                -result as i32,
-                format!("{} of {} bytes {place}: {error}", op.name(), wanted),
-            );
-        } else {
-            match op {
-                Op::Read | Op::Write | Op::Recv | Op::Send => {
-                    self.stats.record_io(
-                        dir,
-                        result as u64,
-                        // A receive that took less than its buffer is short
-                        // in fio's report too (though whole: it is not sent again).
-                        (result as u64) < wanted,
-                        slat_ns,
-                        clat_ns,
-                    );
-                    if let Some(logs) = &mut self.logs
-                        && self.now >= self.log_from
-                        && let Err(error) = logs.record(
-                            self.now,
-                            dir,
-                            result as u64,
-                            completion.offset,
-                            slat_ns,
-                            clat_ns,
-                        )
-                    {
-                        self.logs = None;
-                        self.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
-                    }
-                }
-                Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
-            }
-        }
-        if completion.buf.is_some() {
-            self.slots[slot].buf = completion.buf;
-        }
-        self.free.push(slot);
-    }
-
-    pub(super) fn fail(&mut self, errno: i32, message: String) {
-        if self.failure.is_none() {
-            self.failure = Some(IoFailure { errno, message });
         }
     }
 }

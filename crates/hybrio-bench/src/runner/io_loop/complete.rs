@@ -1,0 +1,157 @@
+//! A completion's way through the job: its figures, its logs, its errors.
+
+use hybrio::buf::Buf;
+use hybrio::request::{Completion, Op, Request};
+
+use super::IoLoop;
+use crate::net::Verdict;
+use crate::runner::IoFailure;
+use crate::stats::DataDir;
+
+impl IoLoop<'_> {
+    pub(super) fn finish(
+        &mut self,
+        mut completion: Completion,
+        slat_ns: Option<u64>,
+        clat_ns: u64,
+    ) {
+        let slot = completion.user_data as usize;
+        let result = completion.result;
+        let op = completion.op;
+        let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
+        // A ping-pong's I/O is its job's direction, whichever half ends it.
+        let mut dir = if op.fills_buffer() {
+            DataDir::Read
+        } else {
+            DataDir::Write
+        };
+        if op.is_socket()
+            && let Some(session) = self.job.session.as_mut()
+        {
+            let second_half = std::mem::take(&mut self.slots[slot].second_half);
+            let received = match (op, &completion.buf) {
+                (Op::Recv, Some(buf)) if result >= 0 => Some(&buf.as_slice()[..result as usize]),
+                _ => None,
+            };
+            match session.settle(result, received, !second_half) {
+                Verdict::Ended => {
+                    // Not an I/O: it was never one of the job's.
+                    self.submitted -= 1;
+                    self.slots[slot].buf = completion.buf;
+                    self.free.push(slot);
+                    return;
+                }
+                Verdict::FirstHalf => {
+                    self.submitted -= 1;
+                    self.slots[slot].second_half = true;
+                    let Some(buf) = completion.buf.take() else {
+                        self.free.push(slot);
+                        return;
+                    };
+                    // The same bytes come back (a receiver sends its whole
+                    // buffer back, as fio's does).
+                    let request = if op == Op::Send {
+                        let from = self.job.reply_handle.unwrap_or(completion.file);
+                        Request::recv(from, buf, slot as u64)
+                    } else {
+                        Request::send(completion.file, buf, slot as u64)
+                    };
+                    self.follow_ups.push((slot, request));
+                    return;
+                }
+                Verdict::Io => {
+                    if second_half {
+                        dir = if op == Op::Recv {
+                            DataDir::Write
+                        } else {
+                            DataDir::Read
+                        };
+                    }
+                    // Lost datagrams count in the job's direction (a ping-pong
+                    // sender's are the replies it never got), as fio counts
+                    // them, and as they stand now: status reports show them.
+                    if op == Op::Recv {
+                        let lost = session.datagrams_lost().saturating_sub(self.lost_before);
+                        self.stats.set_dropped(dir, lost);
+                    }
+                    // A receiver's size counts the bytes it received, not
+                    // those it asked for (a stream's receive takes what
+                    // has come).
+                    if op == Op::Recv && result >= 0 && (result as u64) < wanted {
+                        let short = wanted - result as u64;
+                        self.issued_bytes = self.issued_bytes.saturating_sub(short);
+                        self.pass_issued = self.pass_issued.saturating_sub(short);
+                    }
+                }
+            }
+        }
+        if result < 0 {
+            self.failed += 1;
+            if self.first_error == 0 {
+                self.first_error = -result as i32;
+            }
+        } else {
+            self.completed += 1;
+        }
+        if result < 0 && self.job.options.continue_on_error.tolerates(op) {
+            // Counted (failed, first_error), and the job goes on, as fio's continue_on_error.
+        } else if result < 0 {
+            let path = self
+                .job
+                .files
+                .iter()
+                .find(|(h, _)| *h == completion.file)
+                .map(|(_, p)| p.display().to_string())
+                .unwrap_or_default();
+            let error = std::io::Error::from_raw_os_error(-result as i32);
+            let place = if op.is_socket() {
+                format!("on {path}")
+            } else {
+                format!("at offset {} of {path}", completion.offset)
+            };
+            self.fail(
+                -result as i32,
+                format!("{} of {} bytes {place}: {error}", op.name(), wanted),
+            );
+        } else {
+            match op {
+                Op::Read | Op::Write | Op::Recv | Op::Send => {
+                    self.stats.record_io(
+                        dir,
+                        result as u64,
+                        // A receive that took less than its buffer is short
+                        // in fio's report too (though whole: it is not sent again).
+                        (result as u64) < wanted,
+                        slat_ns,
+                        clat_ns,
+                    );
+                    if let Some(logs) = &mut self.logs
+                        && self.now >= self.log_from
+                        && let Err(error) = logs.record(
+                            self.now,
+                            dir,
+                            result as u64,
+                            completion.offset,
+                            slat_ns,
+                            clat_ns,
+                        )
+                    {
+                        self.logs = None;
+                        self.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
+                    }
+                }
+                Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
+            }
+        }
+        if completion.buf.is_some() {
+            self.slots[slot].buf = completion.buf;
+        }
+        self.free.push(slot);
+    }
+
+    pub(in crate::runner) fn fail(&mut self, errno: i32, message: String) {
+        if self.failure.is_none() {
+            self.failure = Some(IoFailure { errno, message });
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! What a running job tells the status line, and the stall watchdog.
+
+use std::time::Duration;
+
+use super::{ETIMEDOUT, IoLoop, MAX_EMPTY_REAPS};
+use crate::progress::PUBLISH_INTERVAL_NS;
+use crate::runner::{JobOutcome, cpu_since};
+use crate::stats::DataDir;
+
+impl IoLoop<'_> {
+    /// Publishes the totals for the status line, with how far the job is:
+    /// by time when it has a deadline, by bytes when it is limited by size.
+    #[cold]
+    pub(super) fn publish(&mut self, deadline: Option<u64>) {
+        let by_time = deadline.map_or(0.0, |d| self.now as f64 / d.max(1) as f64);
+        let by_size = if self.job.options.time_based {
+            0.0
+        } else {
+            self.issued_bytes as f64 / self.job.total_bytes.max(1) as f64
+        };
+        self.progress.publish(&self.stats, by_time.max(by_size));
+        if self.progress.outcome_wanted() {
+            self.progress.put_outcome(self.outcome_so_far());
+        }
+        self.next_publish = self.now + PUBLISH_INTERVAL_NS;
+    }
+
+    /// The job's figures until now, as if it ended here (requests in flight
+    /// are not in them yet).
+    #[cold]
+    pub(super) fn outcome_so_far(&self) -> JobOutcome {
+        let mut stats = self.stats.clone();
+        let counters = self.job.engine.counters();
+        stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
+        stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
+        stats.finish(
+            Duration::from_nanos(self.now),
+            cpu_since(self.usage_before.as_ref()),
+        );
+        JobOutcome {
+            stats,
+            failure: self.failure.clone(),
+            started: self.started,
+            submitted: self.submitted,
+            completed: self.completed,
+            failed: self.failed,
+            first_error: self.first_error,
+            counters,
+            engine: crate::runner::engine_line(&self.job.options, self.job.engine.as_ref()),
+            cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
+            abandoned: self.abandoned,
+        }
+    }
+
+    /// Starts the watchdog's counts afresh if requests completed since it
+    /// last looked.
+    #[cold]
+    pub(super) fn notice_progress(&mut self, now: u64) {
+        let completions = self.completed + self.failed;
+        if completions != self.progress_mark {
+            self.progress_mark = completions;
+            self.last_progress = now;
+            self.empty_reaps = 0;
+            self.errors_since_progress = 0;
+        }
+    }
+
+    /// A reap that should have waited for a completion came back without
+    /// one: the engine is briefly busy, or no longer makes progress. After
+    /// the job's stall limit and [`MAX_EMPTY_REAPS`] of that, the job ends,
+    /// naming the engine's state.
+    #[cold]
+    pub(super) fn fruitless_reap(&mut self, min: usize, now: u64) {
+        self.notice_progress(now);
+        self.empty_reaps = self.empty_reaps.saturating_add(1);
+        let stalled_for = now.saturating_sub(self.last_progress);
+        if stalled_for < self.job.stall_limit_ns
+            || self.empty_reaps < MAX_EMPTY_REAPS
+            || self.stalled
+        {
+            std::thread::yield_now();
+            return;
+        }
+        self.stalled = true;
+        let in_flight = self.slots.len() - self.free.len();
+        let message = format!(
+            "no progress for {:.1} s: {} reaps in a row returned no completion (reap({min})) with {in_flight} requests in flight ({}; {})",
+            stalled_for as f64 / 1e9,
+            self.empty_reaps,
+            self.job.engine.description(),
+            self.job.engine.state()
+        );
+        if let Some(failure) = &mut self.failure {
+            failure.message = format!("{}; then {message}", failure.message);
+        } else {
+            self.fail(ETIMEDOUT, message);
+        }
+    }
+}

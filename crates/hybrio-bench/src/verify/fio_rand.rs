@@ -1,0 +1,163 @@
+//! fio's random numbers, as fio 3.33 draws them: its per-job seeds, its
+//! Tausworthe generators (`random_generator=tausworthe`, 32 bits, and
+//! `tausworthe64`), and the way it fills a buffer from one seed. The same
+//! seed gives the same bytes as fio, so that a block written by either tool
+//! can be made again from the seed in its header (`verify_dump`'s
+//! `.expected` file).
+
+/// fio's `FIO_RAND_VER_OFF`: which of a job's seeds feeds verify's state.
+pub const VERIFY_SEED: usize = 3;
+
+/// How many seeds fio keeps per job (`FIO_RAND_NR_OFFS`).
+const SEEDS: usize = 17;
+
+/// fio's seeds for a job: `randseed` spread by a fixed multiplier, times the
+/// job's number (from 1), plus the seed's index (fio's `setup_random_seeds`
+/// for a repeatable run).
+pub fn job_seeds(randseed: u64, job_number: u64) -> [u64; SEEDS] {
+    const SPREAD: u64 = 0x9e37_0001;
+    let mut seed = randseed;
+    for _ in 0..4 {
+        seed = seed.wrapping_mul(SPREAD);
+    }
+    let mut seeds = [0; SEEDS];
+    for (i, s) in seeds.iter_mut().enumerate() {
+        *s = seed.wrapping_mul(job_number).wrapping_add(i as u64);
+        seed = seed.wrapping_mul(SPREAD);
+    }
+    seeds
+}
+
+/// fio's generator state (`struct frand_state`).
+#[derive(Debug, Clone)]
+pub enum FioRand {
+    /// `tausworthe`: L'Ecuyer's taus88, 32 bits.
+    Taus88([u32; 3]),
+    /// `tausworthe64`: taus258, 64 bits.
+    Taus258([u64; 5]),
+}
+
+/// fio's seeding bound: a state word below it is raised past it.
+fn at_least<T: PartialOrd + std::ops::Add<Output = T> + Copy>(x: T, bound: T) -> T {
+    if x < bound { x + bound } else { x }
+}
+
+impl FioRand {
+    /// fio's `init_rand_seed`.
+    pub fn new(seed: u64, use64: bool) -> FioRand {
+        // fio seeds from `(2^31) + (2^17) + (2^7)`, which C reads as XORs: 53.
+        const START: u64 = 29 + 19 + 5;
+        let mut rand = if use64 {
+            let lcg = |x: u64| x.wrapping_mul(6_906_969_069) ^ seed;
+            let s1 = at_least(lcg(START), 1);
+            let s2 = at_least(lcg(s1), 7);
+            let s3 = at_least(lcg(s2), 15);
+            let s4 = at_least(lcg(s3), 33);
+            let s5 = at_least(lcg(s4), 49);
+            FioRand::Taus258([s1, s2, s3, s4, s5])
+        } else {
+            let seed = seed as u32;
+            let lcg = |x: u32| x.wrapping_mul(69069) ^ seed;
+            let s1 = at_least(lcg(START as u32), 1);
+            let s2 = at_least(lcg(s1), 7);
+            let s3 = at_least(lcg(s2), 15);
+            FioRand::Taus88([s1, s2, s3])
+        };
+        for _ in 0..6 {
+            rand.next();
+        }
+        rand
+    }
+
+    /// fio's `__rand`: the next number (32 bits wide for taus88).
+    pub fn next(&mut self) -> u64 {
+        match self {
+            FioRand::Taus88(s) => {
+                let step = |s: u32, a: u32, b: u32, c: u32, d: u32| ((s & c) << d) ^ (((s << a) ^ s) >> b);
+                s[0] = step(s[0], 13, 19, 0xffff_fffe, 12);
+                s[1] = step(s[1], 2, 25, 0xffff_fff8, 4);
+                s[2] = step(s[2], 3, 11, 0xffff_fff0, 17);
+                u64::from(s[0] ^ s[1] ^ s[2])
+            }
+            FioRand::Taus258(s) => {
+                let step = |s: u64, a: u32, b: u32, mask: u64, d: u32| {
+                    let x = ((s << a) ^ s) >> b;
+                    ((s & mask) << d) ^ x
+                };
+                s[0] = step(s[0], 1, 53, 0xffff_ffff_ffff_fffe, 10);
+                s[1] = step(s[1], 24, 50, 0xffff_ffff_ffff_fe00, 5);
+                s[2] = step(s[2], 3, 23, 0xffff_ffff_ffff_f000, 29);
+                s[3] = step(s[3], 5, 24, 0xffff_ffff_fffe_0000, 23);
+                s[4] = step(s[4], 3, 33, 0xffff_ffff_ff80_0000, 8);
+                s[0] ^ s[1] ^ s[2] ^ s[3] ^ s[4]
+            }
+        }
+    }
+
+    /// The seed of one verified write's bytes, as fio draws it on a 64-bit
+    /// machine: the product of two draws.
+    pub fn next_buffer_seed(&mut self) -> u64 {
+        let first = self.next();
+        first.wrapping_mul(self.next())
+    }
+}
+
+/// fio's `__hash_u64`.
+fn hash(x: u64) -> u64 {
+    x.wrapping_mul(0x61c8_8646_80b5_83eb)
+}
+
+/// fio's `CONFIG_SEED_BUCKETS` as Debian and a plain `./configure` build it.
+const BUCKETS: usize = 4;
+
+/// Fills `buf` from `seed` as fio's `__fill_random_buf` does: four streams
+/// of 64-bit words interleaved, each the seed times a small prime, hashed
+/// from one word to the next; the tail from the first stream.
+pub fn fill_random(buf: &mut [u8], seed: u64) {
+    const PRIMES: [u64; BUCKETS] = [1, 2, 3, 5];
+    let mut streams = PRIMES.map(|p| seed.wrapping_mul(p));
+    let whole = buf.len() / 8 / BUCKETS * BUCKETS * 8;
+    let (interleaved, rest) = buf.split_at_mut(whole);
+    for group in interleaved.chunks_exact_mut(8 * BUCKETS) {
+        for (word, stream) in group.chunks_exact_mut(8).zip(streams.iter_mut()) {
+            word.copy_from_slice(&stream.to_le_bytes());
+            *stream = hash(*stream);
+        }
+    }
+    let mut next = streams[0];
+    let mut words = rest.chunks_exact_mut(8);
+    for word in words.by_ref() {
+        word.copy_from_slice(&next.to_le_bytes());
+        next = hash(next);
+    }
+    let tail = words.into_remainder();
+    let len = tail.len();
+    tail.copy_from_slice(&next.to_le_bytes()[..len]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fill_is_the_seeds_streams_interleaved() {
+        let mut buf = [0u8; 76];
+        fill_random(&mut buf, 3);
+        let word = |i: usize| u64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!([word(0), word(1), word(2), word(3)], [3, 6, 9, 15]);
+        assert_eq!(word(4), hash(3));
+        // 76 = 64 interleaved + 8 + 4: then the first stream, on from there.
+        assert_eq!(word(8), hash(hash(3)));
+        assert_eq!(&buf[72..], &hash(hash(hash(3))).to_le_bytes()[..4]);
+    }
+
+    #[test]
+    fn seeds_differ_per_job_and_per_use() {
+        let one = job_seeds(0x89, 1);
+        let two = job_seeds(0x89, 2);
+        assert_ne!(one[VERIFY_SEED], two[VERIFY_SEED]);
+        assert_ne!(one[0], one[1]);
+        // Whether they are fio's is checked against fio itself: the
+        // integration tests read the seed in the header of fio's first block.
+    }
+}
