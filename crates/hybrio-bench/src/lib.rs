@@ -28,3 +28,4 @@ pub mod run;
 pub mod runner;
 pub mod stats;
 pub mod units;
+pub mod verify;

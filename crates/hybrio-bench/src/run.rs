@@ -667,6 +667,11 @@ fn report(
             "completed": o.completed,
             "failed": o.failed,
             "abandoned": o.abandoned,
+            // Blocks (verify intervals) read back and checked, and those that failed.
+            "verify": o.verify.map(|v| serde_json::json!({
+                "blocks": v.blocks,
+                "bad_blocks": v.bad_blocks,
+            })),
             "short_ios": o.counters.short_ios,
             // Of the short transfers: those an error cut short, with its errno.
             "short_errors": {

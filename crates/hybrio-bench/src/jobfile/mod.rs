@@ -621,6 +621,28 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             "drop_cache_after does not apply to the emulated device (completion_latency), whose data stays in the page cache".into(),
         ));
     }
+    if let Some(kind) = job.verify.kind {
+        if job.network().is_some() {
+            return Err(invalid(format!(
+                "verify={} needs files: a network job has no blocks to read back",
+                kind.name()
+            )));
+        }
+        let interval = job.verify_interval();
+        let header = kind.header_len() as u64;
+        if header > 0 && interval <= header {
+            return Err(invalid(format!(
+                "verify={} needs blocks larger than its {header}-byte header: the verify interval is {interval} bytes",
+                kind.name()
+            )));
+        }
+        if job.verify.header_offset > 0 && job.verify.header_offset + header > interval {
+            return Err(invalid(format!(
+                "verify_offset={} puts the {header}-byte header past the end of its {interval}-byte block",
+                job.verify.header_offset
+            )));
+        }
+    }
     if job.hipri && !job.direct {
         return Err(invalid(
             "hipri needs direct=1 (polled completions only exist for O_DIRECT)".into(),
@@ -762,8 +784,13 @@ mod tests {
 
     #[test]
     fn fio_options_hybrio_lacks_are_unsupported_not_unknown() {
-        let err = file("[a]\nsize=1m\nverify=md5\n").unwrap_err().to_string();
-        assert_eq!(err, "option 'verify' (t.fio:3) is not supported by hybrio");
+        let err = file("[a]\nsize=1m\nzonemode=zbd\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "option 'zonemode' (t.fio:3) is not supported by hybrio"
+        );
         // An alias fio knows counts too.
         let err = file("[a]\nsize=1m\nblockalign=4k\n")
             .unwrap_err()
@@ -927,7 +954,7 @@ mod tests {
         // A section left out is not read: what it holds stops nothing.
         let with_unsupported = parse_job_file(
             Path::new("t.fio"),
-            "[a]\nsize=1m\n[b]\nsize=1m\nverify=crc32c\n",
+            "[a]\nsize=1m\n[b]\nsize=1m\nzonemode=zbd\n",
         )
         .unwrap();
         let (jobs, _) = resolve(
@@ -940,7 +967,7 @@ mod tests {
         let err = resolve(&[], &[with_unsupported], &[])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("'verify'"), "{err}");
+        assert!(err.contains("'zonemode'"), "{err}");
         assert_eq!(only(&["c", "a"]).unwrap(), ["a", "c"]);
         assert_eq!(only(&[]).unwrap(), ["a", "b", "c"]);
         assert_eq!(

@@ -4,7 +4,7 @@
 use hybrio::engine::AdaptiveMemory;
 use std::time::Duration;
 
-use super::{NetOptions, Protocol};
+use super::{NetOptions, Protocol, VerifyOptions};
 
 /// How `rw` lays out the I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +207,8 @@ pub struct JobOptions {
     pub percentile_list: Vec<f64>,
     /// fio's `net` engine options.
     pub net: NetOptions,
+    /// fio's verify options.
+    pub verify: VerifyOptions,
 }
 
 /// fio's `fadvise_hint`: what the job tells the kernel about its access pattern.
@@ -298,6 +300,8 @@ pub enum ContinueOnError {
     Write,
     /// Failed reads and writes are counted, not fatal.
     Io,
+    /// Blocks that fail verification are counted, not fatal.
+    Verify,
     /// Every failure is counted, none is fatal.
     All,
 }
@@ -308,6 +312,7 @@ impl ContinueOnError {
             "read" => ContinueOnError::Read,
             "write" => ContinueOnError::Write,
             "io" => ContinueOnError::Io,
+            "verify" => ContinueOnError::Verify,
             "all" | "1" => ContinueOnError::All,
             _ => ContinueOnError::None,
         }
@@ -321,8 +326,14 @@ impl ContinueOnError {
             ContinueOnError::Read => op == Op::Read,
             ContinueOnError::Write => op == Op::Write,
             ContinueOnError::Io => op.moves_data(),
+            ContinueOnError::Verify => false,
             ContinueOnError::All => true,
         }
+    }
+
+    /// True when a block that fails verification does not stop the job.
+    pub fn tolerates_bad_blocks(self) -> bool {
+        matches!(self, ContinueOnError::Verify | ContinueOnError::All)
     }
 
     /// True unless failures stop the job.
@@ -405,6 +416,7 @@ impl Default for JobOptions {
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             net: NetOptions::new(),
+            verify: VerifyOptions::default(),
         }
     }
 }
@@ -454,6 +466,13 @@ impl JobOptions {
                 self.bs_max.map_or(self.bs[dir], |max| max[dir]),
             ),
         }
+    }
+
+    /// fio's resolved `verify_interval`: the bytes each verify header covers.
+    pub fn verify_interval(&self) -> u64 {
+        let write = self.block_range(1);
+        let read = self.rw.reads().then(|| self.block_range(0));
+        self.verify.interval_for(write, read)
     }
 
     /// Largest block size of any direction the job uses: the size of its buffers.

@@ -9,6 +9,7 @@ mod job;
 mod net;
 mod table;
 mod values;
+mod verify;
 
 pub use def::{Kind, OptionDef};
 pub use job::{
@@ -16,10 +17,11 @@ pub use job::{
     JobOptions, RwMode, UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
+pub use verify::VerifyOptions;
 
 /// Every job option hybrio implements, table after table.
 pub fn all() -> impl Iterator<Item = &'static OptionDef> {
-    table::CORE_OPTIONS.iter()
+    table::CORE_OPTIONS.iter().chain(verify::VERIFY_OPTIONS)
 }
 
 /// Finds an option by name or alias.

@@ -650,9 +650,9 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
     opt!(
         "continue_on_error",
         &[],
-        Kind::Choice(&["none", "read", "write", "io", "all", "0", "1"]),
+        Kind::Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]),
         "none",
-        "Keep going after failed reads, writes or both (io, all); count them",
+        "Keep going after failed reads, writes or both (io), blocks that fail verification (verify), or all of those; count them",
         |j, v| j.continue_on_error = ContinueOnError::from_word(v)
     ),
     opt!(

@@ -22,6 +22,7 @@ use crate::options::{FadviseHint, JobOptions};
 use crate::progress::Progress;
 use crate::stats::{CpuUsage, DataDir, JobStats};
 use io_loop::IoLoop;
+pub use io_loop::VerifyCounts;
 
 mod io_loop;
 pub mod limits;
@@ -106,6 +107,8 @@ pub struct JobOutcome {
     /// Requests the engine still held when the job gave up on them (it
     /// stopped making progress, or kept failing); 0 normally.
     pub abandoned: u64,
+    /// What verify checked, when the job verifies.
+    pub verify: Option<VerifyCounts>,
 }
 
 /// Looks the engine up, checking that this kernel allows it.
@@ -156,6 +159,8 @@ pub struct PreparedJob {
     session: Option<crate::net::Session>,
     /// Where a ping-pong sender to a multicast group receives its replies.
     reply_handle: Option<FileHandle>,
+    /// The job's number in the run, from 1 (fio's `thread_number`).
+    number: usize,
 }
 
 impl PreparedJob {
@@ -285,6 +290,7 @@ impl PreparedJob {
             endpoint,
             session: None,
             reply_handle: None,
+            number,
         })
     }
 
@@ -387,6 +393,7 @@ impl PreparedJob {
             clock,
             cache_dropped_at,
             abandoned,
+            verify,
             ..
         } = io_loop;
         let counters = self.engine.counters();
@@ -422,6 +429,7 @@ impl PreparedJob {
             engine: engine_line(&self.options, self.engine.as_ref()),
             cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
             abandoned,
+            verify: verify.as_ref().map(|v| v.counts()),
         };
         // The final figures first, then "finished": whoever sees the job
         // finished finds them.

@@ -138,6 +138,7 @@ fn run_job(
             endpoint: None,
             session: None,
             reply_handle: None,
+            number: 1,
         };
         let _ = answer.send(job.run(&Progress::default()));
     });

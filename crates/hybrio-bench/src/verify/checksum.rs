@@ -82,7 +82,8 @@ impl VerifyKind {
         ("crc64", VerifyKind::Crc64),
         ("crc32", VerifyKind::Crc32),
         ("crc32c", VerifyKind::Crc32c),
-        ("crc32c-intel", VerifyKind::Crc32cIntel),
+        // fio writes crc32c-intel as crc32c (type 5): one checksum.
+        ("crc32c-intel", VerifyKind::Crc32c),
         ("crc16", VerifyKind::Crc16),
         ("crc7", VerifyKind::Crc7),
         ("sha256", VerifyKind::Sha256),
@@ -94,21 +95,20 @@ impl VerifyKind {
         ("xxhash", VerifyKind::Xxhash),
         ("sha1", VerifyKind::Sha1),
         ("meta", VerifyKind::Meta),
-        ("pattern", VerifyKind::Pattern),
-        ("pattern_hdr", VerifyKind::Pattern),
+        // `verify=pattern` has no header; `verify_pattern` alone has one.
+        ("pattern", VerifyKind::PatternNoHeader),
         ("null", VerifyKind::Null),
     ];
 
     /// fio's word for the kind.
     pub fn name(self) -> &'static str {
         match self {
-            VerifyKind::PatternNoHeader => "pattern",
-            kind => {
-                VerifyKind::WORDS
-                    .iter()
-                    .find(|(_, k)| *k == kind)
-                    .map_or("null", |(word, _)| word)
-            }
+            VerifyKind::Pattern => "pattern",
+            VerifyKind::Crc32cIntel => "crc32c-intel",
+            kind => VerifyKind::WORDS
+                .iter()
+                .find(|(_, k)| *k == kind)
+                .map_or("null", |(word, _)| word),
         }
     }
 
@@ -184,6 +184,15 @@ impl VerifyKind {
             | VerifyKind::Pattern
             | VerifyKind::PatternNoHeader
             | VerifyKind::Null => 0,
+        }
+    }
+
+    /// Bytes at the start of each block that are not data: fio's header
+    /// and the checksum (none for `pattern`, which has no header).
+    pub fn header_len(self) -> usize {
+        match self {
+            VerifyKind::PatternNoHeader => 0,
+            kind => super::HEADER_LEN + kind.checksum_len(),
         }
     }
 
@@ -306,6 +315,14 @@ mod tests {
         assert_eq!(VerifyKind::Null.code(), 19);
         for (word, kind) in VerifyKind::WORDS {
             assert_eq!(VerifyKind::from_code(kind.code()), Some(*kind), "{word}");
+            assert_eq!(
+                kind.name(),
+                if *word == "crc32c-intel" {
+                    "crc32c"
+                } else {
+                    word
+                }
+            );
         }
     }
 
@@ -315,7 +332,10 @@ mod tests {
         let check = b"123456789";
         assert_eq!(checksum(VerifyKind::Crc7, check), [0x75]);
         assert_eq!(checksum(VerifyKind::Crc16, check), 0xbb3du16.to_le_bytes());
-        assert_eq!(checksum(VerifyKind::Crc32, check), 0x89a1_897fu32.to_le_bytes());
+        assert_eq!(
+            checksum(VerifyKind::Crc32, check),
+            0x89a1_897fu32.to_le_bytes()
+        );
         assert_eq!(
             checksum(VerifyKind::Crc64, check),
             0xe9c6_d914_c4b8_d9cau64.to_le_bytes()
@@ -328,7 +348,10 @@ mod tests {
     fn sha1_stores_its_words_in_machine_order() {
         let stored = checksum(VerifyKind::Sha1, b"abc");
         // SHA-1("abc") = a9993e36 4706816a ...
-        assert_eq!(&stored[..8], &[0x36, 0x3e, 0x99, 0xa9, 0x6a, 0x81, 0x06, 0x47]);
+        assert_eq!(
+            &stored[..8],
+            &[0x36, 0x3e, 0x99, 0xa9, 0x6a, 0x81, 0x06, 0x47]
+        );
     }
 
     #[test]

@@ -64,16 +64,17 @@ impl FioRand {
             FioRand::Taus88([s1, s2, s3])
         };
         for _ in 0..6 {
-            rand.next();
+            rand.next_value();
         }
         rand
     }
 
     /// fio's `__rand`: the next number (32 bits wide for taus88).
-    pub fn next(&mut self) -> u64 {
+    pub fn next_value(&mut self) -> u64 {
         match self {
             FioRand::Taus88(s) => {
-                let step = |s: u32, a: u32, b: u32, c: u32, d: u32| ((s & c) << d) ^ (((s << a) ^ s) >> b);
+                let step =
+                    |s: u32, a: u32, b: u32, c: u32, d: u32| ((s & c) << d) ^ (((s << a) ^ s) >> b);
                 s[0] = step(s[0], 13, 19, 0xffff_fffe, 12);
                 s[1] = step(s[1], 2, 25, 0xffff_fff8, 4);
                 s[2] = step(s[2], 3, 11, 0xffff_fff0, 17);
@@ -97,8 +98,8 @@ impl FioRand {
     /// The seed of one verified write's bytes, as fio draws it on a 64-bit
     /// machine: the product of two draws.
     pub fn next_buffer_seed(&mut self) -> u64 {
-        let first = self.next();
-        first.wrapping_mul(self.next())
+        let first = self.next_value();
+        first.wrapping_mul(self.next_value())
     }
 }
 

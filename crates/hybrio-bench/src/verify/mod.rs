@@ -45,10 +45,7 @@ impl VerifyConfig {
     /// Bytes at the start of each block that are not data: the header and
     /// the checksum (none for `pattern` without a header).
     pub fn header_len(&self) -> usize {
-        match self.kind {
-            VerifyKind::PatternNoHeader => 0,
-            kind => HEADER_LEN + kind.checksum_len(),
-        }
+        self.kind.header_len()
     }
 }
 
@@ -89,7 +86,12 @@ impl fmt::Display for Mismatch {
             write!(
                 f,
                 "verify: {} at file {} offset {}, length {} (requested block: offset={}, length={})",
-                self.detail, self.file, self.offset, self.len, self.request_offset, self.request_len
+                self.detail,
+                self.file,
+                self.offset,
+                self.len,
+                self.request_offset,
+                self.request_len
             )
         } else {
             write!(
@@ -147,7 +149,11 @@ impl Verifier {
     /// Bytes each header covers in a request of `len` bytes.
     fn step(&self, len: usize) -> usize {
         let interval = self.config.interval as usize;
-        if interval > 0 && interval <= len { interval } else { len }
+        if interval > 0 && interval <= len {
+            interval
+        } else {
+            len
+        }
     }
 
     /// Fills a buffer about to be written at `offset`: random bytes (or
@@ -165,7 +171,15 @@ impl Verifier {
         seed
     }
 
-    fn fill_with(&self, buf: &mut [u8], offset: u64, seed: u64, numberio: u16, when: SystemTime, thread: u16) {
+    fn fill_with(
+        &self,
+        buf: &mut [u8],
+        offset: u64,
+        seed: u64,
+        numberio: u16,
+        when: SystemTime,
+        thread: u16,
+    ) {
         match &self.config.pattern {
             None => fill_random(buf, seed),
             Some(pattern) => Pattern::fill(&pattern.for_offset(offset), buf),
@@ -173,7 +187,9 @@ impl Verifier {
         if self.config.kind == VerifyKind::PatternNoHeader {
             return;
         }
-        let since = when.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+        let since = when
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
         let step = self.step(buf.len());
         let header_len = self.config.header_len();
         for (n, block) in buf.chunks_mut(step).enumerate() {
@@ -248,7 +264,9 @@ impl Verifier {
                     // fio stops at a bad header: nothing after it can be trusted.
                     let bad = mismatch("verify", detail);
                     if self.config.dump {
-                        checked.dumped.extend(self.dump(&name, block_offset, "hdr_fail", block));
+                        checked
+                            .dumped
+                            .extend(self.dump(&name, block_offset, "hdr_fail", block));
                     }
                     checked.mismatches.push(bad);
                     return checked;
@@ -287,14 +305,28 @@ impl Verifier {
             };
             if let Some((check, detail)) = fault {
                 if self.config.dump {
-                    checked.dumped.extend(self.dump(&name, block_offset, "received", block));
+                    checked
+                        .dumped
+                        .extend(self.dump(&name, block_offset, "received", block));
                     let mut expected_buf = vec![0; request_len as usize];
                     let when = SystemTime::UNIX_EPOCH
                         + std::time::Duration::new(u64::from(header.time_sec), header.time_nsec);
-                    self.fill_with(&mut expected_buf, offset, header.rand_seed, header.numberio, when, header.thread);
+                    self.fill_with(
+                        &mut expected_buf,
+                        offset,
+                        header.rand_seed,
+                        header.numberio,
+                        when,
+                        header.thread,
+                    );
                     let expected_block = &mut expected_buf[start..start + block.len()];
                     self.swap_header(expected_block);
-                    checked.dumped.extend(self.dump(&name, block_offset, "expected", expected_block));
+                    checked.dumped.extend(self.dump(
+                        &name,
+                        block_offset,
+                        "expected",
+                        expected_block,
+                    ));
                 }
                 checked.mismatches.push(mismatch(check, detail));
             }
@@ -313,7 +345,10 @@ impl Verifier {
         expected: Expected,
     ) -> Option<String> {
         if header.magic != MAGIC {
-            return Some(format!("bad magic header {:x}, wanted {:x}", header.magic, MAGIC));
+            return Some(format!(
+                "bad magic header {:x}, wanted {:x}",
+                header.magic, MAGIC
+            ));
         }
         if header.len as usize != step {
             return Some(format!("bad header length {}, wanted {}", header.len, step));
@@ -321,26 +356,44 @@ impl Verifier {
         if let Some(seed) = expected.rand_seed
             && header.rand_seed != seed
         {
-            return Some(format!("bad header rand_seed {}, wanted {}", header.rand_seed, seed));
+            return Some(format!(
+                "bad header rand_seed {}, wanted {}",
+                header.rand_seed, seed
+            ));
         }
         let wanted = offset + n as u64 * self.config.interval;
         if header.offset != wanted {
-            return Some(format!("bad header offset {}, wanted {}", header.offset, wanted));
+            return Some(format!(
+                "bad header offset {}, wanted {}",
+                header.offset, wanted
+            ));
         }
         if let Some(numberio) = expected.numberio
             && header.numberio != numberio
         {
-            return Some(format!("bad header numberio {}, wanted {}", header.numberio, numberio));
+            return Some(format!(
+                "bad header numberio {}, wanted {}",
+                header.numberio, numberio
+            ));
         }
         let crc = Header::computed_crc(block);
         if header.crc32 != crc {
-            return Some(format!("bad header crc {:x}, calculated {:x}", header.crc32, crc));
+            return Some(format!(
+                "bad header crc {:x}, calculated {:x}",
+                header.crc32, crc
+            ));
         }
         None
     }
 
     /// Where the bytes after the header leave the pattern, in fio's words.
-    fn pattern_fault(&self, block: &[u8], offset: u64, n: usize, step: usize) -> Option<(&'static str, String)> {
+    fn pattern_fault(
+        &self,
+        block: &[u8],
+        offset: u64,
+        n: usize,
+        step: usize,
+    ) -> Option<(&'static str, String)> {
         let pattern = self.config.pattern.as_ref()?;
         let bytes = pattern.for_offset(offset);
         let header_len = self.config.header_len();
@@ -375,7 +428,11 @@ fn hexdump(bytes: &[u8]) -> String {
     match bytes.len() {
         1..=3 => {
             word[..bytes.len()].copy_from_slice(bytes);
-            format!("{:0width$x}", u32::from_le_bytes(word), width = bytes.len() * 2)
+            format!(
+                "{:0width$x}",
+                u32::from_le_bytes(word),
+                width = bytes.len() * 2
+            )
         }
         _ => bytes
             .chunks(4)
@@ -493,8 +550,21 @@ mod tests {
         for block in 0..4 {
             buf[block * 1024 + 900] ^= 1;
         }
-        let all = Verifier::new(VerifyConfig { fatal: false, ..fatal }, 1, 1, false);
-        assert_eq!(all.check(&mut buf.clone(), 0, Path::new("f"), Expected::default()).mismatches.len(), 4);
+        let all = Verifier::new(
+            VerifyConfig {
+                fatal: false,
+                ..fatal
+            },
+            1,
+            1,
+            false,
+        );
+        assert_eq!(
+            all.check(&mut buf.clone(), 0, Path::new("f"), Expected::default())
+                .mismatches
+                .len(),
+            4
+        );
         let first = verifier.check(&mut buf, 0, Path::new("f"), Expected::default());
         assert_eq!(first.mismatches.len(), 1);
     }
@@ -503,6 +573,9 @@ mod tests {
     fn hexdump_prints_as_fio() {
         assert_eq!(hexdump(&[0xab]), "ab");
         assert_eq!(hexdump(&[0x34, 0x12]), "1234");
-        assert_eq!(hexdump(&[0x78, 0x56, 0x34, 0x12, 1, 0, 0, 0]), "12345678 00000001 ");
+        assert_eq!(
+            hexdump(&[0x78, 0x56, 0x34, 0x12, 1, 0, 0, 0]),
+            "12345678 00000001 "
+        );
     }
 }

@@ -40,14 +40,18 @@ impl Pattern {
         }
         while !rest.is_empty() {
             if let Some(after) = rest.strip_prefix('"') {
-                let end = after.find('"').ok_or_else(|| error("a string without its closing \""))?;
+                let end = after
+                    .find('"')
+                    .ok_or_else(|| error("a string without its closing \""))?;
                 bytes.extend_from_slice(&after.as_bytes()[..end]);
                 rest = &after[end + 1..];
             } else if let Some(after) = rest.strip_prefix('\'') {
-                let end = after.find('\'').ok_or_else(|| error("a file name without its closing '"))?;
+                let end = after
+                    .find('\'')
+                    .ok_or_else(|| error("a file name without its closing '"))?;
                 let path = &after[..end];
-                let mut contents = std::fs::read(path)
-                    .map_err(|e| error(&format!("cannot read {path}: {e}")))?;
+                let mut contents =
+                    std::fs::read(path).map_err(|e| error(&format!("cannot read {path}: {e}")))?;
                 contents.truncate(MAX_PATTERN.saturating_sub(bytes.len()));
                 bytes.extend_from_slice(&contents);
                 rest = &after[end + 1..];
@@ -65,7 +69,10 @@ impl Pattern {
                     return Err(error("0x without hex digits"));
                 }
                 // `0xff0x14`: the 0 of the next 0x is not this number's.
-                if len < digits.len() && digits[len - 1..].len() >= 2 && digits[len - 1..][..2].eq_ignore_ascii_case("0x") {
+                if len < digits.len()
+                    && digits[len - 1..].len() >= 2
+                    && digits[len - 1..][..2].eq_ignore_ascii_case("0x")
+                {
                     len -= 1;
                 }
                 let hex = &digits[..len];

@@ -9,6 +9,7 @@ mod bad_input;
 mod fio_golden;
 mod fio_json;
 mod network;
+mod verify;
 
 fn hybrio(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hybrio"))

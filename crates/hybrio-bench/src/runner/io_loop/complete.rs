@@ -143,10 +143,55 @@ impl IoLoop<'_> {
                 Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
             }
         }
+        if let Some(expected) = self.slots[slot].verify.take()
+            && result >= 0
+        {
+            self.verify_completion(&mut completion, expected);
+        }
         if completion.buf.is_some() {
             self.slots[slot].buf = completion.buf;
         }
         self.free.push(slot);
+    }
+
+    /// A write's blocks are remembered for the read-back; a read's are
+    /// checked, and a bad one ends the job (fio's EILSEQ) unless
+    /// `continue_on_error` takes bad blocks.
+    fn verify_completion(
+        &mut self,
+        completion: &mut Completion,
+        expected: crate::verify::Expected,
+    ) {
+        let Some(state) = self.verify.as_mut() else {
+            return;
+        };
+        let Some(file) = self
+            .job
+            .files
+            .iter()
+            .position(|(h, _)| *h == completion.file)
+        else {
+            return;
+        };
+        let Some(buf) = completion.buf.as_mut() else {
+            return;
+        };
+        let done = (completion.result as usize).min(buf.len());
+        match completion.op {
+            Op::Write if done == buf.len() => {
+                state.record(file, completion.offset, done as u64, expected);
+            }
+            Op::Read => {
+                let path = &self.job.files[file].1;
+                let bytes = &mut buf.as_mut_slice()[..done];
+                if let Some(first) = state.check(bytes, completion.offset, path, expected)
+                    && !self.job.options.continue_on_error.tolerates_bad_blocks()
+                {
+                    self.fail(super::verify::EILSEQ, first);
+                }
+            }
+            _ => {}
+        }
     }
 
     pub(in crate::runner) fn fail(&mut self, errno: i32, message: String) {

@@ -2,6 +2,9 @@
 
 mod complete;
 mod status;
+mod verify;
+
+pub use verify::VerifyCounts;
 
 use std::time::{Duration, SystemTime};
 
@@ -45,6 +48,8 @@ struct Slot {
     issue: u64,
     /// A ping-pong's second half is out: the request's times are its first half's.
     second_half: bool,
+    /// Verify: what a write put in its buffer, or what a read must find.
+    verify: Option<crate::verify::Expected>,
 }
 
 pub(super) struct IoLoop<'a> {
@@ -108,6 +113,8 @@ pub(super) struct IoLoop<'a> {
     follow_ups: Vec<(usize, Request)>,
     /// Datagrams a network job had lost when its ramp ended (not its figures).
     lost_before: u64,
+    /// fio's verify, when the job verifies.
+    pub(super) verify: Option<verify::VerifyState>,
 }
 
 impl<'a> IoLoop<'a> {
@@ -139,6 +146,7 @@ impl<'a> IoLoop<'a> {
                 start: 0,
                 issue: 0,
                 second_half: false,
+                verify: None,
             })
             .collect::<Vec<_>>();
         // Writes carry random bytes, as fio's default buffers do, so that nothing
@@ -158,7 +166,9 @@ impl<'a> IoLoop<'a> {
         let pacing = Pacing::new(&job.options);
         let logs = job.logs.take();
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
+        let verify = verify::VerifyState::new(&job.options, job.number as u64);
         IoLoop {
+            verify,
             stats: JobStats::new(config, 0),
             free: (0..depth).rev().collect(),
             pending: Vec::with_capacity(depth),
@@ -198,6 +208,24 @@ impl<'a> IoLoop<'a> {
     }
 
     pub(super) fn run(&mut self) {
+        let verify_only = self.job.options.verify.only && self.job.options.rw.writes();
+        if self.verify.is_some() && verify_only {
+            let blocks = self.planned_writes();
+            self.read_back(blocks);
+            return;
+        }
+        self.run_workload();
+        let Some(state) = &mut self.verify else {
+            return;
+        };
+        let blocks = state.take_read_back();
+        if blocks.is_empty() || self.failure.is_some() || hybrio::interrupt::requested() {
+            return;
+        }
+        self.read_back(blocks);
+    }
+
+    fn run_workload(&mut self) {
         let options = self.job.options.clone();
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let ramp_end = (!options.ramp_time.is_zero()).then(|| nanos(options.ramp_time));
@@ -321,8 +349,19 @@ impl<'a> IoLoop<'a> {
                 self.issued_bytes += io.len;
                 self.pass_issued += io.len;
                 match (io.direction, self.job.session.as_mut()) {
-                    (Direction::Read, None) => Request::read(handle, io.offset, buf, slot as u64),
+                    (Direction::Read, None) => {
+                        self.slots[slot].verify = self
+                            .verify
+                            .as_ref()
+                            .filter(|v| v.checks_workload_reads())
+                            .map(|_| crate::verify::Expected::default());
+                        Request::read(handle, io.offset, buf, slot as u64)
+                    }
                     (Direction::Write, None) => {
+                        if let Some(verify) = &mut self.verify {
+                            self.slots[slot].verify =
+                                Some(verify.fill(buf.as_mut_slice(), io.offset));
+                        }
                         self.writes_since_sync += 1;
                         self.last_written = handle;
                         Request::write(handle, io.offset, buf, slot as u64)

@@ -49,6 +49,7 @@ impl IoLoop<'_> {
             engine: crate::runner::engine_line(&self.job.options, self.job.engine.as_ref()),
             cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
             abandoned: self.abandoned,
+            verify: self.verify.as_ref().map(|v| v.counts()),
         }
     }
 

@@ -1,0 +1,225 @@
+//! fio's verify: hybrio checks what fio wrote and fio checks what hybrio
+//! wrote, block by block; every engine reads back what it wrote; a changed
+//! byte is found and reported as fio reports it.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::{engines, hybrio, run_json};
+
+/// The checksums the two tools must agree on (issue 16), and the layouts:
+/// sequential, and random over the whole file (every block once).
+const KINDS: [&str; 5] = ["crc32c", "md5", "xxhash", "sha256", "meta"];
+const LAYOUTS: [&str; 2] = ["write", "randwrite"];
+
+fn fio_installed() -> bool {
+    let found = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipping: fio is not installed (.ci/run installs it)");
+    }
+    found
+}
+
+/// Runs fio with JSON output in `dir`; returns its first job.
+fn fio_job(args: &[&str], dir: &Path) -> Value {
+    let out = Command::new("fio")
+        .args(args)
+        .arg("--output-format=json")
+        .current_dir(dir)
+        .output()
+        .expect("fio runs");
+    // A job that failed has fio's error line before the document.
+    let start = out.stdout.iter().position(|&b| b == b'{').unwrap_or(0);
+    let doc: Value = serde_json::from_slice(&out.stdout[start..]).unwrap_or_else(|e| {
+        panic!(
+            "fio {args:?}: no JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    doc["jobs"][0].clone()
+}
+
+fn job_args(file: &str, kind: &str, layout: &str) -> Vec<String> {
+    [
+        "--name=v".to_string(),
+        format!("--filename={file}"),
+        "--size=256k".into(),
+        "--bs=4k".into(),
+        format!("--rw={layout}"),
+        format!("--verify={kind}"),
+    ]
+    .into()
+}
+
+fn with(args: &[String], more: &[&str]) -> Vec<String> {
+    args.iter()
+        .cloned()
+        .chain(more.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// Flips one byte of `file` at `offset`.
+fn corrupt(file: &Path, offset: usize) {
+    let mut bytes = std::fs::read(file).unwrap();
+    bytes[offset] ^= 0x5a;
+    std::fs::write(file, bytes).unwrap();
+}
+
+#[test]
+fn fio_and_hybrio_check_each_others_blocks() {
+    if !fio_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for kind in KINDS {
+        for layout in LAYOUTS {
+            let case = format!("{kind} {layout}");
+            // fio writes, hybrio checks.
+            let by_fio = format!("fio-{kind}-{layout}");
+            let args = job_args(&by_fio, kind, layout);
+            let written = fio_job(&strs(&with(&args, &["--do_verify=0"])), dir.path());
+            assert_eq!(written["error"], 0, "{case}: fio's write");
+            let doc = run_json(&strs(&with(&args, &["--verify_only=1"])), dir.path());
+            let counts = &doc["hybrio"]["jobs"][0]["verify"];
+            assert_eq!(counts["blocks"], 64, "{case}: hybrio checked fio's blocks");
+            assert_eq!(counts["bad_blocks"], 0, "{case}");
+            assert_eq!(
+                doc["jobs"][0]["write"]["io_bytes"], 0,
+                "{case}: verify_only writes nothing"
+            );
+
+            // hybrio writes (and checks itself), fio checks.
+            let by_hybrio = format!("hybrio-{kind}-{layout}");
+            let args = job_args(&by_hybrio, kind, layout);
+            let doc = run_json(&strs(&args), dir.path());
+            let counts = &doc["hybrio"]["jobs"][0]["verify"];
+            assert_eq!(counts["blocks"], 64, "{case}: hybrio read back its own");
+            assert_eq!(counts["bad_blocks"], 0, "{case}");
+            let checked = fio_job(&strs(&with(&args, &["--verify_only=1"])), dir.path());
+            assert_eq!(
+                checked["error"], 0,
+                "{case}: fio found a bad block of hybrio's"
+            );
+            assert_eq!(
+                checked["read"]["io_bytes"],
+                256 * 1024,
+                "{case}: fio read it all back"
+            );
+
+            // A changed byte in the data (meta: in a header) is found by both.
+            let at = if kind == "meta" {
+                5 * 4096 + 20
+            } else {
+                5 * 4096 + 3000
+            };
+            corrupt(&dir.path().join(&by_hybrio), at);
+            let checked = fio_job(&strs(&with(&args, &["--verify_only=1"])), dir.path());
+            assert_eq!(checked["error"], 84, "{case}: fio missed the change");
+            corrupt(&dir.path().join(&by_fio), at);
+            let args = job_args(&by_fio, kind, layout);
+            let out = hybrio(
+                &strs(&with(&args, &["--verify_only=1", "--output-format=json"])),
+                dir.path(),
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{case}: a bad block fails the run"
+            );
+            let doc: Value = serde_json::from_slice(&out.stdout).expect("a report all the same");
+            assert_eq!(doc["jobs"][0]["error"], 84, "{case}");
+            assert_eq!(
+                doc["hybrio"]["jobs"][0]["verify"]["bad_blocks"], 1,
+                "{case}"
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let wanted = if kind == "meta" {
+                "verify: bad header".to_string()
+            } else {
+                format!("{kind}: verify failed at file {by_fio} offset 20480, length 4096")
+            };
+            assert!(stderr.contains(&wanted), "{case}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn every_engine_reads_back_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in engines() {
+        for depth in ["1", "8"] {
+            // The null engine moves no data: as fio, it reads back and
+            // pretends (checks nothing).
+            let checked = if engine == "null" { 0 } else { 256 };
+            let args = [
+                "--name=v",
+                "--filename=data",
+                "--size=512k",
+                "--bs=8k",
+                "--rw=randwrite",
+                "--verify=crc32c",
+                "--verify_interval=2k",
+                &format!("--ioengine={engine}"),
+                &format!("--iodepth={depth}"),
+            ];
+            let doc = run_json(&args, dir.path());
+            let job = &doc["jobs"][0];
+            let counts = &doc["hybrio"]["jobs"][0]["verify"];
+            // 64 writes of 8 KiB, four 2 KiB blocks each.
+            assert_eq!(counts["blocks"], checked, "{engine} depth {depth}");
+            assert_eq!(counts["bad_blocks"], 0, "{engine} depth {depth}");
+            assert_eq!(job["write"]["total_ios"], 64, "{engine} depth {depth}");
+            assert_eq!(
+                job["read"]["total_ios"], 64,
+                "{engine} depth {depth}: the read-back"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_header_that_does_not_fit_its_block_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=v",
+            "--filename=d",
+            "--size=64k",
+            "--bs=512",
+            "--verify_interval=128",
+            "--verify=sha512",
+            "--rw=write",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("verify=sha512 needs blocks larger than its 168-byte header: the verify interval is 128 bytes"),
+        "{stderr}"
+    );
+    let out = hybrio(
+        &[
+            "--name=v",
+            "--filename=d",
+            "--size=64k",
+            "--bs=4k",
+            "--verify=md5",
+            "--verify_offset=4090",
+            "--rw=write",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("verify_offset=4090"));
+}
