@@ -685,6 +685,7 @@ fn report(
                 "short": o.counters.injected.short,
                 "eagain": o.counters.injected.eagain,
                 "delay": o.counters.injected.delay,
+                "corrupt": o.counters.injected.corrupt,
             },
             "paths": o.counters.paths.map(|p| serde_json::json!({
                 "inline": p.inline,

@@ -640,7 +640,7 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Text,
         "",
-        "hybrio: inject faults, e.g. eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms",
+        "hybrio: inject faults, e.g. eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms,corrupt:0.001 (a read with one bit flipped)",
         |j, v| {
             v.parse::<hybrio::engine::inject::FaultPlan>()
                 .map_err(|e| ValueError::Unsupported(format!("inject '{v}': {e}")))?;

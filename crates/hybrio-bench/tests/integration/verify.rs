@@ -223,3 +223,42 @@ fn a_header_that_does_not_fit_its_block_is_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("verify_offset=4090"));
 }
+
+/// Every corruption injected into a read is found, on every engine and
+/// with every checksum; runs without corruption find nothing.
+#[test]
+fn every_injected_corruption_is_found_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in engines().into_iter().filter(|e| *e != "null") {
+        for kind in KINDS.into_iter().filter(|k| *k != "meta") {
+            for (inject, case) in [("none", "clean"), ("corrupt:0.3,seed:7", "corrupted")] {
+                let args = [
+                    "--name=v",
+                    "--filename=data",
+                    "--size=256k",
+                    "--bs=4k",
+                    "--rw=randwrite",
+                    "--iodepth=4",
+                    "--continue_on_error=verify",
+                    &format!("--verify={kind}"),
+                    &format!("--ioengine={engine}"),
+                    &format!("--inject={inject}"),
+                ];
+                let doc = run_json(&args, dir.path());
+                let job = &doc["hybrio"]["jobs"][0];
+                let injected = job["injected"]["corrupt"].as_u64().unwrap();
+                let found = job["verify"]["bad_blocks"].as_u64().unwrap();
+                assert_eq!(job["verify"]["blocks"], 64, "{engine} {kind} {case}");
+                assert_eq!(
+                    found, injected,
+                    "{engine} {kind} {case}: found against injected"
+                );
+                if case == "corrupted" {
+                    assert!(injected > 5, "{engine} {kind}: only {injected} corruptions");
+                } else {
+                    assert_eq!(found, 0, "{engine} {kind}: a false alarm");
+                }
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! happens to misbehave.
 //!
 //! A [`FaultPlan`] gives each fault a probability, e.g.
-//! `eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms`. Every request queued
+//! `eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms,corrupt:0.001`. Every request queued
 //! draws once from a small seeded generator (SplitMix64), so a plan and a
 //! seed give the same faults run after run, and a request that draws no
 //! fault costs the draw and one comparison:
@@ -20,6 +20,9 @@
 //! * `delay:P@D`: performed normally, its completion delivered at least `D`
 //!   later than it would have been: a synchronous engine blocks the caller
 //!   for `D` more; an asynchronous one holds the completion back.
+//! * `corrupt`: a read is performed normally and comes back with one bit of
+//!   what it read flipped, as from a disk or a path that corrupts silently:
+//!   what verifying data exists to catch. Other requests are left alone.
 //!
 //! Faults of `eio` and `eagain` complete inside [`Engine::queue`], as an
 //! engine's own early errors do. Errors the engine below produces itself
@@ -71,6 +74,8 @@ pub struct FaultPlan {
     pub delay: f64,
     /// How much later a delayed completion is delivered.
     pub delay_by: Duration,
+    /// Probability that a read comes back with one bit of its data flipped.
+    pub corrupt: f64,
     /// Seed of the draws: the same seed gives the same faults.
     pub seed: u64,
 }
@@ -84,6 +89,7 @@ impl Default for FaultPlan {
             eagain: 0.0,
             delay: 0.0,
             delay_by: Duration::ZERO,
+            corrupt: 0.0,
             seed: DEFAULT_SEED,
         }
     }
@@ -183,6 +189,7 @@ impl FromStr for FaultPlan {
                 "eio" => plan.eio = parse_probability(entry, value)?,
                 "short" => plan.short = parse_probability(entry, value)?,
                 "eagain" => plan.eagain = parse_probability(entry, value)?,
+                "corrupt" => plan.corrupt = parse_probability(entry, value)?,
                 "delay" => {
                     let Some((p, d)) = value.split_once('@') else {
                         return Err(FaultPlanError::new(
@@ -205,14 +212,14 @@ impl FromStr for FaultPlan {
                     return Err(FaultPlanError::new(
                         entry,
                         format!(
-                            "unknown fault `{fault}` (expected eio, short, eagain, delay or seed)"
+                            "unknown fault `{fault}` (expected eio, short, eagain, delay, corrupt or seed)"
                         ),
                     ));
                 }
             }
             seen.push(fault);
         }
-        let sum = plan.eio + plan.short + plan.eagain + plan.delay;
+        let sum = plan.eio + plan.short + plan.eagain + plan.delay + plan.corrupt;
         // Slack for decimal fractions that add up to exactly 1 on paper.
         if sum > 1.0 + 1e-9 {
             return Err(FaultPlanError::new(
@@ -261,6 +268,10 @@ impl fmt::Display for FaultPlan {
             write!(f, "delay:{}@", self.delay)?;
             fmt_duration(self.delay_by, f)?;
         }
+        if self.corrupt != 0.0 {
+            sep(f)?;
+            write!(f, "corrupt:{}", self.corrupt)?;
+        }
         if self.seed != DEFAULT_SEED {
             sep(f)?;
             write!(f, "seed:{}", self.seed)?;
@@ -283,6 +294,8 @@ pub struct InjectedCounts {
     pub eagain: u64,
     /// Completions delivered late.
     pub delay: u64,
+    /// Reads that came back with a bit flipped.
+    pub corrupt: u64,
 }
 
 impl std::ops::Add for InjectedCounts {
@@ -294,6 +307,7 @@ impl std::ops::Add for InjectedCounts {
             short: self.short + other.short,
             eagain: self.eagain + other.eagain,
             delay: self.delay + other.delay,
+            corrupt: self.corrupt + other.corrupt,
         }
     }
 }
@@ -327,6 +341,8 @@ enum Mark {
     Short(usize),
     /// Hold it back.
     Delay,
+    /// Flip a bit of what it read, where this draw says.
+    Corrupt(u64),
 }
 
 /// The fault a draw picked.
@@ -336,6 +352,7 @@ enum Fault {
     Eagain,
     Short,
     Delay,
+    Corrupt,
 }
 
 /// An engine with faults injected as a [`FaultPlan`] says. See the
@@ -351,7 +368,7 @@ pub struct Inject<E> {
     rng: SplitMix64,
     /// A draw below `below[i]` (and above the one before) picks fault `i`
     /// of [`Inject::FAULTS`]; at or above the last, none.
-    below: [u64; 4],
+    below: [u64; 5],
     /// `delay_by` in nanoseconds.
     delay_ns: u64,
     counts: InjectedCounts,
@@ -365,13 +382,19 @@ pub struct Inject<E> {
 }
 
 impl<E: Engine> Inject<E> {
-    const FAULTS: [Fault; 4] = [Fault::Eio, Fault::Eagain, Fault::Short, Fault::Delay];
+    const FAULTS: [Fault; 5] = [
+        Fault::Eio,
+        Fault::Eagain,
+        Fault::Short,
+        Fault::Delay,
+        Fault::Corrupt,
+    ];
 
     /// Wraps `inner`, injecting the faults of `plan`.
     pub fn new(inner: E, plan: FaultPlan) -> Self {
-        let mut below = [0; 4];
+        let mut below = [0; 5];
         let mut sum = 0;
-        for (i, p) in [plan.eio, plan.eagain, plan.short, plan.delay]
+        for (i, p) in [plan.eio, plan.eagain, plan.short, plan.delay, plan.corrupt]
             .into_iter()
             .enumerate()
         {
@@ -405,7 +428,7 @@ impl<E: Engine> Inject<E> {
             .below
             .iter()
             .position(|&below| draw < below)
-            .map_or(Fault::Delay, |i| Self::FAULTS[i]);
+            .map_or(Fault::Corrupt, |i| Self::FAULTS[i]);
         match fault {
             Fault::Eio => {
                 self.counts.eio += 1;
@@ -444,6 +467,24 @@ impl<E: Engine> Inject<E> {
                     }
                 }
             }
+            Fault::Corrupt => {
+                if request.op != crate::request::Op::Read {
+                    return self.inner.queue(request);
+                }
+                let key = Key::of_request(&request);
+                let at = self.rng.next();
+                match self.inner.queue(request) {
+                    QueueOutcome::Completed(mut done) => {
+                        self.corrupt(&mut done, at);
+                        QueueOutcome::Completed(done)
+                    }
+                    QueueOutcome::Queued => {
+                        self.marks.insert(key, Mark::Corrupt(at));
+                        QueueOutcome::Queued
+                    }
+                    busy @ QueueOutcome::Busy(_) => busy,
+                }
+            }
             Fault::Delay => {
                 let key = Key::of_request(&request);
                 match self.inner.queue(request) {
@@ -461,6 +502,21 @@ impl<E: Engine> Inject<E> {
                 }
             }
         }
+    }
+
+    /// Flips one bit of what a completed read brought, at a place drawn by
+    /// `at`; a read that failed or read nothing is left as it is.
+    fn corrupt(&mut self, done: &mut Completion, at: u64) {
+        let Some(buf) = done.buf.as_mut() else {
+            return;
+        };
+        let read = usize::try_from(done.result).unwrap_or(0).min(buf.len());
+        if read == 0 {
+            return;
+        }
+        let byte = (at >> 3) as usize % read;
+        buf.as_mut_slice()[byte] ^= 1 << (at & 7);
+        self.counts.corrupt += 1;
     }
 
     /// Moves the delayed completions that are due to `out`, at most `room`.
@@ -503,6 +559,10 @@ impl<E: Engine> Inject<E> {
                 None => out.push(done),
                 Some(Mark::Short(whole)) => {
                     restore(done.buf.as_mut(), whole);
+                    out.push(done);
+                }
+                Some(Mark::Corrupt(at)) => {
+                    self.corrupt(&mut done, at);
                     out.push(done);
                 }
                 Some(Mark::Delay) => {
@@ -601,7 +661,7 @@ impl<E: Engine> Engine for Inject<E> {
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
         let draw = self.rng.draw();
-        if draw >= self.below[3] {
+        if draw >= self.below[4] {
             return self.inner.queue(request);
         }
         self.queue_faulty(request, draw)

@@ -23,6 +23,7 @@ fn a_plan_reads_back_as_it_shows() {
             eagain: 0.01,
             delay: 0.001,
             delay_by: Duration::from_millis(5),
+            corrupt: 0.0,
             seed: DEFAULT_SEED,
         }
     );
@@ -35,6 +36,7 @@ fn a_plan_reads_back_as_it_shows() {
         ("delay:0.1@1.5ms", "delay:0.1@1500us"),
         ("delay:0.1@7ns", "delay:0.1@7ns"),
         ("short:0.25,eio:0.75", "eio:0.75,short:0.25"),
+        ("corrupt:0.5,eio:0.25", "eio:0.25,corrupt:0.5"),
         (
             "eio:0.1,short:0.2,eagain:0.3,delay:0.4@1ms",
             "eio:0.1,short:0.2,eagain:0.3,delay:0.4@1ms",
@@ -316,4 +318,90 @@ fn the_description_names_the_plan() {
     );
     assert_eq!(engine.kind(), EngineKind::Null);
     assert_eq!(engine.plan(), &plan("delay:0.25@5ms,eio:0.5"));
+}
+
+/// Bits that differ between two buffers.
+fn bits_apart(a: &[u8], b: &[u8]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+}
+
+#[test]
+fn a_corrupted_read_comes_back_with_one_bit_flipped_and_writes_are_untouched() {
+    let pool = BufPool::new(4, 4096).unwrap();
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 16384);
+    let mut engine = Inject::new(
+        PsyncEngine::new(&EngineConfig::default()),
+        plan("corrupt:1"),
+    );
+    let read_write = OpenOptions {
+        write: true,
+        ..OpenOptions::default()
+    };
+    let handle = add(&mut engine, &path, &read_write);
+    for i in 0..4u64 {
+        let done = match engine.queue(Request::read(handle, i * 4096, take(&pool, 4096), i)) {
+            QueueOutcome::Completed(done) => done,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(done.result, 4096);
+        let at = (i * 4096) as usize;
+        let read = done.buf.as_ref().unwrap().as_slice();
+        assert_eq!(bits_apart(read, &contents[at..at + 4096]), 1, "read {i}");
+    }
+    // A write is not a read: it goes down as it came.
+    let mut buf = take(&pool, 4096);
+    buf.as_mut_slice().fill(7);
+    match engine.queue(Request::write(handle, 0, buf, 9)) {
+        QueueOutcome::Completed(done) => assert_eq!(done.result, 4096),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        std::fs::read(&path).unwrap()[..4096]
+            .iter()
+            .all(|&b| b == 7)
+    );
+    assert_eq!(engine.counters().injected.corrupt, 4);
+}
+
+#[test]
+fn a_corrupted_read_comes_back_with_one_bit_flipped_from_an_asynchronous_engine() {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping io_uring: {reason}");
+        return;
+    }
+    let pool = BufPool::new(4, 4096).unwrap();
+    let config = EngineConfig::with_depth(4);
+    let mut engine = Inject::new(
+        IoUringEngine::new(&config, Some(&pool)).unwrap(),
+        plan("corrupt:0.5"),
+    );
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 16384);
+    let handle = add(&mut engine, &path, &OpenOptions::default());
+    let mut flipped = 0;
+    for round in 0..25u64 {
+        for i in 0..4u64 {
+            match engine.queue(Request::read(handle, i * 4096, take(&pool, 4096), i)) {
+                QueueOutcome::Queued => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        engine.commit().unwrap();
+        let mut out = Vec::new();
+        while out.len() < 4 {
+            engine.reap(1, 4, &mut out).unwrap();
+        }
+        for done in out {
+            let at = (done.offset) as usize;
+            let apart = bits_apart(
+                done.buf.as_ref().unwrap().as_slice(),
+                &contents[at..at + 4096],
+            );
+            assert!(apart <= 1, "round {round}: {apart} bits");
+            flipped += u64::from(apart);
+        }
+    }
+    assert_eq!(flipped, engine.counters().injected.corrupt);
+    assert!(flipped > 20 && flipped < 80, "{flipped} of 100 at p = 0.5");
 }
