@@ -26,6 +26,15 @@ pub struct VerifyOptions {
     pub fatal: bool,
     /// `verify_dump`.
     pub dump: bool,
+    /// `verify_backlog`: read back after this many writes (0: at the end only).
+    pub backlog: u64,
+    /// `verify_backlog_batch`: how many of them (0: all).
+    pub backlog_batch: u64,
+    /// `verify_state_save`: a writing job saves how far it got.
+    pub state_save: bool,
+    /// `verify_state_load`: reading back stops where that saved state says
+    /// the writes stopped.
+    pub state_load: bool,
 }
 
 impl Default for VerifyOptions {
@@ -39,6 +48,10 @@ impl Default for VerifyOptions {
             pattern: None,
             fatal: false,
             dump: false,
+            backlog: 0,
+            backlog_batch: 0,
+            state_save: true,
+            state_load: false,
         }
     }
 }
@@ -170,6 +183,38 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
         "0",
         "Write a bad block's bytes as read and as expected to NAME.OFFSET.received and .expected",
         |j, v| j.verify.dump = units::parse_bool(v)?
+    ),
+    opt!(
+        "verify_backlog",
+        &[],
+        Kind::Int,
+        "",
+        "Read back and check the written blocks every this many writes, not only at the end",
+        |j, v| j.verify.backlog = units::parse_u64(v)?
+    ),
+    opt!(
+        "verify_backlog_batch",
+        &[],
+        Kind::Int,
+        "",
+        "How many written blocks each verify_backlog read-back checks (default: verify_backlog)",
+        |j, v| j.verify.backlog_batch = units::parse_u64(v)?
+    ),
+    opt!(
+        "verify_state_save",
+        &[],
+        Kind::Bool,
+        "1",
+        "A writing job that verifies saves how far it got to local-NAME-INDEX-verify.state (fio's format; kept current while it runs)",
+        |j, v| j.verify.state_save = units::parse_bool(v)?
+    ),
+    opt!(
+        "verify_state_load",
+        &[],
+        Kind::Bool,
+        "0",
+        "Read back only what the saved state says completed (verify_only after a run cut short)",
+        |j, v| j.verify.state_load = units::parse_bool(v)?
     ),
 ];
 

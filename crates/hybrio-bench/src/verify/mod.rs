@@ -14,6 +14,7 @@ mod checksum;
 mod fio_rand;
 mod header;
 mod pattern;
+mod state;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ pub use checksum::VerifyKind;
 pub use fio_rand::{FioRand, VERIFY_SEED, fill_random, job_seeds};
 pub use header::{HEADER_LEN, Header, MAGIC};
 pub use pattern::{Pattern, PatternError};
+pub use state::{StateError, VerifyStateFile};
 
 /// How a job verifies, as its options resolve it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -262,3 +262,127 @@ fn every_injected_corruption_is_found_and_nothing_else() {
         }
     }
 }
+
+/// A writing job killed outright (SIGKILL) saved how far it got a moment
+/// before: verify_state_load reads back what completed and nothing after
+/// it, finds nothing wrong, and fio reads the same state the same way.
+#[test]
+fn a_write_run_killed_outright_is_checked_up_to_what_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // Laid out whole first, as a disk is: what was never written reads as zeros.
+    std::fs::File::create(&data)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let job = [
+        "--name=k",
+        "--filename=data",
+        "--size=8m",
+        "--bs=64k",
+        "--rw=write",
+        "--verify=crc32c",
+    ];
+    let mut writer = Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args(job)
+        .arg("--rate=2m")
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    assert!(
+        dir.path().join("local-k-0-verify.state").exists(),
+        "no state saved"
+    );
+
+    let mut only = job.to_vec();
+    only.extend(["--verify_only=1", "--verify_state_load=1"]);
+    let doc = run_json(&only, dir.path());
+    let counts = &doc["hybrio"]["jobs"][0]["verify"];
+    let checked = counts["blocks"].as_u64().unwrap();
+    assert!(
+        (16..128).contains(&checked),
+        "{checked} of 128 blocks checked"
+    );
+    assert_eq!(counts["bad_blocks"], 0);
+    // Without the state, the blocks never written fail.
+    let out = hybrio(
+        &job.iter()
+            .copied()
+            .chain(["--verify_only=1"])
+            .collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad magic header 0"));
+    if fio_installed() {
+        let args: Vec<&str> = only.clone();
+        let checked_by_fio = fio_job(&args, dir.path());
+        assert_eq!(checked_by_fio["error"], 0, "fio read hybrio's state");
+        assert!(checked_by_fio["read"]["total_ios"].as_u64().unwrap() >= 16);
+    }
+}
+
+#[test]
+fn hybrio_reads_fios_saved_state() {
+    if !fio_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::File::create(dir.path().join("data"))
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let job = [
+        "--name=f",
+        "--filename=data",
+        "--size=8m",
+        "--bs=64k",
+        "--rw=write",
+        "--verify=md5",
+    ];
+    // fio saves its state when the job ends: here, at its runtime, a quarter in.
+    let mut cut_short = job.to_vec();
+    cut_short.extend(["--rate=4m", "--runtime=1", "--do_verify=0"]);
+    let written = fio_job(&cut_short, dir.path());
+    let blocks = written["write"]["total_ios"].as_u64().unwrap();
+    assert!(blocks > 0 && blocks < 128, "{blocks}");
+    let mut only = job.to_vec();
+    only.extend(["--verify_only=1", "--verify_state_load=1"]);
+    let doc = run_json(&only, dir.path());
+    let counts = &doc["hybrio"]["jobs"][0]["verify"];
+    assert_eq!(counts["bad_blocks"], 0);
+    // Reading back stops at the first of the last 1 (iodepth) writes not completed.
+    assert!(
+        counts["blocks"].as_u64().unwrap() + 1 >= blocks,
+        "{counts} of {blocks}"
+    );
+}
+
+#[test]
+fn verify_state_load_without_a_saved_state_says_so_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=nothing",
+            "--filename=data",
+            "--size=64k",
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_only=1",
+            "--verify_state_load=1",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("verify_state_load: no saved state ./local-nothing-0-verify.state"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

@@ -38,6 +38,9 @@ const LAST_REPLIES: Duration = Duration::from_secs(5);
 /// What a job that stopped making progress fails with.
 const ETIMEDOUT: i32 = 110;
 
+/// What a job whose saved verify state is missing fails with.
+const ENOENT: i32 = 2;
+
 /// A request's life in the loop.
 #[derive(Debug)]
 struct Slot {
@@ -166,7 +169,7 @@ impl<'a> IoLoop<'a> {
         let pacing = Pacing::new(&job.options);
         let logs = job.logs.take();
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
-        let verify = verify::VerifyState::new(&job.options, job.number as u64);
+        let verify = verify::VerifyState::new(&job.options, job.number as u64, job.files.len());
         IoLoop {
             verify,
             stats: JobStats::new(config, 0),
@@ -208,6 +211,13 @@ impl<'a> IoLoop<'a> {
     }
 
     pub(super) fn run(&mut self) {
+        if let Some(state) = &mut self.verify
+            && self.job.options.verify.state_load
+            && let Err(message) = state.load()
+        {
+            self.fail(ENOENT, message);
+            return;
+        }
         let verify_only = self.job.options.verify.only && self.job.options.rw.writes();
         if self.verify.is_some() && verify_only {
             let blocks = self.planned_writes();
@@ -215,6 +225,9 @@ impl<'a> IoLoop<'a> {
             return;
         }
         self.run_workload();
+        // How far the writes got, saved before the read-back: whatever
+        // happens to it, a later verify_only run knows.
+        self.save_verify_state();
         let Some(state) = &mut self.verify else {
             return;
         };
@@ -223,6 +236,22 @@ impl<'a> IoLoop<'a> {
             return;
         }
         self.read_back(blocks);
+    }
+
+    /// Saves the verify state now (a failure to is the job's).
+    fn save_verify_state(&mut self) {
+        let now = self.clock.now();
+        if let Some(state) = &mut self.verify
+            && let Err(error) = state.save(now)
+        {
+            let errno = match &error {
+                crate::verify::StateError::Io { source, .. } => {
+                    source.raw_os_error().unwrap_or(EIO)
+                }
+                crate::verify::StateError::Bad { .. } => EIO,
+            };
+            self.fail(errno, error.to_string());
+        }
     }
 
     fn run_workload(&mut self) {
@@ -293,9 +322,22 @@ impl<'a> IoLoop<'a> {
             }
             if self.now >= self.next_publish {
                 self.publish(deadline);
+                if self.verify.as_ref().is_some_and(|v| v.save_due(self.now)) {
+                    self.save_verify_state();
+                }
             }
             if self.refused.is_none() && self.pass_issued >= self.job.pass_bytes {
                 self.start_new_pass();
+            }
+            if self.refused.is_none()
+                && let Some(blocks) = self
+                    .verify
+                    .as_mut()
+                    .and_then(verify::VerifyState::backlog_due)
+            {
+                self.drain();
+                self.read_back(blocks);
+                continue;
             }
             if let Some((slot, request)) = self.refused.take() {
                 self.offer(slot, request, batch_submit, complete_min, complete_max);

@@ -12,7 +12,13 @@ use hybrio::request::Request;
 use super::IoLoop;
 use crate::offsets::Direction;
 use crate::options::JobOptions;
-use crate::verify::{Expected, VERIFY_SEED, Verifier, VerifyConfig, VerifyKind, job_seeds};
+use crate::verify::{
+    Expected, VERIFY_SEED, Verifier, VerifyConfig, VerifyKind, VerifyStateFile, job_seeds,
+};
+
+/// How often a writing job saves its verify state while it runs (ns): a run
+/// killed outright can then be checked up to what completed a moment before.
+const SAVE_STATE_EVERY_NS: u64 = 1_000_000_000;
 
 /// fio's errno for a block that fails verification.
 pub(super) const EILSEQ: i32 = 84;
@@ -39,18 +45,34 @@ pub(super) struct ToCheck {
 #[derive(Debug)]
 pub(in crate::runner) struct VerifyState {
     verifier: Verifier,
-    /// Read back what was written when the writes are done.
+    /// Remember what was written, to read it back.
     do_verify: bool,
     /// The engine moves no data (`null`): as fio, nothing is checked.
     fake_io: bool,
     /// Reads of the workload are checked too (a job that only reads: what
     /// it reads was written by an earlier run, as fio checks it).
     check_workload_reads: bool,
+    /// `verify_backlog` and its batch (0: none).
+    backlog: usize,
+    backlog_batch: usize,
     /// Writes issued so far: the next one's `numberio`.
     writes_issued: u64,
     /// What was written, by file and offset, the latest write of a range
     /// replacing those it overlaps.
     written: BTreeMap<(usize, u64), Written>,
+    /// The job's name and index (from 0), its depth and file count: what
+    /// its state file says of it.
+    name: String,
+    index: u64,
+    depth: usize,
+    /// Per file, the offsets of its last `depth` completed writes, newest last.
+    recent: Vec<VecDeque<u64>>,
+    /// Save the state (`verify_state_save`), and when it was last saved (ns).
+    save_state: bool,
+    saved_at: u64,
+    /// The state a `verify_state_load` run reads back up to, and its reads so far.
+    loaded: Option<VerifyStateFile>,
+    reads_back: u64,
     /// Blocks (verify intervals) checked, and those that failed.
     pub(super) blocks: u64,
     pub(super) bad_blocks: u64,
@@ -67,7 +89,7 @@ pub struct VerifyCounts {
 
 impl VerifyState {
     /// The job's verify state, or `None` when it does not verify.
-    pub(super) fn new(options: &JobOptions, job_number: u64) -> Option<VerifyState> {
+    pub(super) fn new(options: &JobOptions, job_number: u64, files: usize) -> Option<VerifyState> {
         let kind = options.verify.kind?;
         let seeds = job_seeds(options.randseed, job_number);
         let config = VerifyConfig {
@@ -80,11 +102,25 @@ impl VerifyState {
         };
         Some(VerifyState {
             verifier: Verifier::new(config, job_number as u16, seeds[VERIFY_SEED], false),
+            // As fio: without do_verify nothing is read back, backlog or not.
             do_verify: options.verify.do_verify && options.rw.writes() && kind != VerifyKind::Null,
             fake_io: options.ioengine == "null",
+            backlog: options.verify.backlog as usize,
+            backlog_batch: match options.verify.backlog_batch {
+                0 => options.verify.backlog as usize,
+                batch => batch as usize,
+            },
             check_workload_reads: !options.rw.writes(),
             writes_issued: 0,
             written: BTreeMap::new(),
+            name: options.name.clone(),
+            index: job_number.saturating_sub(1),
+            depth: options.iodepth as usize,
+            recent: vec![VecDeque::new(); files],
+            save_state: options.verify.state_save && options.rw.writes() && !options.verify.only,
+            saved_at: 0,
+            loaded: None,
+            reads_back: 0,
             blocks: 0,
             bad_blocks: 0,
         })
@@ -111,6 +147,12 @@ impl VerifyState {
 
     /// Remembers a completed write for the read-back.
     pub(super) fn record(&mut self, file: usize, offset: u64, len: u64, expected: Expected) {
+        if let Some(recent) = self.recent.get_mut(file) {
+            if recent.len() == self.depth {
+                recent.pop_front();
+            }
+            recent.push_back(offset);
+        }
         if !self.do_verify {
             return;
         }
@@ -127,6 +169,68 @@ impl VerifyState {
         }
         self.written
             .insert((file, offset), Written { len, expected });
+    }
+
+    /// The state file's path: in the working directory, as fio's.
+    fn state_path(&self) -> std::path::PathBuf {
+        VerifyStateFile::path(Path::new("."), &self.name, self.index)
+    }
+
+    /// Saves how far the writes got, if the job saves its state.
+    pub(super) fn save(&mut self, now: u64) -> Result<(), crate::verify::StateError> {
+        if !self.save_state {
+            return Ok(());
+        }
+        self.saved_at = now;
+        let completions = self
+            .recent
+            .iter()
+            .enumerate()
+            .flat_map(|(file, offsets)| offsets.iter().rev().map(move |&o| (file as u64, o)))
+            .collect();
+        VerifyStateFile {
+            name: self.name.clone(),
+            index: self.index,
+            depth: self.depth as u32,
+            files: self.recent.len() as u32,
+            writes_issued: self.writes_issued,
+            completions,
+        }
+        .save(&self.state_path())
+    }
+
+    /// Whether the state is due for a save while the job runs.
+    pub(super) fn save_due(&self, now: u64) -> bool {
+        self.save_state && now.saturating_sub(self.saved_at) >= SAVE_STATE_EVERY_NS
+    }
+
+    /// `verify_state_load`: reads the state a writing run saved.
+    pub(super) fn load(&mut self) -> Result<(), String> {
+        let path = self.state_path();
+        let state = VerifyStateFile::load(&path).map_err(|e| match e {
+            crate::verify::StateError::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                format!(
+                    "verify_state_load: no saved state {} (the writing run saves it: verify_state_save=1, the default)",
+                    path.display()
+                )
+            }
+            other => format!("verify_state_load: {other}"),
+        })?;
+        self.loaded = Some(state);
+        Ok(())
+    }
+
+    /// Whether reading back ends before this block: a loaded state says
+    /// its write never completed.
+    fn stops_before(&mut self, block: &ToCheck) -> bool {
+        let Some(state) = &self.loaded else {
+            return false;
+        };
+        let stop = state.stops_before(self.reads_back, block.file as u64, block.offset);
+        self.reads_back += 1;
+        stop
     }
 
     /// Whether a workload read is checked.
@@ -161,48 +265,69 @@ impl VerifyState {
             .map(|m| m.to_string().lines().next().unwrap_or_default().to_string())
     }
 
-    /// The reads that check what was written, in file and offset order.
+    /// The reads that check what is left of what was written, in file and
+    /// offset order, once the writes are done.
     pub(super) fn take_read_back(&mut self) -> VecDeque<ToCheck> {
-        if !self.do_verify {
-            return VecDeque::new();
-        }
-        std::mem::take(&mut self.written)
-            .into_iter()
-            .map(|((file, offset), w)| ToCheck {
+        self.take(usize::MAX)
+    }
+
+    /// `verify_backlog`: once that many written blocks wait, the reads that
+    /// check a batch of them (the lowest offsets first, as fio's sorted
+    /// history gives them).
+    pub(super) fn backlog_due(&mut self) -> Option<VecDeque<ToCheck>> {
+        (self.backlog > 0 && self.written.len() >= self.backlog)
+            .then(|| self.take(self.backlog_batch))
+    }
+
+    fn take(&mut self, count: usize) -> VecDeque<ToCheck> {
+        let mut taken = VecDeque::new();
+        while taken.len() < count
+            && let Some(((file, offset), w)) = self.written.pop_first()
+        {
+            taken.push_back(ToCheck {
                 file,
                 offset,
                 len: w.len,
                 expected: w.expected,
-            })
-            .collect()
+            });
+        }
+        taken
     }
 }
 
 impl IoLoop<'_> {
     /// `verify_only`: the blocks the job would write, to be read back and
     /// checked against their own headers (what an earlier run wrote).
+    /// In the order of the writes (a saved state's window counts in it);
+    /// a block written twice is read once.
     pub(super) fn planned_writes(&mut self) -> VecDeque<ToCheck> {
-        let mut blocks = BTreeMap::new();
-        let mut planned = 0;
+        let mut seen = std::collections::HashSet::new();
+        let mut blocks = VecDeque::new();
+        let (mut planned, mut in_pass) = (0, 0);
         while planned < self.job.total_bytes {
-            if planned > 0 && planned % self.job.pass_bytes.max(1) == 0 {
+            if in_pass >= self.job.pass_bytes {
                 self.job.plan.restart();
+                in_pass = 0;
             }
-            let io = self.job.plan.next_io();
+            let mut io = self.job.plan.next_io();
+            // The pass's last I/O is cut as the workload cuts it.
+            let left = self.job.pass_bytes - in_pass;
+            let unit = self.job.plan.unit(io.direction);
+            if io.len > left && left >= unit {
+                io.len = left - left % unit;
+            }
             planned += io.len;
-            if io.direction == Direction::Write {
-                blocks.insert((io.file, io.offset), io.len);
+            in_pass += io.len;
+            if io.direction == Direction::Write && seen.insert((io.file, io.offset, io.len)) {
+                blocks.push_back(ToCheck {
+                    file: io.file,
+                    offset: io.offset,
+                    len: io.len,
+                    expected: Expected::default(),
+                });
             }
         }
         blocks
-            .into_iter()
-            .map(|((file, offset), len)| ToCheck {
-                file,
-                offset,
-                len,
-                expected: Expected::default(),
-            })
-            .collect()
     }
 
     /// Reads back `blocks` at the job's depth, each checked as it completes.
@@ -227,6 +352,9 @@ impl IoLoop<'_> {
             let Some(block) = blocks.pop_front() else {
                 break;
             };
+            if self.verify.as_mut().is_some_and(|v| v.stops_before(&block)) {
+                break;
+            }
             let Some(slot) = self.free.pop() else {
                 blocks.push_front(block);
                 self.commit();
