@@ -30,6 +30,11 @@ pub struct VerifyOptions {
     pub backlog: u64,
     /// `verify_backlog_batch`: how many of them (0: all).
     pub backlog_batch: u64,
+    /// `verify_async`: threads that check what is read back (0: the job's own).
+    pub async_threads: u32,
+    /// `experimental_verify`: read back by replaying the job's writes
+    /// rather than remembering them.
+    pub experimental: bool,
     /// `verify_state_save`: a writing job saves how far it got.
     pub state_save: bool,
     /// `verify_state_load`: reading back stops where that saved state says
@@ -50,6 +55,8 @@ impl Default for VerifyOptions {
             dump: false,
             backlog: 0,
             backlog_batch: 0,
+            async_threads: 0,
+            experimental: false,
             state_save: true,
             state_load: false,
         }
@@ -199,6 +206,28 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
         "",
         "How many written blocks each verify_backlog read-back checks (default: verify_backlog)",
         |j, v| j.verify.backlog_batch = units::parse_u64(v)?
+    ),
+    opt!(
+        "verify_async",
+        &[],
+        Kind::Int,
+        "0",
+        "Check what is read back on this many threads of its own, beside the job's I/O",
+        |j, v| {
+            let threads = units::parse_u32(v)?;
+            if threads > 64 {
+                return Err(ValueError::Range(v.to_string()));
+            }
+            j.verify.async_threads = threads
+        }
+    ),
+    opt!(
+        "experimental_verify",
+        &[],
+        Kind::Bool,
+        "0",
+        "Read back by replaying the job's writes instead of remembering each one (less memory)",
+        |j, v| j.verify.experimental = units::parse_bool(v)?
     ),
     opt!(
         "verify_state_save",

@@ -13,6 +13,7 @@
 mod checksum;
 mod fio_rand;
 mod header;
+mod offload;
 mod pattern;
 mod state;
 
@@ -23,6 +24,7 @@ use std::time::SystemTime;
 pub use checksum::VerifyKind;
 pub use fio_rand::{FioRand, VERIFY_SEED, fill_random, job_seeds};
 pub use header::{HEADER_LEN, Header, MAGIC};
+pub use offload::Offload;
 pub use pattern::{Pattern, PatternError};
 pub use state::{StateError, VerifyStateFile};
 
@@ -121,7 +123,7 @@ pub struct Checked {
 }
 
 /// One job's verify: fills blocks to write and checks blocks read back.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Verifier {
     config: VerifyConfig,
     /// The job's number (from 1): fio's `thread` field.

@@ -386,3 +386,39 @@ fn verify_state_load_without_a_saved_state_says_so_in_one_line() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// verify_async's checker threads and experimental_verify's replayed
+/// read-back find what the plain read-back finds.
+#[test]
+fn async_checkers_and_a_replayed_read_back_find_every_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    for how in ["--verify_async=2", "--experimental_verify=1"] {
+        let args = [
+            "--name=v",
+            "--filename=data",
+            // A quarter of the file: reading back anything but the blocks
+            // written finds blocks never written.
+            "--filesize=2m",
+            "--size=512k",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--iodepth=8",
+            "--ioengine=io_uring",
+            "--verify=xxhash",
+            "--continue_on_error=verify",
+            "--inject=corrupt:0.25,seed:11",
+            how,
+        ];
+        if super::io_uring_reason().is_some() {
+            eprintln!("skipping: io_uring unavailable");
+            return;
+        }
+        let doc = run_json(&args, dir.path());
+        let job = &doc["hybrio"]["jobs"][0];
+        assert_eq!(job["verify"]["blocks"], 128, "{how}");
+        let injected = job["injected"]["corrupt"].as_u64().unwrap();
+        assert!(injected > 10, "{how}: {injected}");
+        assert_eq!(job["verify"]["bad_blocks"], injected, "{how}");
+        assert_eq!(doc["jobs"][0]["read"]["total_ios"], 128, "{how}");
+    }
+}

@@ -211,6 +211,26 @@ impl<'a> IoLoop<'a> {
     }
 
     pub(super) fn run(&mut self) {
+        self.run_phases();
+        if let Some(state) = &mut self.verify
+            && let Some(first) = state.finish_async()
+            && !self.job.options.continue_on_error.tolerates_bad_blocks()
+        {
+            self.fail(verify::EILSEQ, first);
+        }
+    }
+
+    /// The workload, then what verify reads back.
+    fn run_phases(&mut self) {
+        if let Some(message) = self.verify.as_mut().and_then(|v| v.offload_error.take()) {
+            self.fail(EIO, message);
+            return;
+        }
+        let pristine = self
+            .verify
+            .as_ref()
+            .is_some_and(|v| v.replay)
+            .then(|| self.job.plan.clone());
         if let Some(state) = &mut self.verify
             && self.job.options.verify.state_load
             && let Err(message) = state.load()
@@ -231,7 +251,15 @@ impl<'a> IoLoop<'a> {
         let Some(state) = &mut self.verify else {
             return;
         };
-        let blocks = state.take_read_back();
+        let blocks = match pristine {
+            // experimental_verify: the writes again, from the plan as it
+            // was when they started.
+            Some(plan) => {
+                self.job.plan = plan;
+                self.planned_writes()
+            }
+            None => state.take_read_back(),
+        };
         if blocks.is_empty() || self.failure.is_some() || hybrio::interrupt::requested() {
             return;
         }

@@ -13,7 +13,8 @@ use super::IoLoop;
 use crate::offsets::Direction;
 use crate::options::JobOptions;
 use crate::verify::{
-    Expected, VERIFY_SEED, Verifier, VerifyConfig, VerifyKind, VerifyStateFile, job_seeds,
+    Checked, Expected, Offload, VERIFY_SEED, Verifier, VerifyConfig, VerifyKind, VerifyStateFile,
+    job_seeds,
 };
 
 /// How often a writing job saves its verify state while it runs (ns): a run
@@ -70,6 +71,11 @@ pub(in crate::runner) struct VerifyState {
     /// Save the state (`verify_state_save`), and when it was last saved (ns).
     save_state: bool,
     saved_at: u64,
+    /// `verify_async`'s checkers, or why they could not start.
+    offload: Option<Offload>,
+    pub(super) offload_error: Option<String>,
+    /// `experimental_verify`: the read-back replays the writes.
+    pub(super) replay: bool,
     /// The state a `verify_state_load` run reads back up to, and its reads so far.
     loaded: Option<VerifyStateFile>,
     reads_back: u64,
@@ -100,11 +106,33 @@ impl VerifyState {
             fatal: options.verify.fatal,
             dump: options.verify.dump,
         };
+        let verifier = Verifier::new(config, job_number as u16, seeds[VERIFY_SEED], false);
+        let fake_io = options.ioengine == "null";
+        let threads = options.verify.async_threads as usize;
+        let (offload, offload_error) = if threads > 0 && !fake_io {
+            match Offload::new(&verifier, threads) {
+                Ok(offload) => (Some(offload), None),
+                Err(e) => (
+                    None,
+                    Some(format!(
+                        "verify_async: cannot start {threads} checker threads: {e}"
+                    )),
+                ),
+            }
+        } else {
+            (None, None)
+        };
+        let do_verify = options.verify.do_verify && options.rw.writes() && kind != VerifyKind::Null;
+        let replay = do_verify && options.verify.experimental && !options.time_based;
         Some(VerifyState {
-            verifier: Verifier::new(config, job_number as u16, seeds[VERIFY_SEED], false),
-            // As fio: without do_verify nothing is read back, backlog or not.
-            do_verify: options.verify.do_verify && options.rw.writes() && kind != VerifyKind::Null,
-            fake_io: options.ioengine == "null",
+            verifier,
+            offload,
+            offload_error,
+            replay,
+            // As fio: without do_verify nothing is read back, backlog or not;
+            // replaying the writes needs nothing remembered.
+            do_verify: do_verify && !replay,
+            fake_io,
             backlog: options.verify.backlog as usize,
             backlog_batch: match options.verify.backlog_batch {
                 0 => options.verify.backlog as usize,
@@ -250,7 +278,39 @@ impl VerifyState {
         if self.fake_io {
             return None;
         }
+        if let Some(offload) = &mut self.offload {
+            offload.submit(buf, offset, path.to_path_buf(), expected);
+            let ready = offload.ready();
+            return ready
+                .into_iter()
+                .filter_map(|c| self.settle(c))
+                .fold(None, |first, line| first.or(Some(line)));
+        }
         let checked = self.verifier.check(buf, offset, path, expected);
+        self.settle(checked)
+    }
+
+    /// Waits for `verify_async`'s checkers; the first failure they found
+    /// since last asked, if any.
+    pub(super) fn finish_async(&mut self) -> Option<String> {
+        let offload = self.offload.as_mut()?;
+        let (rest, all_well) = offload.finish();
+        self.offload = None;
+        let first = rest
+            .into_iter()
+            .filter_map(|c| self.settle(c))
+            .fold(None, |first, line| first.or(Some(line)));
+        if !all_well {
+            return Some(
+                "verify_async: a checker thread failed; blocks it held were not checked".into(),
+            );
+        }
+        first
+    }
+
+    /// Counts a check's blocks and prints what failed, as fio prints it.
+    /// Returns the first failure's line.
+    fn settle(&mut self, checked: Checked) -> Option<String> {
         self.blocks += checked.blocks;
         self.bad_blocks += checked.mismatches.len() as u64;
         for mismatch in &checked.mismatches {
