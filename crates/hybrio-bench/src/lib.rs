@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod compare;
 pub mod diskstats;
+pub mod fio_rand;
 pub mod jobfile;
 pub mod layout;
 pub mod logs;

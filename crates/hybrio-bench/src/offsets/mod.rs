@@ -1,14 +1,18 @@
 //! Where each I/O goes: direction, file, offset and length.
 //!
 //! Sequential jobs walk each file block by block and wrap at its end. Random
-//! jobs visit every block of a file once per pass (fio's random map) through a
-//! keyed permutation, which needs no bitmap and costs O(1) per offset; with
-//! `norandommap` offsets are drawn uniformly and may repeat.
+//! jobs draw their blocks as fio 3.33 draws them (`random_map.rs`): fio's
+//! generator and seeds, and fio's map of the blocks done, so that every
+//! block of a file is visited once per pass, in fio's order; with
+//! `norandommap` offsets are drawn the same way and may repeat.
 
 mod distribution;
+mod random_map;
 
+use crate::fio_rand::FioRand;
 use crate::options::{BlockSplit, Distribution, JobOptions, RwMode};
 use distribution::BlockDraw;
+use random_map::FioOffsets;
 
 /// The direction of one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,55 +160,11 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A keyed bijection of `0..count`: a Feistel network over the next even power
-/// of two, cycle-walked back into range (at most ~4 steps on average).
-#[derive(Debug, Clone)]
-struct Permutation {
-    count: u64,
-    half_bits: u32,
-    keys: [u64; 4],
-}
-
-impl Permutation {
-    fn new(count: u64, rng: &mut Rng) -> Permutation {
-        let bits = (64 - count.saturating_sub(1).leading_zeros()).max(2);
-        Permutation {
-            count,
-            half_bits: bits.div_ceil(2),
-            keys: std::array::from_fn(|_| rng.next_u64()),
-        }
-    }
-
-    #[inline]
-    fn apply(&self, index: u64) -> u64 {
-        let mut x = index;
-        loop {
-            x = self.round_trip(x);
-            if x < self.count {
-                return x;
-            }
-        }
-    }
-
-    #[inline]
-    fn round_trip(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut left, mut right) = (x >> self.half_bits, x & mask);
-        for key in self.keys {
-            let next = left ^ (mix(right ^ key) & mask);
-            left = right;
-            right = next;
-        }
-        (left << self.half_bits) | right
-    }
-}
-
 /// Per file and direction: where the next I/O goes.
 #[derive(Debug, Clone)]
 struct Cursor {
     blocks: u64,
     next: u64,
-    permutation: Option<Permutation>,
     /// A non-uniform distribution: it replaces the random map.
     draw: Option<BlockDraw>,
 }
@@ -221,10 +181,68 @@ pub struct IoPlan {
     fixed_len: [u64; 2],
     /// `mode.is_random()`, read on every I/O.
     random: bool,
-    random_map: bool,
     cursors: Vec<[Cursor; 2]>,
     next_file: usize,
     rng: Rng,
+    /// Uniform random blocks, as fio draws them.
+    fio: FioOffsets,
+    /// A mixed job's directions, as fio picks them.
+    mix: FioMix,
+}
+
+/// fio's choice of direction in a mixed job (`get_rw_ddir`): a direction is
+/// kept until its I/Os reach a limit, then one is drawn by `rwmixread`;
+/// turning to the other sets the next limit from the I/Os done in the one
+/// left, in the new one's share.
+#[derive(Debug, Clone)]
+struct FioMix {
+    rand: FioRand,
+    seeded: FioRand,
+    repeat: bool,
+    direction: Direction,
+    limit: u64,
+    issued: [u64; 2],
+}
+
+impl FioMix {
+    fn new(rand: FioRand, repeat: bool) -> FioMix {
+        FioMix {
+            seeded: rand.clone(),
+            rand,
+            repeat,
+            direction: Direction::Read,
+            limit: 0,
+            issued: [0; 2],
+        }
+    }
+
+    fn next(&mut self, read_percent: u32) -> Direction {
+        if self.issued[self.direction.index()] >= self.limit {
+            let drawn = if self.rand.next_between(1, 100) <= u64::from(read_percent) {
+                Direction::Read
+            } else {
+                Direction::Write
+            };
+            if drawn != self.direction {
+                let share = match drawn {
+                    Direction::Read => read_percent,
+                    Direction::Write => 100 - read_percent,
+                };
+                self.limit = self.issued[self.direction.index()] * u64::from(share) / 100;
+            }
+            self.direction = drawn;
+        }
+        self.direction
+    }
+
+    /// A new pass, as fio's new loop: the limit goes, and with `repeat`
+    /// the draws start again from the seed.
+    fn restart(&mut self) {
+        self.limit = 0;
+        if self.repeat {
+            self.rand = self.seeded.clone();
+        }
+    }
 }
 
 impl IoPlan {
@@ -243,23 +261,34 @@ impl IoPlan {
     ) -> IoPlan {
         let sizing = sizing.map(Into::into);
         let unit = [sizing[0].unit(), sizing[1].unit()];
-        let mut rng = Rng::new(seed);
+        let rng = Rng::new(seed);
         let cursors = file_sizes
             .iter()
             .map(|&size| {
-                std::array::from_fn(|dir| {
-                    let blocks = size / unit[dir];
-                    let permutation = (mode.is_random() && random_map && blocks > 0)
-                        .then(|| Permutation::new(blocks, &mut rng));
-                    Cursor {
-                        blocks,
-                        next: 0,
-                        permutation,
-                        draw: None,
-                    }
+                std::array::from_fn(|dir| Cursor {
+                    blocks: size / unit[dir],
+                    next: 0,
+                    draw: None,
                 })
             })
             .collect();
+        // fio's map counts in the smallest block size of the directions used.
+        let map_unit = match (mode.reads(), mode.writes()) {
+            (true, false) => unit[0],
+            (false, true) => unit[1],
+            _ => unit[0].min(unit[1]),
+        };
+        let map_bits: Vec<u64> = file_sizes
+            .iter()
+            .map(|size| size / map_unit.max(1))
+            .collect();
+        let fio = FioOffsets::new(
+            FioRand::new(seed, false),
+            &map_bits,
+            mode.is_random() && random_map,
+            false,
+        );
+        let mix = FioMix::new(FioRand::new(seed ^ 0x6d69, false), false);
         let fixed_len = [0, 1].map(|dir| match sizing[dir] {
             BlockSizing::Fixed(size) => size,
             _ => 0,
@@ -271,11 +300,22 @@ impl IoPlan {
             unit,
             fixed_len,
             random: mode.is_random(),
-            random_map,
             cursors,
             next_file: 0,
             rng,
+            fio,
+            mix,
         }
+    }
+
+    /// Random blocks and a mixed job's directions from fio's generators as
+    /// fio seeds them for the job (`random_generator`, `randseed`,
+    /// `randrepeat`): `repeat` starts each pass from the seeds again, as
+    /// fio's `randrepeat` does across `loops`.
+    pub fn with_fio_generators(mut self, offsets: FioRand, mix: FioRand, repeat: bool) -> IoPlan {
+        self.fio.set_generator(offsets, repeat);
+        self.mix = FioMix::new(mix, repeat);
+        self
     }
 
     /// Random offsets drawn from these distributions (reads, writes) instead
@@ -284,9 +324,6 @@ impl IoPlan {
         for cursors in &mut self.cursors {
             for (dir, cursor) in cursors.iter_mut().enumerate() {
                 cursor.draw = BlockDraw::new(distributions[dir], cursor.blocks, self.unit[dir]);
-                if cursor.draw.is_some() {
-                    cursor.permutation = None;
-                }
             }
         }
         self
@@ -299,15 +336,13 @@ impl IoPlan {
     }
 
     /// Starts a new pass: sequential I/O goes back to offset 0, random I/O
-    /// draws a new order.
+    /// may visit every block again (in the same order with `randrepeat`).
     pub fn restart(&mut self) {
         for cursor in self.cursors.iter_mut().flatten() {
-            cursor.next = if self.mode.is_random() && self.random_map {
-                cursor.blocks
-            } else {
-                0
-            };
+            cursor.next = 0;
         }
+        self.fio.restart();
+        self.mix.restart();
         self.next_file = 0;
     }
 
@@ -324,13 +359,7 @@ impl IoPlan {
         match self.mode {
             RwMode::Read | RwMode::RandRead => Direction::Read,
             RwMode::Write | RwMode::RandWrite => Direction::Write,
-            RwMode::ReadWrite | RwMode::RandReadWrite => {
-                if self.rng.below(100) < self.read_percent as u64 {
-                    Direction::Read
-                } else {
-                    Direction::Write
-                }
-            }
+            RwMode::ReadWrite | RwMode::RandReadWrite => self.mix.next(self.read_percent),
         }
     }
 
@@ -351,6 +380,7 @@ impl IoPlan {
             file + 1
         };
         let dir = direction.index();
+        self.mix.issued[dir] += 1;
         // One size is the common case: no draw, and an I/O of one unit
         // always fits where its block starts.
         let fixed = match direction {
@@ -375,20 +405,13 @@ impl IoPlan {
             block
         } else if let Some(draw) = &cursor.draw {
             draw.draw(cursor.blocks, &mut self.rng)
-        } else if self.random_map {
-            if cursor.next == cursor.blocks {
-                // A pass is complete: start another in a new order.
-                cursor.next = 0;
-                cursor.permutation = Some(Permutation::new(cursor.blocks, &mut self.rng));
-            }
-            let index = cursor.next;
-            cursor.next += 1;
-            cursor
-                .permutation
-                .as_ref()
-                .map_or(index, |p| p.apply(index))
         } else {
-            self.rng.below(cursor.blocks)
+            // fio's map counts in the job's smallest size: a direction with
+            // larger blocks can be handed one past its own last; it wraps.
+            match self.fio.next_block(file, cursor.blocks, units) {
+                block if block < cursor.blocks => block,
+                block => block % cursor.blocks,
+            }
         };
         let units = if units == 1 {
             1
@@ -408,20 +431,6 @@ impl IoPlan {
 mod tests {
     use super::*;
     use crate::options::ZoneSize;
-
-    #[test]
-    fn permutation_visits_every_block_once() {
-        for count in [1u64, 2, 3, 7, 64, 1000, 4097] {
-            let p = Permutation::new(count, &mut Rng::new(count));
-            let mut seen = vec![false; count as usize];
-            for i in 0..count {
-                let x = p.apply(i);
-                assert!(x < count);
-                assert!(!seen[x as usize], "{x} visited twice for count {count}");
-                seen[x as usize] = true;
-            }
-        }
-    }
 
     #[test]
     fn random_offsets_stay_inside_the_file_and_aligned() {

@@ -162,6 +162,10 @@ pub struct JobOptions {
     pub randrepeat: bool,
     /// The random seed.
     pub randseed: u64,
+    /// `randseed` was given (with `randrepeat=0`, offsets then still come from it).
+    pub randseed_given: bool,
+    /// `random_generator=tausworthe64` (else fio's 32-bit tausworthe).
+    pub random_generator64: bool,
     /// Random offsets may repeat within a pass.
     pub norandommap: bool,
     /// How random offsets are spread (fio's `random_distribution`), per
@@ -386,6 +390,8 @@ impl Default for JobOptions {
             new_group: false,
             randrepeat: true,
             randseed: 0x89,
+            randseed_given: false,
+            random_generator64: false,
             random_distribution: Default::default(),
             norandommap: false,
             invalidate: true,

@@ -100,6 +100,9 @@ mod tests {
         for option in all().filter(|o| !o.default.is_empty()) {
             let mut job = JobOptions::default();
             option.apply(&mut job, option.default).unwrap();
+            // Given, even at its default, randseed counts as given (fio's
+            // fio_option_is_set).
+            job.randseed_given = false;
             assert_eq!(
                 job,
                 JobOptions::default(),

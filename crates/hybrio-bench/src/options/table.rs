@@ -419,8 +419,16 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         "Seed of the random generator",
         |j, v| {
             j.randseed = units::parse_u64(v)?;
-            j.randrepeat = true
+            j.randseed_given = true
         }
+    ),
+    opt!(
+        "random_generator",
+        &[],
+        Kind::Choice(&["tausworthe", "tausworthe64"]),
+        "tausworthe",
+        "fio's generator of random offsets: tausworthe (32 bits) or tausworthe64",
+        |j, v| j.random_generator64 = v == "tausworthe64"
     ),
     opt!(
         "rate",

@@ -253,7 +253,12 @@ impl PreparedJob {
         .with_distributions([
             &options.random_distribution[0],
             &options.random_distribution[1],
-        ]);
+        ])
+        .with_fio_generators(
+            fio_generator(&options, number, seed, Generator::Offsets),
+            fio_generator(&options, number, seed, Generator::Mix),
+            options.randrepeat && !options.time_based,
+        );
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
         // As fio, a size that is not a whole number of blocks is rounded down
         // to one that is: no I/O runs past it.
@@ -436,6 +441,42 @@ impl PreparedJob {
         progress.put_outcome(outcome.clone());
         progress.finish();
         outcome
+    }
+}
+
+/// Which of fio's generators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Generator {
+    /// Random offsets.
+    Offsets,
+    /// A mixed job's directions.
+    Mix,
+}
+
+/// One of fio's generators for job `number` (from 1), seeded as fio 3.33
+/// seeds it. The seeds come from `randseed` (its default too) unless
+/// `randrepeat=0` leaves it unset: then from `fresh`, different every run.
+/// With `randrepeat` (the default) offsets come from `FIO_RANDSEED` times
+/// the job's number, whatever `randseed` says. Directions are drawn 32-bit.
+fn fio_generator(
+    options: &JobOptions,
+    number: usize,
+    fresh: u64,
+    which: Generator,
+) -> crate::fio_rand::FioRand {
+    use crate::fio_rand::{BLOCK_SEED, FioRand, MIX_SEED, REPEATABLE_SEED, job_seeds};
+    let seeds = (options.randrepeat || options.randseed_given)
+        .then(|| job_seeds(options.randseed, number as u64));
+    match which {
+        Generator::Offsets => {
+            let seed = match seeds {
+                _ if options.randrepeat => REPEATABLE_SEED.wrapping_mul(number as u64),
+                Some(seeds) => seeds[BLOCK_SEED],
+                None => fresh,
+            };
+            FioRand::new(seed, options.random_generator64)
+        }
+        Generator::Mix => FioRand::new(seeds.map_or(fresh ^ 0x6d69, |s| s[MIX_SEED]), false),
     }
 }
 

@@ -11,7 +11,6 @@
 //! `verify_pattern`; `meta` checks the header alone.
 
 mod checksum;
-mod fio_rand;
 mod header;
 mod offload;
 mod pattern;
@@ -21,8 +20,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+pub use crate::fio_rand::{FioRand, VERIFY_SEED, fill_random, job_seeds};
 pub use checksum::VerifyKind;
-pub use fio_rand::{FioRand, VERIFY_SEED, fill_random, job_seeds};
 pub use header::{HEADER_LEN, Header, MAGIC};
 pub use offload::Offload;
 pub use pattern::{Pattern, PatternError};

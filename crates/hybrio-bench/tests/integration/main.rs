@@ -8,6 +8,7 @@ use serde_json::Value;
 mod bad_input;
 mod fio_golden;
 mod fio_json;
+mod fio_order;
 mod network;
 mod verify;
 

@@ -1,15 +1,25 @@
 //! fio's random numbers, as fio 3.33 draws them: its per-job seeds, its
 //! Tausworthe generators (`random_generator=tausworthe`, 32 bits, and
 //! `tausworthe64`), and the way it fills a buffer from one seed. The same
-//! seed gives the same bytes as fio, so that a block written by either tool
-//! can be made again from the seed in its header (`verify_dump`'s
-//! `.expected` file).
+//! seeds give the same offsets as fio's (`offsets`) and the same bytes, so
+//! that a block written by either tool can be made again from the seed in
+//! its header (`verify_dump`'s `.expected` file).
 
 /// fio's `FIO_RAND_VER_OFF`: which of a job's seeds feeds verify's state.
 pub const VERIFY_SEED: usize = 3;
 
+/// fio's `FIO_RAND_BLOCK_OFF`: the seed of random offsets (unless
+/// `randrepeat`, which makes it [`REPEATABLE_SEED`] times the job's number).
+pub const BLOCK_SEED: usize = 6;
+
+/// fio's `FIO_RAND_MIX_OFF`: the seed of a mixed job's directions.
+pub const MIX_SEED: usize = 4;
+
+/// fio's `FIO_RANDSEED`.
+pub const REPEATABLE_SEED: u64 = 0xb189_9bed;
+
 /// How many seeds fio keeps per job (`FIO_RAND_NR_OFFS`).
-const SEEDS: usize = 17;
+const SEEDS: usize = 21;
 
 /// fio's seeds for a job: `randseed` spread by a fixed multiplier, times the
 /// job's number (from 1), plus the seed's index (fio's `setup_random_seeds`
@@ -70,6 +80,7 @@ impl FioRand {
     }
 
     /// fio's `__rand`: the next number (32 bits wide for taus88).
+    #[inline]
     pub fn next_value(&mut self) -> u64 {
         match self {
             FioRand::Taus88(s) => {
@@ -93,6 +104,41 @@ impl FioRand {
                 s[0] ^ s[1] ^ s[2] ^ s[3] ^ s[4]
             }
         }
+    }
+
+    /// fio's scaled draw of a block in `0..blocks`: the next number as a
+    /// fraction of the generator's range, times `blocks`, in doubles as fio
+    /// computes it (`__get_next_rand_offset`).
+    #[inline]
+    pub fn next_below(&mut self, blocks: u64) -> u64 {
+        // Dividing by a power of two is multiplying by its inverse, exactly:
+        // the same double as fio's division, without one.
+        let scaled = match self {
+            // 32-bit draws and block counts below 2^63 convert through
+            // signed integers, exactly and without the unsigned conversions'
+            // extra steps.
+            FioRand::Taus88(_) => {
+                let r = self.next_value() as i64 as f64;
+                blocks as i64 as f64 * (r * (1.0 / 4_294_967_296.0))
+            }
+            FioRand::Taus258(_) => {
+                let r = self.next_value() as f64;
+                blocks as f64 * (r * (1.0 / 18_446_744_073_709_551_616.0))
+            }
+        };
+        // Below `blocks`, so below 2^63.
+        scaled as i64 as u64
+    }
+
+    /// fio's `rand_between(start, end)`, both included, for the 32-bit
+    /// generator (fio draws directions and percentages with it).
+    pub fn next_between(&mut self, start: u64, end: u64) -> u64 {
+        let r = self.next_value();
+        let range = match self {
+            FioRand::Taus88(_) => 4_294_967_296.0,
+            FioRand::Taus258(_) => 18_446_744_073_709_551_616.0,
+        };
+        start + ((end - start + 1) as f64 * (r as f64 / range)) as u64
     }
 
     /// The seed of one verified write's bytes, as fio draws it on a 64-bit

@@ -1,0 +1,100 @@
+//! The same job file touches the same offsets in the same order in fio and
+//! in hybrio: random offsets from fio's generators and seeds, fio's random
+//! map, a mixed job's directions as fio picks them. Compared through each
+//! tool's latency log with `log_offset` (direction and offset per I/O).
+
+use std::path::Path;
+use std::process::Command;
+
+use super::hybrio;
+
+/// Each log of a run, as (direction, offset) per line, by job number.
+fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
+    (1..)
+        .map(|n| dir.join(format!("{prefix}_lat.{n}.log")))
+        .take_while(|path| path.exists())
+        .map(|path| {
+            std::fs::read_to_string(path)
+                .unwrap()
+                .lines()
+                .map(|line| {
+                    let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+                    (fields[2].to_string(), fields[4].to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn random_jobs_touch_fios_offsets_in_fios_order() {
+    let fio_found = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !fio_found {
+        eprintln!("skipping: fio is not installed (.ci/run installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a", "b"] {
+        std::fs::File::create(dir.path().join(name))
+            .unwrap()
+            .set_len(2 << 20)
+            .unwrap();
+    }
+    for case in [
+        "--filename=a --rw=randread",
+        "--filename=a --rw=randwrite --norandommap",
+        "--filename=a --rw=randread --random_generator=tausworthe64",
+        "--filename=a --rw=randrw --rwmixread=70",
+        "--filename=a --rw=rw --rwmixread=30",
+        "--filename=a --rw=randread --numjobs=2",
+        "--filename=a:b --rw=randread",
+        "--filename=a --rw=randrw --loops=2",
+        "--filename=a --rw=randread --randrepeat=0 --randseed=1234",
+        "--filename=a --rw=randread --bs=16k",
+    ] {
+        for prefix in ["fio", "hybrio"] {
+            for old in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                if old
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{prefix}_"))
+                {
+                    std::fs::remove_file(old.path()).unwrap();
+                }
+            }
+        }
+        let mut args = vec!["--name=j", "--size=2m", "--bs=4k", "--log_offset=1"];
+        args.extend(case.split(' '));
+        let fio = Command::new("fio")
+            .args(&args)
+            .args(["--write_lat_log=fio", "--output=/dev/null"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(fio.success(), "{case}: fio failed");
+        args.extend(["--write_lat_log=hybrio", "--output-format=terse"]);
+        let out = hybrio(&args, dir.path());
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (by_fio, by_hybrio) = (logs(dir.path(), "fio"), logs(dir.path(), "hybrio"));
+        assert!(!by_fio.is_empty(), "{case}: fio wrote no log");
+        assert_eq!(by_fio.len(), by_hybrio.len(), "{case}: jobs");
+        for (job, (f, h)) in by_fio.iter().zip(&by_hybrio).enumerate() {
+            assert_eq!(f.len(), h.len(), "{case}: I/Os of job {}", job + 1);
+            if let Some(at) = f.iter().zip(h).position(|(a, b)| a != b) {
+                panic!(
+                    "{case}: job {} differs at I/O {at}: fio {:?}, hybrio {:?}",
+                    job + 1,
+                    f[at],
+                    h[at]
+                );
+            }
+        }
+    }
+}
