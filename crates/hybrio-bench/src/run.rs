@@ -562,15 +562,10 @@ fn report(
         elapsed_s: outcome.started.elapsed().map_or(0, |d| d.as_secs().max(1)),
         options: clone.def.own_options.clone(),
         stats: outcome.stats.clone(),
-        errors: clone
-            .def
-            .options
-            .continue_on_error
-            .is_on()
-            .then_some(ErrorCount {
-                total: outcome.failed,
-                first: outcome.first_error,
-            }),
+        errors: clone.def.options.errors.is_on().then_some(ErrorCount {
+            total: outcome.failed,
+            first: outcome.first_error,
+        }),
         engine: Some(outcome.engine.clone()),
         paths: outcome.counters.paths,
         short_errors: outcome.counters.short_errors,

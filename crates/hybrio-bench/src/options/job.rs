@@ -4,7 +4,7 @@
 use hybrio::engine::AdaptiveMemory;
 use std::time::Duration;
 
-use super::{NetOptions, Protocol, VerifyOptions};
+use super::{ErrorPolicy, NetOptions, Protocol, VerifyOptions};
 
 /// How `rw` lays out the I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,8 +197,9 @@ pub struct JobOptions {
     pub adaptive_memory: AdaptiveMemory,
     /// Fault injection plan (hybrio's `inject`), as given.
     pub inject: Option<String>,
-    /// Which failed requests do not stop the job (fio's `continue_on_error`).
-    pub continue_on_error: ContinueOnError,
+    /// Which failed requests do not stop the job (fio's `continue_on_error`,
+    /// `ignore_error`, `error_dump`).
+    pub errors: ErrorPolicy,
     /// How the report shows the directions.
     pub unified_rw_reporting: UnifiedRw,
     /// Report completion-latency percentiles.
@@ -292,60 +293,6 @@ pub enum UnifiedRw {
     Both,
 }
 
-/// Which failed requests a job counts and goes on after (fio's
-/// `continue_on_error`; `verify` has nothing to apply to here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContinueOnError {
-    /// The first failure stops the job.
-    None,
-    /// Failed reads are counted, not fatal.
-    Read,
-    /// Failed writes are counted, not fatal.
-    Write,
-    /// Failed reads and writes are counted, not fatal.
-    Io,
-    /// Blocks that fail verification are counted, not fatal.
-    Verify,
-    /// Every failure is counted, none is fatal.
-    All,
-}
-
-impl ContinueOnError {
-    pub(super) fn from_word(word: &str) -> Self {
-        match word {
-            "read" => ContinueOnError::Read,
-            "write" => ContinueOnError::Write,
-            "io" => ContinueOnError::Io,
-            "verify" => ContinueOnError::Verify,
-            "all" | "1" => ContinueOnError::All,
-            _ => ContinueOnError::None,
-        }
-    }
-
-    /// True when a failed `op` does not stop the job.
-    pub fn tolerates(self, op: hybrio::request::Op) -> bool {
-        use hybrio::request::Op;
-        match self {
-            ContinueOnError::None => false,
-            ContinueOnError::Read => op == Op::Read,
-            ContinueOnError::Write => op == Op::Write,
-            ContinueOnError::Io => op.moves_data(),
-            ContinueOnError::Verify => false,
-            ContinueOnError::All => true,
-        }
-    }
-
-    /// True when a block that fails verification does not stop the job.
-    pub fn tolerates_bad_blocks(self) -> bool {
-        matches!(self, ContinueOnError::Verify | ContinueOnError::All)
-    }
-
-    /// True unless failures stop the job.
-    pub fn is_on(self) -> bool {
-        self != ContinueOnError::None
-    }
-}
-
 /// fio's default percentile list.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
@@ -406,7 +353,7 @@ impl Default for JobOptions {
             completion_latency: None,
             adaptive_memory: AdaptiveMemory::Engine,
             inject: None,
-            continue_on_error: ContinueOnError::None,
+            errors: ErrorPolicy::default(),
             rate: [None; 3],
             rate_iops: [None; 3],
             rate_poisson: false,

@@ -4,6 +4,7 @@
 //! defined.
 
 mod def;
+mod errors;
 mod fio_names;
 mod job;
 mod net;
@@ -12,9 +13,10 @@ mod values;
 mod verify;
 
 pub use def::{Kind, OptionDef};
+pub use errors::{ErrorKind, ErrorPolicy};
 pub use job::{
-    BlockSizes, BlockSplit, ContinueOnError, DEFAULT_PERCENTILES, Distribution, FadviseHint,
-    JobOptions, RwMode, UnifiedRw, Zone, ZoneSize,
+    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, JobOptions, RwMode,
+    UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
 pub use verify::VerifyOptions;

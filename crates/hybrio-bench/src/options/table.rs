@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::def::{Kind, OptionDef, opt};
 use super::values::*;
-use super::{ContinueOnError, FadviseHint, JobOptions, Protocol, UnifiedRw};
+use super::{FadviseHint, JobOptions, Protocol, UnifiedRw};
 use crate::units::{self, ValueError};
 
 /// Every job option hybrio implements.
@@ -660,8 +660,24 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]),
         "none",
-        "Keep going after failed reads, writes or both (io), blocks that fail verification (verify), or all of those; count them",
-        |j, v| j.continue_on_error = ContinueOnError::from_word(v)
+        "Keep going after failed reads, writes or both (io), blocks that fail verification (verify), or all of those, when the error is EIO or EILSEQ (or one ignore_error lists); count them",
+        |j, v| j.errors.set_continue(v)
+    ),
+    opt!(
+        "ignore_error",
+        &[],
+        Kind::Text,
+        "",
+        "Errors to keep going after, per kind: READ,WRITE,VERIFY, each a ':'-list of names (EPERM to ERANGE) or numbers, e.g. ,ENOSPC:122",
+        |j, v| j.errors.set_ignore(v)?
+    ),
+    opt!(
+        "error_dump",
+        &[],
+        Kind::Bool,
+        "1",
+        "Print every failed request, also those the job keeps going after",
+        |j, v| j.errors.dump = units::parse_bool(v)?
     ),
     opt!(
         "unified_rw_reporting",

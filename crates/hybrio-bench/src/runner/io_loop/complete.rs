@@ -16,9 +16,14 @@ impl IoLoop<'_> {
         clat_ns: u64,
     ) {
         let slot = completion.user_data as usize;
-        let result = completion.result;
         let op = completion.op;
         let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
+        // A read of a file that comes back short has met its end (the layers
+        // below resend the rest until nothing more comes): the file is shorter
+        // than the job (truncated while it ran). fio fails it with EIO.
+        let ended_early =
+            op == Op::Read && completion.result >= 0 && (completion.result as u64) < wanted;
+        let result = if ended_early { -5 } else { completion.result };
         // A ping-pong's I/O is its job's direction, whichever half ends it.
         let mut dir = if op.fills_buffer() {
             DataDir::Read
@@ -93,8 +98,25 @@ impl IoLoop<'_> {
         } else {
             self.completed += 1;
         }
-        if result < 0 && self.job.options.continue_on_error.tolerates(op) {
-            // Counted (failed, first_error), and the job goes on, as fio's continue_on_error.
+        if result < 0 && self.job.options.errors.tolerates(op, -result as i32) {
+            // Counted (failed, first_error), and the job goes on, as fio's
+            // continue_on_error; printed as fio prints it unless error_dump=0.
+            if self.job.options.errors.dump {
+                let path = self
+                    .job
+                    .files
+                    .iter()
+                    .find(|(h, _)| *h == completion.file)
+                    .map(|(_, p)| p.display().to_string())
+                    .unwrap_or_default();
+                let error = std::io::Error::from_raw_os_error(-result as i32).to_string();
+                let error = error.split(" (os error").next().unwrap_or_default();
+                eprintln!(
+                    "fio: io_u error on file {path}: {error}: {} offset={}, buflen={wanted}",
+                    op.name(),
+                    completion.offset
+                );
+            }
         } else if result < 0 {
             let path = self
                 .job
@@ -109,10 +131,17 @@ impl IoLoop<'_> {
             } else {
                 format!("at offset {} of {path}", completion.offset)
             };
-            self.fail(
-                -result as i32,
-                format!("{} of {} bytes {place}: {error}", op.name(), wanted),
-            );
+            let message = if ended_early {
+                format!(
+                    "{} of {} bytes {place}: the file ends {} bytes into it (shorter than the job: truncated while it ran?)",
+                    op.name(),
+                    wanted,
+                    completion.result
+                )
+            } else {
+                format!("{} of {} bytes {place}: {error}", op.name(), wanted)
+            };
+            self.fail(-result as i32, message);
         } else {
             match op {
                 Op::Read | Op::Write | Op::Recv | Op::Send => {
@@ -185,7 +214,7 @@ impl IoLoop<'_> {
                 let path = &self.job.files[file].1;
                 let bytes = &mut buf.as_mut_slice()[..done];
                 if let Some(first) = state.check(bytes, completion.offset, path, expected)
-                    && !self.job.options.continue_on_error.tolerates_bad_blocks()
+                    && !self.job.options.errors.tolerates_bad_blocks()
                 {
                     self.fail(super::verify::EILSEQ, first);
                 }

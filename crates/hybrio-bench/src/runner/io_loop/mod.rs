@@ -214,7 +214,7 @@ impl<'a> IoLoop<'a> {
         self.run_phases();
         if let Some(state) = &mut self.verify
             && let Some(first) = state.finish_async()
-            && !self.job.options.continue_on_error.tolerates_bad_blocks()
+            && !self.job.options.errors.tolerates_bad_blocks()
         {
             self.fail(verify::EILSEQ, first);
         }
