@@ -199,9 +199,15 @@ pub fn run_reporting(
     // When the first group's I/O started: `startdelay` counts from here, as
     // fio counts it from its "genesis", for the jobs of every group.
     let mut run_start = None;
+    // exitall, set in any job, holds for the run, as in fio.
+    let stops = runner::stop::RunStops::new(
+        groupid as usize + 1,
+        clones.iter().any(|c| c.def.options.exitall),
+    );
     for segment in segments {
-        // After Ctrl-C, the groups not yet started are not started.
-        if hybrio::interrupt::requested() {
+        // After Ctrl-C, or a job's exit_what=all, the groups not yet
+        // started are not started.
+        if hybrio::interrupt::requested() || stops.all_stopped() {
             break;
         }
         let done = Earlier {
@@ -213,9 +219,11 @@ pub fn run_reporting(
         let (new, setup) = run_together(
             &clones[segment],
             &mut run_start,
+            &stops,
             notice,
             status.as_mut().map(|s| (s, done)),
         )?;
+        stops.segment_done();
         outcomes.extend(new);
         setups.push(setup);
     }
@@ -296,6 +304,7 @@ fn resident_kib() -> u64 {
 fn run_together(
     clones: &[JobClone],
     run_start: &mut Option<Instant>,
+    stops: &Arc<runner::stop::RunStops>,
     notice: &mut dyn FnMut(&str),
     mut status: Option<(&mut StatusReports, Earlier)>,
 ) -> Result<(Vec<JobOutcome>, Setup), RunFailure> {
@@ -355,6 +364,7 @@ fn run_together(
         }
         let seed = job_seed(&options, clone.number);
         let number = clone.in_run;
+        let stop = stops.for_job(clone.groupid as usize);
         let spawned = std::thread::Builder::new()
             .name(format!("{}.{}", options.name, clone.number))
             .spawn(move || {
@@ -376,11 +386,18 @@ fn run_together(
                 // The receiver lives until every thread has reported.
                 let _ = ready_tx.send(report);
                 let run_start = gate.wait()?;
-                let job = prepared?;
+                let mut job = prepared?;
+                job.set_stop(stop.clone());
                 // fio's startdelay: the job's clock, and so its runtime,
                 // starts only once the delay is over.
                 sleep_until(run_start + options.startdelay);
-                Some(job.run(&progress))
+                let outcome = job.run(&progress);
+                stop.job_ended(
+                    outcome.failure.is_some(),
+                    options.exitall_on_error,
+                    options.exit_what,
+                );
+                Some(outcome)
             });
         match spawned {
             Ok(handle) => handles.push(handle),

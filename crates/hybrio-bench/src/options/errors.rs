@@ -2,7 +2,8 @@
 //! `continue_on_error` names the kinds of error a job goes on after (read,
 //! write, verify), `ignore_error` the errors of each kind it goes on after
 //! (fio's default: EIO and EILSEQ), and `error_dump` whether the ones it
-//! goes on after are printed.
+//! goes on after are printed. And which jobs a job that ends ends
+//! (`exit_what`).
 
 use hybrio::request::Op;
 
@@ -34,6 +35,18 @@ impl ErrorKind {
             ErrorKind::Write
         }
     }
+}
+
+/// `exit_what`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of the ending job's reporting group.
+    #[default]
+    Group,
+    /// Every job running now.
+    Stonewall,
+    /// Every job, also those not yet started.
+    All,
 }
 
 /// A job's error policy.

@@ -113,6 +113,12 @@ pub struct JobOptions {
     pub rate: [Option<u64>; 3],
     /// fio's `rate_iops`: I/Os per second, per direction.
     pub rate_iops: [Option<u64>; 3],
+    /// fio's `ratemin`: bytes per second at least, per direction.
+    pub ratemin: [Option<u64>; 3],
+    /// fio's `rate_iops_min`: I/Os per second at least, per direction.
+    pub rate_iops_min: [Option<u64>; 3],
+    /// fio's `rate_cycle`: the window the minimums are measured over (ms).
+    pub rate_cycle_ms: u64,
     /// fio's `rate_process`: evenly spaced I/Os, or Poisson arrivals.
     pub rate_poisson: bool,
     /// `write_lat_log`, `write_bw_log`, `write_iops_log`: the logs' file
@@ -214,6 +220,12 @@ pub struct JobOptions {
     pub net: NetOptions,
     /// fio's verify options.
     pub verify: VerifyOptions,
+    /// `exitall`: once any job sets it, every job that ends ends others.
+    pub exitall: bool,
+    /// `exitall_on_error`: a job that fails ends others.
+    pub exitall_on_error: bool,
+    /// `exit_what`: which others.
+    pub exit_what: super::ExitWhat,
 }
 
 /// fio's `fadvise_hint`: what the job tells the kernel about its access pattern.
@@ -356,6 +368,9 @@ impl Default for JobOptions {
             errors: ErrorPolicy::default(),
             rate: [None; 3],
             rate_iops: [None; 3],
+            ratemin: [None; 3],
+            rate_iops_min: [None; 3],
+            rate_cycle_ms: 1000,
             rate_poisson: false,
             write_lat_log: None,
             write_bw_log: None,
@@ -370,6 +385,9 @@ impl Default for JobOptions {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             net: NetOptions::new(),
             verify: VerifyOptions::default(),
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: super::ExitWhat::Group,
         }
     }
 }

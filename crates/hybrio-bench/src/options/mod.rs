@@ -13,7 +13,7 @@ mod values;
 mod verify;
 
 pub use def::{Kind, OptionDef};
-pub use errors::{ErrorKind, ErrorPolicy};
+pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, JobOptions, RwMode,
     UnifiedRw, Zone, ZoneSize,

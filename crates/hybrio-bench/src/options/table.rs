@@ -447,6 +447,30 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.rate_iops = rates(v, units::parse_u64)?
     ),
     opt!(
+        "ratemin",
+        &[],
+        Kind::Size,
+        "",
+        "Bytes per second at least, over each rate_cycle (reads,writes,trims): a job that falls below ends with an error",
+        |j, v| j.ratemin = rates(v, |t| size(t, j.kb_base))?
+    ),
+    opt!(
+        "rate_iops_min",
+        &[],
+        Kind::Int,
+        "",
+        "I/Os per second at least, over each rate_cycle (reads,writes,trims): a job that falls below ends with an error",
+        |j, v| j.rate_iops_min = rates(v, units::parse_u64)?
+    ),
+    opt!(
+        "rate_cycle",
+        &[],
+        Kind::Int,
+        "1000",
+        "The window ratemin and rate_iops_min are measured over, in ms",
+        |j, v| j.rate_cycle_ms = units::parse_u64(v)?
+    ),
+    opt!(
         "rate_process",
         &[],
         Kind::Choice(&["linear", "poisson"]),
@@ -670,6 +694,34 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         "",
         "Errors to keep going after, per kind: READ,WRITE,VERIFY, each a ':'-list of names (EPERM to ERANGE) or numbers, e.g. ,ENOSPC:122",
         |j, v| j.errors.set_ignore(v)?
+    ),
+    opt!(
+        "exitall",
+        &[],
+        Kind::Bool,
+        "0",
+        "When one job ends, end others (exit_what says which); set in any job, it holds for every job of the run",
+        |j, v| j.exitall = units::parse_bool(v)?
+    ),
+    opt!(
+        "exitall_on_error",
+        &[],
+        Kind::Bool,
+        "0",
+        "When this job fails, end others (exit_what says which)",
+        |j, v| j.exitall_on_error = units::parse_bool(v)?
+    ),
+    opt!(
+        "exit_what",
+        &[],
+        Kind::Choice(&["group", "stonewall", "all"]),
+        "group",
+        "Which jobs exitall ends: the ending job's reporting group, every job running, or every job of the run",
+        |j, v| j.exit_what = match v {
+            "stonewall" => super::ExitWhat::Stonewall,
+            "all" => super::ExitWhat::All,
+            _ => super::ExitWhat::Group,
+        }
     ),
     opt!(
         "error_dump",

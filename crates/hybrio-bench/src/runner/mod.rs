@@ -27,6 +27,7 @@ pub use io_loop::VerifyCounts;
 mod io_loop;
 pub mod limits;
 mod pacing;
+pub mod stop;
 #[cfg(test)]
 mod tests;
 
@@ -161,6 +162,8 @@ pub struct PreparedJob {
     reply_handle: Option<FileHandle>,
     /// The job's number in the run, from 1 (fio's `thread_number`).
     number: usize,
+    /// What other jobs end it by (`exitall`).
+    stop: Option<stop::JobStop>,
 }
 
 impl PreparedJob {
@@ -296,6 +299,7 @@ impl PreparedJob {
             session: None,
             reply_handle: None,
             number,
+            stop: None,
         })
     }
 
@@ -360,6 +364,11 @@ impl PreparedJob {
             second,
         ));
         Ok(())
+    }
+
+    /// Lets other jobs end this one (`exitall`).
+    pub fn set_stop(&mut self, stop: stop::JobStop) {
+        self.stop = Some(stop);
     }
 
     /// Runs the job to its end and returns what it measured.

@@ -139,6 +139,7 @@ fn run_job(
             session: None,
             reply_handle: None,
             number: 1,
+            stop: None,
         };
         let _ = answer.send(job.run(&Progress::default()));
     });

@@ -1,6 +1,7 @@
 //! One job's I/O loop: fio's `do_io`.
 
 mod complete;
+mod min_rate;
 mod status;
 mod verify;
 
@@ -260,10 +261,22 @@ impl<'a> IoLoop<'a> {
             }
             None => state.take_read_back(),
         };
-        if blocks.is_empty() || self.failure.is_some() || hybrio::interrupt::requested() {
+        if blocks.is_empty() || self.failure.is_some() || self.stopping() {
             return;
         }
         self.read_back(blocks);
+    }
+
+    /// Whether the job is to stop now: Ctrl-C, or another job ended it
+    /// (`exitall`).
+    #[inline]
+    fn stopping(&self) -> bool {
+        hybrio::interrupt::requested()
+            || self
+                .job
+                .stop
+                .as_ref()
+                .is_some_and(super::stop::JobStop::requested)
     }
 
     /// Saves the verify state now (a failure to is the job's).
@@ -284,6 +297,7 @@ impl<'a> IoLoop<'a> {
 
     fn run_workload(&mut self) {
         let options = self.job.options.clone();
+        let mut min_rate = min_rate::MinRate::new(&options);
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let ramp_end = (!options.ramp_time.is_zero()).then(|| nanos(options.ramp_time));
         let mut deadline = options
@@ -311,6 +325,9 @@ impl<'a> IoLoop<'a> {
             if ramping && ramp_end.is_some_and(|end| self.now >= end) {
                 ramping = false;
                 self.stats.reset(self.now);
+                if let Some(min_rate) = &mut min_rate {
+                    min_rate.restart(self.now);
+                }
                 self.lost_before = self
                     .job
                     .session
@@ -332,11 +349,7 @@ impl<'a> IoLoop<'a> {
                 .session
                 .as_ref()
                 .is_some_and(crate::net::Session::peer_done);
-            if self.failure.is_some()
-                || out_of_time
-                || out_of_work
-                || peer_done
-                || hybrio::interrupt::requested()
+            if self.failure.is_some() || out_of_time || out_of_work || peer_done || self.stopping()
             {
                 if let Some((slot, request)) = self.refused.take() {
                     self.slots[slot].buf = request.buf;
@@ -350,6 +363,12 @@ impl<'a> IoLoop<'a> {
             }
             if self.now >= self.next_publish {
                 self.publish(deadline);
+                if let Some(missed) = min_rate
+                    .as_mut()
+                    .and_then(|m| m.check(self.now, &self.stats))
+                {
+                    self.fail(EIO, missed);
+                }
                 if self.verify.as_ref().is_some_and(|v| v.save_due(self.now)) {
                     self.save_verify_state();
                 }
@@ -450,7 +469,7 @@ impl<'a> IoLoop<'a> {
         // that failed or was interrupted ends them now, and one that did all
         // its I/O waits for them a few seconds at the most.
         if let Some(session) = &self.job.session {
-            if self.failure.is_some() || hybrio::interrupt::requested() {
+            if self.failure.is_some() || self.stopping() {
                 session.release();
             } else {
                 session
@@ -543,7 +562,7 @@ impl<'a> IoLoop<'a> {
         loop {
             let now = self.clock.now();
             self.now = now;
-            if now >= until || hybrio::interrupt::requested() {
+            if now >= until || self.stopping() {
                 return;
             }
             // Sleeps of at most 100 ms keep Ctrl-C and status reports prompt.

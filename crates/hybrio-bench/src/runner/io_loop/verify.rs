@@ -395,7 +395,7 @@ impl IoLoop<'_> {
         let complete_max = self.job.options.batch_complete_max() as usize;
         let batch_submit = self.job.options.batch_submit() as usize;
         loop {
-            if self.failure.is_some() || hybrio::interrupt::requested() {
+            if self.failure.is_some() || self.stopping() {
                 if let Some((slot, request)) = self.refused.take() {
                     self.slots[slot].buf = request.buf;
                     self.free.push(slot);

@@ -1,0 +1,109 @@
+//! Jobs that end other jobs (`exitall`, `exit_what`, `exitall_on_error`)
+//! and jobs that end themselves (`ratemin`).
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::hybrio;
+
+/// Runs a job file, returns its report, exit status and how long it took.
+fn run_file(text: &str) -> (Value, Option<i32>, Duration, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jobs.fio"), text).unwrap();
+    let started = Instant::now();
+    let out = hybrio(&["--output-format=json", "jobs.fio"], dir.path());
+    let took = started.elapsed();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        doc,
+        out.status.code(),
+        took,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A job that would run 30 s, unless ended.
+const LONG: &str = "rw=read\nsize=1m\ntime_based\nruntime=30\nrate=1m\n";
+
+fn runtime_ms(doc: &Value, job: &str) -> Option<u64> {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == job)
+        .map(|j| j["job_runtime"].as_u64().unwrap())
+}
+
+#[test]
+fn exitall_ends_the_group_when_one_job_ends() {
+    let text = format!(
+        "[global]\nioengine=psync\nfilename=data\n[short]\nrw=read\nsize=256k\nexitall\n[long]\n{LONG}"
+    );
+    let (doc, status, took, stderr) = run_file(&text);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let long = runtime_ms(&doc, "long").unwrap();
+    assert!(long < 10_000, "the long job ran {long} ms");
+    assert_eq!(doc["jobs"][1]["error"], 0, "ended, not failed");
+}
+
+#[test]
+fn exit_what_stonewall_ends_what_runs_and_all_ends_what_is_to_come() {
+    let group = |what: &str| {
+        format!(
+            "[global]\nfilename=data\nexitall\n[short]\nrw=read\nsize=256k\nexit_what={what}\n[long]\n{LONG}[later]\nstonewall\nrw=read\nsize=256k\n"
+        )
+    };
+    let (doc, status, _, stderr) = run_file(&group("stonewall"));
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(runtime_ms(&doc, "long").unwrap() < 10_000);
+    assert!(
+        runtime_ms(&doc, "later").is_some(),
+        "the next group still runs"
+    );
+    let (doc, status, _, stderr) = run_file(&group("all"));
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(
+        runtime_ms(&doc, "later").is_none(),
+        "the next group never starts"
+    );
+}
+
+#[test]
+fn exitall_on_error_ends_others_only_on_a_failure() {
+    // A job whose file ends before its size: it fails (EIO), ending the long one.
+    let text = format!(
+        "[global]\nfilename=data\n[failing]\nrw=read\nsize=256k\ninject=eio:1\nexitall_on_error\n[long]\n{LONG}"
+    );
+    let (doc, status, took, _) = run_file(&text);
+    assert_eq!(status, Some(1));
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert_eq!(doc["jobs"][0]["error"], 5);
+    assert!(runtime_ms(&doc, "long").unwrap() < 10_000);
+}
+
+#[test]
+fn a_job_below_its_ratemin_ends_with_an_error_and_one_above_does_not() {
+    // 1 MiB/s at most, 2 MiB/s at least: it cannot keep it.
+    let slow = "[j]\nfilename=data\nrw=read\nsize=1m\ntime_based\nruntime=20\nrate=1m\nratemin=2m\nrate_cycle=500\n";
+    let (doc, status, took, stderr) = run_file(slow);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert_eq!(doc["jobs"][0]["error"], 5);
+    assert!(
+        stderr.contains("j: rate_min=2097152B/s not met, got"),
+        "{stderr}"
+    );
+    // After fio's 2 s settle and one cycle, not the whole runtime.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let kept = "[j]\nfilename=data\nrw=read\nsize=1m\ntime_based\nruntime=3\nrate_iops_min=10\n";
+    let (doc, status, _, stderr) = run_file(kept);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(doc["jobs"][0]["error"], 0);
+}
