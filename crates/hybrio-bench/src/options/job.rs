@@ -220,6 +220,14 @@ pub struct JobOptions {
     pub net: NetOptions,
     /// fio's verify options.
     pub verify: VerifyOptions,
+    /// fio's `disable_lat`, `disable_clat`, `disable_slat`: latencies not measured.
+    pub disable_lat: bool,
+    /// See `disable_lat`.
+    pub disable_clat: bool,
+    /// See `disable_lat`.
+    pub disable_slat: bool,
+    /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
+    pub disable_bw: bool,
     /// `exitall`: once any job sets it, every job that ends ends others.
     pub exitall: bool,
     /// `exitall_on_error`: a job that fails ends others.
@@ -385,6 +393,10 @@ impl Default for JobOptions {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             net: NetOptions::new(),
             verify: VerifyOptions::default(),
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
             exitall: false,
             exitall_on_error: false,
             exit_what: super::ExitWhat::Group,

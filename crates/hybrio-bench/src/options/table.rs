@@ -696,6 +696,52 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.errors.set_ignore(v)?
     ),
     opt!(
+        "gtod_reduce",
+        &[],
+        Kind::Bool,
+        "0",
+        "Measure no latency and no bandwidth (disable_lat, disable_clat, disable_slat, disable_bw_measurement; no percentiles)",
+        |j, v| {
+            if units::parse_bool(v)? {
+                (j.disable_lat, j.disable_clat, j.disable_slat, j.disable_bw) =
+                    (true, true, true, true);
+                (j.clat_percentiles, j.lat_percentiles, j.slat_percentiles) = (false, false, false);
+            }
+        }
+    ),
+    opt!(
+        "disable_lat",
+        &[],
+        Kind::Bool,
+        "0",
+        "Do not measure total latency",
+        |j, v| j.disable_lat = units::parse_bool(v)?
+    ),
+    opt!(
+        "disable_clat",
+        &[],
+        Kind::Bool,
+        "0",
+        "Do not measure completion latency",
+        |j, v| j.disable_clat = units::parse_bool(v)?
+    ),
+    opt!(
+        "disable_slat",
+        &[],
+        Kind::Bool,
+        "0",
+        "Do not measure submission latency",
+        |j, v| j.disable_slat = units::parse_bool(v)?
+    ),
+    opt!(
+        "disable_bw_measurement",
+        &["disable_bw"],
+        Kind::Bool,
+        "0",
+        "Do not sample bandwidth and IOPS",
+        |j, v| j.disable_bw = units::parse_bool(v)?
+    ),
+    opt!(
         "exitall",
         &[],
         Kind::Bool,

@@ -116,6 +116,28 @@ pub struct StatsConfig {
     /// Width of the bandwidth/IOPS sampling window in ms (fio `bwavgtime`
     /// and `iopsavgtime`); 0 disables sampling.
     pub sample_interval_ms: u64,
+    /// Latencies not measured (fio's `disable_slat`, `disable_clat`,
+    /// `disable_lat`, `gtod_reduce`): their statistics stay empty.
+    #[serde(default)]
+    pub disabled: DisabledLatencies,
+}
+
+/// Which latencies a job does not measure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DisabledLatencies {
+    /// Submission latency.
+    pub slat: bool,
+    /// Completion latency (and the latency distribution, made from it).
+    pub clat: bool,
+    /// Total latency.
+    pub lat: bool,
+}
+
+impl DisabledLatencies {
+    /// Whether any is off.
+    pub fn any(self) -> bool {
+        self.slat || self.clat || self.lat
+    }
 }
 
 impl Default for StatsConfig {
@@ -127,6 +149,7 @@ impl Default for StatsConfig {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             percentile_precision: 2,
             sample_interval_ms: 500,
+            disabled: DisabledLatencies::default(),
         }
     }
 }
@@ -377,6 +400,10 @@ impl JobStats {
         slat_ns: Option<u64>,
         clat_ns: u64,
     ) {
+        if self.config.disabled.any() {
+            self.record_io_reduced(dir, bytes, short, slat_ns, clat_ns);
+            return;
+        }
         let d = &mut self.dirs[dir.index()];
         d.io_bytes = d.io_bytes.wrapping_add(bytes);
         d.total_ios += 1;
@@ -408,6 +435,46 @@ impl JobStats {
             h.record(lat_ns);
         }
         self.lat_buckets[lat_bucket(clat_ns)] += 1;
+    }
+
+    /// [`JobStats::record_io`] with some latencies not measured: each kept
+    /// one is recorded on its own (the one-update shortcut for lat = clat
+    /// would fill a disabled one).
+    #[cold]
+    fn record_io_reduced(
+        &mut self,
+        dir: DataDir,
+        bytes: u64,
+        short: bool,
+        slat_ns: Option<u64>,
+        clat_ns: u64,
+    ) {
+        let off = self.config.disabled;
+        let d = &mut self.dirs[dir.index()];
+        d.io_bytes = d.io_bytes.wrapping_add(bytes);
+        d.total_ios += 1;
+        d.short_ios += u64::from(short);
+        d.split_lat_hist();
+        if let Some(slat) = slat_ns
+            && !off.slat
+        {
+            d.slat.add(slat);
+            if let Some(h) = &mut d.slat_hist {
+                h.record(slat);
+            }
+        }
+        if !off.clat {
+            d.clat_timed.add(clat_ns);
+            d.clat_hist.record(clat_ns);
+            self.lat_buckets[lat_bucket(clat_ns)] += 1;
+        }
+        if !off.lat {
+            let lat_ns = slat_ns.unwrap_or(0).saturating_add(clat_ns);
+            d.lat_timed.add(lat_ns);
+            if let Some(h) = &mut d.lat_hist {
+                h.record(lat_ns);
+            }
+        }
     }
 
     /// The I/Os of `dir` dropped so far (fio `drop_io_u`, e.g. lost UDP

@@ -500,3 +500,25 @@ fn percentile_list_parsing() {
     assert!(c.set_percentile_list("").is_err());
     assert_eq!(StatsConfig::default().percentile_precision, 2);
 }
+
+#[test]
+fn a_latency_not_measured_stays_empty_and_the_others_are_kept() {
+    let cfg = StatsConfig {
+        disabled: DisabledLatencies {
+            slat: false,
+            clat: true,
+            lat: false,
+        },
+        ..StatsConfig::default()
+    };
+    let mut s = JobStats::new(cfg, 0u64);
+    s.record_io(DataDir::Read, 4096, false, Some(100), 1000);
+    s.record_io(DataDir::Read, 4096, false, None, 3000);
+    let d = s.dir(DataDir::Read);
+    assert_eq!(d.total_ios(), 2);
+    assert_eq!(d.clat().count(), 0);
+    assert_eq!(d.clat_hist().total(), 0);
+    assert_eq!(d.slat().count(), 1);
+    assert_eq!(d.lat().count(), 2);
+    assert_eq!(d.lat().max(), 3000);
+}

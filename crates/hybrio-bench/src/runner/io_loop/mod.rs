@@ -140,7 +140,13 @@ impl<'a> IoLoop<'a> {
                 .map(|p| decimals(*p))
                 .max()
                 .unwrap_or(2),
-            sample_interval_ms: 500,
+            // fio's disable_bw_measurement: no bandwidth or IOPS samples.
+            sample_interval_ms: if options.disable_bw { 0 } else { 500 },
+            disabled: crate::stats::DisabledLatencies {
+                slat: options.disable_slat,
+                clat: options.disable_clat,
+                lat: options.disable_lat,
+            },
         };
         let depth = options.iodepth as usize;
         let clock = Clock::new();
