@@ -3,7 +3,8 @@
 # (apt-get install fio-examples; nothing of it is committed) and writes the outcome of
 # each to tools/FIO-EXAMPLES.md: hybrio's one-line refusal, or, for a file that parses,
 # the outcome of running a copy of it made small (sizes 1 MiB, runtime 1 s, at most 2
-# loops, directories and devices (1 MiB files) in a scratch directory).
+# loops, no start delay, directories and devices (1 MiB files) in a scratch directory, and every job
+# stopped after 3 s: --runtime=3 on the command line, for the rate-limited ones).
 # A panic, a multi-line error, an exit status other than 0 or 1, or a file that parses
 # and then does not run (or runs a job that does no I/O) fails the script.
 #
@@ -29,11 +30,12 @@ run_small() {
     sed -E -e 's/^([[:space:]]*(size|filesize|io_size))[[:space:]]*=.*/\1=1m/' \
         -e 's/^([[:space:]]*runtime)[[:space:]]*=.*/\1=1/' \
         -e 's/^([[:space:]]*loops)[[:space:]]*=.*/\1=2/' \
+        -e 's/^([[:space:]]*startdelay)[[:space:]]*=.*/\1=0/' \
         -e "s|^([[:space:]]*directory)[[:space:]]*=.*|\\1=$dir|" \
         -e "s|^([[:space:]]*filename)[[:space:]]*=/dev/.*|\\1=$dir/device\\nsize=1m|" \
         "$file" > "$dir/job.fio"
     local status=0
-    (cd "$dir" && timeout 120 "$hybrio" --output-format=json job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
+    (cd "$dir" && timeout 120 "$hybrio" --output-format=json --runtime=3 job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
     if [ "$status" != 0 ]; then
         echo "exit $status running it: $(head -c 300 "$dir/err" | tr '\n|' '  ')"
         return 1
@@ -82,7 +84,7 @@ done
     echo "# fio's example job files"
     echo
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
-    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, its directory a scratch one, a device a 1 MiB file in it) and must do I/O in every job."
+    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one, a device a 1 MiB file in it, every job stopped after 3 s) and must do I/O in every job."
     echo
     echo "$parsed parse ($ran of them run small), $refused are refused with one line, $broken broken."
     echo
