@@ -165,6 +165,12 @@ fn mix(mut z: u64) -> u64 {
 struct Cursor {
     blocks: u64,
     next: u64,
+    /// The file's bytes, where the last I/O ended and where it began
+    /// (fio's `real_file_size`, `last_pos`, `last_start`): what `rw=WORD:N`
+    /// counts from.
+    size: u64,
+    last_pos: u64,
+    last_start: Option<u64>,
     /// A non-uniform distribution: it replaces the random map.
     draw: Option<BlockDraw>,
 }
@@ -188,6 +194,13 @@ pub struct IoPlan {
     fio: FioOffsets,
     /// A mixed job's directions, as fio picks them.
     mix: FioMix,
+    /// `rw=WORD:N`: bytes added to each sequential offset, and for random
+    /// I/O a new offset every `seq_nr` I/Os (the others following on, or
+    /// repeating it with `identical`); `seq_left` counts down to the next.
+    seq_add: i64,
+    seq_nr: u32,
+    seq_left: u32,
+    identical: bool,
 }
 
 /// fio's choice of direction in a mixed job (`get_rw_ddir`): a direction is
@@ -268,6 +281,9 @@ impl IoPlan {
                 std::array::from_fn(|dir| Cursor {
                     blocks: size / unit[dir],
                     next: 0,
+                    size,
+                    last_pos: 0,
+                    last_start: None,
                     draw: None,
                 })
             })
@@ -305,7 +321,43 @@ impl IoPlan {
             rng,
             fio,
             mix,
+            seq_add: 0,
+            seq_nr: 1,
+            seq_left: 1,
+            identical: false,
         }
+    }
+
+    /// fio's offset modifiers (`rw=WORD:N`, `rw_sequencer`): `seq_nr` I/Os
+    /// per random offset, `seq_add` bytes added to each sequential one.
+    pub fn with_offset_modifiers(mut self, seq_nr: u32, seq_add: i64, identical: bool) -> IoPlan {
+        self.seq_nr = seq_nr.max(1);
+        // fio takes a new random offset for the first I/O too.
+        self.seq_left = 1;
+        self.seq_add = seq_add;
+        self.identical = identical;
+        self
+    }
+
+    /// fio's `get_next_seq_offset`: on from where the last I/O ended, plus
+    /// `seq_add`, wrapping to the start (or, going backwards, to the end);
+    /// `None` once the last I/O ended at the file's end.
+    fn next_sequential(cursor: &Cursor, seq_add: i64) -> Option<u64> {
+        if cursor.last_pos >= cursor.size {
+            return None;
+        }
+        let mut pos = cursor.last_pos;
+        if pos != 0 && seq_add != 0 {
+            pos = pos.wrapping_add_signed(seq_add);
+            if pos >= cursor.size {
+                pos = if seq_add > 0 {
+                    0
+                } else {
+                    cursor.size.wrapping_add_signed(seq_add)
+                };
+            }
+        }
+        Some(pos)
     }
 
     /// Random blocks and a mixed job's directions from fio's generators as
@@ -343,6 +395,10 @@ impl IoPlan {
         }
         self.fio.restart();
         self.mix.restart();
+        for cursor in self.cursors.iter_mut().flatten() {
+            cursor.last_pos = 0;
+            cursor.last_start = None;
+        }
         self.next_file = 0;
     }
 
@@ -394,6 +450,35 @@ impl IoPlan {
             (unit, self.sizing[dir].pick_units(unit, &mut self.rng))
         };
         let cursor = &mut self.cursors[file][dir];
+        // fio's offset modifiers give some offsets in bytes.
+        let modified = if !self.random && self.seq_add != 0 {
+            Some(Self::next_sequential(cursor, self.seq_add).unwrap_or(0))
+        } else if self.random && self.seq_nr > 1 {
+            self.seq_left -= 1;
+            if self.seq_left == 0 {
+                self.seq_left = self.seq_nr;
+                None
+            } else if self.identical {
+                Some(cursor.last_start.unwrap_or(0))
+            } else {
+                Self::next_sequential(cursor, 0)
+            }
+        } else {
+            None
+        };
+        if let Some(offset) = modified {
+            let len = (units * unit)
+                .min(cursor.size.saturating_sub(offset))
+                .max(unit.min(cursor.size));
+            cursor.last_start = Some(offset);
+            cursor.last_pos = offset + len;
+            return PlannedIo {
+                direction,
+                file,
+                offset,
+                len,
+            };
+        }
         let block = if !self.random {
             let block = cursor.next;
             let end = if units == 1 {
@@ -418,6 +503,8 @@ impl IoPlan {
         } else {
             units.min(cursor.blocks - block)
         };
+        cursor.last_start = Some(block * unit);
+        cursor.last_pos = (block + units) * unit;
         PlannedIo {
             direction,
             file,

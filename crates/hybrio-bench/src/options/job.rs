@@ -220,6 +220,12 @@ pub struct JobOptions {
     pub net: NetOptions,
     /// fio's verify options.
     pub verify: VerifyOptions,
+    /// `rw=randWORD:N`: a new random offset every N I/Os (1: every I/O).
+    pub rw_seq_nr: u32,
+    /// `rw=WORD:N` for sequential I/O: bytes added to each offset.
+    pub rw_seq_add: i64,
+    /// `rw_sequencer=identical`: the I/Os between new random offsets repeat it.
+    pub rw_sequencer_identical: bool,
     /// fio's `disable_lat`, `disable_clat`, `disable_slat`: latencies not measured.
     pub disable_lat: bool,
     /// See `disable_lat`.
@@ -393,6 +399,9 @@ impl Default for JobOptions {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             net: NetOptions::new(),
             verify: VerifyOptions::default(),
+            rw_seq_nr: 1,
+            rw_seq_add: 0,
+            rw_sequencer_identical: false,
             disable_lat: false,
             disable_clat: false,
             disable_slat: false,

@@ -44,8 +44,19 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         &["readwrite"],
         Kind::Choice(RW_WORDS),
         "read",
-        "I/O pattern",
-        |j, v| j.rw = rw_mode(v)?
+        "I/O pattern; WORD:N: random I/O takes a new offset every N I/Os, sequential I/O adds N bytes to each offset (holes; negative: backwards)",
+        |j, v| {
+            j.rw = rw_mode(v)?;
+            (j.rw_seq_nr, j.rw_seq_add) = rw_modifier(v, j.kb_base)?
+        }
+    ),
+    opt!(
+        "rw_sequencer",
+        &[],
+        Kind::Choice(&["sequential", "identical"]),
+        "sequential",
+        "With rw=randWORD:N, the I/Os between new random offsets follow on (sequential) or repeat the offset (identical)",
+        |j, v| j.rw_sequencer_identical = v == "identical"
     ),
     opt!(
         "rwmixread",

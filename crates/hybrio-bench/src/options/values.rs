@@ -341,24 +341,45 @@ pub(super) fn distribution(
 }
 
 pub(super) fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
-    Ok(match v {
+    let word = v.split(':').next().unwrap_or_default();
+    Ok(match word {
         "read" => RwMode::Read,
         "write" => RwMode::Write,
         "randread" => RwMode::RandRead,
         "randwrite" => RwMode::RandWrite,
         "rw" | "readwrite" => RwMode::ReadWrite,
         "randrw" => RwMode::RandReadWrite,
-        other if other.contains(':') => {
-            return Err(ValueError::Unsupported(format!(
-                "rw={other}: the ':N' offset modifier is not supported by hybrio"
-            )));
-        }
         other => {
             return Err(ValueError::Unsupported(format!(
                 "rw={other} is not supported by hybrio"
             )));
         }
     })
+}
+
+/// `rw=WORD:N`'s modifier, as fio reads it: for random I/O, how many I/Os
+/// share each random offset (a count); for sequential I/O, bytes added to
+/// each offset (a size, negative to go backwards). `(seq_nr, seq_add)`.
+pub(super) fn rw_modifier(v: &str, kb_base: u32) -> Result<(u32, i64), ValueError> {
+    let Some((word, modifier)) = v.split_once(':') else {
+        return Ok((1, 0));
+    };
+    let modifier = modifier.trim();
+    if matches!(word, "randread" | "randwrite" | "randrw") {
+        let nr = units::parse_u32(modifier)?;
+        if nr == 0 {
+            return Err(ValueError::Range(v.to_string()));
+        }
+        Ok((nr, 0))
+    } else {
+        let (negative, size) = match modifier.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, modifier),
+        };
+        let bytes = units::parse_size_in(size, kb_base)?;
+        let bytes = i64::try_from(bytes).map_err(|_| ValueError::Range(v.to_string()))?;
+        Ok((1, if negative { -bytes } else { bytes }))
+    }
 }
 
 pub(super) fn percentile_list(v: &str) -> Result<Vec<f64>, ValueError> {

@@ -261,6 +261,11 @@ impl PreparedJob {
             fio_generator(&options, number, seed, Generator::Offsets),
             fio_generator(&options, number, seed, Generator::Mix),
             options.randrepeat && !options.time_based,
+        )
+        .with_offset_modifiers(
+            options.rw_seq_nr,
+            options.rw_seq_add,
+            options.rw_sequencer_identical,
         );
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
         // As fio, a size that is not a whole number of blocks is rounded down

@@ -1,6 +1,7 @@
 //! The same job file touches the same offsets in the same order in fio and
 //! in hybrio: random offsets from fio's generators and seeds, fio's random
-//! map, a mixed job's directions as fio picks them. Compared through each
+//! map, a mixed job's directions as fio picks them, the offset modifiers
+//! (`rw=read:-8k`, `rw=randread:8`). Compared through each
 //! tool's latency log with `log_offset` (direction and offset per I/O).
 
 use std::path::Path;
@@ -54,6 +55,10 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=randrw --loops=2",
         "--filename=a --rw=randread --randrepeat=0 --randseed=1234",
         "--filename=a --rw=randread --bs=16k",
+        "--filename=a --rw=read:-8k",
+        "--filename=a --rw=write:112k --bs=16k",
+        "--filename=a --rw=randread:8",
+        "--filename=a --rw=randrw:4 --rw_sequencer=identical",
     ] {
         for prefix in ["fio", "hybrio"] {
             for old in std::fs::read_dir(dir.path()).unwrap().flatten() {
