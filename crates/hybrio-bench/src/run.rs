@@ -353,6 +353,9 @@ fn run_together(
     let gate = Arc::new(StartGate::default());
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), RunError>>();
     let progress: Vec<Arc<Progress>> = clones.iter().map(|_| Arc::default()).collect();
+    let running = Arc::new(runner::wait_for::Running::new(
+        clones.iter().map(|c| c.def.options.name.as_str()),
+    ));
     let mut handles = Vec::with_capacity(clones.len());
     let mut spawn_error = None;
     for ((clone, plans), progress) in clones.iter().zip(files).zip(&progress) {
@@ -365,6 +368,7 @@ fn run_together(
         let seed = job_seed(&options, clone.number);
         let number = clone.in_run;
         let stop = stops.for_job(clone.groupid as usize);
+        let running = Arc::clone(&running);
         let spawned = std::thread::Builder::new()
             .name(format!("{}.{}", options.name, clone.number))
             .spawn(move || {
@@ -383,14 +387,22 @@ fn run_together(
                     Ok(job) => (Some(job), Ok(())),
                     Err(error) => (None, Err(error)),
                 };
+                // However this thread ends, jobs waiting for this one go on.
+                let _ended = running.ends_on_drop(&options.name);
                 // The receiver lives until every thread has reported.
                 let _ = ready_tx.send(report);
                 let run_start = gate.wait()?;
                 let mut job = prepared?;
                 job.set_stop(stop.clone());
                 // fio's startdelay: the job's clock, and so its runtime,
-                // starts only once the delay is over.
+                // starts only once the delay is over; and wait_for's job
+                // must have ended.
                 sleep_until(run_start + options.startdelay);
+                if let Some(waitee) = &options.wait_for {
+                    running.wait_for(waitee, || {
+                        hybrio::interrupt::requested() || stop.requested()
+                    });
+                }
                 let outcome = job.run(&progress);
                 stop.job_ended(
                     outcome.failure.is_some(),

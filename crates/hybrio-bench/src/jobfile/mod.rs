@@ -430,6 +430,17 @@ pub fn resolve(
     if unit.jobs.is_empty() {
         return Err(JobError::NoJobs);
     }
+    // As fio: a job waits for one defined before it, so that it can start.
+    for (index, job) in unit.jobs.iter().enumerate() {
+        if let Some(waitee) = &job.options.wait_for
+            && !unit.jobs[..index].iter().any(|j| &j.options.name == waitee)
+        {
+            return Err(JobError::Invalid {
+                job: job.options.name.clone(),
+                message: format!("wait_for={waitee}: no job of that name before this one"),
+            });
+        }
+    }
     Ok((unit.jobs, globals))
 }
 

@@ -234,6 +234,8 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// `wait_for`: the job whose clones must all end before this one starts.
+    pub wait_for: Option<String>,
     /// `exitall`: once any job sets it, every job that ends ends others.
     pub exitall: bool,
     /// `exitall_on_error`: a job that fails ends others.
@@ -406,6 +408,7 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            wait_for: None,
             exitall: false,
             exitall_on_error: false,
             exit_what: super::ExitWhat::Group,

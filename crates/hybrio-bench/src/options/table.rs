@@ -753,6 +753,14 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.disable_bw = units::parse_bool(v)?
     ),
     opt!(
+        "wait_for",
+        &[],
+        Kind::Text,
+        "",
+        "Start only once every clone of the job of this name (defined above) has ended",
+        |j, v| j.wait_for = (!v.is_empty()).then(|| v.to_string())
+    ),
+    opt!(
         "exitall",
         &[],
         Kind::Bool,

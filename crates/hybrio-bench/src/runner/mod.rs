@@ -30,6 +30,7 @@ mod pacing;
 pub mod stop;
 #[cfg(test)]
 mod tests;
+pub mod wait_for;
 
 /// Why a job could not run, or stopped.
 #[derive(Debug, thiserror::Error)]

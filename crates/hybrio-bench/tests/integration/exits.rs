@@ -107,3 +107,41 @@ fn a_job_below_its_ratemin_ends_with_an_error_and_one_above_does_not() {
     assert_eq!(status, Some(0), "{stderr}");
     assert_eq!(doc["jobs"][0]["error"], 0);
 }
+
+#[test]
+fn wait_for_starts_a_job_once_every_clone_of_its_waitee_ended() {
+    let text = "[global]\nfilename=data\nsize=512k\n[w]\nrw=write\nnumjobs=2\nrate=1m\n[r]\nnew_group\nwait_for=w\nrw=read\n";
+    let (doc, status, _, stderr) = run_file(text);
+    assert_eq!(status, Some(0), "{stderr}");
+    let jobs = doc["jobs"].as_array().unwrap();
+    let ended = |j: &Value| j["job_start"].as_u64().unwrap() + j["job_runtime"].as_u64().unwrap();
+    let writers_end = jobs
+        .iter()
+        .filter(|j| j["jobname"] == "w")
+        .map(ended)
+        .max()
+        .unwrap();
+    let reader = jobs.iter().find(|j| j["jobname"] == "r").unwrap();
+    // Half a second of writing at 1 MiB/s, then the reader.
+    assert!(
+        reader["job_start"].as_u64().unwrap() + 5 >= writers_end,
+        "the reader started at {} ms, the writers ended at {writers_end} ms",
+        reader["job_start"]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=r",
+            "--filename=d",
+            "--size=64k",
+            "--wait_for=nobody",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("wait_for=nobody: no job of that name before this one"),
+        "{err}"
+    );
+}
