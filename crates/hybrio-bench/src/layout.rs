@@ -13,8 +13,10 @@ use crate::options::JobOptions;
 pub struct FilePlan {
     /// Where.
     pub path: PathBuf,
-    /// The part of it the job does I/O to.
+    /// The part of it the job does I/O to: from `start`, `size` bytes.
     pub size: u64,
+    /// Where that part starts (fio's `offset`, plus `offset_increment` per clone).
+    pub start: u64,
 }
 
 /// An opened file ready for an engine.
@@ -26,6 +28,8 @@ pub struct JobFile {
     pub path: PathBuf,
     /// Bytes the job uses.
     pub size: u64,
+    /// Where they start.
+    pub start: u64,
 }
 
 /// Why the files could not be made ready.
@@ -61,7 +65,7 @@ pub enum LayoutError {
 /// Names and sizes the job's files: `filename` (`:`-separated, `\:` escapes a
 /// colon) under `directory`, or `directory/jobname.jobnum.0`.
 pub fn plan_files(options: &JobOptions, job_number: u32) -> Result<Vec<FilePlan>, LayoutError> {
-    size_files(options, file_names(options, job_number))
+    size_files(options, file_names(options, job_number), job_number)
 }
 
 /// The job's file paths, without looking at the files (they may not exist yet).
@@ -84,22 +88,50 @@ pub fn file_names(options: &JobOptions, job_number: u32) -> Vec<PathBuf> {
 }
 
 /// Sizes the job's files; see [`plan_files`].
-fn size_files(options: &JobOptions, names: Vec<PathBuf>) -> Result<Vec<FilePlan>, LayoutError> {
+fn size_files(
+    options: &JobOptions,
+    names: Vec<PathBuf>,
+    clone: u32,
+) -> Result<Vec<FilePlan>, LayoutError> {
     let count = names.len() as u64;
     names
         .into_iter()
         .map(|path| {
-            let size =
-                match (options.filesize, options.size) {
-                    (Some(size), _) => size,
-                    (None, Some(total)) => total / count,
-                    (None, None) => std::fs::metadata(&path).map(|m| m.len()).map_err(|_| {
-                        LayoutError::NoSize {
-                            job: options.name.clone(),
-                            path: path.display().to_string(),
-                        }
-                    })?,
-                };
+            let existing = || {
+                std::fs::metadata(&path)
+                    .map(|m| m.len())
+                    .map_err(|_| LayoutError::NoSize {
+                        job: options.name.clone(),
+                        path: path.display().to_string(),
+                    })
+            };
+            // fio's offset: bytes, or a share of the file (`offset=50%`);
+            // each clone further on by offset_increment.
+            let offset = match options.offset {
+                crate::options::Offset::Bytes(bytes) => bytes,
+                crate::options::Offset::Percent(pct) => {
+                    let whole = match (options.filesize, options.size) {
+                        (Some(size), _) => size,
+                        (None, Some(total)) => total / count,
+                        (None, None) => existing()?,
+                    };
+                    // Aligned down to the block size, as fio aligns it.
+                    let at = (whole as f64 * pct / 100.0) as u64;
+                    at - at % options.min_block_size().max(1)
+                }
+            };
+            let start = offset + u64::from(clone) * options.offset_increment;
+            let size = match (options.filesize, options.size) {
+                (Some(size), _) => size,
+                (None, Some(total)) => total / count,
+                // An existing file: what lies past the start.
+                (None, None) => existing()?.saturating_sub(start),
+            };
+            // With offset=N% the region is what is left of the file past it.
+            let size = match options.offset {
+                crate::options::Offset::Percent(_) => size.saturating_sub(start),
+                crate::options::Offset::Bytes(_) => size,
+            };
             let bs = options.min_block_size();
             if size < bs && options.ioengine != "null" {
                 return Err(LayoutError::TooSmall {
@@ -109,7 +141,7 @@ fn size_files(options: &JobOptions, names: Vec<PathBuf>) -> Result<Vec<FilePlan>
                     bs,
                 });
             }
-            Ok(FilePlan { path, size })
+            Ok(FilePlan { path, size, start })
         })
         .collect()
 }
@@ -153,7 +185,10 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
         }
         return Ok(false);
     }
-    if have >= plan.size {
+    // The data must reach the region's end; what lies before the file's
+    // current end is left as it is (data before `offset` is not touched).
+    let end = plan.start + plan.size;
+    if have >= end {
         return Ok(false);
     }
     let opts = hybrio::file::OpenOptions {
@@ -164,12 +199,14 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
     };
     let mut file = hybrio::file::open(&plan.path, &opts)?;
     let io_error = |op, offset, e| hybrio::Error::io(op, &plan.path, offset, e);
-    file.set_len(plan.size)
-        .map_err(|e| io_error("truncate", plan.size, e))?;
-    let mut rng = crate::offsets::Rng::new(plan.size);
+    file.set_len(end)
+        .map_err(|e| io_error("truncate", end, e))?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(have))
+        .map_err(|e| io_error("seek", have, e))?;
+    let mut rng = crate::offsets::Rng::new(end);
     let mut chunk = vec![0u8; 1 << 20];
-    let mut written = 0u64;
-    while written < plan.size {
+    let mut written = have;
+    while written < end {
         if hybrio::interrupt::requested() {
             let interrupted = std::io::Error::new(
                 std::io::ErrorKind::Interrupted,
@@ -180,7 +217,7 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
         for word in chunk.chunks_mut(8) {
             word.copy_from_slice(&rng.next_u64().to_ne_bytes());
         }
-        let len = (plan.size - written).min(chunk.len() as u64) as usize;
+        let len = (end - written).min(chunk.len() as u64) as usize;
         file.write_all(&chunk[..len])
             .map_err(|e| io_error("write", written, e))?;
         written += len as u64;
@@ -205,7 +242,8 @@ mod tests {
             plan_files(&job, 3).unwrap(),
             vec![FilePlan {
                 path: "/d/t.3.0".into(),
-                size: 8 << 20
+                size: 8 << 20,
+                start: 0,
             }]
         );
         let job = JobOptions {
@@ -224,6 +262,7 @@ mod tests {
         let plan = FilePlan {
             path: dir.path().join("r"),
             size: 3 << 20,
+            start: 0,
         };
         assert!(lay_out(&plan, true).unwrap());
         assert_eq!(std::fs::metadata(&plan.path).unwrap().len(), 3 << 20);
@@ -239,6 +278,7 @@ mod tests {
         let plan = FilePlan {
             path: dir.path().join("w"),
             size: 1 << 20,
+            start: 0,
         };
         assert!(!lay_out(&plan, false).unwrap());
         assert_eq!(std::fs::metadata(&plan.path).unwrap().len(), 0);
@@ -263,5 +303,23 @@ mod tests {
             plan_files(&job, 0),
             Err(LayoutError::TooSmall { .. })
         ));
+    }
+
+    #[test]
+    fn laying_out_a_region_past_the_end_leaves_what_is_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 4096]).unwrap();
+        let plan = FilePlan {
+            path: path.clone(),
+            size: 8192,
+            start: 8192,
+        };
+        assert!(lay_out(&plan, true).unwrap());
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 16384);
+        assert!(bytes[..4096].iter().all(|&b| b == 7), "the old data is untouched");
+        assert!(bytes[8192..].iter().any(|&b| b != 0), "the region holds data");
+        assert!(!lay_out(&plan, true).unwrap(), "nothing more to write");
     }
 }

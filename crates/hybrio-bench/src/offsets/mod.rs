@@ -201,6 +201,8 @@ pub struct IoPlan {
     seq_nr: u32,
     seq_left: u32,
     identical: bool,
+    /// Where each file's region starts (fio's `offset`).
+    starts: Vec<u64>,
 }
 
 /// fio's choice of direction in a mixed job (`get_rw_ddir`): a direction is
@@ -325,7 +327,15 @@ impl IoPlan {
             seq_nr: 1,
             seq_left: 1,
             identical: false,
+            starts: Vec::new(),
         }
+    }
+
+    /// Each file's region starts this far into it (fio's `offset`): every
+    /// offset is counted from there.
+    pub fn with_file_starts(mut self, starts: &[u64]) -> IoPlan {
+        self.starts = starts.to_vec();
+        self
     }
 
     /// fio's offset modifiers (`rw=WORD:N`, `rw_sequencer`): `seq_nr` I/Os
@@ -409,6 +419,17 @@ impl IoPlan {
         self.next_io_in(direction)
     }
 
+    /// The next I/O in `direction`, at its place in the file (its region's
+    /// start added).
+    #[inline]
+    pub fn next_io_in(&mut self, direction: Direction) -> PlannedIo {
+        let mut io = self.next_in_region(direction);
+        if let Some(&start) = self.starts.get(io.file) {
+            io.offset += start;
+        }
+        io
+    }
+
     /// The direction of the next I/O, by `rwmixread`.
     #[inline]
     pub fn next_direction(&mut self) -> Direction {
@@ -426,9 +447,9 @@ impl IoPlan {
             && (1..100).contains(&self.read_percent)
     }
 
-    /// The next I/O in `direction`.
+    /// The next I/O in `direction`, counted from its file's region.
     #[inline]
-    pub fn next_io_in(&mut self, direction: Direction) -> PlannedIo {
+    fn next_in_region(&mut self, direction: Direction) -> PlannedIo {
         let file = self.next_file;
         self.next_file = if file + 1 == self.cursors.len() {
             0

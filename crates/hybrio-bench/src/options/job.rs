@@ -55,6 +55,15 @@ impl RwMode {
     }
 }
 
+/// fio's `offset`: where in each file the job's region starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Offset {
+    /// Bytes into the file.
+    Bytes(u64),
+    /// A share of the file, in percent (the region is the rest of it).
+    Percent(f64),
+}
+
 /// One size per direction: reads, writes, trims (fio's `bs=read,write,trim`).
 pub type BlockSizes = [u64; 3];
 
@@ -234,6 +243,15 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// `offset`: where in each file the job's region starts.
+    pub offset: Offset,
+    /// `offset_increment`: each clone's region starts this much further on.
+    pub offset_increment: u64,
+    /// `io_size` (alias `io_limit`): the bytes of I/O to do, the region
+    /// staying `size`.
+    pub io_size: Option<u64>,
+    /// `number_ios`: the job ends after this many I/Os.
+    pub number_ios: Option<u64>,
     /// `wait_for`: the job whose clones must all end before this one starts.
     pub wait_for: Option<String>,
     /// `exitall`: once any job sets it, every job that ends ends others.
@@ -408,6 +426,10 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            offset: Offset::Bytes(0),
+            offset_increment: 0,
+            io_size: None,
+            number_ios: None,
             wait_for: None,
             exitall: false,
             exitall_on_error: false,

@@ -15,8 +15,8 @@ mod verify;
 pub use def::{Kind, OptionDef};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
-    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, JobOptions, RwMode,
-    UnifiedRw, Zone, ZoneSize,
+    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, JobOptions, Offset,
+    RwMode, UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
 pub use verify::VerifyOptions;

@@ -753,6 +753,52 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.disable_bw = units::parse_bool(v)?
     ),
     opt!(
+        "offset",
+        &["fileoffset"],
+        Kind::Text,
+        "0",
+        "Where in each file the job's region starts: bytes, or a share of the file (50%)",
+        |j, v| {
+            j.offset = match v.strip_suffix('%') {
+                Some(pct) => {
+                    let pct: f64 = pct
+                        .trim()
+                        .parse()
+                        .map_err(|_| ValueError::Size(v.to_string()))?;
+                    if !(0.0..100.0).contains(&pct) {
+                        return Err(ValueError::Range(v.to_string()));
+                    }
+                    super::Offset::Percent(pct)
+                }
+                None => super::Offset::Bytes(size(v, j.kb_base)?),
+            }
+        }
+    ),
+    opt!(
+        "offset_increment",
+        &[],
+        Kind::Size,
+        "0",
+        "Each clone's region starts this much further on than the one before",
+        |j, v| j.offset_increment = size(v, j.kb_base)?
+    ),
+    opt!(
+        "io_size",
+        &["io_limit"],
+        Kind::Size,
+        "",
+        "Bytes of I/O to do (default: size); the region stays size, gone over again as needed",
+        |j, v| j.io_size = Some(size(v, j.kb_base)?)
+    ),
+    opt!(
+        "number_ios",
+        &[],
+        Kind::Int,
+        "",
+        "End the job after this many I/Os",
+        |j, v| j.number_ios = Some(units::parse_u64(v)?).filter(|n| *n > 0)
+    ),
+    opt!(
         "wait_for",
         &[],
         Kind::Text,

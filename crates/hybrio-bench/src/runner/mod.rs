@@ -206,6 +206,7 @@ impl PreparedJob {
         // (20 ms): do it now, before the jobs start together, not inside one.
         Clock::new();
         let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        let starts: Vec<u64> = files.iter().map(|f| f.start).collect();
         if endpoint.is_some() {
             // One stream of `size` bytes (a time-based job's size does
             // not end it; sequential offsets mean nothing on a socket).
@@ -269,6 +270,7 @@ impl PreparedJob {
             options.rw_sequencer_identical,
         );
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
+        let plan = plan.with_file_starts(&starts);
         // As fio, a size that is not a whole number of blocks is rounded down
         // to one that is: no I/O runs past it.
         let unit = [
@@ -285,7 +287,12 @@ impl PreparedJob {
         } else {
             pass_bytes
         };
-        let total_bytes = pass_bytes.saturating_mul(options.loops as u64);
+        // io_size: the bytes to do, the region staying `size` (more than
+        // it: passes over it again).
+        let total_bytes = options
+            .io_size
+            .unwrap_or(pass_bytes)
+            .saturating_mul(options.loops as u64);
         let logs = JobLogs::open(&options, number).map_err(|source| RunError::Log {
             job: options.name.clone(),
             source,
@@ -594,6 +601,7 @@ pub fn open_files(
                 file,
                 path: plan.path.clone(),
                 size: plan.size,
+                start: plan.start,
             })
         })
         .collect()

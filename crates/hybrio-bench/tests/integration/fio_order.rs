@@ -1,7 +1,8 @@
 //! The same job file touches the same offsets in the same order in fio and
 //! in hybrio: random offsets from fio's generators and seeds, fio's random
 //! map, a mixed job's directions as fio picks them, the offset modifiers
-//! (`rw=read:-8k`, `rw=randread:8`). Compared through each
+//! (`rw=read:-8k`, `rw=randread:8`), regions (`offset`, `offset_increment`,
+//! `io_size`, `number_ios`). Compared through each
 //! tool's latency log with `log_offset` (direction and offset per I/O).
 
 use std::path::Path;
@@ -59,6 +60,10 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=write:112k --bs=16k",
         "--filename=a --rw=randread:8",
         "--filename=a --rw=randrw:4 --rw_sequencer=identical",
+        "--filename=a --rw=randread --offset=1m --size=1m",
+        "--filename=a --rw=randread --size=512k --offset_increment=1m --numjobs=2",
+        "--filename=a --rw=randread --size=512k --io_size=1536k",
+        "--filename=a --rw=read --number_ios=10",
     ] {
         for prefix in ["fio", "hybrio"] {
             for old in std::fs::read_dir(dir.path()).unwrap().flatten() {

@@ -76,6 +76,8 @@ pub(super) struct IoLoop<'a> {
     pub(super) first_error: i32,
     issued_bytes: u64,
     pass_issued: u64,
+    /// Reads and writes issued (fio's `number_ios` counts them).
+    ios_issued: u64,
     writes_since_sync: u32,
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
@@ -196,6 +198,7 @@ impl<'a> IoLoop<'a> {
             first_error: 0,
             issued_bytes: 0,
             pass_issued: 0,
+            ios_issued: 0,
             writes_since_sync: 0,
             last_written,
             cache_dropped_at: None,
@@ -346,10 +349,11 @@ impl<'a> IoLoop<'a> {
                 deadline = options.runtime.map(|r| self.now.saturating_add(nanos(r)));
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
-            let out_of_work = limit_by_size
+            let out_of_work = (limit_by_size
                 && !ramping
                 && self.issued_bytes >= self.job.total_bytes
-                && self.refused.is_none();
+                && self.refused.is_none())
+                || options.number_ios.is_some_and(|n| self.ios_issued >= n);
             let peer_done = self
                 .job
                 .session
@@ -443,6 +447,7 @@ impl<'a> IoLoop<'a> {
                 let handle = self.job.files[io.file].0;
                 self.issued_bytes += io.len;
                 self.pass_issued += io.len;
+                self.ios_issued += 1;
                 match (io.direction, self.job.session.as_mut()) {
                     (Direction::Read, None) => {
                         self.slots[slot].verify = self
