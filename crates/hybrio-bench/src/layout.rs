@@ -318,8 +318,14 @@ mod tests {
         assert!(lay_out(&plan, true).unwrap());
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), 16384);
-        assert!(bytes[..4096].iter().all(|&b| b == 7), "the old data is untouched");
-        assert!(bytes[8192..].iter().any(|&b| b != 0), "the region holds data");
+        assert!(
+            bytes[..4096].iter().all(|&b| b == 7),
+            "the old data is untouched"
+        );
+        assert!(
+            bytes[8192..].iter().any(|&b| b != 0),
+            "the region holds data"
+        );
         assert!(!lay_out(&plan, true).unwrap(), "nothing more to write");
     }
 }

@@ -463,6 +463,25 @@ impl Unit<'_> {
         defaults: &mut JobOptions,
         globals: &mut GlobalOptions,
     ) -> Result<(), JobError> {
+        // A job that needs hardware or a service this machine lacks (an RDMA
+        // card, a zoned disk, a Ceph cluster) is refused for that, whatever
+        // option above it hybrio lacks too: that is what the user must know.
+        for section in sections {
+            if !section.is_global() && !self.only.is_empty() && !self.only.contains(&section.name) {
+                continue;
+            }
+            for entry in &section.entries {
+                let value = entry.value.as_deref().unwrap_or_default().trim();
+                let needs_hardware = match entry.key.as_str() {
+                    "ioengine" => crate::options::fio_engine_needs_hardware(value),
+                    "zonemode" => value == "zbd",
+                    _ => false,
+                };
+                if needs_hardware {
+                    apply_entry(&mut JobOptions::default(), entry)?;
+                }
+            }
+        }
         for section in sections {
             let as_given = |e: &Entry| (e.key.clone(), e.value.clone().unwrap_or_default());
             if section.is_global() {
@@ -795,12 +814,15 @@ mod tests {
 
     #[test]
     fn fio_options_hybrio_lacks_are_unsupported_not_unknown() {
-        let err = file("[a]\nsize=1m\nzonemode=zbd\n")
+        let err = file("[a]\nsize=1m\ncgroup=x\n").unwrap_err().to_string();
+        assert_eq!(err, "option 'cgroup' (t.fio:3) is not supported by hybrio");
+        // What needs hardware says so, before any option hybrio lacks above it.
+        let err = file("[a]\nsize=1m\ncgroup=x\nzonemode=zbd\n")
             .unwrap_err()
             .to_string();
-        assert_eq!(
-            err,
-            "option 'zonemode' (t.fio:3) is not supported by hybrio"
+        assert!(
+            err.contains("zonemode=zbd needs a zoned block device"),
+            "{err}"
         );
         // An alias fio knows counts too.
         let err = file("[a]\nsize=1m\nblockalign=4k\n")
@@ -815,7 +837,7 @@ mod tests {
             .to_string();
         assert!(
             err.starts_with(
-                "option 'ioengine' (t.fio:3): engine 'rdma' is not supported by hybrio"
+                "option 'ioengine' (t.fio:3): engine 'rdma' needs RDMA hardware (InfiniBand or RoCE)"
             ),
             "{err}"
         );
@@ -963,11 +985,8 @@ mod tests {
         };
         assert_eq!(only(&["b"]).unwrap(), ["b"]);
         // A section left out is not read: what it holds stops nothing.
-        let with_unsupported = parse_job_file(
-            Path::new("t.fio"),
-            "[a]\nsize=1m\n[b]\nsize=1m\nzonemode=zbd\n",
-        )
-        .unwrap();
+        let with_unsupported =
+            parse_job_file(Path::new("t.fio"), "[a]\nsize=1m\n[b]\nsize=1m\ncgroup=x\n").unwrap();
         let (jobs, _) = resolve(
             &[],
             std::slice::from_ref(&with_unsupported),
@@ -978,7 +997,7 @@ mod tests {
         let err = resolve(&[], &[with_unsupported], &[])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("'zonemode'"), "{err}");
+        assert!(err.contains("'cgroup'"), "{err}");
         assert_eq!(only(&["c", "a"]).unwrap(), ["a", "c"]);
         assert_eq!(only(&[]).unwrap(), ["a", "b", "c"]);
         assert_eq!(

@@ -66,11 +66,19 @@ impl OptionDef {
             && !words.contains(&word)
         {
             if self.name == "ioengine" && is_fio_engine(value.trim()) {
-                return Err(ValueError::Unsupported(format!(
-                    "engine '{}' is not supported by hybrio (its engines: {})",
-                    value.trim(),
-                    words.join(", ")
-                )));
+                let engine = value.trim();
+                return Err(ValueError::Unsupported(
+                    match super::fio_engine_needs(engine) {
+                        Some(needs) => format!(
+                            "engine '{engine}' needs {needs}; hybrio runs {}",
+                            words.join(", ")
+                        ),
+                        None => format!(
+                            "engine '{engine}' is not supported by hybrio (its engines: {})",
+                            words.join(", ")
+                        ),
+                    },
+                ));
             }
             return Err(ValueError::Choice {
                 value: value.to_string(),

@@ -4,6 +4,7 @@
 //! defined.
 
 mod def;
+mod engines;
 mod errors;
 mod fio_names;
 mod job;
@@ -37,9 +38,23 @@ pub fn is_fio_option(name: &str) -> bool {
     fio_names::FIO_OPTION_NAMES.binary_search(&name).is_ok()
 }
 
-/// Whether fio 3.33 has an engine of this name (`--enghelp`).
+/// Whether fio 3.33 has an engine of this name (`--enghelp`), or loads
+/// one (`external:`, fio's example `cpp_null`).
 pub fn is_fio_engine(name: &str) -> bool {
     fio_names::FIO_ENGINES.binary_search(&name).is_ok()
+        || engines::is_external(name)
+        || engines::needs(name).is_some()
+}
+
+/// Whether fio's engine `name` drives hardware or a service hybrio does
+/// not stand in for.
+pub fn fio_engine_needs_hardware(name: &str) -> bool {
+    engines::needs_hardware(name)
+}
+
+/// What fio's engine `name` needs, when hybrio does not run it.
+pub fn fio_engine_needs(name: &str) -> Option<&'static str> {
+    engines::needs(name)
 }
 
 /// The known option closest to a misspelt one, for "did you mean".

@@ -799,6 +799,26 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.number_ios = Some(units::parse_u64(v)?).filter(|n| *n > 0)
     ),
     opt!(
+        "zonemode",
+        &[],
+        Kind::Choice(&["none", "strided", "zbd"]),
+        "none",
+        "Zones: none (hybrio's only mode so far; zbd needs a zoned block device)",
+        |_j, v| match v {
+            "zbd" => {
+                return Err(ValueError::Unsupported(
+                    "zonemode=zbd needs a zoned block device (a host-managed SMR disk or an NVMe ZNS namespace)".into(),
+                ));
+            }
+            "strided" => {
+                return Err(ValueError::Unsupported(
+                    "zonemode=strided is not implemented by hybrio yet".into(),
+                ));
+            }
+            _ => {}
+        }
+    ),
+    opt!(
         "wait_for",
         &[],
         Kind::Text,

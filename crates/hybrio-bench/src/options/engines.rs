@@ -1,0 +1,169 @@
+//! What each of fio's engines that hybrio does not run needs: the hardware,
+//! service or library it drives, so that a job file asking for one is
+//! refused in one line that says what is missing.
+
+/// fio's engines hybrio does not run, with what they need.
+const NEEDS: &[(&str, &str)] = &[
+    (
+        "cpp_null",
+        "fio's C++ example engine, built out of fio's tree",
+    ),
+    (
+        "dev-dax",
+        "a persistent-memory device-DAX character device (/dev/daxN.M) and PMDK",
+    ),
+    ("dfs", "a DAOS storage system and its client library"),
+    (
+        "e4defrag",
+        "ext4's online defragmentation ioctl (EXT4_IOC_MOVE_EXT); not implemented by hybrio yet",
+    ),
+    (
+        "exec",
+        "fio's program-running pseudo engine; not implemented by hybrio yet",
+    ),
+    (
+        "falloc",
+        "fio's fallocate engine; not implemented by hybrio yet",
+    ),
+    (
+        "filecreate",
+        "fio's file-creation engine; not implemented by hybrio yet",
+    ),
+    (
+        "filedelete",
+        "fio's file-deletion engine; not implemented by hybrio yet",
+    ),
+    (
+        "filestat",
+        "fio's stat engine; not implemented by hybrio yet",
+    ),
+    (
+        "ftruncate",
+        "fio's ftruncate engine; not implemented by hybrio yet",
+    ),
+    (
+        "cpuio",
+        "fio's CPU-burning engine; not implemented by hybrio yet",
+    ),
+    ("gfapi", "a GlusterFS volume and libgfapi"),
+    ("gfapi_async", "a GlusterFS volume and libgfapi"),
+    (
+        "http",
+        "an HTTP, WebDAV, S3 or Swift object store and libcurl",
+    ),
+    (
+        "ime_aio",
+        "a DDN Infinite Memory Engine and its client library",
+    ),
+    (
+        "ime_psync",
+        "a DDN Infinite Memory Engine and its client library",
+    ),
+    (
+        "ime_psyncv",
+        "a DDN Infinite Memory Engine and its client library",
+    ),
+    (
+        "io_uring_cmd",
+        "an NVMe character device (/dev/ngXnY) for io_uring passthrough commands",
+    ),
+    (
+        "libblkio",
+        "libblkio and a virtio-blk or vhost-user device it drives",
+    ),
+    ("libzbc", "a zoned SCSI or ATA disk (ZBC/ZAC) and libzbc"),
+    ("libcufile", "an NVIDIA GPU with GPUDirect Storage (cuFile)"),
+    ("libhdfs", "a Hadoop HDFS cluster and libhdfs"),
+    ("libiscsi", "an iSCSI target and libiscsi"),
+    (
+        "libpmem",
+        "persistent memory (a DAX file system) and PMDK's libpmem",
+    ),
+    (
+        "librpma_apm_client",
+        "RDMA hardware (InfiniBand or RoCE), persistent memory and librpma",
+    ),
+    (
+        "librpma_apm_server",
+        "RDMA hardware (InfiniBand or RoCE), persistent memory and librpma",
+    ),
+    (
+        "librpma_gpspm_client",
+        "RDMA hardware (InfiniBand or RoCE), persistent memory and librpma",
+    ),
+    (
+        "librpma_gpspm_server",
+        "RDMA hardware (InfiniBand or RoCE), persistent memory and librpma",
+    ),
+    (
+        "mmap",
+        "memory-mapped file I/O; not implemented by hybrio yet",
+    ),
+    ("mtd", "a raw flash (MTD) device and libmtd"),
+    ("nbd", "a Network Block Device server and libnbd"),
+    (
+        "netsplice",
+        "fio's splice-based network engine; not implemented by hybrio yet",
+    ),
+    ("nfs", "an NFS server and libnfs"),
+    ("pmemblk", "persistent memory and PMDK's libpmemblk"),
+    (
+        "posixaio",
+        "POSIX AIO (glibc's threads); not implemented by hybrio yet (its pool engine does the same job)",
+    ),
+    (
+        "pvsync",
+        "preadv/pwritev; not implemented by hybrio yet (pvsync2 is)",
+    ),
+    ("rados", "a Ceph cluster and librados"),
+    ("rbd", "a Ceph cluster and librbd"),
+    ("rdma", "RDMA hardware (InfiniBand or RoCE) and librdmacm"),
+    (
+        "sg",
+        "a SCSI generic device (/dev/sgN) or a SCSI block device",
+    ),
+    ("solarisaio", "Solaris"),
+    (
+        "splice",
+        "splice(2) through a pipe; not implemented by hybrio yet",
+    ),
+    ("vsync", "readv/writev; not implemented by hybrio yet"),
+    ("windowsaio", "Windows"),
+    ("xnvme", "an NVMe device driven through xNVMe"),
+];
+
+/// Whether an engine drives hardware, a service or a library this machine
+/// cannot stand in for (not one hybrio merely lacks yet).
+pub fn needs_hardware(name: &str) -> bool {
+    needs(name).is_some_and(|what| !what.contains("not implemented by hybrio yet"))
+}
+
+/// What fio's engine `name` needs, if hybrio does not run it and knows.
+pub fn needs(name: &str) -> Option<&'static str> {
+    NEEDS
+        .iter()
+        .find(|(engine, _)| *engine == name)
+        .map(|(_, what)| *what)
+}
+
+/// External engines fio loads from a shared object (`external:path.so`).
+pub fn is_external(name: &str) -> bool {
+    name.starts_with("external:")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fio_engine_hybrio_lacks_says_what_it_needs() {
+        let runs = [
+            "sync", "psync", "pvsync2", "libaio", "io_uring", "null", "net",
+        ];
+        for engine in super::super::fio_names::FIO_ENGINES {
+            if !runs.contains(engine) {
+                assert!(needs(engine).is_some(), "{engine}");
+            }
+        }
+    }
+}
