@@ -203,6 +203,9 @@ pub struct IoPlan {
     identical: bool,
     /// Where each file's region starts (fio's `offset`).
     starts: Vec<u64>,
+    /// `blockalign`: random offsets are multiples of it, per direction (0:
+    /// the direction's smallest size).
+    align: [u64; 2],
 }
 
 /// fio's choice of direction in a mixed job (`get_rw_ddir`): a direction is
@@ -328,7 +331,15 @@ impl IoPlan {
             seq_left: 1,
             identical: false,
             starts: Vec::new(),
+            align: [0; 2],
         }
+    }
+
+    /// fio's `blockalign`: random offsets are multiples of `align` bytes
+    /// (reads, writes; 0 leaves a direction at its smallest block size).
+    pub fn with_block_align(mut self, align: [u64; 2]) -> IoPlan {
+        self.align = align;
+        self
     }
 
     /// Each file's region starts this far into it (fio's `offset`): every
@@ -491,6 +502,29 @@ impl IoPlan {
             let len = (units * unit)
                 .min(cursor.size.saturating_sub(offset))
                 .max(unit.min(cursor.size));
+            cursor.last_start = Some(offset);
+            cursor.last_pos = offset + len;
+            return PlannedIo {
+                direction,
+                file,
+                offset,
+                len,
+            };
+        }
+        let align = self.align[dir];
+        if self.random && align != 0 && align != unit {
+            // Offsets in `align` steps over the region; the size as drawn,
+            // cut at the region's end (whole units).
+            let blocks = (cursor.size / align).max(1);
+            let block = match &cursor.draw {
+                Some(draw) => draw.draw(blocks, &mut self.rng),
+                // As fio: blockalign turns the random map off.
+                None => self.fio.next_unmapped(blocks),
+            };
+            let offset = block * align;
+            let room = cursor.size.saturating_sub(offset);
+            let len = (units * unit).min(room.max(unit));
+            let len = (len - len % unit).max(unit);
             cursor.last_start = Some(offset);
             cursor.last_pos = offset + len;
             return PlannedIo {

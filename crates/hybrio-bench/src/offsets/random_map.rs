@@ -133,6 +133,12 @@ impl FioOffsets {
         }
     }
 
+    /// A block among `blocks`, drawn as fio draws it, without the map (fio
+    /// turns its random map off for `blockalign`).
+    pub(super) fn next_unmapped(&mut self, blocks: u64) -> u64 {
+        self.rand.next_below(blocks)
+    }
+
     /// The next block of `file`, among its `blocks` of this direction, and
     /// marks the `units` blocks an I/O of that size covers from it done.
     /// A file whose blocks are all done starts a new pass of its own (fio

@@ -243,6 +243,9 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// `blockalign` (alias `ba`): random offsets are multiples of it, per
+    /// direction (0: the block size).
+    pub blockalign: [u64; 2],
     /// `offset`: where in each file the job's region starts.
     pub offset: Offset,
     /// `offset_increment`: each clone's region starts this much further on.
@@ -426,6 +429,7 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            blockalign: [0; 2],
             offset: Offset::Bytes(0),
             offset_increment: 0,
             io_size: None,

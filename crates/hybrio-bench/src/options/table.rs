@@ -753,6 +753,17 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.disable_bw = units::parse_bool(v)?
     ),
     opt!(
+        "blockalign",
+        &["ba"],
+        Kind::Size,
+        "",
+        "Random offsets are multiples of this (reads,writes; default: the block size); as in fio, it turns the random map off",
+        |j, v| {
+            let aligns = rates(v, |t| size(t, j.kb_base))?;
+            j.blockalign = [aligns[0].unwrap_or(0), aligns[1].unwrap_or(0)]
+        }
+    ),
+    opt!(
         "offset",
         &["fileoffset"],
         Kind::Text,

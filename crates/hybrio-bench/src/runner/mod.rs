@@ -270,7 +270,9 @@ impl PreparedJob {
             options.rw_sequencer_identical,
         );
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
-        let plan = plan.with_file_starts(&starts);
+        let plan = plan
+            .with_file_starts(&starts)
+            .with_block_align(options.blockalign);
         // As fio, a size that is not a whole number of blocks is rounded down
         // to one that is: no I/O runs past it.
         let unit = [
