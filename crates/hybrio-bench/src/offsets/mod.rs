@@ -517,7 +517,11 @@ impl IoPlan {
             // cut at the region's end (whole units).
             let blocks = (cursor.size / align).max(1);
             let block = match &cursor.draw {
-                Some(draw) => draw.draw(blocks, &mut self.rng),
+                // The distribution was laid over the direction's own blocks:
+                // its block, rounded down to the alignment.
+                Some(draw) => {
+                    (draw.draw(cursor.blocks, &mut self.rng) * unit / align).min(blocks - 1)
+                }
                 // As fio: blockalign turns the random map off.
                 None => self.fio.next_unmapped(blocks),
             };
@@ -789,6 +793,36 @@ mod tests {
                 (got - percent).abs() < 1.5,
                 "{range:?}: {got}% for {percent}%"
             );
+        }
+    }
+
+    #[test]
+    fn aligned_offsets_stay_aligned_and_inside_the_file() {
+        let zones = [(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)].map(|(access_percent, size)| {
+            crate::options::Zone {
+                access_percent,
+                size: ZoneSize::Percent(size),
+            }
+        });
+        let zoned = Distribution::Zoned(zones.to_vec());
+        let split = BlockSizing::Split(vec![(512, 10), (4096, 80), (65536, 100)]);
+        for distribution in [&Distribution::Uniform, &zoned] {
+            let mut plan = IoPlan::new(
+                RwMode::RandRead,
+                100,
+                [split.clone(), split.clone()],
+                &[1 << 20],
+                true,
+                3,
+            )
+            .with_distributions([distribution, distribution])
+            .with_block_align([4096, 4096]);
+            for _ in 0..10_000 {
+                let io = plan.next_io();
+                assert!(io.offset.is_multiple_of(4096), "{io:?}");
+                assert!(io.offset + io.len <= 1 << 20, "{io:?}");
+                assert!(io.len >= 512 && io.len.is_multiple_of(512), "{io:?}");
+            }
         }
     }
 
