@@ -243,6 +243,15 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// fio's `thinktime`: the stall after every `thinktime_blocks` I/Os,
+    /// `thinktime_spin` of it spent spinning.
+    pub thinktime: Duration,
+    /// See `thinktime`.
+    pub thinktime_spin: Duration,
+    /// See `thinktime`.
+    pub thinktime_blocks: u64,
+    /// `thinktime_blocks_type=issue`: count I/Os issued, not completed.
+    pub thinktime_count_issued: bool,
     /// `blockalign` (alias `ba`): random offsets are multiples of it, per
     /// direction (0: the block size).
     pub blockalign: [u64; 2],
@@ -429,6 +438,10 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            thinktime: Duration::ZERO,
+            thinktime_spin: Duration::ZERO,
+            thinktime_blocks: 1,
+            thinktime_count_issued: false,
             blockalign: [0; 2],
             offset: Offset::Bytes(0),
             offset_increment: 0,

@@ -753,6 +753,38 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.disable_bw = units::parse_bool(v)?
     ),
     opt!(
+        "thinktime",
+        &[],
+        Kind::Time,
+        "0",
+        "Stall this long (unit us by default) after every thinktime_blocks I/Os, once they completed",
+        |j, v| j.thinktime = units::parse_time(v, Duration::from_micros(1))?
+    ),
+    opt!(
+        "thinktime_spin",
+        &[],
+        Kind::Time,
+        "0",
+        "Of each thinktime, spend this long (unit us by default) spinning on the CPU",
+        |j, v| j.thinktime_spin = units::parse_time(v, Duration::from_micros(1))?
+    ),
+    opt!(
+        "thinktime_blocks",
+        &[],
+        Kind::Int,
+        "1",
+        "I/Os between stalls",
+        |j, v| j.thinktime_blocks = units::parse_u64(v)?.max(1)
+    ),
+    opt!(
+        "thinktime_blocks_type",
+        &[],
+        Kind::Choice(&["complete", "issue"]),
+        "complete",
+        "Count thinktime_blocks by I/Os completed or issued",
+        |j, v| j.thinktime_count_issued = v == "issue"
+    ),
+    opt!(
         "blockalign",
         &["ba"],
         Kind::Size,

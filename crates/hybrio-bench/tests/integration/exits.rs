@@ -145,3 +145,15 @@ fn wait_for_starts_a_job_once_every_clone_of_its_waitee_ended() {
         "{err}"
     );
 }
+
+#[test]
+fn thinktime_stalls_after_every_thinktime_blocks_ios() {
+    // 40 I/Os, a 10 ms stall every 2: at least 20 stalls' worth.
+    let text = "[t]\nfilename=data\nsize=1m\nrw=randread\nthinktime=10ms\nthinktime_spin=1ms\nthinktime_blocks=2\nnumber_ios=40\n";
+    let (doc, status, _, stderr) = run_file(text);
+    assert_eq!(status, Some(0), "{stderr}");
+    let job = &doc["jobs"][0];
+    assert_eq!(job["read"]["total_ios"], 40);
+    let ms = job["job_runtime"].as_u64().unwrap();
+    assert!(ms >= 195, "20 stalls of 10 ms took {ms} ms");
+}

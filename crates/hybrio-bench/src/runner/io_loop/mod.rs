@@ -78,6 +78,8 @@ pub(super) struct IoLoop<'a> {
     pass_issued: u64,
     /// Reads and writes issued (fio's `number_ios` counts them).
     ios_issued: u64,
+    /// The count `thinktime` last stalled at.
+    thought_at: u64,
     writes_since_sync: u32,
     last_written: FileHandle,
     /// When `drop_cache_after` dropped the page cache (ns on the job's clock).
@@ -199,6 +201,7 @@ impl<'a> IoLoop<'a> {
             issued_bytes: 0,
             pass_issued: 0,
             ios_issued: 0,
+            thought_at: 0,
             writes_since_sync: 0,
             last_written,
             cache_dropped_at: None,
@@ -474,6 +477,9 @@ impl<'a> IoLoop<'a> {
                 }
             };
             self.offer(slot, request, batch_submit, complete_min, complete_max);
+            if !options.thinktime.is_zero() {
+                self.think(&options, deadline);
+            }
         }
         // A network job's requests still out complete on their own once its
         // peer is done too (its last replies, the end of its stream); a job
@@ -582,6 +588,31 @@ impl<'a> IoLoop<'a> {
                 self.publish(deadline);
             }
         }
+    }
+
+    /// fio's `thinktime`: after every `thinktime_blocks` I/Os (issued, or
+    /// completed), what is in flight completes, then the job spins for
+    /// `thinktime_spin` and sleeps the rest of `thinktime` (at most until
+    /// its deadline).
+    #[cold]
+    fn think(&mut self, options: &crate::options::JobOptions, deadline: Option<u64>) {
+        let done = if options.thinktime_count_issued {
+            self.ios_issued
+        } else {
+            self.completed
+        };
+        if done < self.thought_at + options.thinktime_blocks {
+            return;
+        }
+        self.thought_at = done;
+        self.drain();
+        let start = self.clock.now();
+        let spin = u64::try_from(options.thinktime_spin.as_nanos()).unwrap_or(u64::MAX);
+        let total = u64::try_from(options.thinktime.as_nanos()).unwrap_or(u64::MAX);
+        while self.clock.now().saturating_sub(start) < spin.min(total) {
+            std::hint::spin_loop();
+        }
+        self.wait_until(start.saturating_add(total), deadline);
     }
 
     /// Hands over what is queued and waits for everything in flight: no
