@@ -367,6 +367,7 @@ fn run_together(
         }
         let seed = job_seed(&options, clone.number);
         let number = clone.in_run;
+        let number_in_job = clone.number;
         let stop = stops.for_job(clone.groupid as usize);
         let running = Arc::clone(&running);
         let spawned = std::thread::Builder::new()
@@ -374,15 +375,18 @@ fn run_together(
             .spawn(move || {
                 // The engine is built on the thread that uses it: an io_uring ring
                 // with SINGLE_ISSUER belongs to one thread.
-                let prepared = runner::engine_kind(&options).and_then(|kind| {
-                    let files = runner::open_files(&options, &plans).map_err(|source| {
-                        RunError::Engine {
-                            job: options.name.clone(),
-                            source,
-                        }
-                    })?;
-                    PreparedJob::new(options.clone(), kind, files, seed, number)
-                });
+                let clone_number = number_in_job;
+                let prepared = runner::place_thread(&options, clone_number)
+                    .and_then(|()| runner::engine_kind(&options))
+                    .and_then(|kind| {
+                        let files = runner::open_files(&options, &plans).map_err(|source| {
+                            RunError::Engine {
+                                job: options.name.clone(),
+                                source,
+                            }
+                        })?;
+                        PreparedJob::new(options.clone(), kind, files, seed, number)
+                    });
                 let (prepared, report) = match prepared {
                     Ok(job) => (Some(job), Ok(())),
                     Err(error) => (None, Err(error)),

@@ -121,6 +121,7 @@ pub mod engine;
 mod error;
 pub mod file;
 pub mod interrupt;
+pub mod placement;
 pub mod probe;
 pub mod request;
 pub mod rusage;

@@ -825,7 +825,7 @@ mod tests {
             "{err}"
         );
         // An alias fio knows counts too.
-        let err = file("[a]\nsize=1m\nblockalign=4k\n")
+        let err = file("[a]\nsize=1m\ntrim_percentage=10\n")
             .unwrap_err()
             .to_string();
         assert!(err.contains("is not supported by hybrio"), "{err}");

@@ -4,7 +4,7 @@
 use hybrio::engine::AdaptiveMemory;
 use std::time::Duration;
 
-use super::{ErrorPolicy, NetOptions, Protocol, VerifyOptions};
+use super::{ErrorPolicy, NetOptions, Placement, Protocol, VerifyOptions};
 
 /// How `rw` lays out the I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +243,8 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// Where the job's thread runs and how eagerly.
+    pub placement: Placement,
     /// fio's `thinktime`: the stall after every `thinktime_blocks` I/Os,
     /// `thinktime_spin` of it spent spinning.
     pub thinktime: Duration,
@@ -438,6 +440,7 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            placement: Placement::default(),
             thinktime: Duration::ZERO,
             thinktime_spin: Duration::ZERO,
             thinktime_blocks: 1,

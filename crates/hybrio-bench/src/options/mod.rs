@@ -9,6 +9,7 @@ mod errors;
 mod fio_names;
 mod job;
 mod net;
+mod placement;
 mod table;
 mod values;
 mod verify;
@@ -20,11 +21,15 @@ pub use job::{
     RwMode, UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
+pub use placement::Placement;
 pub use verify::VerifyOptions;
 
 /// Every job option hybrio implements, table after table.
 pub fn all() -> impl Iterator<Item = &'static OptionDef> {
-    table::CORE_OPTIONS.iter().chain(verify::VERIFY_OPTIONS)
+    table::CORE_OPTIONS
+        .iter()
+        .chain(verify::VERIFY_OPTIONS)
+        .chain(placement::PLACEMENT_OPTIONS)
 }
 
 /// Finds an option by name or alias.

@@ -69,6 +69,54 @@ pub enum RunError {
         /// What failed.
         source: crate::logs::LogError,
     },
+    /// The job's thread could not be placed as asked (`cpus_allowed`,
+    /// `nice`, `prio`, `numa_mem_policy`...).
+    #[error("job '{job}': {what}: {source}")]
+    Placement {
+        /// The job.
+        job: String,
+        /// What was asked.
+        what: String,
+        /// What the kernel said.
+        source: std::io::Error,
+    },
+}
+
+/// Places the calling thread, the job's (clone `clone`, from 0), as its
+/// options ask: CPUs (one of them per clone with `cpus_allowed_policy=split`),
+/// memory policy, nice value, I/O priority. Done before the job allocates
+/// anything, so that its memory follows the policy.
+pub fn place_thread(options: &JobOptions, clone: u32) -> Result<(), RunError> {
+    use hybrio::placement::{IoClass, pin_to_cpus, set_io_priority, set_memory_policy, set_nice};
+    let placement = &options.placement;
+    let failed = |what: String| {
+        let job = options.name.clone();
+        move |source| RunError::Placement { job, what, source }
+    };
+    if let Some(cpus) = &placement.cpus {
+        let cpus = if placement.split {
+            vec![cpus[clone as usize % cpus.len()]]
+        } else {
+            cpus.clone()
+        };
+        pin_to_cpus(&cpus).map_err(failed(format!("run on CPUs {cpus:?}")))?;
+    }
+    if let Some(policy) = &placement.memory {
+        set_memory_policy(policy).map_err(failed(format!("memory policy {policy:?}")))?;
+    }
+    if let Some(nice) = placement.nice {
+        set_nice(nice).map_err(failed(format!("nice {nice}")))?;
+    }
+    if placement.io_class.is_some() || placement.io_level.is_some() {
+        let class = match placement.io_class.unwrap_or(2) {
+            1 => IoClass::Realtime,
+            3 => IoClass::Idle,
+            _ => IoClass::BestEffort,
+        };
+        let level = placement.io_level.unwrap_or(4);
+        set_io_priority(class, level).map_err(failed(format!("I/O priority {class:?} {level}")))?;
+    }
+    Ok(())
 }
 
 /// A failed request that stopped the job, as fio reports `err=`.

@@ -157,3 +157,29 @@ fn thinktime_stalls_after_every_thinktime_blocks_ios() {
     let ms = job["job_runtime"].as_u64().unwrap();
     assert!(ms >= 195, "20 stalls of 10 ms took {ms} ms");
 }
+
+#[test]
+fn a_job_runs_where_its_placement_says_or_says_why_it_cannot() {
+    let text = "[p]\nfilename=data\nsize=256k\nrw=randread\ncpus_allowed=0\nnice=3\nprioclass=2\nprio=6\nnuma_cpu_nodes=0\nnuma_mem_policy=bind:0\n";
+    let (doc, status, _, stderr) = run_file(text);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 64);
+    let dir = tempfile::tempdir().unwrap();
+    for (option, says) in [
+        ("--numa_cpu_nodes=0-4096", "this machine has no NUMA node"),
+        ("--cpus_allowed=4095", "this machine has no CPU 4095"),
+        ("--numa_mem_policy=spread", "expected default, local"),
+        ("--nice=40", "out of range"),
+    ] {
+        let out = hybrio(
+            &["--name=p", "--filename=d", "--size=64k", option],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{option}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{option}: {err}"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 
 pub(crate) mod aio;
 mod fd;
+pub(crate) mod placement;
 mod rusage;
 pub(crate) mod signal;
 mod socket;
