@@ -10,6 +10,7 @@ mod fio_names;
 mod job;
 mod net;
 mod placement;
+mod region;
 mod table;
 mod values;
 mod verify;
@@ -29,6 +30,8 @@ pub fn all() -> impl Iterator<Item = &'static OptionDef> {
     table::CORE_OPTIONS
         .iter()
         .chain(verify::VERIFY_OPTIONS)
+        .chain(errors::ERROR_OPTIONS)
+        .chain(region::REGION_OPTIONS)
         .chain(placement::PLACEMENT_OPTIONS)
 }
 

@@ -1,0 +1,123 @@
+//! Where a job's I/O goes and when: its region of each file (`offset`,
+//! `offset_increment`, `io_size`, `number_ios`, `zonemode`), random
+//! offsets' alignment (`blockalign`), and its pauses (`thinktime`).
+
+use std::time::Duration;
+
+use super::JobOptions;
+use super::def::{Kind, OptionDef, opt};
+use super::values::*;
+use crate::units::{self, ValueError};
+
+/// The region and pacing options.
+pub(super) static REGION_OPTIONS: &[OptionDef] = &[
+    opt!(
+        "thinktime",
+        &[],
+        Kind::Time,
+        "0",
+        "Stall this long (unit us by default) after every thinktime_blocks I/Os, once they completed",
+        |j, v| j.thinktime = units::parse_time(v, Duration::from_micros(1))?
+    ),
+    opt!(
+        "thinktime_spin",
+        &[],
+        Kind::Time,
+        "0",
+        "Of each thinktime, spend this long (unit us by default) spinning on the CPU",
+        |j, v| j.thinktime_spin = units::parse_time(v, Duration::from_micros(1))?
+    ),
+    opt!(
+        "thinktime_blocks",
+        &[],
+        Kind::Int,
+        "1",
+        "I/Os between stalls",
+        |j, v| j.thinktime_blocks = units::parse_u64(v)?.max(1)
+    ),
+    opt!(
+        "thinktime_blocks_type",
+        &[],
+        Kind::Choice(&["complete", "issue"]),
+        "complete",
+        "Count thinktime_blocks by I/Os completed or issued",
+        |j, v| j.thinktime_count_issued = v == "issue"
+    ),
+    opt!(
+        "blockalign",
+        &["ba"],
+        Kind::Size,
+        "",
+        "Random offsets are multiples of this (reads,writes; default: the block size); as in fio, it turns the random map off",
+        |j, v| {
+            let aligns = rates(v, |t| size(t, j.kb_base))?;
+            j.blockalign = [aligns[0].unwrap_or(0), aligns[1].unwrap_or(0)]
+        }
+    ),
+    opt!(
+        "offset",
+        &["fileoffset"],
+        Kind::Text,
+        "0",
+        "Where in each file the job's region starts: bytes, or a share of the file (50%)",
+        |j, v| {
+            j.offset = match v.strip_suffix('%') {
+                Some(pct) => {
+                    let pct: f64 = pct
+                        .trim()
+                        .parse()
+                        .map_err(|_| ValueError::Size(v.to_string()))?;
+                    if !(0.0..100.0).contains(&pct) {
+                        return Err(ValueError::Range(v.to_string()));
+                    }
+                    super::Offset::Percent(pct)
+                }
+                None => super::Offset::Bytes(size(v, j.kb_base)?),
+            }
+        }
+    ),
+    opt!(
+        "offset_increment",
+        &[],
+        Kind::Size,
+        "0",
+        "Each clone's region starts this much further on than the one before",
+        |j, v| j.offset_increment = size(v, j.kb_base)?
+    ),
+    opt!(
+        "io_size",
+        &["io_limit"],
+        Kind::Size,
+        "",
+        "Bytes of I/O to do (default: size); the region stays size, gone over again as needed",
+        |j, v| j.io_size = Some(size(v, j.kb_base)?)
+    ),
+    opt!(
+        "number_ios",
+        &[],
+        Kind::Int,
+        "",
+        "End the job after this many I/Os",
+        |j, v| j.number_ios = Some(units::parse_u64(v)?).filter(|n| *n > 0)
+    ),
+    opt!(
+        "zonemode",
+        &[],
+        Kind::Choice(&["none", "strided", "zbd"]),
+        "none",
+        "Zones: none (hybrio's only mode so far; zbd needs a zoned block device)",
+        |_j, v| match v {
+            "zbd" => {
+                return Err(ValueError::Unsupported(
+                    "zonemode=zbd needs a zoned block device (a host-managed SMR disk or an NVMe ZNS namespace)".into(),
+                ));
+            }
+            "strided" => {
+                return Err(ValueError::Unsupported(
+                    "zonemode=strided is not implemented by hybrio yet".into(),
+                ));
+            }
+            _ => {}
+        }
+    ),
+];
