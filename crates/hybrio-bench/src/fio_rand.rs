@@ -15,6 +15,12 @@ pub const BLOCK_SEED: usize = 6;
 /// fio's `FIO_RAND_MIX_OFF`: the seed of a mixed job's directions.
 pub const MIX_SEED: usize = 4;
 
+/// fio's `FIO_RAND_BUF_OFF`: the seed of write buffers' bytes.
+pub const BUFFER_SEED: usize = 9;
+
+/// fio's `FIO_DEDUPE_OFF`: the seed of the draws of which writes repeat one.
+pub const DEDUPE_SEED: usize = 14;
+
 /// fio's `FIO_RANDSEED`.
 pub const REPEATABLE_SEED: u64 = 0xb189_9bed;
 
@@ -180,6 +186,43 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
     let tail = words.into_remainder();
     let len = tail.len();
     tail.copy_from_slice(&next.to_le_bytes()[..len]);
+}
+
+/// fio's `__fill_random_buf_percentage`: in each `segment`, the first
+/// `100 - percent`% random (from `seed`, the same in every segment), the
+/// rest the pattern (or zeros); a rest shorter than a word joins the last.
+pub fn fill_compressible(buf: &mut [u8], seed: u64, percent: u32, segment: usize, pattern: &[u8]) {
+    let fill_rest = |part: &mut [u8]| {
+        if pattern.is_empty() {
+            part.fill(0);
+        } else {
+            for chunk in part.chunks_mut(pattern.len()) {
+                chunk.copy_from_slice(&pattern[..chunk.len()]);
+            }
+        }
+    };
+    if percent >= 100 {
+        fill_rest(buf);
+        return;
+    }
+    let segment = segment.clamp(1, buf.len().max(1));
+    let mut at = 0;
+    while at < buf.len() {
+        let left = buf.len() - at;
+        let random = (segment * (100 - percent as usize) / 100).min(left);
+        fill_random(&mut buf[at..at + random], seed);
+        at += random;
+        let left = buf.len() - at;
+        if left == 0 {
+            break;
+        }
+        let mut rest = (segment - random).min(left);
+        if left - rest <= 8 {
+            rest = left;
+        }
+        fill_rest(&mut buf[at..at + rest]);
+        at += rest;
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use hybrio::engine::AdaptiveMemory;
 use std::time::Duration;
 
-use super::{ErrorPolicy, NetOptions, Placement, Protocol, VerifyOptions};
+use super::{BufferOptions, ErrorPolicy, NetOptions, Placement, Protocol, VerifyOptions};
 
 /// How `rw` lays out the I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +243,8 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// What the job writes (when it does not verify).
+    pub buffers: BufferOptions,
     /// Where the job's thread runs and how eagerly.
     pub placement: Placement,
     /// fio's `thinktime`: the stall after every `thinktime_blocks` I/Os,
@@ -440,6 +442,7 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            buffers: BufferOptions::default(),
             placement: Placement::default(),
             thinktime: Duration::ZERO,
             thinktime_spin: Duration::ZERO,

@@ -3,6 +3,7 @@
 //! validation, so there is one parser and one place where an option is
 //! defined.
 
+mod buffers;
 mod def;
 mod engines;
 mod errors;
@@ -15,6 +16,7 @@ mod table;
 mod values;
 mod verify;
 
+pub use buffers::BufferOptions;
 pub use def::{Kind, OptionDef};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
@@ -33,6 +35,7 @@ pub fn all() -> impl Iterator<Item = &'static OptionDef> {
         .chain(errors::ERROR_OPTIONS)
         .chain(region::REGION_OPTIONS)
         .chain(placement::PLACEMENT_OPTIONS)
+        .chain(buffers::BUFFER_OPTIONS)
 }
 
 /// Finds an option by name or alias.
@@ -128,6 +131,7 @@ mod tests {
             // Given, even at its default, randseed counts as given (fio's
             // fio_option_is_set).
             job.randseed_given = false;
+            job.buffers.zero_given = false;
             assert_eq!(
                 job,
                 JobOptions::default(),

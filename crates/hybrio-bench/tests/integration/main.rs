@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod bad_input;
+mod buffers;
 mod exits;
 mod failures;
 mod fio_golden;

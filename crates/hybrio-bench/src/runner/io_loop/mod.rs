@@ -1,5 +1,6 @@
 //! One job's I/O loop: fio's `do_io`.
 
+mod buffers;
 mod complete;
 mod min_rate;
 mod status;
@@ -123,6 +124,10 @@ pub(super) struct IoLoop<'a> {
     lost_before: u64,
     /// fio's verify, when the job verifies.
     pub(super) verify: Option<verify::VerifyState>,
+    /// What writes carry otherwise, and the smallest write (the unit of
+    /// compressible data).
+    write_data: buffers::WriteData,
+    min_write: usize,
 }
 
 impl<'a> IoLoop<'a> {
@@ -163,16 +168,16 @@ impl<'a> IoLoop<'a> {
                 verify: None,
             })
             .collect::<Vec<_>>();
-        // Writes carry random bytes, as fio's default buffers do, so that nothing
-        // along the way can compress or deduplicate them away.
-        let mut rng = crate::offsets::Rng::new(options.randseed ^ 0x5eed);
+        // Writes carry fio's bytes: random unless the job says otherwise
+        // (buffer_pattern, zero_buffers, a compressible or deduplicated
+        // share), so that nothing along the way compresses or
+        // deduplicates them away unless asked.
+        let mut write_data = buffers::WriteData::new(options, job.number as u64);
+        let min_write = options.block_range(1).0 as usize;
         let mut slots = slots;
         for slot in &mut slots {
             if let Some(buf) = slot.buf.as_mut() {
-                for chunk in buf.as_mut_slice().chunks_mut(8) {
-                    let bytes = rng.next_u64().to_ne_bytes();
-                    chunk.copy_from_slice(&bytes[..chunk.len()]);
-                }
+                write_data.fill(buf.as_mut_slice(), min_write.max(1));
             }
         }
         // A network job whose peer never came has no file.
@@ -182,6 +187,8 @@ impl<'a> IoLoop<'a> {
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
         let verify = verify::VerifyState::new(&job.options, job.number as u64, job.files.len());
         IoLoop {
+            write_data,
+            min_write,
             verify,
             stats: JobStats::new(config, 0),
             free: (0..depth).rev().collect(),
@@ -464,6 +471,12 @@ impl<'a> IoLoop<'a> {
                         if let Some(verify) = &mut self.verify {
                             self.slots[slot].verify =
                                 Some(verify.fill(buf.as_mut_slice(), io.offset));
+                        } else if self.write_data.refill {
+                            self.write_data
+                                .fill(buf.as_mut_slice(), self.min_write.max(1));
+                        } else if self.write_data.scramble {
+                            let when = self.started + Duration::from_nanos(self.now);
+                            buffers::WriteData::scramble(buf.as_mut_slice(), io.offset, when);
                         }
                         self.writes_since_sync += 1;
                         self.last_written = handle;
