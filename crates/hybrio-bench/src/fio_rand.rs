@@ -15,6 +15,9 @@ pub const BLOCK_SEED: usize = 6;
 /// fio's `FIO_RAND_MIX_OFF`: the seed of a mixed job's directions.
 pub const MIX_SEED: usize = 4;
 
+/// fio's `FIO_RAND_FILE_OFF`: the seed of `file_service_type=random`'s draws.
+pub const FILE_SEED: usize = 5;
+
 /// fio's `FIO_RAND_BUF_OFF`: the seed of write buffers' bytes.
 pub const BUFFER_SEED: usize = 9;
 

@@ -79,11 +79,26 @@ pub fn file_names(options: &JobOptions, job_number: u32) -> Vec<PathBuf> {
                 _ => PathBuf::from(name),
             })
             .collect(),
-        None => vec![
-            directory
-                .unwrap_or(Path::new("."))
-                .join(format!("{}.{}.0", options.name, job_number)),
-        ],
+        // fio's filename_format, `$jobname.$jobnum.$filenum` unless set,
+        // for each of the job's `nrfiles` files.
+        None => (0..options.nrfiles.max(1))
+            .map(|filenum| {
+                let name = options
+                    .filename_format
+                    .as_deref()
+                    .unwrap_or("$jobname.$jobnum.$filenum")
+                    .replace("$jobname", &options.name)
+                    .replace("$jobnum", &job_number.to_string())
+                    .replace("$filenum", &filenum.to_string())
+                    .replace("$clientuid", "0");
+                let dir = directory.unwrap_or(Path::new("."));
+                if Path::new(&name).is_absolute() {
+                    PathBuf::from(name)
+                } else {
+                    dir.join(name)
+                }
+            })
+            .collect(),
     }
 }
 

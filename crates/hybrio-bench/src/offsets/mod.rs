@@ -10,7 +10,7 @@ mod distribution;
 mod random_map;
 
 use crate::fio_rand::FioRand;
-use crate::options::{BlockSplit, Distribution, JobOptions, RwMode};
+use crate::options::{BlockSplit, Distribution, FileService, JobOptions, RwMode};
 use distribution::BlockDraw;
 use random_map::FioOffsets;
 
@@ -189,6 +189,11 @@ pub struct IoPlan {
     random: bool,
     cursors: Vec<[Cursor; 2]>,
     next_file: usize,
+    /// fio's `file_service_type`, the I/Os to the current file so far, and
+    /// the draws of `random`.
+    file_service: FileService,
+    in_file: u64,
+    file_draws: FioRand,
     rng: Rng,
     /// Uniform random blocks, as fio draws them.
     fio: FioOffsets,
@@ -323,6 +328,9 @@ impl IoPlan {
             random: mode.is_random(),
             cursors,
             next_file: 0,
+            file_service: FileService::RoundRobin(1),
+            in_file: 0,
+            file_draws: FioRand::new(seed ^ 0x66, false),
             rng,
             fio,
             mix,
@@ -421,6 +429,7 @@ impl IoPlan {
             cursor.last_start = None;
         }
         self.next_file = 0;
+        self.in_file = 0;
     }
 
     /// The next I/O.
@@ -458,15 +467,53 @@ impl IoPlan {
             && (1..100).contains(&self.read_percent)
     }
 
+    /// fio's `file_service_type`: the file the I/O after this one (to
+    /// `file`) goes to.
+    fn choose_next_file(&mut self, file: usize) {
+        let files = self.cursors.len();
+        self.in_file += 1;
+        self.next_file = match self.file_service {
+            FileService::RoundRobin(every) if self.in_file >= every => {
+                self.in_file = 0;
+                (file + 1) % files
+            }
+            FileService::Random(every) if self.in_file >= every => {
+                self.in_file = 0;
+                self.file_draws.next_below(files as u64) as usize
+            }
+            // One file's region, then the next: its I/Os, at its smallest
+            // block size, cover it.
+            FileService::Sequential => {
+                let cursor = &self.cursors[file][0];
+                if self.in_file >= cursor.blocks.max(1) {
+                    self.in_file = 0;
+                    (file + 1) % files
+                } else {
+                    file
+                }
+            }
+            _ => file,
+        };
+    }
+
+    /// How the job moves between its files (fio's `file_service_type`);
+    /// `draws` picks files for `random`.
+    pub fn with_file_service(mut self, service: FileService, draws: FioRand) -> IoPlan {
+        self.file_service = service;
+        self.file_draws = draws;
+        if matches!(service, FileService::Random(_)) && self.cursors.len() > 1 {
+            self.next_file = self.file_draws.next_below(self.cursors.len() as u64) as usize;
+        }
+        self
+    }
+
     /// The next I/O in `direction`, counted from its file's region.
     #[inline]
     fn next_in_region(&mut self, direction: Direction) -> PlannedIo {
         let file = self.next_file;
-        self.next_file = if file + 1 == self.cursors.len() {
-            0
-        } else {
-            file + 1
-        };
+        if self.cursors.len() > 1 {
+            self.choose_next_file(file);
+        }
         let dir = direction.index();
         self.mix.issued[dir] += 1;
         // One size is the common case: no draw, and an I/O of one unit

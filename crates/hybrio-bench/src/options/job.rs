@@ -55,6 +55,17 @@ impl RwMode {
     }
 }
 
+/// fio's `file_service_type`: which file each I/O goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileService {
+    /// The next file every N I/Os (fio's default, N = 1).
+    RoundRobin(u64),
+    /// One file's region, then the next's.
+    Sequential,
+    /// A file drawn at random every N I/Os.
+    Random(u64),
+}
+
 /// fio's `offset`: where in each file the job's region starts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Offset {
@@ -243,6 +254,12 @@ pub struct JobOptions {
     pub disable_slat: bool,
     /// fio's `disable_bw_measurement`: no bandwidth or IOPS samples.
     pub disable_bw: bool,
+    /// fio's `nrfiles`: files per job when `filename` is not given.
+    pub nrfiles: u32,
+    /// fio's `filename_format`: their names (`$jobname`, `$jobnum`, `$filenum`).
+    pub filename_format: Option<String>,
+    /// fio's `file_service_type`: how the job moves between its files.
+    pub file_service: FileService,
     /// What the job writes (when it does not verify).
     pub buffers: BufferOptions,
     /// Where the job's thread runs and how eagerly.
@@ -442,6 +459,9 @@ impl Default for JobOptions {
             disable_clat: false,
             disable_slat: false,
             disable_bw: false,
+            nrfiles: 1,
+            filename_format: None,
+            file_service: FileService::RoundRobin(1),
             buffers: BufferOptions::default(),
             placement: Placement::default(),
             thinktime: Duration::ZERO,

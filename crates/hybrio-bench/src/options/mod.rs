@@ -20,8 +20,8 @@ pub use buffers::BufferOptions;
 pub use def::{Kind, OptionDef};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
-    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, JobOptions, Offset,
-    RwMode, UnifiedRw, Zone, ZoneSize,
+    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
+    JobOptions, Offset, RwMode, UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
 pub use placement::Placement;

@@ -55,6 +55,71 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         }
     ),
     opt!(
+        "nrfiles",
+        &["nr_files"],
+        Kind::Int,
+        "1",
+        "Files per job when filename is not given (the size split among them)",
+        |j, v| {
+            let n = units::parse_u32(v)?;
+            if n == 0 {
+                return Err(ValueError::Range(v.to_string()));
+            }
+            j.nrfiles = n
+        }
+    ),
+    opt!(
+        "filename_format",
+        &[],
+        Kind::Text,
+        "",
+        "The names of a job's files: $jobname, $jobnum, $filenum (default $jobname.$jobnum.$filenum)",
+        |j, v| j.filename_format = (!v.is_empty()).then(|| v.to_string())
+    ),
+    opt!(
+        "file_service_type",
+        &[],
+        Kind::Text,
+        "roundrobin",
+        "Which file each I/O goes to: roundrobin[:N] (the next every N I/Os), sequential (one file's region, then the next), random[:N]",
+        |j, v| {
+            let (kind, every) = v.split_once(':').unwrap_or((v, "1"));
+            let every = units::parse_u64(every)?.max(1);
+            j.file_service = match kind {
+                "roundrobin" => super::FileService::RoundRobin(every),
+                "sequential" => super::FileService::Sequential,
+                "random" => super::FileService::Random(every),
+                "zipf" | "pareto" | "normal" | "gauss" => {
+                    return Err(ValueError::Unsupported(format!(
+                        "file_service_type={kind} is not implemented by hybrio yet (roundrobin, sequential and random are)"
+                    )));
+                }
+                _ => {
+                    return Err(ValueError::Choice {
+                        value: v.to_string(),
+                        allowed: "roundrobin[:N], sequential, random[:N]".into(),
+                    });
+                }
+            }
+        }
+    ),
+    opt!(
+        "openfiles",
+        &[],
+        Kind::Int,
+        "",
+        "Files open at once (hybrio keeps every file of a job open: at least nrfiles)",
+        |j, v| {
+            let open = units::parse_u32(v)?;
+            if open < j.nrfiles {
+                return Err(ValueError::Unsupported(format!(
+                    "openfiles={open} below nrfiles={}: hybrio keeps every file of a job open (not implemented yet)",
+                    j.nrfiles
+                )));
+            }
+        }
+    ),
+    opt!(
         "offset",
         &["fileoffset"],
         Kind::Text,

@@ -320,7 +320,11 @@ impl PreparedJob {
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
         let plan = plan
             .with_file_starts(&starts)
-            .with_block_align(options.blockalign);
+            .with_block_align(options.blockalign)
+            .with_file_service(
+                options.file_service,
+                fio_generator(&options, number, seed, Generator::Files),
+            );
         // As fio, a size that is not a whole number of blocks is rounded down
         // to one that is: no I/O runs past it.
         let unit = [
@@ -523,6 +527,8 @@ enum Generator {
     Offsets,
     /// A mixed job's directions.
     Mix,
+    /// `file_service_type=random`'s files.
+    Files,
 }
 
 /// One of fio's generators for job `number` (from 1), seeded as fio 3.33
@@ -536,7 +542,7 @@ fn fio_generator(
     fresh: u64,
     which: Generator,
 ) -> crate::fio_rand::FioRand {
-    use crate::fio_rand::{BLOCK_SEED, FioRand, MIX_SEED, REPEATABLE_SEED, job_seeds};
+    use crate::fio_rand::{BLOCK_SEED, FILE_SEED, FioRand, MIX_SEED, REPEATABLE_SEED, job_seeds};
     let seeds = (options.randrepeat || options.randseed_given)
         .then(|| job_seeds(options.randseed, number as u64));
     match which {
@@ -549,6 +555,10 @@ fn fio_generator(
             FioRand::new(seed, options.random_generator64)
         }
         Generator::Mix => FioRand::new(seeds.map_or(fresh ^ 0x6d69, |s| s[MIX_SEED]), false),
+        Generator::Files => FioRand::new(
+            seeds.map_or(fresh ^ 0x66, |s| s[FILE_SEED]),
+            options.random_generator64,
+        ),
     }
 }
 

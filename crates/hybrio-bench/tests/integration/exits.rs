@@ -183,3 +183,40 @@ fn a_job_runs_where_its_placement_says_or_says_why_it_cannot() {
         );
     }
 }
+
+#[test]
+fn nrfiles_and_filename_format_name_a_jobs_files_as_fio() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=j",
+            "--size=1m",
+            "--rw=write",
+            "--nrfiles=4",
+            "--numjobs=2",
+            "--filename_format=f.$jobname.$jobnum.$filenum",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for job in 0..2 {
+        for file in 0..4 {
+            let path = dir.path().join(format!("f.j.{job}.{file}"));
+            assert_eq!(
+                std::fs::metadata(&path).map(|m| m.len()).ok(),
+                Some(256 << 10),
+                "{path:?}"
+            );
+        }
+    }
+    let out = hybrio(
+        &["--name=j", "--size=1m", "--nrfiles=2", "--openfiles=1"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("openfiles=1 below nrfiles=2"));
+}
