@@ -57,9 +57,40 @@ pub enum LayoutError {
         /// The block size.
         bs: u64,
     },
+    /// A file that does not exist, with `allow_file_create=0`.
+    #[error("job '{job}': {path} does not exist, and allow_file_create=0 says not to create it")]
+    NoFile {
+        /// The job.
+        job: String,
+        /// The file.
+        path: String,
+    },
     /// A system call failed.
     #[error("{0}")]
     Io(#[from] hybrio::Error),
+}
+
+/// fio's `pre_read`: reads the region of a file once, so that the job
+/// finds it in the page cache.
+pub fn pre_read(plan: &FilePlan) -> Result<(), hybrio::Error> {
+    use std::io::{Read, Seek, SeekFrom};
+    let io_error = |op, offset, e| hybrio::Error::io(op, &plan.path, offset, e);
+    let mut file = File::open(&plan.path).map_err(|e| io_error("open", 0, e))?;
+    file.seek(SeekFrom::Start(plan.start))
+        .map_err(|e| io_error("seek", plan.start, e))?;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut done = 0;
+    while done < plan.size {
+        let want = (plan.size - done).min(chunk.len() as u64) as usize;
+        let got = file
+            .read(&mut chunk[..want])
+            .map_err(|e| io_error("read", plan.start + done, e))?;
+        if got == 0 {
+            break;
+        }
+        done += got as u64;
+    }
+    Ok(())
 }
 
 /// Names and sizes the job's files: `filename` (`:`-separated, `\:` escapes a

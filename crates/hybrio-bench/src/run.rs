@@ -333,8 +333,21 @@ fn run_together(
                 ));
             }
             for plan in &plans {
-                layout::lay_out(plan, options.rw.reads()).map_err(LayoutError::from)?;
-                if options.invalidate {
+                if !options.allow_file_create && !plan.path.exists() {
+                    return Err(LayoutError::NoFile {
+                        job: options.name.clone(),
+                        path: plan.path.display().to_string(),
+                    }
+                    .into());
+                }
+                // create_on_open: a file a job only writes is created when
+                // the job opens it, not before.
+                if options.rw.reads() || !options.create_on_open {
+                    layout::lay_out(plan, options.rw.reads()).map_err(LayoutError::from)?;
+                }
+                if options.pre_read {
+                    layout::pre_read(plan).map_err(LayoutError::from)?;
+                } else if options.invalidate {
                     let file =
                         hybrio::file::open(&plan.path, &hybrio::file::OpenOptions::default())
                             .map_err(LayoutError::from)?;
@@ -344,6 +357,15 @@ fn run_together(
         }
         files.push(plans);
     }
+
+    // fio's unlink: the files of the jobs that ask go once the group is done.
+    let to_unlink: Vec<PathBuf> = clones
+        .iter()
+        .zip(&files)
+        .filter(|(clone, _)| clone.def.options.unlink)
+        .flat_map(|(_, plans)| plans.iter().map(|p| p.path.clone()))
+        .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()))
+        .collect();
 
     // Every job gets ready (engine, files) on its own thread, reports in, and
     // waits at the gate; the gate opens for all at once, or tells all to quit
@@ -476,6 +498,13 @@ fn run_together(
             Ok(Some(outcome)) => outcomes.push(outcome),
             Ok(None) => {}
             Err(_) => crashed = Some(clone.def.options.name.clone()),
+        }
+    }
+    for path in &to_unlink {
+        if let Err(error) = std::fs::remove_file(path)
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            notice(&format!("unlink {}: {error}", path.display()));
         }
     }
     if let Some(error) = spawn_error {

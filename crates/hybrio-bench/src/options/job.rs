@@ -260,6 +260,14 @@ pub struct JobOptions {
     pub filename_format: Option<String>,
     /// fio's `file_service_type`: how the job moves between its files.
     pub file_service: FileService,
+    /// fio's `unlink`: remove the job's files when it is done.
+    pub unlink: bool,
+    /// fio's `allow_file_create` (default on): a missing file may be created.
+    pub allow_file_create: bool,
+    /// fio's `create_on_open`: a file only written is created when opened.
+    pub create_on_open: bool,
+    /// fio's `pre_read`: read the files into the page cache before the job.
+    pub pre_read: bool,
     /// What the job writes (when it does not verify).
     pub buffers: BufferOptions,
     /// Where the job's thread runs and how eagerly.
@@ -462,6 +470,10 @@ impl Default for JobOptions {
             nrfiles: 1,
             filename_format: None,
             file_service: FileService::RoundRobin(1),
+            unlink: false,
+            allow_file_create: true,
+            create_on_open: false,
+            pre_read: false,
             buffers: BufferOptions::default(),
             placement: Placement::default(),
             thinktime: Duration::ZERO,

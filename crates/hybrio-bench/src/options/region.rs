@@ -120,6 +120,56 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         }
     ),
     opt!(
+        "unlink",
+        &[],
+        Kind::Bool,
+        "0",
+        "Remove the job's files when it is done",
+        |j, v| j.unlink = units::parse_bool(v)?
+    ),
+    opt!(
+        "unlink_each_loop",
+        &[],
+        Kind::Bool,
+        "0",
+        "Remove the job's files after each loop (not implemented by hybrio yet: 0 only)",
+        |_j, v| if units::parse_bool(v)? {
+            return Err(ValueError::Unsupported(
+                "unlink_each_loop=1 is not implemented by hybrio yet (unlink is)".into(),
+            ));
+        }
+    ),
+    opt!(
+        "allow_file_create",
+        &[],
+        Kind::Bool,
+        "1",
+        "A file that does not exist may be created (0: it is an error)",
+        |j, v| j.allow_file_create = units::parse_bool(v)?
+    ),
+    opt!(
+        "create_on_open",
+        &[],
+        Kind::Bool,
+        "0",
+        "Create a file the job only writes when the job opens it, not before",
+        |j, v| j.create_on_open = units::parse_bool(v)?
+    ),
+    opt!(
+        "pre_read",
+        &[],
+        Kind::Bool,
+        "0",
+        "Read the job's files into the page cache before it starts (and do not drop it)",
+        |j, v| {
+            j.pre_read = units::parse_bool(v)?;
+            // As fio: what was read in stays cached.
+            if j.pre_read {
+                j.invalidate = false;
+            }
+        }
+    ),
+    opt!(
         "offset",
         &["fileoffset"],
         Kind::Text,

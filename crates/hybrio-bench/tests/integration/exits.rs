@@ -220,3 +220,64 @@ fn nrfiles_and_filename_format_name_a_jobs_files_as_fio() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("openfiles=1 below nrfiles=2"));
 }
+
+#[test]
+fn files_are_created_kept_or_removed_as_the_job_says() {
+    let dir = tempfile::tempdir().unwrap();
+    // unlink: gone once the job is done.
+    let out = hybrio(
+        &[
+            "--name=u",
+            "--filename=gone",
+            "--size=256k",
+            "--rw=write",
+            "--unlink=1",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.path().join("gone").exists());
+    // allow_file_create=0: a missing file is an error, in one line.
+    let out = hybrio(
+        &[
+            "--name=a",
+            "--filename=missing",
+            "--size=256k",
+            "--rw=write",
+            "--allow_file_create=0",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("missing does not exist, and allow_file_create=0"),
+        "{err}"
+    );
+    // create_on_open and pre_read run, and leave the files.
+    for option in ["--create_on_open=1", "--pre_read=1"] {
+        let out = hybrio(
+            &[
+                "--name=c",
+                "--filename=kept",
+                "--size=256k",
+                "--rw=randrw",
+                option,
+            ],
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{option}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::metadata(dir.path().join("kept")).unwrap().len(),
+            256 << 10
+        );
+    }
+}
