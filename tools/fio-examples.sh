@@ -34,8 +34,16 @@ run_small() {
         -e "s|^([[:space:]]*directory)[[:space:]]*=.*|\\1=$dir|" \
         -e "s|^([[:space:]]*filename)[[:space:]]*=/dev/.*|\\1=$dir/device\\nsize=1m|" \
         "$file" > "$dir/job.fio"
+    # A file that names no file and may not create one takes its device from
+    # the command line (its comments say so): a 1 MiB file stands in for it.
+    local given=()
+    if grep -qE '^[[:space:]]*allow_file_create[[:space:]]*=[[:space:]]*0' "$dir/job.fio" &&
+        ! grep -qE '^[[:space:]]*(filename|directory|filename_format)[[:space:]]*=' "$dir/job.fio"; then
+        truncate -s 1m "$dir/device"
+        given=(--filename="$dir/device")
+    fi
     local status=0
-    (cd "$dir" && timeout 120 "$hybrio" --output-format=json --runtime=3 job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
+    (cd "$dir" && timeout 120 "$hybrio" --output-format=json --runtime=3 "${given[@]}" job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
     if [ "$status" != 0 ]; then
         echo "exit $status running it: $(head -c 300 "$dir/err" | tr '\n|' '  ')"
         return 1
@@ -84,7 +92,7 @@ done
     echo "# fio's example job files"
     echo
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
-    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one, a device a 1 MiB file in it, every job stopped after 3 s) and must do I/O in every job."
+    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one, a device a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
     echo
     echo "$parsed parse ($ran of them run small), $refused are refused with one line, $broken broken."
     echo
