@@ -199,6 +199,8 @@ pub fn run_reporting(
     // When the first group's I/O started: `startdelay` counts from here, as
     // fio counts it from its "genesis", for the jobs of every group.
     let mut run_start = None;
+    // fio's flow groups span the run.
+    let flows = Arc::new(runner::flow::Flows::default());
     // exitall, set in any job, holds for the run, as in fio.
     let stops = runner::stop::RunStops::new(
         groupid as usize + 1,
@@ -220,6 +222,7 @@ pub fn run_reporting(
             &clones[segment],
             &mut run_start,
             &stops,
+            &flows,
             notice,
             status.as_mut().map(|s| (s, done)),
         )?;
@@ -305,6 +308,7 @@ fn run_together(
     clones: &[JobClone],
     run_start: &mut Option<Instant>,
     stops: &Arc<runner::stop::RunStops>,
+    flows: &Arc<runner::flow::Flows>,
     notice: &mut dyn FnMut(&str),
     mut status: Option<(&mut StatusReports, Earlier)>,
 ) -> Result<(Vec<JobOutcome>, Setup), RunFailure> {
@@ -392,6 +396,7 @@ fn run_together(
         let number_in_job = clone.number;
         let stop = stops.for_job(clone.groupid as usize);
         let running = Arc::clone(&running);
+        let flows = Arc::clone(flows);
         let spawned = std::thread::Builder::new()
             .name(format!("{}.{}", options.name, clone.number))
             .spawn(move || {
@@ -420,6 +425,9 @@ fn run_together(
                 let run_start = gate.wait()?;
                 let mut job = prepared?;
                 job.set_stop(stop.clone());
+                if options.flow > 0 {
+                    job.set_flow(flows.join(options.flow_id, options.flow));
+                }
                 // fio's startdelay: the job's clock, and so its runtime,
                 // starts only once the delay is over; and wait_for's job
                 // must have ended.

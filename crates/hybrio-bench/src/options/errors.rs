@@ -199,6 +199,30 @@ pub(super) static ERROR_OPTIONS: &[OptionDef] = &[
         |j, v| j.errors.set_ignore(v)?
     ),
     opt!(
+        "flow",
+        &[],
+        Kind::Int,
+        "0",
+        "The job's weight among the jobs of its flow_id: their iterations keep to the weights' proportions",
+        |j, v| j.flow = units::parse_u32(v)?
+    ),
+    opt!(
+        "flow_id",
+        &[],
+        Kind::Int,
+        "0",
+        "The flow group the job's flow weight counts in",
+        |j, v| j.flow_id = units::parse_u32(v)?
+    ),
+    opt!(
+        "flow_sleep",
+        &[],
+        Kind::Int,
+        "0",
+        "Microseconds a job ahead of its flow share waits (once what it has in flight completed)",
+        |j, v| j.flow_sleep = std::time::Duration::from_micros(units::parse_u64(v)?)
+    ),
+    opt!(
         "wait_for",
         &[],
         Kind::Text,

@@ -293,6 +293,13 @@ pub struct JobOptions {
     pub io_size: Option<u64>,
     /// `number_ios`: the job ends after this many I/Os.
     pub number_ios: Option<u64>,
+    /// fio's `flow`: the job's weight in its flow group (0: none), the
+    /// group (`flow_id`), and the wait when it is ahead (`flow_sleep`).
+    pub flow: u32,
+    /// See `flow`.
+    pub flow_id: u32,
+    /// See `flow`.
+    pub flow_sleep: Duration,
     /// `wait_for`: the job whose clones must all end before this one starts.
     pub wait_for: Option<String>,
     /// `exitall`: once any job sets it, every job that ends ends others.
@@ -485,6 +492,9 @@ impl Default for JobOptions {
             offset_increment: 0,
             io_size: None,
             number_ios: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep: Duration::ZERO,
             wait_for: None,
             exitall: false,
             exitall_on_error: false,

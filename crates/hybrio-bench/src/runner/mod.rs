@@ -24,6 +24,7 @@ use crate::stats::{CpuUsage, DataDir, JobStats};
 use io_loop::IoLoop;
 pub use io_loop::VerifyCounts;
 
+pub mod flow;
 mod io_loop;
 pub mod limits;
 mod pacing;
@@ -213,6 +214,8 @@ pub struct PreparedJob {
     number: usize,
     /// What other jobs end it by (`exitall`).
     stop: Option<stop::JobStop>,
+    /// Its place in a flow group (`flow`).
+    flow: Option<flow::JobFlow>,
 }
 
 impl PreparedJob {
@@ -367,6 +370,7 @@ impl PreparedJob {
             reply_handle: None,
             number,
             stop: None,
+            flow: None,
         })
     }
 
@@ -431,6 +435,11 @@ impl PreparedJob {
             second,
         ));
         Ok(())
+    }
+
+    /// Puts the job in its flow group (`flow`), as it starts.
+    pub fn set_flow(&mut self, flow: flow::JobFlow) {
+        self.flow = Some(flow);
     }
 
     /// Lets other jobs end this one (`exitall`).

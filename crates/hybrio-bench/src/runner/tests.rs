@@ -140,6 +140,7 @@ fn run_job(
             reply_handle: None,
             number: 1,
             stop: None,
+            flow: None,
         };
         let _ = answer.send(job.run(&Progress::default()));
     });

@@ -397,6 +397,24 @@ impl<'a> IoLoop<'a> {
                 self.start_new_pass();
             }
             if self.refused.is_none()
+                && self
+                    .job
+                    .flow
+                    .as_mut()
+                    .is_some_and(crate::runner::flow::JobFlow::ahead)
+            {
+                // Ahead of its flow share: as fio, what is in flight
+                // completes and the job waits flow_sleep (or just yields).
+                if options.flow_sleep.is_zero() {
+                    std::thread::yield_now();
+                } else {
+                    self.drain();
+                    std::thread::sleep(options.flow_sleep);
+                }
+                self.now = self.clock.now();
+                continue;
+            }
+            if self.refused.is_none()
                 && let Some(blocks) = self
                     .verify
                     .as_mut()
