@@ -2,8 +2,9 @@
 # Checks hybrio against every example job file Debian's fio-examples package installs
 # (apt-get install fio-examples; nothing of it is committed) and writes the outcome of
 # each to tools/FIO-EXAMPLES.md: hybrio's one-line refusal, or, for a file that parses,
-# the outcome of running a copy of it made small (sizes 1 MiB, runtime 1 s, at most 2
-# loops, no start delay, directories and devices (1 MiB files) in a scratch directory, and every job
+# the outcome of running a copy of it made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2
+# loops, no start delay, 1 MiB where no size is set, directories, devices (1 MiB files) and files in
+# /tmp in a scratch directory, and every job
 # stopped after 3 s: --runtime=3 on the command line, for the rate-limited ones).
 # A panic, a multi-line error, an exit status other than 0 or 1, or a file that parses
 # and then does not run (or runs a job that does no I/O) fails the script.
@@ -32,15 +33,17 @@ run_small() {
         -e 's/^([[:space:]]*loops)[[:space:]]*=.*/\1=2/' \
         -e 's/^([[:space:]]*startdelay)[[:space:]]*=.*/\1=0/' \
         -e "s|^([[:space:]]*directory)[[:space:]]*=.*|\\1=$dir|" \
+        -e "s|^([[:space:]]*filename)[[:space:]]*=/tmp/(.*)|\\1=$dir/\\2|" \
         -e "s|^([[:space:]]*filename)[[:space:]]*=/dev/.*|\\1=$dir/device\\nsize=1m|" \
         "$file" > "$dir/job.fio"
     # A file that names no file and may not create one takes its device from
     # the command line (its comments say so): a 1 MiB file stands in for it.
-    local given=()
+    # A file that sets no size runs with 1 MiB (its own size wins).
+    local given=(--size=1m)
     if grep -qE '^[[:space:]]*allow_file_create[[:space:]]*=[[:space:]]*0' "$dir/job.fio" &&
         ! grep -qE '^[[:space:]]*(filename|directory|filename_format)[[:space:]]*=' "$dir/job.fio"; then
         truncate -s 1m "$dir/device"
-        given=(--filename="$dir/device")
+        given+=(--filename="$dir/device")
     fi
     local status=0
     (cd "$dir" && timeout 120 "$hybrio" --output-format=json --runtime=3 "${given[@]}" job.fio) > "$dir/out.json" 2> "$dir/err" || status=$?
@@ -92,7 +95,7 @@ done
     echo "# fio's example job files"
     echo
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
-    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one, a device a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
+    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one, a device or a file in /tmp a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
     echo
     echo "$parsed parse ($ran of them run small), $refused are refused with one line, $broken broken."
     echo
