@@ -68,6 +68,13 @@
 //!   sent again for the rest and `EINTR`/`EAGAIN` retried; a transfer an error
 //!   cuts short after some bytes completes with those bytes, and the error is
 //!   counted ([`EngineCounters::short_errors`](engine::EngineCounters::short_errors)).
+//! * Any engine can be made to misbehave on purpose
+//!   ([`engine::inject`]): fail, come back short or late, or, for a read,
+//!   come back with one bit of its data flipped (`corrupt`), to test what
+//!   sits above it.
+//! * [`placement`] pins the calling thread to CPUs, sets its nice value,
+//!   its I/O priority and its NUMA memory policy: for engines' threads, or
+//!   a benchmark's jobs.
 //!
 //! # What every engine promises
 //!
