@@ -211,6 +211,8 @@ pub struct IoPlan {
     /// `blockalign`: random offsets are multiples of it, per direction (0:
     /// the direction's smallest size).
     align: [u64; 2],
+    /// What fio's random map and LFSR count in: the job's smallest block size.
+    map_unit: u64,
 }
 
 /// fio's choice of direction in a mixed job (`get_rw_ddir`): a direction is
@@ -340,6 +342,7 @@ impl IoPlan {
             identical: false,
             starts: Vec::new(),
             align: [0; 2],
+            map_unit: map_unit.max(1),
         }
     }
 
@@ -355,6 +358,18 @@ impl IoPlan {
     pub fn with_file_starts(mut self, starts: &[u64]) -> IoPlan {
         self.starts = starts.to_vec();
         self
+    }
+
+    /// fio's `random_generator=lfsr`, seeded with `seed`: each file's
+    /// blocks once per pass in a shift register's order. False (and the
+    /// plan as it was) where fio's register cannot be set up.
+    pub fn use_lfsr(&mut self, seed: u64) -> bool {
+        let bits: Vec<u64> = self
+            .cursors
+            .iter()
+            .map(|c| c[0].size / self.map_unit)
+            .collect();
+        self.fio.use_lfsr(&bits, seed)
     }
 
     /// fio's offset modifiers (`rw=WORD:N`, `rw_sequencer`): `seq_nr` I/Os

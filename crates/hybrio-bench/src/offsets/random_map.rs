@@ -93,6 +93,9 @@ pub(super) struct FioOffsets {
     repeat: bool,
     /// Per file, its map; `None` with `norandommap`.
     maps: Vec<Option<BlockMap>>,
+    /// `random_generator=lfsr`: per file, its register (instead of the
+    /// generator and the map).
+    lfsrs: Vec<Lfsr>,
 }
 
 impl FioOffsets {
@@ -112,6 +115,7 @@ impl FioOffsets {
                 .iter()
                 .map(|&bits| random_map.then(|| BlockMap::new(bits)))
                 .collect(),
+            lfsrs: Vec::new(),
         }
     }
 
@@ -122,11 +126,28 @@ impl FioOffsets {
         self.repeat = repeat;
     }
 
+    /// fio's `random_generator=lfsr`: each file's blocks (`map_bits`, in
+    /// the job's smallest size) from a register seeded with `seed`. False
+    /// where fio's cannot be set up.
+    pub(super) fn use_lfsr(&mut self, map_bits: &[u64], seed: u64) -> bool {
+        let lfsrs: Option<Vec<Lfsr>> = map_bits.iter().map(|&bits| Lfsr::new(bits, seed)).collect();
+        match lfsrs {
+            Some(lfsrs) => {
+                self.lfsrs = lfsrs;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A new pass: every block is to do again; with `repeat` the same
     /// order as the last.
     pub(super) fn restart(&mut self) {
         for map in self.maps.iter_mut().flatten() {
             map.reset();
+        }
+        for lfsr in &mut self.lfsrs {
+            lfsr.reset();
         }
         if self.repeat {
             self.rand = self.seeded.clone();
@@ -145,6 +166,13 @@ impl FioOffsets {
     /// does when a job runs by time).
     #[inline]
     pub(super) fn next_block(&mut self, file: usize, blocks: u64, units: u64) -> u64 {
+        if let Some(lfsr) = self.lfsrs.get_mut(file) {
+            // Every block came: the file starts over (a job run by time).
+            return lfsr.next().unwrap_or_else(|| {
+                lfsr.reset();
+                lfsr.next().unwrap_or(0)
+            });
+        }
         let mut b = self.rand.next_below(blocks);
         let Some(map) = self.maps.get_mut(file).and_then(Option::as_mut) else {
             return b;
@@ -186,6 +214,20 @@ mod tests {
     }
 
     #[test]
+    fn the_lfsr_gives_every_block_once_then_ends() {
+        for blocks in [1u64, 7, 8, 1000, 4096] {
+            let mut lfsr = Lfsr::new(blocks, 0xb189_9bed).unwrap();
+            let mut seen: Vec<u64> = std::iter::from_fn(|| lfsr.next()).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..blocks).collect::<Vec<_>>(), "{blocks}");
+            assert!(lfsr.reset());
+            assert!(lfsr.next().is_some());
+        }
+        // All ones in the register's width: fio refuses the seed.
+        assert!(Lfsr::new(1000, 1023).is_none());
+    }
+
+    #[test]
     fn a_pass_visits_every_block_once_and_a_repeated_pass_repeats_it() {
         let mut offsets = FioOffsets::new(FioRand::new(7, false), &[1000], true, true);
         let first: Vec<u64> = (0..1000).map(|_| offsets.next_block(0, 1000, 1)).collect();
@@ -195,5 +237,143 @@ mod tests {
         offsets.restart();
         let again: Vec<u64> = (0..1000).map(|_| offsets.next_block(0, 1000, 1)).collect();
         assert_eq!(first, again);
+    }
+}
+
+/// fio's taps of a maximal-length XNOR LFSR of each width (lib/lfsr.c):
+/// the bit positions, from 1, whose mask the register feeds back.
+const LFSR_TAPS: [&[u8]; 64] = [
+    &[],
+    &[],
+    &[],
+    &[3, 2],
+    &[4, 3],
+    &[5, 3],
+    &[6, 5],
+    &[7, 6],
+    &[8, 6, 5, 4],
+    &[9, 5],
+    &[10, 7],
+    &[11, 9],
+    &[12, 6, 4, 1],
+    &[13, 4, 3, 1],
+    &[14, 5, 3, 1],
+    &[15, 14],
+    &[16, 15, 13, 4],
+    &[17, 14],
+    &[18, 11],
+    &[19, 6, 2, 1],
+    &[20, 17],
+    &[21, 19],
+    &[22, 21],
+    &[23, 18],
+    &[24, 23, 22, 17],
+    &[25, 22],
+    &[26, 6, 2, 1],
+    &[27, 5, 2, 1],
+    &[28, 25],
+    &[29, 27],
+    &[30, 6, 4, 1],
+    &[31, 28],
+    &[32, 31, 29, 1],
+    &[33, 20],
+    &[34, 27, 2, 1],
+    &[35, 33],
+    &[36, 25],
+    &[37, 5, 4, 3, 2, 1],
+    &[38, 6, 5, 1],
+    &[39, 35],
+    &[40, 38, 21, 19],
+    &[41, 38],
+    &[42, 41, 20, 19],
+    &[43, 42, 38, 37],
+    &[44, 43, 18, 17],
+    &[45, 44, 42, 41],
+    &[46, 45, 26, 25],
+    &[47, 42],
+    &[48, 47, 21, 20],
+    &[49, 40],
+    &[50, 49, 24, 23],
+    &[51, 50, 36, 35],
+    &[52, 49],
+    &[53, 52, 38, 37],
+    &[54, 53, 18, 17],
+    &[55, 31],
+    &[56, 55, 35, 34],
+    &[57, 50],
+    &[58, 39],
+    &[59, 58, 38, 37],
+    &[60, 59],
+    &[61, 60, 46, 45],
+    &[62, 61, 6, 5],
+    &[63, 62],
+];
+
+/// fio's `random_generator=lfsr`: every block of a file once, in the order
+/// of a linear feedback shift register just wide enough, as fio 3.33 steps
+/// it (no random map needed).
+#[derive(Debug, Clone)]
+pub(super) struct Lfsr {
+    xormask: u64,
+    cached_bit: u64,
+    max_val: u64,
+    last_val: u64,
+    num_vals: u64,
+    cycle_length: u64,
+    seed: u64,
+}
+
+impl Lfsr {
+    /// fio's `lfsr_init(blocks, seed, 0)`; `None` where fio's fails (a
+    /// file of more than 2^63 blocks, or a seed whose low bits are all ones).
+    pub(super) fn new(blocks: u64, seed: u64) -> Option<Lfsr> {
+        let taps = (3..64)
+            .find(|&i| (1u64 << i) > blocks)
+            .map(|i| LFSR_TAPS[i])?;
+        let xormask = taps.iter().fold(0u64, |mask, &t| mask | 1 << (t - 1));
+        let mut lfsr = Lfsr {
+            xormask,
+            cached_bit: 1 << (taps[0] - 1),
+            max_val: blocks.saturating_sub(1),
+            last_val: 0,
+            num_vals: 0,
+            // fio's prepare_spin(0): no cycle, then one more step the first time.
+            cycle_length: 1,
+            seed,
+        };
+        lfsr.reset().then_some(lfsr)
+    }
+
+    /// fio's `lfsr_reset`: from the seed again.
+    pub(super) fn reset(&mut self) -> bool {
+        let bitmask = (self.cached_bit << 1) - 1;
+        self.num_vals = 0;
+        self.last_val = self.seed & bitmask;
+        self.last_val != bitmask
+    }
+
+    fn step(&mut self) {
+        let v = self.last_val;
+        self.last_val = ((v >> 1) | self.cached_bit) ^ ((v & 1).wrapping_sub(1) & self.xormask);
+    }
+
+    /// fio's `lfsr_next`: the next block, `None` once every block came.
+    pub(super) fn next(&mut self) -> Option<u64> {
+        if self.num_vals > self.max_val {
+            return None;
+        }
+        self.num_vals += 1;
+        loop {
+            if self.cycle_length > 0 {
+                self.cycle_length -= 1;
+                if self.cycle_length == 0 {
+                    self.step();
+                }
+            }
+            self.step();
+            if self.last_val <= self.max_val {
+                return Some(self.last_val);
+            }
+        }
     }
 }

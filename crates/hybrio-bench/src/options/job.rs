@@ -192,6 +192,8 @@ pub struct JobOptions {
     pub randseed_given: bool,
     /// `random_generator=tausworthe64` (else fio's 32-bit tausworthe).
     pub random_generator64: bool,
+    /// `random_generator=lfsr`.
+    pub random_lfsr: bool,
     /// Random offsets may repeat within a pass.
     pub norandommap: bool,
     /// How random offsets are spread (fio's `random_distribution`), per
@@ -433,6 +435,7 @@ impl Default for JobOptions {
             randseed: 0x89,
             randseed_given: false,
             random_generator64: false,
+            random_lfsr: false,
             random_distribution: Default::default(),
             norandommap: false,
             invalidate: true,

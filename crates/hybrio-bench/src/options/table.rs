@@ -436,10 +436,13 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
     opt!(
         "random_generator",
         &[],
-        Kind::Choice(&["tausworthe", "tausworthe64"]),
+        Kind::Choice(&["tausworthe", "tausworthe64", "lfsr"]),
         "tausworthe",
-        "fio's generator of random offsets: tausworthe (32 bits) or tausworthe64",
-        |j, v| j.random_generator64 = v == "tausworthe64"
+        "fio's generator of random offsets: tausworthe (32 bits), tausworthe64, or lfsr (each block once, no random map)",
+        |j, v| {
+            j.random_generator64 = v == "tausworthe64";
+            j.random_lfsr = v == "lfsr"
+        }
     ),
     opt!(
         "rate",

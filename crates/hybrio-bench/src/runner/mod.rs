@@ -70,6 +70,14 @@ pub enum RunError {
         /// What failed.
         source: crate::logs::LogError,
     },
+    /// The job's options cannot be set up (what fio refuses at setup too).
+    #[error("job '{job}': {message}")]
+    Setup {
+        /// The job.
+        job: String,
+        /// Why.
+        message: String,
+    },
     /// The job's thread could not be placed as asked (`cpus_allowed`,
     /// `nice`, `prio`, `numa_mem_policy`...).
     #[error("job '{job}': {what}: {source}")]
@@ -321,6 +329,16 @@ impl PreparedJob {
             options.rw_sequencer_identical,
         );
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
+        let mut plan = plan;
+        if options.random_lfsr
+            && options.rw.is_random()
+            && !plan.use_lfsr(fio_block_seed(&options, number, seed))
+        {
+            return Err(RunError::Setup {
+                job: options.name.clone(),
+                message: "random_generator=lfsr: fio's shift register cannot be set up for these files (more than 2^63 blocks, or the seed's low bits are all ones); use tausworthe64".into(),
+            });
+        }
         let plan = plan
             .with_file_starts(&starts)
             .with_block_align(options.blockalign)
@@ -529,6 +547,20 @@ impl PreparedJob {
     }
 }
 
+/// fio's seed of random offsets (`FIO_RAND_BLOCK_OFF`) for job `number`:
+/// with `randrepeat` `FIO_RANDSEED` times the job's number, else from
+/// `randseed`, else `fresh`.
+fn fio_block_seed(options: &JobOptions, number: usize, fresh: u64) -> u64 {
+    use crate::fio_rand::{BLOCK_SEED, REPEATABLE_SEED, job_seeds};
+    if options.randrepeat {
+        REPEATABLE_SEED.wrapping_mul(number as u64)
+    } else if options.randseed_given {
+        job_seeds(options.randseed, number as u64)[BLOCK_SEED]
+    } else {
+        fresh
+    }
+}
+
 /// Which of fio's generators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Generator {
@@ -551,18 +583,14 @@ fn fio_generator(
     fresh: u64,
     which: Generator,
 ) -> crate::fio_rand::FioRand {
-    use crate::fio_rand::{BLOCK_SEED, FILE_SEED, FioRand, MIX_SEED, REPEATABLE_SEED, job_seeds};
+    use crate::fio_rand::{FILE_SEED, FioRand, MIX_SEED, job_seeds};
     let seeds = (options.randrepeat || options.randseed_given)
         .then(|| job_seeds(options.randseed, number as u64));
     match which {
-        Generator::Offsets => {
-            let seed = match seeds {
-                _ if options.randrepeat => REPEATABLE_SEED.wrapping_mul(number as u64),
-                Some(seeds) => seeds[BLOCK_SEED],
-                None => fresh,
-            };
-            FioRand::new(seed, options.random_generator64)
-        }
+        Generator::Offsets => FioRand::new(
+            fio_block_seed(options, number, fresh),
+            options.random_generator64,
+        ),
         Generator::Mix => FioRand::new(seeds.map_or(fresh ^ 0x6d69, |s| s[MIX_SEED]), false),
         Generator::Files => FioRand::new(
             seeds.map_or(fresh ^ 0x66, |s| s[FILE_SEED]),

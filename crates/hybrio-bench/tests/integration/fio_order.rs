@@ -65,6 +65,8 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=randread --size=512k --io_size=1536k",
         "--filename=a --rw=read --number_ios=10",
         "--filename=a --rw=randrw --blockalign=16k,8k",
+        "--filename=a --rw=randread --random_generator=lfsr",
+        "--filename=a --rw=randrw --random_generator=lfsr --loops=2",
         "--rw=randread --nrfiles=4",
         "--rw=read --nrfiles=4 --file_service_type=sequential",
     ] {
