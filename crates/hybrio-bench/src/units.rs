@@ -85,19 +85,22 @@ pub fn parse_size_in(text: &str, kb_base: u32) -> Result<u64, ValueError> {
     } else {
         (1024, 1000)
     };
-    let (power, base): (u32, u64) = match suffix.as_str() {
-        "" | "b" => (0, 1024),
-        "k" | "kb" => (1, plain),
-        "kib" => (1, iec),
-        "m" | "mb" => (2, plain),
-        "mib" => (2, iec),
-        "g" | "gb" => (3, plain),
-        "gib" => (3, iec),
-        "t" | "tb" => (4, plain),
-        "tib" => (4, iec),
-        "p" | "pb" => (5, plain),
-        "pib" => (5, iec),
-        _ => return Err(err()),
+    // As fio's parser reads a unit: by its start, so that `Ki`, `kB/s` or
+    // `kibibytes` are units too: `kib` .. `pib` first (the other base),
+    // then `k` .. `p`; `b` (bytes) or nothing is 1. What fio would read as
+    // 1 whatever it says (`1e`) is refused rather than taken for a byte.
+    let starts = |unit: &str| suffix.starts_with(unit);
+    let (power, base): (u32, u64) = if suffix.is_empty() || starts("b") {
+        (0, 1024)
+    } else if let Some(power) = ["kib", "mib", "gib", "tib", "pib"]
+        .iter()
+        .position(|u| starts(u))
+    {
+        (power as u32 + 1, iec)
+    } else if let Some(power) = ["k", "m", "g", "t", "p"].iter().position(|u| starts(u)) {
+        (power as u32 + 1, plain)
+    } else {
+        return Err(err());
     };
     let multiplier = base
         .checked_pow(power)
@@ -221,5 +224,26 @@ mod tests {
         assert_eq!(parse_bool("0"), Ok(false));
         assert_eq!(parse_bool("true"), Ok(true));
         assert!(parse_bool("2").is_err());
+    }
+
+    #[test]
+    fn units_are_read_by_their_start_as_fio_reads_them() {
+        for (text, bytes) in [
+            ("1Ki", 1024),
+            ("1Mi", 1 << 20),
+            ("2Gi", 2 << 30),
+            ("1kibi", 1000),
+            ("1KiB/s", 1000),
+            ("1kB/s", 1024),
+            ("4Mb", 4 << 20),
+            ("1bytes", 1),
+            ("3B", 3),
+        ] {
+            assert_eq!(parse_size(text).unwrap(), bytes, "{text}");
+        }
+        // fio reads these as 1 byte, whatever they say: hybrio refuses them.
+        for text in ["1e", "1x", "1%"] {
+            assert!(parse_size(text).is_err(), "{text}");
+        }
     }
 }
