@@ -173,6 +173,18 @@ fn size_files(
                 // An existing file: what lies past the start.
                 (None, None) => existing()?.saturating_sub(start),
             };
+            // size=N%: that share of the file, whole blocks.
+            let size = match options.size_percent {
+                Some(pct) => {
+                    let whole = match options.filesize {
+                        Some(size) => size,
+                        None => existing()?,
+                    };
+                    let share = (whole as f64 * pct / 100.0) as u64;
+                    share - share % options.min_block_size().max(1)
+                }
+                None => size,
+            };
             // With offset=N% the region is what is left of the file past it.
             let size = match options.offset {
                 crate::options::Offset::Percent(_) => size.saturating_sub(start),

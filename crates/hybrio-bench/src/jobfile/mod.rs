@@ -616,9 +616,16 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
         job: job.name.clone(),
         message,
     };
+    if job.size_percent.is_some() && job.filename.is_none() && job.filesize.is_none() {
+        return Err(invalid(
+            "size=N% is a share of the job's files: give filename= of existing files, or filesize="
+                .into(),
+        ));
+    }
     if job.filename.is_none()
         && job.directory.is_none()
         && job.size.is_none()
+        && job.size_percent.is_none()
         && job.filesize.is_none()
     {
         return Err(invalid(

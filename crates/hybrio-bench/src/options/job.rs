@@ -286,6 +286,9 @@ pub struct JobOptions {
     /// `blockalign` (alias `ba`): random offsets are multiples of it, per
     /// direction (0: the block size).
     pub blockalign: [u64; 2],
+    /// `size=N%`: the region is this share of each file (its `filesize`,
+    /// or its size as it is).
+    pub size_percent: Option<f64>,
     /// `offset`: where in each file the job's region starts.
     pub offset: Offset,
     /// `offset_increment`: each clone's region starts this much further on.
@@ -491,6 +494,7 @@ impl Default for JobOptions {
             thinktime_blocks: 1,
             thinktime_count_issued: false,
             blockalign: [0; 2],
+            size_percent: None,
             offset: Offset::Bytes(0),
             offset_increment: 0,
             io_size: None,

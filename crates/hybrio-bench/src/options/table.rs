@@ -123,8 +123,20 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Size,
         "",
-        "Total bytes of I/O for each job",
-        |j, v| j.size = Some(size(v, j.kb_base)?)
+        "Total bytes of I/O for each job, or a share of its files' sizes (20%)",
+        |j, v| match v.strip_suffix('%') {
+            Some(pct) => {
+                let pct: f64 = pct
+                    .trim()
+                    .parse()
+                    .map_err(|_| ValueError::Size(v.to_string()))?;
+                if !(pct > 0.0 && pct <= 100.0) {
+                    return Err(ValueError::Range(v.to_string()));
+                }
+                (j.size, j.size_percent) = (None, Some(pct))
+            }
+            None => (j.size, j.size_percent) = (Some(size(v, j.kb_base)?), None),
+        }
     ),
     opt!(
         "filesize",

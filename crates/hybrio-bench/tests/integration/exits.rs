@@ -293,3 +293,20 @@ fn flow_keeps_jobs_to_their_weights() {
     let b = doc["jobs"][1]["write"]["total_ios"].as_u64().unwrap() as f64;
     assert!((6.0..10.0).contains(&(a / b)), "{a} against {b}");
 }
+
+#[test]
+fn size_as_a_share_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::File::create(dir.path().join("data"))
+        .unwrap()
+        .set_len(4 << 20)
+        .unwrap();
+    let doc = super::run_json(
+        &["--name=s", "--filename=data", "--size=25%", "--rw=randread"],
+        dir.path(),
+    );
+    assert_eq!(doc["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    let out = hybrio(&["--name=s", "--size=25%"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("size=N% is a share of the job's files"));
+}
