@@ -175,6 +175,22 @@ struct Cursor {
     draw: Option<BlockDraw>,
 }
 
+impl Cursor {
+    /// The I/O at `offset`, remembered as the last one (fio's `last_start`
+    /// and `last_pos`, which `rw=WORD:N` counts from).
+    #[inline]
+    fn plan(&mut self, direction: Direction, file: usize, offset: u64, len: u64) -> PlannedIo {
+        self.last_start = Some(offset);
+        self.last_pos = offset + len;
+        PlannedIo {
+            direction,
+            file,
+            offset,
+            len,
+        }
+    }
+}
+
 /// The job's whole I/O sequence.
 #[derive(Debug, Clone)]
 pub struct IoPlan {
@@ -564,14 +580,7 @@ impl IoPlan {
             let len = (units * unit)
                 .min(cursor.size.saturating_sub(offset))
                 .max(unit.min(cursor.size));
-            cursor.last_start = Some(offset);
-            cursor.last_pos = offset + len;
-            return PlannedIo {
-                direction,
-                file,
-                offset,
-                len,
-            };
+            return cursor.plan(direction, file, offset, len);
         }
         let align = self.align[dir];
         if self.random && align != 0 && align != unit {
@@ -591,14 +600,7 @@ impl IoPlan {
             let room = cursor.size.saturating_sub(offset);
             let len = (units * unit).min(room.max(unit));
             let len = (len - len % unit).max(unit);
-            cursor.last_start = Some(offset);
-            cursor.last_pos = offset + len;
-            return PlannedIo {
-                direction,
-                file,
-                offset,
-                len,
-            };
+            return cursor.plan(direction, file, offset, len);
         }
         let block = if !self.random {
             let block = cursor.next;
@@ -624,14 +626,7 @@ impl IoPlan {
         } else {
             units.min(cursor.blocks - block)
         };
-        cursor.last_start = Some(block * unit);
-        cursor.last_pos = (block + units) * unit;
-        PlannedIo {
-            direction,
-            file,
-            offset: block * unit,
-            len: units * unit,
-        }
+        cursor.plan(direction, file, block * unit, units * unit)
     }
 }
 

@@ -137,30 +137,32 @@ impl VerifyKind {
         }
     }
 
+    /// Every kind, in fio's order.
+    pub const ALL: [VerifyKind; 19] = [
+        VerifyKind::Meta,
+        VerifyKind::Md5,
+        VerifyKind::Crc64,
+        VerifyKind::Crc32,
+        VerifyKind::Crc32c,
+        VerifyKind::Crc32cIntel,
+        VerifyKind::Crc16,
+        VerifyKind::Crc7,
+        VerifyKind::Sha256,
+        VerifyKind::Sha512,
+        VerifyKind::Sha3_224,
+        VerifyKind::Sha3_256,
+        VerifyKind::Sha3_384,
+        VerifyKind::Sha3_512,
+        VerifyKind::Xxhash,
+        VerifyKind::Sha1,
+        VerifyKind::Pattern,
+        VerifyKind::PatternNoHeader,
+        VerifyKind::Null,
+    ];
+
     /// The kind fio numbers `code`.
     pub fn from_code(code: u16) -> Option<VerifyKind> {
-        const ALL: [VerifyKind; 19] = [
-            VerifyKind::Meta,
-            VerifyKind::Md5,
-            VerifyKind::Crc64,
-            VerifyKind::Crc32,
-            VerifyKind::Crc32c,
-            VerifyKind::Crc32cIntel,
-            VerifyKind::Crc16,
-            VerifyKind::Crc7,
-            VerifyKind::Sha256,
-            VerifyKind::Sha512,
-            VerifyKind::Sha3_224,
-            VerifyKind::Sha3_256,
-            VerifyKind::Sha3_384,
-            VerifyKind::Sha3_512,
-            VerifyKind::Xxhash,
-            VerifyKind::Sha1,
-            VerifyKind::Pattern,
-            VerifyKind::PatternNoHeader,
-            VerifyKind::Null,
-        ];
-        ALL.into_iter().find(|k| k.code() == code)
+        VerifyKind::ALL.into_iter().find(|k| k.code() == code)
     }
 
     /// Bytes of the checksum stored after the common header: the size of

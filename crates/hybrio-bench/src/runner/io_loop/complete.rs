@@ -102,13 +102,7 @@ impl IoLoop<'_> {
             // Counted (failed, first_error), and the job goes on, as fio's
             // continue_on_error; printed as fio prints it unless error_dump=0.
             if self.job.options.errors.dump {
-                let path = self
-                    .job
-                    .files
-                    .iter()
-                    .find(|(h, _)| *h == completion.file)
-                    .map(|(_, p)| p.display().to_string())
-                    .unwrap_or_default();
+                let path = self.path_of(completion.file);
                 let error = std::io::Error::from_raw_os_error(-result as i32).to_string();
                 let error = error.split(" (os error").next().unwrap_or_default();
                 eprintln!(
@@ -118,13 +112,7 @@ impl IoLoop<'_> {
                 );
             }
         } else if result < 0 {
-            let path = self
-                .job
-                .files
-                .iter()
-                .find(|(h, _)| *h == completion.file)
-                .map(|(_, p)| p.display().to_string())
-                .unwrap_or_default();
+            let path = self.path_of(completion.file);
             let error = std::io::Error::from_raw_os_error(-result as i32);
             let place = if op.is_socket() {
                 format!("on {path}")
@@ -181,6 +169,16 @@ impl IoLoop<'_> {
             self.slots[slot].buf = completion.buf;
         }
         self.free.push(slot);
+    }
+
+    /// The path of the job's file (or socket) `handle`, for a message.
+    fn path_of(&self, handle: hybrio::file::FileHandle) -> String {
+        self.job
+            .files
+            .iter()
+            .find(|(h, _)| *h == handle)
+            .map(|(_, p)| p.display().to_string())
+            .unwrap_or_default()
     }
 
     /// A write's blocks are remembered for the read-back; a read's are
