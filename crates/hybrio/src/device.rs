@@ -103,6 +103,10 @@ impl EmulatedDevice {
         let offset = request.offset;
         let outcome = match (request.op, request.buf.as_mut()) {
             (Op::Fsync | Op::Fdatasync, _) => Ok(0),
+            (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
+                let block_device = sys::is_block_device(fd).unwrap_or(false);
+                crate::engine::change_space(fd, block_device, request)
+            }
             (Op::Read, Some(buf)) => {
                 retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset))
             }

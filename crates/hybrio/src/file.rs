@@ -30,6 +30,7 @@ pub struct FileEntry {
     fd: RawFd,
     direct: bool,
     socket: bool,
+    block_device: bool,
     caching: Caching,
 }
 
@@ -84,6 +85,11 @@ impl FileEntry {
         self.socket
     }
 
+    /// True when the file is a block device (a trim is then a discard).
+    pub fn is_block_device(&self) -> bool {
+        self.block_device
+    }
+
     /// How its data goes through the page cache
     /// ([`Engine::set_caching`](crate::engine::Engine::set_caching)).
     pub fn caching(&self) -> Caching {
@@ -119,12 +125,14 @@ impl FileTable {
         // A descriptor fcntl cannot read is a bad one; its requests will say so.
         let direct = sys::is_direct(fd).unwrap_or(false);
         let socket = sys::is_socket(fd).unwrap_or(false);
+        let block_device = sys::is_block_device(fd).unwrap_or(false);
         let entry = FileEntry {
             file,
             path,
             fd,
             direct,
             socket,
+            block_device,
             caching: Caching::Cached,
         };
         if let Some(pos) = self

@@ -46,6 +46,14 @@
 //!   io_uring receives through one standing multishot receive per socket into
 //!   buffers the ring provides, and each receive request takes what arrived
 //!   by copy, in order (at once when data was waiting).
+//! * Requests on a file's space and size go through every engine too:
+//!   [`Request::trim`](request::Request::trim) (a hole punched in a file, a
+//!   `BLKDISCARD` on a block device), [`Request::allocate`](request::Request::allocate)
+//!   (`fallocate`, growing the file or keeping its size) and
+//!   [`Request::truncate`](request::Request::truncate). io_uring sends them
+//!   as `IORING_OP_FALLOCATE`/`FTRUNCATE`; Linux AIO has no command for
+//!   them, so libaio runs them inside `queue`, as it does a block device's
+//!   discard for io_uring (whose fallocate on a device writes zeros).
 //! * [`Engine::queue`](engine::Engine::queue) either completes a request inline,
 //!   queues it, or hands it back when the engine is full;
 //!   [`Engine::commit`](engine::Engine::commit) submits everything queued in one

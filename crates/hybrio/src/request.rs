@@ -20,11 +20,24 @@ pub enum Op {
     /// Send the buffer's `len()` bytes on a socket (`send(2)`): one datagram,
     /// or bytes of a stream. The offset is ignored.
     Send,
+    /// Give back the storage of `len()` bytes at `offset`: a hole punched in
+    /// a regular file (`fallocate(PUNCH_HOLE | KEEP_SIZE)`: the range then
+    /// reads as zeros, the size unchanged), a discard on a block device
+    /// (`BLKDISCARD`). No buffer.
+    Trim,
+    /// Allocate storage for `len()` bytes at `offset` (`fallocate(2)`, mode
+    /// 0): the file grows when the range ends past its end. No buffer.
+    Allocate,
+    /// As [`Allocate`](Op::Allocate), the size unchanged
+    /// (`FALLOC_FL_KEEP_SIZE`). No buffer.
+    AllocateKeepSize,
+    /// Set the file's size to `offset` (`ftruncate(2)`). No buffer.
+    Truncate,
 }
 
 impl Op {
     /// The name used in error messages ("read", "write", "fsync",
-    /// "fdatasync", "recv", "send").
+    /// "fdatasync", "recv", "send", "trim", "fallocate", "ftruncate").
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
@@ -33,12 +46,25 @@ impl Op {
             Op::Fdatasync => "fdatasync",
             Op::Recv => "recv",
             Op::Send => "send",
+            Op::Trim => "trim",
+            Op::Allocate => "fallocate",
+            Op::AllocateKeepSize => "fallocate (keep size)",
+            Op::Truncate => "ftruncate",
         }
     }
 
-    /// True for reads, writes, receives and sends; false for syncs.
+    /// True for reads, writes, receives and sends: the operations with a buffer.
     pub fn moves_data(self) -> bool {
-        !matches!(self, Op::Fsync | Op::Fdatasync)
+        matches!(self, Op::Read | Op::Write | Op::Recv | Op::Send)
+    }
+
+    /// True for the operations on a file's space and size: trim, allocate,
+    /// truncate.
+    pub fn changes_space(self) -> bool {
+        matches!(
+            self,
+            Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate
+        )
     }
 
     /// True for the socket operations, receive and send.
@@ -62,8 +88,12 @@ pub struct Request {
     /// Byte offset in the file (ignored by sync operations).
     pub offset: u64,
     /// The data buffer: reads fill `buf.len()` bytes, writes write `buf.len()` bytes.
-    /// `None` for fsync/fdatasync.
+    /// `None` for the operations without data (syncs, trims, allocations,
+    /// truncations).
     pub buf: Option<Buf>,
+    /// Bytes a trim or an allocation covers (0 for the other operations,
+    /// whose buffer says how much they move).
+    pub span: u64,
     /// Caller's tag, returned untouched in the completion.
     pub user_data: u64,
     /// Set by the adaptive engine for a file the caller let it choose the
@@ -82,6 +112,7 @@ impl Request {
             offset,
             buf: Some(buf),
             user_data,
+            span: 0,
             uncached: false,
         }
     }
@@ -94,6 +125,7 @@ impl Request {
             offset,
             buf: Some(buf),
             user_data,
+            span: 0,
             uncached: false,
         }
     }
@@ -107,6 +139,7 @@ impl Request {
             offset: 0,
             buf: Some(buf),
             user_data,
+            span: 0,
             uncached: false,
         }
     }
@@ -119,6 +152,7 @@ impl Request {
             offset: 0,
             buf: Some(buf),
             user_data,
+            span: 0,
             uncached: false,
         }
     }
@@ -132,13 +166,57 @@ impl Request {
             offset: 0,
             buf: None,
             user_data,
+            span: 0,
             uncached: false,
         }
     }
 
-    /// Bytes this request transfers (0 for sync operations).
+    /// A trim of `len` bytes at `offset` (see [`Op::Trim`]).
+    pub fn trim(file: FileHandle, offset: u64, len: u64, user_data: u64) -> Self {
+        Self::on_space(Op::Trim, file, offset, len, user_data)
+    }
+
+    /// An allocation of `len` bytes at `offset`, growing the file or, with
+    /// `keep_size`, not (see [`Op::Allocate`]).
+    pub fn allocate(
+        file: FileHandle,
+        offset: u64,
+        len: u64,
+        keep_size: bool,
+        user_data: u64,
+    ) -> Self {
+        let op = if keep_size {
+            Op::AllocateKeepSize
+        } else {
+            Op::Allocate
+        };
+        Self::on_space(op, file, offset, len, user_data)
+    }
+
+    /// A truncation (or extension) of the file to `size` bytes.
+    pub fn truncate(file: FileHandle, size: u64, user_data: u64) -> Self {
+        Self::on_space(Op::Truncate, file, size, 0, user_data)
+    }
+
+    fn on_space(op: Op, file: FileHandle, offset: u64, span: u64, user_data: u64) -> Self {
+        Request {
+            op,
+            file,
+            offset,
+            buf: None,
+            user_data,
+            span,
+            uncached: false,
+        }
+    }
+
+    /// Bytes this request transfers, or, for a trim or an allocation, the
+    /// bytes it covers (0 for syncs and truncations).
     pub fn len(&self) -> usize {
-        self.buf.as_ref().map_or(0, Buf::len)
+        match &self.buf {
+            Some(buf) => buf.len(),
+            None => self.span as usize,
+        }
     }
 
     /// True when the request transfers no data.
@@ -156,6 +234,16 @@ impl Request {
         }
     }
 
+    /// The result of this request given the kernel's answer to it: a
+    /// fallocate answers 0, and a trim or allocation gives the bytes it covered.
+    #[inline(always)]
+    pub(crate) fn result_of(&self, kernel: i64) -> i64 {
+        match self.op {
+            Op::Trim | Op::Allocate | Op::AllocateKeepSize if kernel == 0 => self.span as i64,
+            _ => kernel,
+        }
+    }
+
     /// Turns the request into its completion with `result` (bytes, or negative errno).
     pub fn complete(self, result: i64) -> Completion {
         Completion {
@@ -164,6 +252,7 @@ impl Request {
             offset: self.offset,
             buf: self.buf,
             user_data: self.user_data,
+            span: self.span,
             result,
         }
     }
@@ -182,7 +271,11 @@ pub struct Completion {
     pub buf: Option<Buf>,
     /// The caller's tag.
     pub user_data: u64,
-    /// Bytes transferred (may be short), or a negative errno.
+    /// The request's [`span`](Request::span): what a trim or allocation covered.
+    pub span: u64,
+    /// Bytes transferred (may be short), or a negative errno. A trim or an
+    /// allocation that succeeded gives the bytes it covered; a sync or a
+    /// truncation 0.
     pub result: i64,
 }
 

@@ -15,6 +15,7 @@ use crate::request::{Completion, Op, Request};
 
 mod caching;
 mod sockets;
+mod space;
 
 /// An engine kind with one configuration.
 #[derive(Debug, Clone)]
@@ -387,6 +388,7 @@ fn malformed_requests_complete_with_einval() {
             offset: 0,
             buf: None,
             user_data: 1,
+            span: 0,
             uncached: false,
         };
         let huge_offset = Request::write(handle, u64::MAX, take(&pool, 4096), 2);
@@ -1141,7 +1143,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 
 /// `count` operations over a file that starts `initial` bytes long: reads and
 /// writes of 1 byte to 8 KiB at any offset (some across or past the end), and
-/// an occasional fsync or fdatasync.
+/// an occasional fsync, fdatasync or trim (a hole punched, any length and offset).
 fn plan_operations(count: usize, initial: u64) -> Vec<Planned> {
     let mut draw = Draw(0x5EED);
     (0..count)
@@ -1162,6 +1164,7 @@ fn plan_operations(count: usize, initial: u64) -> Vec<Planned> {
             let op = match kind {
                 0 => Op::Fsync,
                 1 => Op::Fdatasync,
+                2..=4 => Op::Trim,
                 k if k < 55 => Op::Read,
                 _ => Op::Write,
             };
@@ -1190,8 +1193,18 @@ fn apply_to_model(model: &mut Vec<u8>, planned: &Planned) -> (i64, u64) {
             pattern(planned.offset ^ planned.len as u64, &mut model[start..end]);
             (planned.len as i64, 0)
         }
-        // The plan is of file operations only (`plan_operations`).
-        Op::Recv | Op::Send => (-i64::from(libc::ENOTSOCK), 0),
+        Op::Trim => {
+            // The hole reads as zeros; the size is kept.
+            let end = (start + planned.len).min(model.len());
+            if let Some(bytes) = model.get_mut(start..end) {
+                bytes.fill(0);
+            }
+            (planned.len as i64, 0)
+        }
+        // The plan is of reads, writes, syncs and trims only (`plan_operations`).
+        Op::Recv | Op::Send | Op::Allocate | Op::AllocateKeepSize | Op::Truncate => {
+            (-i64::from(libc::EINVAL), 0)
+        }
     }
 }
 
@@ -1277,6 +1290,7 @@ fn run_planned(
                 pattern(planned.offset ^ planned.len as u64, buf.as_mut_slice());
                 Request::write(handle, planned.offset, buf, tag)
             }
+            Op::Trim => Request::trim(handle, planned.offset, planned.len as u64, tag),
             op => Request::sync(handle, op == Op::Fdatasync, tag),
         });
         driver.in_flight.insert(tag, range);

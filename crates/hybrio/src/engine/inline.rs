@@ -80,6 +80,9 @@ impl<C: InlineCalls> InlineEngine<C> {
         let offset = request.offset;
         let flags = entry.caching_flags() | request.rw_flags();
         let outcome = match (request.op, request.buf.as_mut()) {
+            (op, _) if op.changes_space() => {
+                super::change_space(fd, entry.is_block_device(), request)
+            }
             (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
             (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
             (op @ (Op::Read | Op::Write), Some(buf)) => {
@@ -87,7 +90,8 @@ impl<C: InlineCalls> InlineEngine<C> {
                     .transfer(fd, request.file, op, buf, offset, flags)
             }
             (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
-            (Op::Read | Op::Write | Op::Recv | Op::Send, None) => {
+            (Op::Read | Op::Write | Op::Recv | Op::Send, None)
+            | (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
                 Err(io::Error::from_raw_os_error(libc::EINVAL))
             }
         };

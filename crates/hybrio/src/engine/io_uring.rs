@@ -489,6 +489,15 @@ impl Engine for IoUringEngine {
             self.device_queue.push(request);
             return QueueOutcome::Queued;
         }
+        if request.op == Op::Trim && entry.is_block_device() {
+            // io_uring's fallocate on a block device writes zeros instead of
+            // discarding: run BLKDISCARD here, as fio's io_uring engine does.
+            let result = match super::change_space(entry.fd(), true, &request) {
+                Ok(n) => n as i64,
+                Err(e) => crate::sys::negative_errno(&e),
+            };
+            return QueueOutcome::Completed(request.complete(result));
+        }
         if self.multishot && request.op == Op::Recv && self.ring.is_listening(request.file.0) {
             return match self.ring.receive(request) {
                 Receive::Done(completion) => QueueOutcome::Completed(completion),

@@ -624,8 +624,36 @@ fn malformed(request: &Request) -> Option<i32> {
             Some(libc::EINVAL)
         }
         Op::Recv | Op::Send if request.buf.is_none() => Some(libc::EINVAL),
+        _ if request.op.changes_space()
+            && (request.buf.is_some() || request.offset > i64::MAX as u64) =>
+        {
+            Some(libc::EINVAL)
+        }
         _ => None,
     }
+}
+
+/// A request on a file's space or size ([`Op::changes_space`]) done now,
+/// the same for every engine that makes it in a thread: a trim punches a
+/// hole in a file (`fallocate`) and discards on a block device
+/// (`BLKDISCARD`); returns the bytes it covered.
+pub(crate) fn change_space(
+    fd: std::os::fd::RawFd,
+    block_device: bool,
+    request: &Request,
+) -> std::io::Result<usize> {
+    use crate::sys::{self, Fallocate, retry_on_interrupt};
+    let (offset, span) = (request.offset, request.span);
+    let allocate = |mode| retry_on_interrupt(|| sys::fallocate(fd, mode, offset, span));
+    match request.op {
+        Op::Trim if block_device => retry_on_interrupt(|| sys::discard(fd, offset, span)),
+        Op::Trim => allocate(Fallocate::PunchHole),
+        Op::Allocate => allocate(Fallocate::Allocate),
+        Op::AllocateKeepSize => allocate(Fallocate::AllocateKeepSize),
+        Op::Truncate => return retry_on_interrupt(|| sys::ftruncate(fd, offset)).map(|()| 0),
+        _ => return Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+    }
+    .map(|()| span as usize)
 }
 
 /// A receive or send on the socket `fd`, the same for every engine that

@@ -161,6 +161,8 @@ struct Job {
     fd: RawFd,
     /// The file was O_DIRECT when added (the emulated device keeps its rules).
     direct: bool,
+    /// The file is a block device (a trim is a discard).
+    block_device: bool,
     /// Emulated device only: `CLOCK_MONOTONIC` time (ns) the request completes at.
     deadline: Option<u64>,
     /// The file's `RWF_*` flags (uncached I/O): its reads and writes are
@@ -175,6 +177,7 @@ impl Job {
             mut request,
             fd,
             direct,
+            block_device,
             deadline,
             rw_flags,
         } = self;
@@ -184,7 +187,7 @@ impl Job {
                 device::wait_until(deadline);
                 result
             }
-            None => perform(fd, &mut request, rw_flags),
+            None => perform(fd, block_device, &mut request, rw_flags),
         };
         request.complete(result)
     }
@@ -192,9 +195,10 @@ impl Job {
 
 /// The system call of a request (already checked by [`malformed`]); returns
 /// bytes transferred or a negative errno.
-fn perform(fd: RawFd, request: &mut Request, rw_flags: i32) -> i64 {
+fn perform(fd: RawFd, block_device: bool, request: &mut Request, rw_flags: i32) -> i64 {
     let offset = request.offset;
     let outcome = match (request.op, request.buf.as_mut()) {
+        (op, _) if op.changes_space() => super::change_space(fd, block_device, request),
         (Op::Read, Some(buf)) if rw_flags != 0 => {
             retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, rw_flags))
         }
@@ -206,7 +210,8 @@ fn perform(fd: RawFd, request: &mut Request, rw_flags: i32) -> i64 {
         (Op::Read, Some(buf)) => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
         (Op::Write, Some(buf)) => retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset)),
         (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
-        (Op::Read | Op::Write | Op::Recv | Op::Send, None) => {
+        (Op::Read | Op::Write | Op::Recv | Op::Send, None)
+        | (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
             Err(io::Error::from_raw_os_error(libc::EINVAL))
         }
     };
@@ -870,6 +875,7 @@ impl Engine for PoolEngine {
         self.pending.push(Job {
             fd: entry.fd(),
             direct: entry.is_direct(),
+            block_device: entry.is_block_device(),
             deadline: None,
             rw_flags: entry.caching_flags() | request.rw_flags(),
             request,

@@ -683,7 +683,9 @@ fn build_iocb(index: u32, request: &mut Request, fd: RawFd, rw_flags: libc::c_in
         // Linux AIO has no socket commands: the engine refuses sockets when
         // they are added, and a receive or send on a file is a read or write
         // at no offset the kernel would take (a negative one: EINVAL).
-        Op::Recv | Op::Send => {
+        // Nor commands on a file's space: the engine runs them itself
+        // before they come here; one that did would be refused (EINVAL).
+        Op::Recv | Op::Send | Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate => {
             iocb.aio_lio_opcode = if request.op == Op::Recv {
                 IOCB_CMD_PREAD
             } else {

@@ -1,5 +1,6 @@
 //! Plain file-descriptor calls: read/write at the current position, lseek,
-//! pread/pwrite, fsync/fdatasync, posix_fadvise.
+//! pread/pwrite, fsync/fdatasync, posix_fadvise, fallocate, ftruncate,
+//! a block device's discard.
 //!
 //! They take a `RawFd` the caller keeps open. Passing a stale or foreign
 //! descriptor cannot break memory safety: the kernel only ever touches the
@@ -117,6 +118,70 @@ pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::R
     } else {
         Err(io::Error::from_raw_os_error(err))
     }
+}
+
+/// How `fallocate(2)` changes a file's space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fallocate {
+    /// Mode 0: allocate, growing the file past its end.
+    Allocate,
+    /// `FALLOC_FL_KEEP_SIZE`: allocate, the size unchanged.
+    AllocateKeepSize,
+    /// `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`: free the range, which
+    /// then reads as zeros.
+    PunchHole,
+}
+
+/// `fallocate(2)` over `len` bytes from `offset`.
+pub(crate) fn fallocate(fd: RawFd, mode: Fallocate, offset: u64, len: u64) -> io::Result<()> {
+    let offset = to_off(offset)?;
+    let len = to_off(len)?;
+    let mode = match mode {
+        Fallocate::Allocate => 0,
+        Fallocate::AllocateKeepSize => libc::FALLOC_FL_KEEP_SIZE,
+        Fallocate::PunchHole => libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+    };
+    // SAFETY: fallocate takes no pointers; any descriptor value is safe to pass.
+    check(unsafe { libc::fallocate(fd, mode, offset, len) } as libc::ssize_t).map(|_| ())
+}
+
+/// `ftruncate(2)`: the file's size becomes `size`.
+pub(crate) fn ftruncate(fd: RawFd, size: u64) -> io::Result<()> {
+    let size = to_off(size)?;
+    // SAFETY: ftruncate takes no pointers; any descriptor value is safe to pass.
+    check(unsafe { libc::ftruncate(fd, size) } as libc::ssize_t).map(|_| ())
+}
+
+/// `ioctl(BLKDISCARD)`: tells a block device that `len` bytes from `offset`
+/// are no longer needed.
+pub(crate) fn discard(fd: RawFd, offset: u64, len: u64) -> io::Result<()> {
+    // _IO(0x12, 119), from <linux/fs.h>; the libc crate does not carry it.
+    const BLKDISCARD: libc::Ioctl = 0x1277;
+    let range: [u64; 2] = [offset, len];
+    // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer it
+    // is given (the kernel's contract for this ioctl); `range` is exactly
+    // that and outlives the call. On anything but a block device the kernel
+    // answers ENOTTY without reading it.
+    check(unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) } as libc::ssize_t).map(|_| ())
+}
+
+/// Whether `fd` is a block device (`fstat`).
+pub(crate) fn is_block_device(fd: RawFd) -> io::Result<bool> {
+    file_type(fd).map(|kind| kind == libc::S_IFBLK)
+}
+
+/// The type bits of `fd`'s mode (`st_mode & S_IFMT`, from `fstat`).
+pub(crate) fn file_type(fd: RawFd) -> io::Result<libc::mode_t> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes one `struct stat` into the pointer it is given,
+    // which points at enough space for one; it is read only on success.
+    let ret = unsafe { libc::fstat(fd, stat.as_mut_ptr()) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstat returned 0, so it filled the whole struct (its promise).
+    let mode = unsafe { stat.assume_init() }.st_mode;
+    Ok(mode & libc::S_IFMT)
 }
 
 /// Whether `fd` was opened with `O_DIRECT` (`fcntl(F_GETFL)`).

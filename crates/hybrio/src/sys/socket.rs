@@ -128,16 +128,7 @@ fn socket_type(fd: RawFd) -> io::Result<i32> {
 
 /// True when `fd` is a socket (`fstat`'s `S_IFSOCK`).
 pub(crate) fn is_socket(fd: RawFd) -> io::Result<bool> {
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: fstat writes one `struct stat` into the pointer it is given,
-    // which points at enough space for one; it is read only on success.
-    let ret = unsafe { libc::fstat(fd, stat.as_mut_ptr()) };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fstat returned 0, so it filled the whole struct (its promise).
-    let mode = unsafe { stat.assume_init() }.st_mode;
-    Ok(mode & libc::S_IFMT == libc::S_IFSOCK)
+    super::fd::file_type(fd).map(|kind| kind == libc::S_IFSOCK)
 }
 
 #[cfg(test)]

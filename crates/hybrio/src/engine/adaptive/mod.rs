@@ -337,7 +337,12 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         let operation = match op {
             Op::Read => 0,
             Op::Write => 1,
-            Op::Fsync | Op::Fdatasync => 2,
+            Op::Fsync
+            | Op::Fdatasync
+            | Op::Trim
+            | Op::Allocate
+            | Op::AllocateKeepSize
+            | Op::Truncate => 2,
             Op::Recv => 3,
             Op::Send => 4,
         };

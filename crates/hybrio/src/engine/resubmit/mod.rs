@@ -283,6 +283,7 @@ fn into_request(completion: Completion) -> Request {
         offset: completion.offset,
         buf: completion.buf,
         user_data: completion.user_data,
+        span: completion.span,
         // Whoever chose it for the first part (the adaptive engine, above
         // this layer) chooses again for the rest.
         uncached: false,
@@ -673,6 +674,7 @@ impl<E: Engine> Engine for Resubmit<E> {
                 offset,
                 buf,
                 user_data,
+                span,
                 result,
             }) => QueueOutcome::Completed(Completion {
                 op,
@@ -680,6 +682,7 @@ impl<E: Engine> Engine for Resubmit<E> {
                 offset,
                 buf,
                 user_data,
+                span,
                 result,
             }),
             QueueOutcome::Queued => QueueOutcome::Queued,

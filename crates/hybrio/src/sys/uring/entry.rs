@@ -75,6 +75,19 @@ pub(super) fn build_entry(
             with_target!(file, target => opcode::Send::new(target, ptr, len).flags(libc::MSG_NOSIGNAL).build())
         }
         Op::Fsync => with_target!(file, target => opcode::Fsync::new(target).build()),
+        // Trims on block devices never come here (the engine discards them
+        // itself: io_uring's fallocate on a device zeroes, it does not discard).
+        Op::Trim | Op::Allocate | Op::AllocateKeepSize => {
+            let mode = match request.op {
+                Op::Allocate => 0,
+                Op::AllocateKeepSize => libc::FALLOC_FL_KEEP_SIZE,
+                _ => libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            };
+            with_target!(file, target => opcode::Fallocate::new(target, request.span).offset(offset).mode(mode).build())
+        }
+        Op::Truncate => {
+            with_target!(file, target => opcode::Ftruncate::new(target, offset).build())
+        }
         Op::Fdatasync => {
             with_target!(file, target => opcode::Fsync::new(target).flags(types::FsyncFlags::DATASYNC).build())
         }

@@ -599,6 +599,7 @@ impl Ring {
             // Slots are < capacity, which fits in u32 (checked in `new`).
             self.free.push(slot as u32);
             self.occupied -= 1;
+            let result = request.result_of(result);
             out.push(request.complete(result));
             drained += 1;
         }
