@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::options::JobOptions;
+use crate::options::{JobOptions, Preallocate};
 
 /// A file the job will use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,11 +221,34 @@ fn split_filenames(list: &str) -> Vec<String> {
     names
 }
 
+/// Gives a new file a job writes its space as fio's `fallocate` says:
+/// from 0 to the end of the job's region.
+fn preallocate_file(
+    file: &File,
+    plan: &FilePlan,
+    preallocate: Preallocate,
+) -> Result<(), hybrio::Error> {
+    use rustix::fs::FallocateFlags;
+    let end = plan.start + plan.size;
+    let done = match preallocate {
+        Preallocate::None => return Ok(()),
+        Preallocate::Allocate => rustix::fs::fallocate(file, FallocateFlags::empty(), 0, end),
+        Preallocate::KeepSize => rustix::fs::fallocate(file, FallocateFlags::KEEP_SIZE, 0, end),
+        Preallocate::Truncate => rustix::fs::ftruncate(file, end),
+    };
+    done.map_err(|e| hybrio::Error::io("fallocate", &plan.path, 0, e.into()))
+}
+
 /// Makes a file ready: a job that reads gets a file holding at least `size`
 /// bytes of data (written now if missing); a write-only job gets the file
-/// created. Returns true when data was written. Block devices and character
-/// devices are used as they are.
-pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> {
+/// created, its space given as `preallocate` says (fio's `fallocate`).
+/// Returns true when data was written. Block devices and character devices
+/// are used as they are.
+pub fn lay_out(
+    plan: &FilePlan,
+    job_reads: bool,
+    preallocate: Preallocate,
+) -> Result<bool, hybrio::Error> {
     let existing = std::fs::metadata(&plan.path).ok();
     if existing.as_ref().is_some_and(|m| !m.is_file()) {
         return Ok(false);
@@ -239,7 +262,8 @@ pub fn lay_out(plan: &FilePlan, job_reads: bool) -> Result<bool, hybrio::Error> 
                 create: true,
                 direct: false,
             };
-            hybrio::file::open(&plan.path, &opts)?;
+            let file = hybrio::file::open(&plan.path, &opts)?;
+            preallocate_file(&file, plan, preallocate)?;
         }
         return Ok(false);
     }
@@ -322,7 +346,7 @@ mod tests {
             size: 3 << 20,
             start: 0,
         };
-        assert!(lay_out(&plan, true).unwrap());
+        assert!(lay_out(&plan, true, Preallocate::None).unwrap());
         assert_eq!(std::fs::metadata(&plan.path).unwrap().len(), 3 << 20);
         let data = std::fs::read(&plan.path).unwrap();
         assert!(
@@ -330,7 +354,7 @@ mod tests {
             "layout must write data, not holes"
         );
         assert!(
-            !lay_out(&plan, true).unwrap(),
+            !lay_out(&plan, true, Preallocate::None).unwrap(),
             "an existing file of the right size is reused"
         );
         let plan = FilePlan {
@@ -338,7 +362,7 @@ mod tests {
             size: 1 << 20,
             start: 0,
         };
-        assert!(!lay_out(&plan, false).unwrap());
+        assert!(!lay_out(&plan, false, Preallocate::None).unwrap());
         assert_eq!(std::fs::metadata(&plan.path).unwrap().len(), 0);
     }
 
@@ -373,7 +397,7 @@ mod tests {
             size: 8192,
             start: 8192,
         };
-        assert!(lay_out(&plan, true).unwrap());
+        assert!(lay_out(&plan, true, Preallocate::None).unwrap());
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), 16384);
         assert!(
@@ -384,6 +408,9 @@ mod tests {
             bytes[8192..].iter().any(|&b| b != 0),
             "the region holds data"
         );
-        assert!(!lay_out(&plan, true).unwrap(), "nothing more to write");
+        assert!(
+            !lay_out(&plan, true, Preallocate::None).unwrap(),
+            "nothing more to write"
+        );
     }
 }

@@ -68,7 +68,7 @@ struct Log {
     kind: Kind,
     path: PathBuf,
     out: BufWriter<File>,
-    windows: [Window; 2],
+    windows: [Window; 3],
 }
 
 /// One job's open logs.
@@ -127,7 +127,7 @@ impl JobLogs {
                 kind,
                 path,
                 out: BufWriter::with_capacity(1 << 16, file),
-                windows: [Window::default(); 2],
+                windows: [Window::default(); 3],
             });
         }
         let avg_ns = options.log_avg_msec.saturating_mul(1_000_000);
@@ -149,10 +149,7 @@ impl JobLogs {
         slat_ns: Option<u64>,
         clat_ns: u64,
     ) -> Result<(), LogError> {
-        let d = match dir {
-            DataDir::Read => 0,
-            _ => 1,
-        };
+        let d = dir.index();
         let lat_ns = clat_ns + slat_ns.unwrap_or(0);
         if self.avg_ns == 0 {
             let ms = now / 1_000_000;

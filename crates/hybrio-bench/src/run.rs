@@ -14,7 +14,7 @@ use crate::layout::{self, LayoutError};
 use crate::options::{JobOptions, UnifiedRw};
 use crate::output::{ErrorCount, GroupReport, JobDescription, JobReport, RunReport};
 use crate::progress::{Progress, StatusLine};
-use crate::runner::{self, JobOutcome, PreparedJob, RunError};
+use crate::runner::{self, JobOutcome, RunError};
 use crate::stats::{self, JobStats};
 
 /// What stops a run before or while it runs. Each is one line for the user.
@@ -175,7 +175,9 @@ pub fn run_reporting(
         for clone in &clones[segment.clone()] {
             let options = &clone.def.options;
             let kind = runner::engine_kind(options)?;
-            let files = if options.network().is_some() {
+            // A file-operation job holds one file open at a time, at most.
+            let file_op = crate::options::FileOp::named(&options.ioengine, options.stat_type);
+            let files = if options.network().is_some() || file_op.is_some() {
                 1
             } else {
                 layout::file_names(options, clone.number).len() as u64
@@ -321,10 +323,13 @@ fn run_together(
             continue;
         }
         let plans = layout::plan_files(options, clone.number)?;
-        if options.ioengine != "null" {
+        // filecreate's files are what it makes: nothing to lay out (fio's
+        // DISKLESSIO); filestat and filedelete find theirs laid out.
+        let creates = options.ioengine == "filecreate";
+        if options.ioengine != "null" && !creates {
             let needs_data: Vec<_> = plans
                 .iter()
-                .filter(|p| options.rw.reads() && needs_layout(p))
+                .filter(|p| holds_data_first(options) && needs_layout(p))
                 .collect();
             if !needs_data.is_empty() {
                 let total: u64 = needs_data.iter().map(|p| p.size).sum();
@@ -346,8 +351,9 @@ fn run_together(
                 }
                 // create_on_open: a file a job only writes is created when
                 // the job opens it, not before.
-                if options.rw.reads() || !options.create_on_open {
-                    layout::lay_out(plan, options.rw.reads()).map_err(LayoutError::from)?;
+                if holds_data_first(options) || !options.create_on_open {
+                    layout::lay_out(plan, holds_data_first(options), options.fallocate)
+                        .map_err(LayoutError::from)?;
                 }
                 if options.pre_read {
                     layout::pre_read(plan).map_err(LayoutError::from)?;
@@ -404,16 +410,7 @@ fn run_together(
                 // with SINGLE_ISSUER belongs to one thread.
                 let clone_number = number_in_job;
                 let prepared = runner::place_thread(&options, clone_number)
-                    .and_then(|()| runner::engine_kind(&options))
-                    .and_then(|kind| {
-                        let files = runner::open_files(&options, &plans).map_err(|source| {
-                            RunError::Engine {
-                                job: options.name.clone(),
-                                source,
-                            }
-                        })?;
-                        PreparedJob::new(options.clone(), kind, files, seed, number)
-                    });
+                    .and_then(|()| runner::ReadyJob::new(&options, &plans, seed, number));
                 let (prepared, report) = match prepared {
                     Ok(job) => (Some(job), Ok(())),
                     Err(error) => (None, Err(error)),
@@ -806,4 +803,11 @@ pub fn failures(report: &RunReport) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Whether a job's files must hold data before it starts: it reads them, or
+/// trims them (fio leaves a trimming job's new file sparse, where a trim
+/// frees nothing; hybrio writes it, so that its trims give blocks back).
+fn holds_data_first(options: &crate::options::JobOptions) -> bool {
+    options.rw.reads() || options.rw.trims()
 }

@@ -21,12 +21,24 @@ pub enum Direction {
     Read,
     /// A write.
     Write,
+    /// A trim: the storage of the range given back.
+    Trim,
 }
 
 impl Direction {
-    /// 0 for reads, 1 for writes: fio's ddir index.
+    /// 0 for reads, 1 for writes, 2 for trims: fio's ddir index.
     pub fn index(self) -> usize {
         self as usize
+    }
+
+    /// Where the plan keeps this direction's sizes and places: a trim's
+    /// are the writes' (a trimming job walks its blocks as a writing one would).
+    #[inline]
+    fn slot(self) -> usize {
+        match self {
+            Direction::Read => 0,
+            Direction::Write | Direction::Trim => 1,
+        }
     }
 }
 
@@ -229,6 +241,11 @@ pub struct IoPlan {
     align: [u64; 2],
     /// What fio's random map and LFSR count in: the job's smallest block size.
     map_unit: u64,
+    /// A trimming job: its I/Os are trims, and with `trimwrite` each is
+    /// followed by a write of the same block (`then_write` holds it).
+    trims: bool,
+    writes_after_trim: bool,
+    then_write: Option<PlannedIo>,
 }
 
 /// fio's choice of direction in a mixed job (`get_rw_ddir`): a direction is
@@ -267,7 +284,7 @@ impl FioMix {
             if drawn != self.direction {
                 let share = match drawn {
                     Direction::Read => read_percent,
-                    Direction::Write => 100 - read_percent,
+                    Direction::Write | Direction::Trim => 100 - read_percent,
                 };
                 self.limit = self.issued[self.direction.index()] * u64::from(share) / 100;
             }
@@ -300,6 +317,8 @@ impl IoPlan {
         random_map: bool,
         seed: u64,
     ) -> IoPlan {
+        let (trims, writes_after_trim) = (mode.trims(), mode.writes_after_trim());
+        let mode = mode.offsets_as();
         let sizing = sizing.map(Into::into);
         let unit = [sizing[0].unit(), sizing[1].unit()];
         let rng = Rng::new(seed);
@@ -359,6 +378,9 @@ impl IoPlan {
             starts: Vec::new(),
             align: [0; 2],
             map_unit: map_unit.max(1),
+            trims,
+            writes_after_trim,
+            then_write: None,
         }
     }
 
@@ -444,7 +466,7 @@ impl IoPlan {
     /// The smallest block size of a direction: offsets and lengths are
     /// multiples of it.
     pub fn unit(&self, direction: Direction) -> u64 {
-        self.unit[direction.index()]
+        self.unit[direction.slot()]
     }
 
     /// Starts a new pass: sequential I/O goes back to offset 0, random I/O
@@ -461,6 +483,7 @@ impl IoPlan {
         }
         self.next_file = 0;
         self.in_file = 0;
+        self.then_write = None;
     }
 
     /// The next I/O.
@@ -474,20 +497,53 @@ impl IoPlan {
     /// start added).
     #[inline]
     pub fn next_io_in(&mut self, direction: Direction) -> PlannedIo {
-        let mut io = self.next_in_region(direction);
+        if direction == Direction::Write
+            && let Some(write) = self.then_write.take()
+        {
+            return write;
+        }
+        let slot = if direction == Direction::Read {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
+        let mut io = self.next_in_region(slot);
         if let Some(&start) = self.starts.get(io.file) {
             io.offset += start;
         }
+        if self.trims {
+            // As fio's trimwrite: the write goes where the trim went.
+            io.direction = Direction::Trim;
+            if self.writes_after_trim {
+                self.then_write = Some(PlannedIo {
+                    direction: Direction::Write,
+                    ..io
+                });
+            }
+        }
         io
+    }
+
+    /// True when a `trimwrite` job's last trim still waits for its write.
+    #[inline]
+    pub fn write_after_trim_pending(&self) -> bool {
+        self.then_write.is_some()
     }
 
     /// The direction of the next I/O, by `rwmixread`.
     #[inline]
     pub fn next_direction(&mut self) -> Direction {
+        if self.then_write.is_some() {
+            return Direction::Write;
+        }
+        if self.trims {
+            return Direction::Trim;
+        }
         match self.mode {
             RwMode::Read | RwMode::RandRead => Direction::Read,
-            RwMode::Write | RwMode::RandWrite => Direction::Write,
             RwMode::ReadWrite | RwMode::RandReadWrite => self.mix.next(self.read_percent),
+            // The others write (a trimming job's mode is the writes' it walks as).
+            _ => Direction::Write,
         }
     }
 
@@ -549,10 +605,7 @@ impl IoPlan {
         self.mix.issued[dir] += 1;
         // One size is the common case: no draw, and an I/O of one unit
         // always fits where its block starts.
-        let fixed = match direction {
-            Direction::Read => self.fixed_len[0],
-            Direction::Write => self.fixed_len[1],
-        };
+        let fixed = self.fixed_len[direction.slot()];
         let (unit, units) = if fixed != 0 {
             (fixed, 1)
         } else {

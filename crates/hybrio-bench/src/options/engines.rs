@@ -22,26 +22,6 @@ const NEEDS: &[(&str, &str)] = &[
         "fio's program-running pseudo engine; not implemented by hybrio yet",
     ),
     (
-        "falloc",
-        "fio's fallocate engine; not implemented by hybrio yet",
-    ),
-    (
-        "filecreate",
-        "fio's file-creation engine; not implemented by hybrio yet",
-    ),
-    (
-        "filedelete",
-        "fio's file-deletion engine; not implemented by hybrio yet",
-    ),
-    (
-        "filestat",
-        "fio's stat engine; not implemented by hybrio yet",
-    ),
-    (
-        "ftruncate",
-        "fio's ftruncate engine; not implemented by hybrio yet",
-    ),
-    (
         "cpuio",
         "fio's CPU-burning engine; not implemented by hybrio yet",
     ),
@@ -132,6 +112,85 @@ const NEEDS: &[(&str, &str)] = &[
     ("xnvme", "an NVMe device driven through xNVMe"),
 ];
 
+/// fio's engines whose I/Os change a file's space instead of moving data:
+/// hybrio runs them as `psync` does its reads and writes, one request at a
+/// time in the job's thread, each I/O the space request it stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpaceEngine {
+    /// `falloc`: a read is `fallocate(KEEP_SIZE)`, a write `fallocate(0)`,
+    /// a trim a hole punched.
+    Falloc,
+    /// `ftruncate`: a write sets the file's size to its offset.
+    Ftruncate,
+}
+
+impl SpaceEngine {
+    /// The space engine `ioengine=name` names, if it names one.
+    pub fn named(name: &str) -> Option<SpaceEngine> {
+        match name {
+            "falloc" => Some(SpaceEngine::Falloc),
+            "ftruncate" => Some(SpaceEngine::Ftruncate),
+            _ => None,
+        }
+    }
+}
+
+/// `filestat`'s `stat_type`: which system call looks a file up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatType {
+    /// `stat(2)`, fio's default.
+    #[default]
+    Stat,
+    /// `lstat(2)`.
+    Lstat,
+    /// `statx(2)`, asking for every field.
+    Statx,
+}
+
+/// fio's engines whose I/Os are operations on whole files (see
+/// `runner::file_ops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    /// `filecreate`: `open(O_CREAT | O_RDWR)`.
+    Create,
+    /// `filestat`: a lookup, by `stat_type`.
+    Stat(StatType),
+    /// `filedelete`: `unlink(2)`.
+    Delete,
+}
+
+impl FileOp {
+    /// The file operation `ioengine=name` names, if it names one.
+    pub fn named(name: &str, stat_type: StatType) -> Option<FileOp> {
+        match name {
+            "filecreate" => Some(FileOp::Create),
+            "filestat" => Some(FileOp::Stat(stat_type)),
+            "filedelete" => Some(FileOp::Delete),
+            _ => None,
+        }
+    }
+
+    /// The engine's name.
+    pub fn engine(self) -> &'static str {
+        match self {
+            FileOp::Create => "filecreate",
+            FileOp::Stat(_) => "filestat",
+            FileOp::Delete => "filedelete",
+        }
+    }
+
+    /// The operation, in an error message.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileOp::Create => "create",
+            FileOp::Stat(StatType::Stat) => "stat",
+            FileOp::Stat(StatType::Lstat) => "lstat",
+            FileOp::Stat(StatType::Statx) => "statx",
+            FileOp::Delete => "delete",
+        }
+    }
+}
+
 /// Whether an engine drives hardware, a service or a library this machine
 /// cannot stand in for (not one hybrio merely lacks yet).
 pub fn needs_hardware(name: &str) -> bool {
@@ -158,7 +217,18 @@ mod tests {
     #[test]
     fn every_fio_engine_hybrio_lacks_says_what_it_needs() {
         let runs = [
-            "sync", "psync", "pvsync2", "libaio", "io_uring", "null", "net",
+            "sync",
+            "psync",
+            "pvsync2",
+            "libaio",
+            "io_uring",
+            "null",
+            "net",
+            "falloc",
+            "ftruncate",
+            "filecreate",
+            "filestat",
+            "filedelete",
         ];
         for engine in super::super::fio_names::FIO_ENGINES {
             if !runs.contains(engine) {

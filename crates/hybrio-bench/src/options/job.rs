@@ -21,6 +21,14 @@ pub enum RwMode {
     ReadWrite,
     /// Random mixed reads and writes.
     RandReadWrite,
+    /// Sequential trims (holes punched in files, discards on devices).
+    Trim,
+    /// Random trims.
+    RandTrim,
+    /// Sequential trims, each block written again after it is trimmed.
+    TrimWrite,
+    /// Random trims, each block written again after it is trimmed.
+    RandTrimWrite,
 }
 
 impl RwMode {
@@ -33,6 +41,10 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::ReadWrite => "rw",
             RwMode::RandReadWrite => "randrw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
 
@@ -40,16 +52,46 @@ impl RwMode {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandReadWrite
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandReadWrite
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
         )
     }
 
     /// True when the job reads.
     pub fn reads(self) -> bool {
-        !matches!(self, RwMode::Write | RwMode::RandWrite)
+        matches!(
+            self,
+            RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandReadWrite
+        )
     }
 
-    /// True when the job writes.
+    /// True when the job trims.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
+    }
+
+    /// True when each trimmed block is written again (`trimwrite`).
+    pub fn writes_after_trim(self) -> bool {
+        matches!(self, RwMode::TrimWrite | RwMode::RandTrimWrite)
+    }
+
+    /// The mode whose offsets a trimming job walks: its trims go where
+    /// the writes of `write` or `randwrite` would.
+    pub fn offsets_as(self) -> RwMode {
+        match self {
+            RwMode::Trim | RwMode::TrimWrite => RwMode::Write,
+            RwMode::RandTrim | RwMode::RandTrimWrite => RwMode::RandWrite,
+            other => other,
+        }
+    }
+
+    /// True when the job writes or trims (changes its files).
     pub fn writes(self) -> bool {
         !matches!(self, RwMode::Read | RwMode::RandRead)
     }
@@ -75,6 +117,20 @@ pub enum Offset {
     Percent(f64),
 }
 
+/// fio's `fallocate`: how a file a job writes gets its space when created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Preallocate {
+    /// Nothing: the file grows as it is written.
+    #[default]
+    None,
+    /// `fallocate(2)` of its size (fio's `native` and `posix`).
+    Allocate,
+    /// `fallocate(FALLOC_FL_KEEP_SIZE)`: allocated, its size still 0.
+    KeepSize,
+    /// `ftruncate(2)` to its size: sparse.
+    Truncate,
+}
+
 /// One size per direction: reads, writes, trims (fio's `bs=read,write,trim`).
 pub type BlockSizes = [u64; 3];
 
@@ -98,6 +154,12 @@ pub struct JobOptions {
     pub description: String,
     /// Engine name as given (validated when the job starts).
     pub ioengine: String,
+    /// `fallocate`: how a new file the job writes gets its space.
+    pub fallocate: Preallocate,
+    /// `openfiles`: files open at once, when given.
+    pub openfiles: Option<u32>,
+    /// `ioengine=filestat`: which call looks a file up.
+    pub stat_type: super::StatType,
     /// I/O pattern.
     pub rw: RwMode,
     /// Percentage of reads in a mixed workload.
@@ -404,6 +466,9 @@ impl Default for JobOptions {
             name: String::new(),
             description: String::new(),
             ioengine: "psync".into(),
+            stat_type: super::StatType::Stat,
+            openfiles: None,
+            fallocate: Preallocate::None,
             rw: RwMode::Read,
             rwmixread: 50,
             bs: [4096; 3],

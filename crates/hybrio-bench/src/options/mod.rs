@@ -18,10 +18,11 @@ mod verify;
 
 pub use buffers::BufferOptions;
 pub use def::{Kind, OptionDef};
+pub use engines::{FileOp, SpaceEngine, StatType};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
-    JobOptions, Offset, RwMode, UnifiedRw, Zone, ZoneSize,
+    JobOptions, Offset, Preallocate, RwMode, UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
 pub use placement::Placement;
@@ -307,9 +308,10 @@ mod tests {
             apply("rw", "sideways"),
             Err(ValueError::Choice { .. })
         ));
+        assert_eq!(apply("rw", "randtrim").unwrap().rw, RwMode::RandTrim);
         assert!(matches!(
-            apply("rw", "trim"),
-            Err(ValueError::Unsupported(_))
+            apply("rw", "trimread"),
+            Err(ValueError::Choice { .. } | ValueError::Unsupported(_))
         ));
         assert!(apply("buffered", "0").unwrap().direct);
         assert_eq!(apply("rwmixwrite", "30").unwrap().rwmixread, 70);

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use super::JobOptions;
 use super::def::{Kind, OptionDef, opt};
 use super::values::*;
+use super::{JobOptions, Preallocate};
 use crate::units::{self, ValueError};
 
 /// The region and pacing options.
@@ -108,16 +108,8 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Int,
         "",
-        "Files open at once (hybrio keeps every file of a job open: at least nrfiles)",
-        |j, v| {
-            let open = units::parse_u32(v)?;
-            if open < j.nrfiles {
-                return Err(ValueError::Unsupported(format!(
-                    "openfiles={open} below nrfiles={}: hybrio keeps every file of a job open (not implemented yet)",
-                    j.nrfiles
-                )));
-            }
-        }
+        "Files open at once (hybrio keeps every file of a job open: at least nrfiles, except with the file-operation engines, which open one at a time)",
+        |j, v| j.openfiles = Some(units::parse_u32(v)?)
     ),
     opt!(
         "unlink",
@@ -126,6 +118,19 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         "0",
         "Remove the job's files when it is done",
         |j, v| j.unlink = units::parse_bool(v)?
+    ),
+    opt!(
+        "fallocate",
+        &[],
+        Kind::Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]),
+        "none",
+        "How a file a job writes is given its space when it is created: none (hybrio's default; fio's is native), native or posix (fallocate, the file at its size), keep (allocated, size 0), truncate (sparse, at its size); 0 is none, 1 posix",
+        |j, v| j.fallocate = match v {
+            "native" | "posix" | "1" => Preallocate::Allocate,
+            "keep" => Preallocate::KeepSize,
+            "truncate" => Preallocate::Truncate,
+            _ => Preallocate::None,
+        }
     ),
     opt!(
         "unlink_each_loop",

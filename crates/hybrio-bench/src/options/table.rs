@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::def::{Kind, OptionDef, opt};
 use super::values::*;
-use super::{FadviseHint, JobOptions, Protocol, UnifiedRw};
+use super::{FadviseHint, JobOptions, Protocol, StatType, UnifiedRw};
 use crate::units::{self, ValueError};
 
 /// Every job option hybrio implements.
@@ -33,11 +33,38 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         "ioengine",
         &[],
         Kind::Choice(&[
-            "sync", "psync", "pvsync2", "pool", "libaio", "io_uring", "adaptive", "null", "net"
+            "sync",
+            "psync",
+            "pvsync2",
+            "pool",
+            "libaio",
+            "io_uring",
+            "adaptive",
+            "null",
+            "net",
+            "falloc",
+            "ftruncate",
+            "filecreate",
+            "filestat",
+            "filedelete"
         ]),
         "psync",
         "How I/O is issued",
         |j, v| j.ioengine = v.to_string()
+    ),
+    opt!(
+        "stat_type",
+        &[],
+        Kind::Choice(&["stat", "lstat", "statx"]),
+        "stat",
+        "ioengine=filestat: the system call that looks each file up",
+        |j, v| {
+            j.stat_type = match v {
+                "lstat" => StatType::Lstat,
+                "statx" => StatType::Statx,
+                _ => StatType::Stat,
+            }
+        }
     ),
     opt!(
         "rw",

@@ -349,6 +349,10 @@ pub(super) fn rw_mode(v: &str) -> Result<RwMode, ValueError> {
         "randwrite" => RwMode::RandWrite,
         "rw" | "readwrite" => RwMode::ReadWrite,
         "randrw" => RwMode::RandReadWrite,
+        "trim" => RwMode::Trim,
+        "randtrim" => RwMode::RandTrim,
+        "trimwrite" => RwMode::TrimWrite,
+        "randtrimwrite" => RwMode::RandTrimWrite,
         other => {
             return Err(ValueError::Unsupported(format!(
                 "rw={other} is not supported by hybrio"

@@ -21,9 +21,11 @@ use crate::offsets::{BlockSizing, Direction, IoPlan};
 use crate::options::{FadviseHint, JobOptions};
 use crate::progress::Progress;
 use crate::stats::{CpuUsage, DataDir, JobStats};
+pub use file_ops::FileOpsJob;
 use io_loop::IoLoop;
 pub use io_loop::VerifyCounts;
 
+mod file_ops;
 pub mod flow;
 mod io_loop;
 pub mod limits;
@@ -172,8 +174,22 @@ pub struct JobOutcome {
 
 /// Looks the engine up, checking that this kernel allows it.
 pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
-    // fio's `net` engine is synchronous: `recv`/`send` in the job's thread.
-    let name = if job.ioengine == "net" {
+    // fio's `net` engine is synchronous: `recv`/`send` in the job's thread;
+    // so are its space engines (`falloc`, `ftruncate`).
+    let space = crate::options::SpaceEngine::named(&job.ioengine);
+    if space == Some(crate::options::SpaceEngine::Ftruncate) && (job.rw.reads() || job.rw.trims()) {
+        return Err(RunError::Setup {
+            job: job.name.clone(),
+            message: format!(
+                "ioengine=ftruncate truncates the file on writes only, and rw={} does more than write",
+                job.rw.name()
+            ),
+        });
+    }
+    // The file-operation engines make their system calls themselves
+    // (`file_ops`): they have no engine of the library's.
+    let file_op = crate::options::FileOp::named(&job.ioengine, job.stat_type).is_some();
+    let name = if job.ioengine == "net" || space.is_some() || file_op {
         "psync"
     } else {
         job.ioengine.as_str()
@@ -192,6 +208,63 @@ pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
         source,
     })?;
     Ok(kind)
+}
+
+/// A job ready to run on its own thread: I/O through an engine, or one of
+/// fio's file-operation engines.
+#[derive(Debug)]
+pub enum ReadyJob {
+    /// Reads, writes, trims: through the library's engine.
+    Io(Box<PreparedJob>),
+    /// Files created, looked up or deleted.
+    FileOps(Box<FileOpsJob>),
+}
+
+impl ReadyJob {
+    /// Builds the job of `options` over the files `plans` names: opens them
+    /// and builds its engine, unless it is a file-operation job (which opens
+    /// nothing ahead).
+    pub fn new(
+        options: &JobOptions,
+        plans: &[crate::layout::FilePlan],
+        seed: u64,
+        number: usize,
+    ) -> Result<ReadyJob, RunError> {
+        if let Some(op) = crate::options::FileOp::named(&options.ioengine, options.stat_type) {
+            let job = FileOpsJob::new(options.clone(), op, plans);
+            return Ok(ReadyJob::FileOps(Box::new(job)));
+        }
+        let kind = engine_kind(options)?;
+        let files = open_files(options, plans).map_err(|source| RunError::Engine {
+            job: options.name.clone(),
+            source,
+        })?;
+        PreparedJob::new(options.clone(), kind, files, seed, number)
+            .map(|job| ReadyJob::Io(Box::new(job)))
+    }
+
+    /// What other jobs end it by (`exitall`).
+    pub fn set_stop(&mut self, stop: stop::JobStop) {
+        match self {
+            ReadyJob::Io(job) => job.set_stop(stop),
+            ReadyJob::FileOps(job) => job.set_stop(stop),
+        }
+    }
+
+    /// Its place in a flow group (`flow`); a file-operation job takes none.
+    pub fn set_flow(&mut self, flow: flow::JobFlow) {
+        if let ReadyJob::Io(job) = self {
+            job.set_flow(flow);
+        }
+    }
+
+    /// Runs the job to its end.
+    pub fn run(self, progress: &Progress) -> JobOutcome {
+        match self {
+            ReadyJob::Io(job) => job.run(progress),
+            ReadyJob::FileOps(job) => job.run(progress),
+        }
+    }
 }
 
 /// A job made ready to run: engine built and files added, on its own thread.
@@ -309,7 +382,15 @@ impl PreparedJob {
         let plan = IoPlan::new(
             options.rw,
             options.rwmixread,
-            [0, 1].map(|dir| BlockSizing::of_job(&options, dir)),
+            // A trimming job's blocks are its trims' sizes (bs's third value).
+            [0, 1].map(|dir| {
+                let dir = if dir == 1 && options.rw.trims() {
+                    2
+                } else {
+                    dir
+                };
+                BlockSizing::of_job(&options, dir)
+            }),
             &sizes,
             !options.norandommap,
             seed,
@@ -678,6 +759,7 @@ pub fn open_files(
     options: &JobOptions,
     files: &[crate::layout::FilePlan],
 ) -> Result<Vec<JobFile>, hybrio::Error> {
+    let space_engine = crate::options::SpaceEngine::named(&options.ioengine).is_some();
     files
         .iter()
         .map(|plan| {
@@ -687,8 +769,9 @@ pub fn open_files(
             } else {
                 let opts = hybrio::file::OpenOptions {
                     read: true,
-                    write: options.rw.writes(),
-                    create: options.rw.writes(),
+                    // fio's falloc engine opens its files to write whatever the job does.
+                    write: options.rw.writes() || space_engine,
+                    create: options.rw.writes() || space_engine,
                     direct: options.direct,
                 };
                 (plan.path.as_path(), opts)

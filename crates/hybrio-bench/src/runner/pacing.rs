@@ -7,10 +7,10 @@ use crate::options::JobOptions;
 #[derive(Debug)]
 pub(super) struct Pacing {
     /// Nanoseconds an I/O of each direction takes up: per I/O, and per byte.
-    per_io_ns: [f64; 2],
-    per_byte_ns: [f64; 2],
+    per_io_ns: [f64; 3],
+    per_byte_ns: [f64; 3],
     /// When the next I/O of each direction is due (ns on the job's clock).
-    due: [f64; 2],
+    due: [f64; 3],
     /// Poisson arrivals: exponential gaps of the same mean.
     poisson: Option<crate::offsets::Rng>,
 }
@@ -18,15 +18,15 @@ pub(super) struct Pacing {
 impl Pacing {
     pub(super) fn new(options: &JobOptions) -> Option<Pacing> {
         let per = |limit: Option<u64>| limit.map_or(0.0, |l| 1e9 / l as f64);
-        let per_io_ns = [per(options.rate_iops[0]), per(options.rate_iops[1])];
-        let per_byte_ns = [per(options.rate[0]), per(options.rate[1])];
+        let per_io_ns = options.rate_iops.map(per);
+        let per_byte_ns = options.rate.map(per);
         if per_io_ns.iter().chain(&per_byte_ns).all(|&ns| ns == 0.0) {
             return None;
         }
         Some(Pacing {
             per_io_ns,
             per_byte_ns,
-            due: [0.0; 2],
+            due: [0.0; 3],
             poisson: options
                 .rate_poisson
                 .then(|| crate::offsets::Rng::new(options.randseed ^ 0x9055)),
@@ -43,6 +43,8 @@ impl Pacing {
         let other = match wanted {
             Direction::Read => Direction::Write,
             Direction::Write => Direction::Read,
+            // A trimming job does not mix.
+            Direction::Trim => Direction::Trim,
         };
         if due(wanted) <= now || !mixes {
             (wanted, due(wanted))
@@ -67,7 +69,7 @@ impl Pacing {
 
     /// After the ramp: the schedule starts again.
     pub(super) fn restart(&mut self, now: u64) {
-        self.due = [now as f64; 2];
+        self.due = [now as f64; 3];
     }
 }
 

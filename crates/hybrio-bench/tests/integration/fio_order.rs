@@ -2,13 +2,14 @@
 //! in hybrio: random offsets from fio's generators and seeds, fio's random
 //! map, a mixed job's directions as fio picks them, the offset modifiers
 //! (`rw=read:-8k`, `rw=randread:8`), regions (`offset`, `offset_increment`,
-//! `io_size`, `number_ios`). Compared through each
+//! `io_size`, `number_ios`), trims (`trim`, `randtrim`, `trimwrite`,
+//! `randtrimwrite`, on a loop device). Compared through each
 //! tool's latency log with `log_offset` (direction and offset per I/O).
 
 use std::path::Path;
 use std::process::Command;
 
-use super::hybrio;
+use super::{fio_installed, hybrio};
 
 /// Each log of a run, as (direction, offset) per line, by job number.
 fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
@@ -30,12 +31,7 @@ fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
 
 #[test]
 fn random_jobs_touch_fios_offsets_in_fios_order() {
-    let fio_found = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !fio_found {
-        eprintln!("skipping: fio is not installed (.ci/run installs it)");
+    if !fio_installed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -70,46 +66,98 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--rw=randread --nrfiles=4",
         "--rw=read --nrfiles=4 --file_service_type=sequential",
     ] {
-        for prefix in ["fio", "hybrio"] {
-            for old in std::fs::read_dir(dir.path()).unwrap().flatten() {
-                if old
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(&format!("{prefix}_"))
-                {
-                    std::fs::remove_file(old.path()).unwrap();
-                }
+        compare_with_fio(dir.path(), case);
+    }
+}
+
+/// Runs `case` (more options after the common ones) in fio and in hybrio
+/// in `dir`, and asserts that every job's I/Os go the same way in the same
+/// order.
+fn compare_with_fio(dir: &Path, case: &str) {
+    for prefix in ["fio", "hybrio"] {
+        for old in std::fs::read_dir(dir).unwrap().flatten() {
+            if old
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{prefix}_"))
+            {
+                std::fs::remove_file(old.path()).unwrap();
             }
         }
-        let mut args = vec!["--name=j", "--size=2m", "--bs=4k", "--log_offset=1"];
-        args.extend(case.split(' '));
-        let fio = Command::new("fio")
-            .args(&args)
-            .args(["--write_lat_log=fio", "--output=/dev/null"])
-            .current_dir(dir.path())
-            .status()
-            .unwrap();
-        assert!(fio.success(), "{case}: fio failed");
-        args.extend(["--write_lat_log=hybrio", "--output-format=terse"]);
-        let out = hybrio(&args, dir.path());
-        assert!(
-            out.status.success(),
-            "{case}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let (by_fio, by_hybrio) = (logs(dir.path(), "fio"), logs(dir.path(), "hybrio"));
-        assert!(!by_fio.is_empty(), "{case}: fio wrote no log");
-        assert_eq!(by_fio.len(), by_hybrio.len(), "{case}: jobs");
-        for (job, (f, h)) in by_fio.iter().zip(&by_hybrio).enumerate() {
-            assert_eq!(f.len(), h.len(), "{case}: I/Os of job {}", job + 1);
-            if let Some(at) = f.iter().zip(h).position(|(a, b)| a != b) {
-                panic!(
-                    "{case}: job {} differs at I/O {at}: fio {:?}, hybrio {:?}",
-                    job + 1,
-                    f[at],
-                    h[at]
-                );
-            }
+    }
+    let mut args = vec!["--name=j", "--size=2m", "--bs=4k", "--log_offset=1"];
+    args.extend(case.split(' '));
+    let fio = Command::new("fio")
+        .args(&args)
+        .args(["--write_lat_log=fio", "--output=/dev/null"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(fio.success(), "{case}: fio failed");
+    args.extend(["--write_lat_log=hybrio", "--output-format=terse"]);
+    let out = hybrio(&args, dir);
+    assert!(
+        out.status.success(),
+        "{case}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (by_fio, by_hybrio) = (logs(dir, "fio"), logs(dir, "hybrio"));
+    assert!(!by_fio.is_empty(), "{case}: fio wrote no log");
+    assert_eq!(by_fio.len(), by_hybrio.len(), "{case}: jobs");
+    for (job, (f, h)) in by_fio.iter().zip(&by_hybrio).enumerate() {
+        assert_eq!(f.len(), h.len(), "{case}: I/Os of job {}", job + 1);
+        if let Some(at) = f.iter().zip(h).position(|(a, b)| a != b) {
+            panic!(
+                "{case}: job {} differs at I/O {at}: fio {:?}, hybrio {:?}",
+                job + 1,
+                f[at],
+                h[at]
+            );
         }
+    }
+}
+
+/// A loop device over a file, detached when dropped.
+struct LoopDevice(String);
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["--detach", &self.0]).status();
+    }
+}
+
+#[test]
+fn trimming_jobs_trim_fios_blocks_in_fios_order() {
+    if !fio_installed() {
+        return;
+    }
+    // fio trims only block devices (BLKDISCARD): a loop device over a file.
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("backing");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    let attached = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&backing)
+        .output();
+    let device = match attached {
+        Ok(out) if out.status.success() => {
+            LoopDevice(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        }
+        _ => {
+            eprintln!("skipping: no loop device can be attached here (needs root)");
+            return;
+        }
+    };
+    for case in [
+        "--rw=trim",
+        "--rw=randtrim",
+        "--rw=trimwrite --bs=64k",
+        "--rw=randtrimwrite --bs=64k",
+        "--rw=randtrim --bs=16k",
+    ] {
+        compare_with_fio(dir.path(), &format!("--filename={} {case}", device.0));
     }
 }

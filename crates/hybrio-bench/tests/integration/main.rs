@@ -13,6 +13,7 @@ mod fio_golden;
 mod fio_json;
 mod fio_order;
 mod network;
+mod space;
 mod verify;
 
 fn hybrio(args: &[&str], dir: &Path) -> Output {
@@ -36,6 +37,18 @@ fn run_json(args: &[&str], dir: &Path) -> Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// Whether fio is here to compare with; says so when it is not.
+fn fio_installed() -> bool {
+    let found = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipping: fio is not installed (.ci/run installs it)");
+    }
+    found
 }
 
 fn io_uring_reason() -> Option<String> {

@@ -257,9 +257,7 @@ fn network_mistakes_and_missing_peers_are_one_line_and_never_hang() {
 /// fio sender sent (when fio is installed here).
 #[test]
 fn a_hybrio_receiver_takes_a_fio_senders_datagrams() {
-    let fio = Command::new("fio").arg("--version").output();
-    if !fio.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipping: fio is not installed");
+    if !super::fio_installed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::{engines, hybrio, run_json};
+use super::{engines, fio_installed, hybrio, run_json};
 
 /// The checksums the two tools must agree on (issue 16), and the layouts:
 /// sequential, and random over the whole file (every block once).
@@ -16,17 +16,6 @@ const KINDS: [&str; 5] = ["crc32c", "md5", "xxhash", "sha256", "meta"];
 /// quarter of it (which the two tools check alike only if they pick the
 /// same blocks: fio's generator, seeds and random map).
 const LAYOUTS: [&str; 3] = ["write", "randwrite", "randwrite-quarter"];
-
-fn fio_installed() -> bool {
-    let found = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipping: fio is not installed (.ci/run installs it)");
-    }
-    found
-}
 
 /// Runs fio with JSON output in `dir`; returns its first job.
 fn fio_job(args: &[&str], dir: &Path) -> Value {

@@ -17,7 +17,10 @@ impl IoLoop<'_> {
     ) {
         let slot = completion.user_data as usize;
         let op = completion.op;
-        let wanted = completion.buf.as_ref().map_or(0, Buf::len) as u64;
+        let wanted = match &completion.buf {
+            Some(buf) => buf.len() as u64,
+            None => completion.span,
+        };
         // A read of a file that comes back short has met its end (the layers
         // below resend the rest until nothing more comes): the file is shorter
         // than the job (truncated while it ran). fio fails it with EIO.
@@ -25,10 +28,10 @@ impl IoLoop<'_> {
             op == Op::Read && completion.result >= 0 && (completion.result as u64) < wanted;
         let result = if ended_early { -5 } else { completion.result };
         // A ping-pong's I/O is its job's direction, whichever half ends it.
-        let mut dir = if op.fills_buffer() {
-            DataDir::Read
-        } else {
-            DataDir::Write
+        let mut dir = match op {
+            Op::Read | Op::Recv | Op::AllocateKeepSize => DataDir::Read,
+            Op::Trim => DataDir::Trim,
+            _ => DataDir::Write,
         };
         if op.is_socket()
             && let Some(session) = self.job.session.as_mut()
@@ -131,33 +134,34 @@ impl IoLoop<'_> {
             };
             self.fail(-result as i32, message);
         } else {
+            // A request on a file's space moves no data: it counts the
+            // bytes it covers (a truncation, the block it stands for).
+            let bytes = if op.changes_space() {
+                completion.span
+            } else {
+                result as u64
+            };
             match op {
-                Op::Read | Op::Write | Op::Recv | Op::Send => {
+                Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
+                _ => {
                     self.stats.record_io(
                         dir,
-                        result as u64,
+                        bytes,
                         // A receive that took less than its buffer is short
                         // in fio's report too (though whole: it is not sent again).
-                        (result as u64) < wanted,
+                        bytes < wanted,
                         slat_ns,
                         clat_ns,
                     );
                     if let Some(logs) = &mut self.logs
                         && self.now >= self.log_from
-                        && let Err(error) = logs.record(
-                            self.now,
-                            dir,
-                            result as u64,
-                            completion.offset,
-                            slat_ns,
-                            clat_ns,
-                        )
+                        && let Err(error) =
+                            logs.record(self.now, dir, bytes, completion.offset, slat_ns, clat_ns)
                     {
                         self.logs = None;
                         self.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
                     }
                 }
-                Op::Fsync | Op::Fdatasync => self.stats.record_sync(slat_ns.unwrap_or(0) + clat_ns),
             }
         }
         if let Some(expected) = self.slots[slot].verify.take()

@@ -77,6 +77,8 @@ pub(super) struct IoLoop<'a> {
     pub(super) first_error: i32,
     issued_bytes: u64,
     pass_issued: u64,
+    /// `ioengine=falloc|ftruncate`: each I/O is the space request it stands for.
+    space: Option<crate::options::SpaceEngine>,
     /// Reads and writes issued (fio's `number_ios` counts them).
     ios_issued: u64,
     /// The count `thinktime` last stalled at.
@@ -138,25 +140,7 @@ impl<'a> IoLoop<'a> {
         usage_before: Option<hybrio::rusage::ThreadUsage>,
     ) -> IoLoop<'a> {
         let options = &job.options;
-        let config = StatsConfig {
-            clat_percentiles: options.clat_percentiles,
-            lat_percentiles: options.lat_percentiles,
-            slat_percentiles: options.slat_percentiles,
-            percentile_list: options.percentile_list.clone(),
-            percentile_precision: options
-                .percentile_list
-                .iter()
-                .map(|p| decimals(*p))
-                .max()
-                .unwrap_or(2),
-            // fio's disable_bw_measurement: no bandwidth or IOPS samples.
-            sample_interval_ms: if options.disable_bw { 0 } else { 500 },
-            disabled: crate::stats::DisabledLatencies {
-                slat: options.disable_slat,
-                clat: options.disable_clat,
-                lat: options.disable_lat,
-            },
-        };
+        let config = stats_config(options);
         let depth = options.iodepth as usize;
         let clock = Clock::new();
         let slots = (0..depth)
@@ -186,6 +170,7 @@ impl<'a> IoLoop<'a> {
         let logs = job.logs.take();
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
         let verify = verify::VerifyState::new(&job.options, job.number as u64, job.files.len());
+        let space = crate::options::SpaceEngine::named(&job.options.ioengine);
         IoLoop {
             write_data,
             min_write,
@@ -207,6 +192,7 @@ impl<'a> IoLoop<'a> {
             first_error: 0,
             issued_bytes: 0,
             pass_issued: 0,
+            space,
             ios_issued: 0,
             thought_at: 0,
             writes_since_sync: 0,
@@ -359,10 +345,13 @@ impl<'a> IoLoop<'a> {
                 deadline = options.runtime.map(|r| self.now.saturating_add(nanos(r)));
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
+            // A trimwrite's trimmed block is written before the job ends.
+            let block_pending = self.job.plan.write_after_trim_pending();
             let out_of_work = (limit_by_size
                 && !ramping
                 && self.issued_bytes >= self.job.total_bytes
-                && self.refused.is_none())
+                && self.refused.is_none()
+                && !block_pending)
                 || options.number_ios.is_some_and(|n| self.ios_issued >= n);
             let peer_done = self
                 .job
@@ -393,7 +382,7 @@ impl<'a> IoLoop<'a> {
                     self.save_verify_state();
                 }
             }
-            if self.refused.is_none() && self.pass_issued >= self.job.pass_bytes {
+            if self.refused.is_none() && self.pass_issued >= self.job.pass_bytes && !block_pending {
                 self.start_new_pass();
             }
             if self.refused.is_none()
@@ -471,12 +460,27 @@ impl<'a> IoLoop<'a> {
                     .buf
                     .take()
                     .expect("a free slot holds its buffer");
-                buf.set_len(io.len as usize);
+                if io.direction != Direction::Trim {
+                    buf.set_len(io.len as usize);
+                }
                 let handle = self.job.files[io.file].0;
-                self.issued_bytes += io.len;
-                self.pass_issued += io.len;
+                // As fio: a trimwrite's sizes count its trims; the write
+                // after each comes with it.
+                if !(io.direction == Direction::Write && self.job.options.rw.writes_after_trim()) {
+                    self.issued_bytes += io.len;
+                    self.pass_issued += io.len;
+                }
                 self.ios_issued += 1;
                 match (io.direction, self.job.session.as_mut()) {
+                    // No data: the buffer stays with its slot.
+                    (Direction::Trim, _) => {
+                        self.slots[slot].buf = Some(buf);
+                        space_request(self.space, io.direction, handle, &io, slot as u64)
+                    }
+                    (direction, _) if self.space.is_some() => {
+                        self.slots[slot].buf = Some(buf);
+                        space_request(self.space, direction, handle, &io, slot as u64)
+                    }
                     (Direction::Read, None) => {
                         self.slots[slot].verify = self
                             .verify
@@ -792,4 +796,51 @@ pub(super) fn decimals(percentile: f64) -> u32 {
     let text = percentile.to_string();
     text.split_once('.')
         .map_or(0, |(_, fraction)| fraction.len() as u32)
+}
+
+/// The request of a trim, or of an I/O of a space engine (fio's `falloc`,
+/// `ftruncate`): no data moves; each covers the I/O's bytes.
+fn space_request(
+    engine: Option<crate::options::SpaceEngine>,
+    direction: Direction,
+    handle: hybrio::file::FileHandle,
+    io: &crate::offsets::PlannedIo,
+    tag: u64,
+) -> Request {
+    use crate::options::SpaceEngine;
+    match (engine, direction) {
+        (_, Direction::Trim) => Request::trim(handle, io.offset, io.len, tag),
+        (Some(SpaceEngine::Ftruncate), _) => {
+            let mut request = Request::truncate(handle, io.offset, tag);
+            // The bytes it stands for, in the report, as fio counts them.
+            request.span = io.len;
+            request
+        }
+        (_, direction) => {
+            Request::allocate(handle, io.offset, io.len, direction == Direction::Read, tag)
+        }
+    }
+}
+
+/// What a job's statistics record, and how, from its options.
+pub(super) fn stats_config(options: &crate::options::JobOptions) -> StatsConfig {
+    StatsConfig {
+        clat_percentiles: options.clat_percentiles,
+        lat_percentiles: options.lat_percentiles,
+        slat_percentiles: options.slat_percentiles,
+        percentile_list: options.percentile_list.clone(),
+        percentile_precision: options
+            .percentile_list
+            .iter()
+            .map(|p| decimals(*p))
+            .max()
+            .unwrap_or(2),
+        // fio's disable_bw_measurement: no bandwidth or IOPS samples.
+        sample_interval_ms: if options.disable_bw { 0 } else { 500 },
+        disabled: crate::stats::DisabledLatencies {
+            slat: options.disable_slat,
+            clat: options.disable_clat,
+            lat: options.disable_lat,
+        },
+    }
 }

@@ -1,0 +1,153 @@
+//! fio's file-operation engines: `filecreate`, `filestat`, `filedelete`.
+//! Each I/O of such a job is one of its files created (`open(O_CREAT)`),
+//! looked up (`stat`, `lstat` or `statx`) or deleted (`unlink`), one after
+//! another in the job's thread, timed as fio times them: the system call
+//! alone is the I/O's completion latency. Metadata-heavy workloads (a mail
+//! spool, a build tree, an object store's index) are made of these.
+//!
+//! As fio counts them, each file is `filesize` bytes of I/O in the job's
+//! direction (reads, unless the job writes); fio splits a file into
+//! `filesize / bs` I/Os that do nothing and counts one latency per file,
+//! hybrio counts one I/O per file.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use hybrio::clock::Clock;
+use hybrio::engine::EngineCounters;
+
+use super::stop::JobStop;
+use super::{IoFailure, JobOutcome, cpu_since};
+use crate::layout::FilePlan;
+use crate::options::{FileOp, JobOptions, StatType};
+use crate::progress::Progress;
+use crate::stats::{DataDir, JobStats};
+
+/// How often the status line hears from the job.
+const PUBLISH_INTERVAL_NS: u64 = 100_000_000;
+
+/// A job of a file-operation engine, ready to run.
+#[derive(Debug)]
+pub struct FileOpsJob {
+    options: JobOptions,
+    op: FileOp,
+    files: Vec<(PathBuf, u64)>,
+    stop: Option<JobStop>,
+}
+
+impl FileOpsJob {
+    /// The job over the files `plans` names.
+    pub fn new(options: JobOptions, op: FileOp, plans: &[FilePlan]) -> FileOpsJob {
+        FileOpsJob {
+            options,
+            op,
+            files: plans.iter().map(|p| (p.path.clone(), p.size)).collect(),
+            stop: None,
+        }
+    }
+
+    /// What other jobs end it by (`exitall`).
+    pub fn set_stop(&mut self, stop: JobStop) {
+        self.stop = Some(stop);
+    }
+
+    fn stopping(&self) -> bool {
+        hybrio::interrupt::requested() || self.stop.as_ref().is_some_and(JobStop::requested)
+    }
+
+    /// Does the operation on one file.
+    fn apply(&self, path: &PathBuf) -> std::io::Result<()> {
+        use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags};
+        let done = match self.op {
+            // Closed after the clock is read: fio times the open alone.
+            FileOp::Create => rustix::fs::open(
+                path,
+                OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .map(drop),
+            FileOp::Stat(StatType::Stat) => rustix::fs::stat(path).map(drop),
+            FileOp::Stat(StatType::Lstat) => rustix::fs::lstat(path).map(drop),
+            FileOp::Stat(StatType::Statx) => {
+                rustix::fs::statx(CWD, path, AtFlags::empty(), StatxFlags::ALL).map(drop)
+            }
+            FileOp::Delete => rustix::fs::unlink(path),
+        };
+        done.map_err(std::io::Error::from)
+    }
+
+    /// Runs the job: its files in order, `loops` times, or until its
+    /// runtime is over with `time_based`.
+    pub fn run(self, progress: &Progress) -> JobOutcome {
+        let options = &self.options;
+        let usage_before = hybrio::rusage::thread_usage().ok();
+        let started = SystemTime::now();
+        let clock = Clock::new();
+        let mut stats = JobStats::new(super::io_loop::stats_config(options), 0);
+        let dir = if options.rw.reads() {
+            DataDir::Read
+        } else {
+            DataDir::Write
+        };
+        let deadline = options.runtime.map(|r| r.as_nanos() as u64);
+        let passes = if options.time_based {
+            u64::MAX
+        } else {
+            u64::from(options.loops.max(1))
+        };
+        let total = self.files.len() as u64 * passes.min(u64::from(options.loops.max(1)));
+        let (mut done, mut next_publish) = (0u64, 0u64);
+        let mut failure = None;
+        'passes: for _ in 0..passes {
+            for (path, size) in &self.files {
+                let now = clock.now();
+                if deadline.is_some_and(|d| now >= d) || self.stopping() {
+                    break 'passes;
+                }
+                if now >= next_publish {
+                    let by_time = deadline.map_or(0.0, |d| now as f64 / d.max(1) as f64);
+                    progress.publish(&stats, by_time.max(done as f64 / total.max(1) as f64));
+                    next_publish = now + PUBLISH_INTERVAL_NS;
+                }
+                let result = self.apply(path);
+                let latency = clock.now() - now;
+                match result {
+                    Ok(()) => stats.record_io(dir, *size, false, None, latency),
+                    Err(error) => {
+                        failure = Some(IoFailure {
+                            errno: error
+                                .raw_os_error()
+                                .unwrap_or(rustix::io::Errno::IO.raw_os_error()),
+                            message: format!("{} of {}: {error}", self.op.name(), path.display()),
+                        });
+                        break 'passes;
+                    }
+                }
+                done += 1;
+            }
+            if self.files.is_empty() {
+                break;
+            }
+        }
+        let runtime = Duration::from_nanos(clock.now());
+        stats.finish(runtime, cpu_since(usage_before.as_ref()));
+        let errno = failure.as_ref().map_or(0, |f: &IoFailure| f.errno);
+        let outcome = JobOutcome {
+            stats,
+            started,
+            submitted: done + u64::from(failure.is_some()),
+            completed: done + u64::from(failure.is_some()),
+            failed: u64::from(failure.is_some()),
+            first_error: errno,
+            failure,
+            counters: EngineCounters::default(),
+            engine: self.op.engine().to_string(),
+            cache_dropped_at: None,
+            abandoned: 0,
+            verify: None,
+        };
+        progress.put_outcome(outcome.clone());
+        progress.finish();
+        outcome
+    }
+}

@@ -1,0 +1,247 @@
+//! Jobs that change files' space and the files themselves: trims (`rw=trim`,
+//! `randtrim`, `trimwrite`) through every engine, fio's `falloc` and
+//! `ftruncate` engines, `fallocate=`, and the file-operation engines
+//! (`filecreate`, `filestat`, `filedelete`). Checked by what is on disk
+//! afterwards: blocks allocated, sizes, bytes, files there or gone.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::{engines, hybrio, run_json};
+
+/// Bytes of the file at `path` that hold storage (`st_blocks`).
+fn allocated(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn a_random_trim_gives_back_every_block_of_the_file_on_every_engine() {
+    for engine in engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let doc = run_json(
+            &[
+                "--name=t",
+                "--filename=f",
+                "--size=1m",
+                "--bs=64k",
+                "--rw=randtrim",
+                "--iodepth=4",
+                &format!("--ioengine={engine}"),
+            ],
+            dir.path(),
+        );
+        let trim = &doc["jobs"][0]["trim"];
+        assert_eq!(trim["total_ios"], 16, "{engine}");
+        assert_eq!(trim["io_bytes"], 1 << 20, "{engine}");
+        assert_eq!(doc["jobs"][0]["write"]["total_ios"], 0, "{engine}");
+        if engine == "null" {
+            // The null engine has no files.
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 1 << 20, "{engine}: a trim keeps the size");
+        assert!(
+            bytes.iter().all(|&b| b == 0),
+            "{engine}: trimmed data is not zeros"
+        );
+        assert_eq!(allocated(&path), 0, "{engine}: blocks left after the trims");
+    }
+}
+
+#[test]
+fn trimwrite_writes_each_block_again_after_its_trim() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let doc = run_json(
+        &[
+            "--name=t",
+            "--filename=f",
+            "--size=1m",
+            "--bs=64k",
+            "--rw=randtrimwrite",
+            "--ioengine=io_uring",
+            "--iodepth=1",
+        ],
+        dir.path(),
+    );
+    let job = &doc["jobs"][0];
+    // As fio: the size counts the trims, each followed by its write.
+    assert_eq!(job["trim"]["total_ios"], 16);
+    assert_eq!(job["write"]["total_ios"], 16);
+    let bytes = std::fs::read(&path).unwrap();
+    // Every 64 KiB block holds written (random) data again.
+    for (i, block) in bytes.chunks(64 << 10).enumerate() {
+        assert!(block.iter().any(|&b| b != 0), "block {i} left a hole");
+    }
+    assert_eq!(allocated(&path), 1 << 20);
+}
+
+#[test]
+fn falloc_allocates_and_ftruncate_sets_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run_json(
+        &[
+            "--name=a",
+            "--filename=alloc",
+            "--size=2m",
+            "--bs=64k",
+            "--rw=randwrite",
+            "--ioengine=falloc",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["jobs"][0]["write"]["total_ios"], 32);
+    let alloc = dir.path().join("alloc");
+    assert_eq!(std::fs::metadata(&alloc).unwrap().len(), 2 << 20);
+    assert!(allocated(&alloc) >= 2 << 20, "{}", allocated(&alloc));
+    // Reads are fallocate(KEEP_SIZE): counted as reads, the size kept.
+    let doc = run_json(
+        &[
+            "--name=k",
+            "--filename=alloc",
+            "--size=2m",
+            "--bs=256k",
+            "--rw=read",
+            "--ioengine=falloc",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 8);
+    assert_eq!(std::fs::metadata(&alloc).unwrap().len(), 2 << 20);
+
+    let doc = run_json(
+        &[
+            "--name=t",
+            "--filename=trunc",
+            "--size=1m",
+            "--bs=4k",
+            "--rw=write",
+            "--ioengine=ftruncate",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["jobs"][0]["write"]["total_ios"], 256);
+    // The last write truncates the file to its offset, as fio's engine does.
+    let size = std::fs::metadata(dir.path().join("trunc")).unwrap().len();
+    assert_eq!(size, (1 << 20) - 4096);
+
+    let out = hybrio(
+        &[
+            "--name=t",
+            "--filename=trunc",
+            "--size=1m",
+            "--rw=randrw",
+            "--ioengine=ftruncate",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ioengine=ftruncate truncates the file on writes only"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fallocate_gives_a_new_file_its_space_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // (mode, size after, allocated at least) for a job that writes one
+    // 4 KiB block of a 2 MiB file.
+    for (mode, size, at_least) in [
+        ("none", 4096, 4096),
+        ("native", 2 << 20, 2 << 20),
+        ("posix", 2 << 20, 2 << 20),
+        ("keep", 4096, 2 << 20),
+        ("truncate", 2 << 20, 4096),
+    ] {
+        let name = format!("f-{mode}");
+        run_json(
+            &[
+                "--name=t",
+                &format!("--filename={name}"),
+                "--size=2m",
+                "--bs=4k",
+                "--rw=write",
+                "--number_ios=1",
+                &format!("--fallocate={mode}"),
+            ],
+            dir.path(),
+        );
+        let path = dir.path().join(&name);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size, "{mode}");
+        assert!(allocated(&path) >= at_least, "{mode}: {}", allocated(&path));
+        if mode == "truncate" || mode == "none" {
+            assert!(
+                allocated(&path) < 1 << 20,
+                "{mode}: allocated {}",
+                allocated(&path)
+            );
+        }
+    }
+}
+
+#[test]
+fn file_engines_create_look_up_and_delete_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+    let common = ["--nrfiles=50", "--filesize=4k", "--numjobs=2"];
+    let run = |engine: &str, extra: &[&str]| {
+        let mut args = vec!["--name=t", engine];
+        args.extend(common);
+        args.extend(extra);
+        run_json(&args, dir.path())
+    };
+    let doc = run("--ioengine=filecreate", &["--openfiles=1", "--rw=write"]);
+    assert_eq!(files(dir.path()), 100, "two jobs of 50 files each");
+    for job in doc["jobs"].as_array().unwrap() {
+        assert_eq!(job["write"]["total_ios"], 50);
+        assert_eq!(job["write"]["io_bytes"], 50 * 4096);
+        assert!(job["write"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    }
+    for stat_type in ["stat", "lstat", "statx"] {
+        let doc = run(
+            "--ioengine=filestat",
+            &[&format!("--stat_type={stat_type}")],
+        );
+        for job in doc["jobs"].as_array().unwrap() {
+            assert_eq!(job["read"]["total_ios"], 50, "{stat_type}");
+            assert_eq!(job["error"], 0, "{stat_type}");
+        }
+    }
+    let doc = run("--ioengine=filedelete", &[]);
+    for job in doc["jobs"].as_array().unwrap() {
+        assert_eq!(job["read"]["total_ios"], 50);
+    }
+    assert_eq!(files(dir.path()), 0, "every file deleted");
+
+    // A file that is not there is the job's error, in one line.
+    let out = hybrio(
+        &[
+            "--name=t",
+            "--ioengine=filestat",
+            "--filename=gone",
+            "--filesize=4k",
+            "--allow_file_create=1",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(dir.path().join("gone")).unwrap();
+    let out = hybrio(
+        &[
+            "--name=t",
+            "--ioengine=filedelete",
+            "--filename=gone",
+            "--filesize=4k",
+            "--allow_file_create=0",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
