@@ -1,6 +1,5 @@
 //! A completion's way through the job: its figures, its logs, its errors.
 
-use hybrio::buf::Buf;
 use hybrio::request::{Completion, Op, Request};
 
 use super::IoLoop;
