@@ -637,6 +637,7 @@ fn report(
         paths: outcome.counters.paths,
         short_errors: outcome.counters.short_errors,
         unified: clone.def.options.unified_rw_reporting,
+        steady: outcome.steady.clone(),
     };
     let mut groups = Vec::new();
     let mut jobs = Vec::new();

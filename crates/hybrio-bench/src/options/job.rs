@@ -154,6 +154,9 @@ pub struct JobOptions {
     pub description: String,
     /// Engine name as given (validated when the job starts).
     pub ioengine: String,
+    /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
+    /// (when `ss_dur` is set).
+    pub steady: crate::stats::SteadySettings,
     /// `fallocate`: how a new file the job writes gets its space.
     pub fallocate: Preallocate,
     /// `openfiles`: files open at once, when given.
@@ -469,6 +472,14 @@ impl Default for JobOptions {
             stat_type: super::StatType::Stat,
             openfiles: None,
             fallocate: Preallocate::None,
+            // fio's default criterion; no check until ss_dur is set.
+            steady: crate::stats::SteadySettings {
+                criterion: crate::stats::Criterion::IopsSlope,
+                limit: 0.01,
+                percent: true,
+                seconds: 0,
+                ramp_seconds: 0,
+            },
             rw: RwMode::Read,
             rwmixread: 50,
             bs: [4096; 3],

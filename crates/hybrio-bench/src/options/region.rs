@@ -120,6 +120,36 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.unlink = units::parse_bool(v)?
     ),
     opt!(
+        "steadystate",
+        &["ss"],
+        Kind::Text,
+        "iops_slope:0.01%",
+        "Steady state: iops, iops_slope, bw or bw_slope, and the limit of the window's deviation or slope (IOPS, bytes/s, or N% of the mean); the job ends once reached (with ss_dur)",
+        |j, v| {
+            let (criterion, limit, percent) =
+                crate::stats::SteadySettings::parse_criterion(v).map_err(ValueError::Range)?;
+            j.steady.criterion = criterion;
+            j.steady.limit = limit;
+            j.steady.percent = percent;
+        }
+    ),
+    opt!(
+        "steadystate_duration",
+        &["ss_dur"],
+        Kind::Time,
+        "0",
+        "Steady state: the window judged, in seconds by default (0: no check)",
+        |j, v| j.steady.seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
+    ),
+    opt!(
+        "steadystate_ramp_time",
+        &["ss_ramp"],
+        Kind::Time,
+        "0",
+        "Steady state: seconds after the start before samples are taken",
+        |j, v| j.steady.ramp_seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
+    ),
+    opt!(
         "fallocate",
         &[],
         Kind::Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]),

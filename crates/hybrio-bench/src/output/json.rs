@@ -159,6 +159,30 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>, plus: bool) -> Obj {
     o.int("latency_target", 0);
     o.float("latency_percentile", 100.0);
     o.int("latency_window", 0);
+    if let Some(steady) = &job.steady {
+        o.obj("steadystate", steady_object(steady));
+    }
+    o
+}
+
+/// fio's `steadystate` object: the criterion, the verdict and the window.
+fn steady_object(steady: &crate::stats::SteadyState) -> Obj {
+    let mut o = Obj::default();
+    o.str("ss", &steady.label());
+    o.uint("duration", steady.settings.seconds);
+    o.uint("attained", u64::from(steady.attained));
+    o.str("criterion", &steady.criterion_text());
+    o.float("max_deviation", steady.deviation);
+    o.float("slope", steady.slope);
+    let (iops, bw) = steady.window();
+    let (iops_mean, bw_mean) = steady.means();
+    let mut data = Obj::default();
+    data.uint("bw_mean", bw_mean);
+    data.uint("iops_mean", iops_mean);
+    let ints = |v: Vec<u64>| Json::Arr(v.into_iter().map(|x| Json::Int(i128::from(x))).collect());
+    data.push("iops", ints(iops));
+    data.push("bw", ints(bw));
+    o.obj("data", data);
     o
 }
 

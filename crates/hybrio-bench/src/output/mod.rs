@@ -69,6 +69,9 @@ pub struct JobReport {
     /// `unified_rw_reporting`: with `Mixed`, `stats` already holds every
     /// direction in the read slot, which the formats name `mixed`.
     pub unified: crate::options::UnifiedRw,
+    /// The steady-state window and verdict (`ss_dur`); a merged group's is
+    /// its first job's (each job judges its own rate).
+    pub steady: Option<crate::stats::SteadyState>,
 }
 
 /// Failed requests of a job that went on after them (fio's `total_err`, `first_error`).
@@ -242,6 +245,7 @@ pub(crate) mod testutil {
             paths: None,
             short_errors: Default::default(),
             unified: crate::options::UnifiedRw::None,
+            steady: None,
         };
         RunReport {
             version: "hybrio-0.1.0".to_string(),

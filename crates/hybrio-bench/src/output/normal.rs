@@ -212,6 +212,26 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
         "     latency   : target=0, window=0, percentile=100.00%, depth={}",
         job.desc.iodepth
     );
+    if let Some(steady) = &job.steady {
+        let (iops_mean, bw_mean) = steady.means();
+        let rate = |pow2| num2str(bw_mean / 1024, num::SIG_FIGS, 1024, pow2, Unit::BytePerSec);
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            if steady.attained { "yes" } else { "no" },
+            rate(true),
+            rate(false),
+            num2str(iops_mean, num::SIG_FIGS, 1, false, Unit::None),
+            if steady.on_iops() { "iops" } else { "bw" },
+            if steady.by_slope() {
+                " slope"
+            } else {
+                " mean dev"
+            },
+            steady.criterion_value,
+            if steady.settings.percent { "%" } else { "" },
+        );
+    }
     // hybrio's own line: the engine as the system set it up (io_uring's ring
     // flags, libaio's synchronous buffered I/O, the emulated device).
     if let Some(engine) = &job.engine {

@@ -145,6 +145,7 @@ impl FileOpsJob {
             cache_dropped_at: None,
             abandoned: 0,
             verify: None,
+            steady: None,
         };
         progress.put_outcome(outcome.clone());
         progress.finish();

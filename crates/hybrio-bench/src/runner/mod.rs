@@ -170,6 +170,8 @@ pub struct JobOutcome {
     pub abandoned: u64,
     /// What verify checked, when the job verifies.
     pub verify: Option<VerifyCounts>,
+    /// The steady-state window and verdict, when the job checks it (`ss_dur`).
+    pub steady: Option<crate::stats::SteadyState>,
 }
 
 /// Looks the engine up, checking that this kernel allows it.
@@ -583,6 +585,7 @@ impl PreparedJob {
             cache_dropped_at,
             abandoned,
             verify,
+            steady,
             ..
         } = io_loop;
         let counters = self.engine.counters();
@@ -619,6 +622,7 @@ impl PreparedJob {
             cache_dropped_at: cache_dropped_at.map(Duration::from_nanos),
             abandoned,
             verify: verify.as_ref().map(|v| v.counts()),
+            steady,
         };
         // The final figures first, then "finished": whoever sees the job
         // finished finds them.

@@ -23,6 +23,7 @@ mod dir;
 mod group;
 mod hist;
 mod latstat;
+mod steady;
 
 use std::time::Duration;
 
@@ -35,6 +36,7 @@ pub use hist::{
     effective_percentiles, fio_percentile_rank,
 };
 pub use latstat::LatStat;
+pub use steady::{Criterion, SteadySettings, SteadyState};
 
 /// fio's default `percentile_list`.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [

@@ -1,5 +1,5 @@
 //! Jobs that end other jobs (`exitall`, `exit_what`, `exitall_on_error`)
-//! and jobs that end themselves (`ratemin`).
+//! and jobs that end themselves (`ratemin`, steady state).
 
 use std::time::{Duration, Instant};
 
@@ -309,4 +309,34 @@ fn size_as_a_share_of_the_file() {
     let out = hybrio(&["--name=s", "--size=25%"], dir.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("size=N% is a share of the job's files"));
+}
+
+#[test]
+fn a_job_at_a_steady_rate_ends_once_its_window_says_so() {
+    // 2000 IOPS paced: steady from the first full window of 2 seconds
+    // after a 1-second ramp, long before the 60 seconds of runtime.
+    let (doc, status, took, stderr) = run_file(
+        "[steady]\nfilename=/dev/null\nrw=write\nbs=4k\nsize=1g\ntime_based\nruntime=60\n\
+         rate_iops=2000\nss=iops:20%\nss_dur=2\nss_ramp=1\n",
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let ss = &doc["jobs"][0]["steadystate"];
+    assert_eq!(ss["attained"], 1, "{ss}");
+    assert_eq!(ss["duration"], 2);
+    assert_eq!(ss["ss"], "iops:20.000000%");
+    let iops = ss["data"]["iops"].as_array().unwrap();
+    assert_eq!(iops.len(), 2);
+    for sample in iops {
+        let v = sample.as_u64().unwrap();
+        assert!((1000..=3000).contains(&v), "a second's IOPS {v}");
+    }
+    // A limit no rate can meet: the job runs its whole time, not attained.
+    let (doc, status, _, stderr) = run_file(
+        "[never]\nfilename=/dev/null\nrw=write\nbs=4k\nsize=1g\ntime_based\nruntime=3\n\
+         rate_iops=2000\nss=iops_slope:0%\nss_dur=2\n",
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(doc["jobs"][0]["steadystate"]["attained"], 0);
+    assert!(doc["jobs"][0]["job_runtime"].as_u64().unwrap() >= 2900);
 }

@@ -25,6 +25,8 @@ use crate::stats::{JobStats, StatsConfig};
 
 /// Engine errors without a completion between them after which draining
 /// gives up on what is left.
+/// fio samples a job's rate for its steady state once a second.
+const STEADY_SAMPLE_NS: u64 = 1_000_000_000;
 const MAX_ERRORS_WITHOUT_PROGRESS: u32 = 100;
 
 /// Reaps in a row that return nothing at once (a wait in the kernel returns
@@ -126,6 +128,9 @@ pub(super) struct IoLoop<'a> {
     lost_before: u64,
     /// fio's verify, when the job verifies.
     pub(super) verify: Option<verify::VerifyState>,
+    /// `ss_dur`: the steady-state window, sampled once a second.
+    pub(super) steady: Option<crate::stats::SteadyState>,
+    next_steady_sample: u64,
     /// What writes carry otherwise, and the smallest write (the unit of
     /// compressible data).
     write_data: buffers::WriteData,
@@ -171,6 +176,8 @@ impl<'a> IoLoop<'a> {
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
         let verify = verify::VerifyState::new(&job.options, job.number as u64, job.files.len());
         let space = crate::options::SpaceEngine::named(&job.options.ioengine);
+        let steady = (job.options.steady.seconds > 0)
+            .then(|| crate::stats::SteadyState::new(job.options.steady));
         IoLoop {
             write_data,
             min_write,
@@ -193,6 +200,8 @@ impl<'a> IoLoop<'a> {
             issued_bytes: 0,
             pass_issued: 0,
             space,
+            steady,
+            next_steady_sample: STEADY_SAMPLE_NS,
             ios_issued: 0,
             thought_at: 0,
             writes_since_sync: 0,
@@ -284,6 +293,22 @@ impl<'a> IoLoop<'a> {
                 .is_some_and(super::stop::JobStop::requested)
     }
 
+    /// Takes the steady-state window's sample of the second just past.
+    #[cold]
+    fn sample_steady_state(&mut self) {
+        self.next_steady_sample = self.now + STEADY_SAMPLE_NS;
+        if let Some(steady) = &mut self.steady {
+            let (ios, bytes) =
+                crate::stats::DataDir::ALL
+                    .iter()
+                    .fold((0, 0), |(ios, bytes), &dir| {
+                        let d = self.stats.dir(dir);
+                        (ios + d.total_ios(), bytes + d.io_bytes())
+                    });
+            steady.sample(self.now, ios, bytes);
+        }
+    }
+
     /// Saves the verify state now (a failure to is the job's).
     fn save_verify_state(&mut self) {
         let now = self.clock.now();
@@ -345,6 +370,9 @@ impl<'a> IoLoop<'a> {
                 deadline = options.runtime.map(|r| self.now.saturating_add(nanos(r)));
             }
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
+            if self.now >= self.next_steady_sample {
+                self.sample_steady_state();
+            }
             // A trimwrite's trimmed block is written before the job ends.
             let block_pending = self.job.plan.write_after_trim_pending();
             let out_of_work = (limit_by_size
@@ -358,7 +386,13 @@ impl<'a> IoLoop<'a> {
                 .session
                 .as_ref()
                 .is_some_and(crate::net::Session::peer_done);
-            if self.failure.is_some() || out_of_time || out_of_work || peer_done || self.stopping()
+            let steady = self.steady.as_ref().is_some_and(|s| s.attained);
+            if self.failure.is_some()
+                || out_of_time
+                || out_of_work
+                || peer_done
+                || steady
+                || self.stopping()
             {
                 if let Some((slot, request)) = self.refused.take() {
                     self.slots[slot].buf = request.buf;

@@ -50,6 +50,7 @@ impl IoLoop<'_> {
             cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
             abandoned: self.abandoned,
             verify: self.verify.as_ref().map(|v| v.counts()),
+            steady: self.steady.clone(),
         }
     }
 
