@@ -133,6 +133,26 @@ pub fn file_names(options: &JobOptions, job_number: u32) -> Vec<PathBuf> {
     }
 }
 
+/// What `fill_device` fills: a block device's whole size, or a share (one
+/// of `count` files) of the free space of the filesystem a file is on
+/// (`statvfs`, the space an unprivileged writer may take).
+fn fill_size(path: &Path, count: u64) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.file_type().is_block_device()
+    {
+        let file = File::open(path).ok()?;
+        return std::io::Seek::seek(&mut &file, std::io::SeekFrom::End(0)).ok();
+    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let fs = rustix::fs::statvfs(dir).ok()?;
+    let existing = std::fs::metadata(path).map_or(0, |m| m.len());
+    Some((fs.f_bavail * fs.f_frsize / count.max(1)) + existing)
+}
+
 /// Sizes the job's files; see [`plan_files`].
 fn size_files(
     options: &JobOptions,
@@ -170,6 +190,14 @@ fn size_files(
             let size = match (options.filesize, options.size) {
                 (Some(size), _) => size,
                 (None, Some(total)) => total / count,
+                // fill_device: the free space of the filesystem the file is
+                // on (shared by the job's files), or all of a device.
+                (None, None) if options.fill_device => fill_size(&path, count)
+                    .ok_or_else(|| LayoutError::NoSize {
+                        job: options.name.clone(),
+                        path: path.display().to_string(),
+                    })?
+                    .saturating_sub(start),
                 // An existing file: what lies past the start.
                 (None, None) => existing()?.saturating_sub(start),
             };

@@ -157,6 +157,9 @@ pub struct JobOptions {
     /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
     /// (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
+    /// `fill_device`: with no size, write until the filesystem (or device)
+    /// is full; running out of space then ends the job, not as an error.
+    pub fill_device: bool,
     /// `fallocate`: how a new file the job writes gets its space.
     pub fallocate: Preallocate,
     /// `openfiles`: files open at once, when given.
@@ -472,6 +475,7 @@ impl Default for JobOptions {
             stat_type: super::StatType::Stat,
             openfiles: None,
             fallocate: Preallocate::None,
+            fill_device: false,
             // fio's default criterion; no check until ss_dur is set.
             steady: crate::stats::SteadySettings {
                 criterion: crate::stats::Criterion::IopsSlope,

@@ -150,6 +150,24 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.steady.ramp_seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
     ),
     opt!(
+        "create_serialize",
+        &[],
+        Kind::Bool,
+        "1",
+        "Lay files out one job after another: hybrio always does, before its jobs start (0 is taken; the files come out the same)",
+        |_j, v| {
+            units::parse_bool(v)?;
+        }
+    ),
+    opt!(
+        "fill_device",
+        &["fill_fs"],
+        Kind::Bool,
+        "0",
+        "With no size: write until the filesystem or device is full; the job then ends (ENOSPC is not its error)",
+        |j, v| j.fill_device = units::parse_bool(v)?
+    ),
+    opt!(
         "fallocate",
         &[],
         Kind::Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]),

@@ -141,6 +141,45 @@ fn a_full_filesystem_ends_the_job_unless_enospc_is_ignored() {
 }
 
 #[test]
+fn fill_device_writes_until_the_filesystem_is_full_and_is_not_an_error() {
+    let Some(fs) = SmallFs::mount("2m") else {
+        return;
+    };
+    // A size that cannot fit: the writes meet ENOSPC, which ends the job.
+    for size in [None, Some("--size=8m")] {
+        let _ = std::fs::remove_file(fs.path().join("fill"));
+        let mut job = vec![
+            "--output-format=json",
+            "--name=fill",
+            "--filename=fill",
+            "--bs=64k",
+            "--rw=write",
+            "--fill_device=1",
+            "--verify=crc32c",
+            "--verify_state_save=0",
+        ];
+        job.extend(size);
+        let out = hybrio(&job, fs.path());
+        assert_eq!(out.status.code(), Some(0), "{size:?}: {}", stderr(&out));
+        let doc = report(&out);
+        assert_eq!(doc["jobs"][0]["error"], 0, "{size:?}");
+        let written = doc["jobs"][0]["write"]["io_bytes"].as_u64().unwrap();
+        // All of the 2 MiB, to the last 64 KiB block that fit.
+        assert!(
+            written > (2 << 20) - (128 << 10) && written <= 2 << 20,
+            "{size:?}: {written}"
+        );
+        let counts = &doc["hybrio"]["jobs"][0]["verify"];
+        assert_eq!(counts["bad_blocks"], 0, "{size:?}");
+        assert_eq!(
+            counts["blocks"].as_u64().unwrap() * (64 << 10),
+            written,
+            "{size:?}"
+        );
+    }
+}
+
+#[test]
 fn a_read_only_filesystem_is_one_clear_line() {
     let Some(fs) = SmallFs::mount("4m") else {
         return;

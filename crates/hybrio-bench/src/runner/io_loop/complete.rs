@@ -100,7 +100,15 @@ impl IoLoop<'_> {
         } else {
             self.completed += 1;
         }
-        if result < 0 && self.job.options.errors.tolerates(op, -result as i32) {
+        if result < 0 && self.job.options.fill_device && matches!(-result as i32, ENOSPC | EDQUOT) {
+            // fill_device: what it waited for. The job ends, not failed.
+            self.failed -= 1;
+            self.completed += 1;
+            if self.failed == 0 {
+                self.first_error = 0;
+            }
+            self.device_full = true;
+        } else if result < 0 && self.job.options.errors.tolerates(op, -result as i32) {
             // Counted (failed, first_error), and the job goes on, as fio's
             // continue_on_error; printed as fio prints it unless error_dump=0.
             if self.job.options.errors.dump {
@@ -230,3 +238,7 @@ impl IoLoop<'_> {
         }
     }
 }
+
+/// Out of space, and out of quota: what `fill_device` writes until.
+const ENOSPC: i32 = 28;
+const EDQUOT: i32 = 122;

@@ -131,6 +131,8 @@ pub(super) struct IoLoop<'a> {
     /// `ss_dur`: the steady-state window, sampled once a second.
     pub(super) steady: Option<crate::stats::SteadyState>,
     next_steady_sample: u64,
+    /// `fill_device`: a write found the device full; the job ends.
+    device_full: bool,
     /// What writes carry otherwise, and the smallest write (the unit of
     /// compressible data).
     write_data: buffers::WriteData,
@@ -202,6 +204,7 @@ impl<'a> IoLoop<'a> {
             space,
             steady,
             next_steady_sample: STEADY_SAMPLE_NS,
+            device_full: false,
             ios_issued: 0,
             thought_at: 0,
             writes_since_sync: 0,
@@ -392,6 +395,7 @@ impl<'a> IoLoop<'a> {
                 || out_of_work
                 || peer_done
                 || steady
+                || self.device_full
                 || self.stopping()
             {
                 if let Some((slot, request)) = self.refused.take() {
