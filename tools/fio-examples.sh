@@ -56,15 +56,21 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 jobs = doc["jobs"]
 kib = [sum(j[d]["io_kbytes"] for d in ("read", "write", "trim")) for j in jobs]
-if not jobs or min(kib) == 0:
+engine = lambda j: j.get("job options", {}).get(
+    "ioengine", doc.get("global options", {}).get("ioengine"))
+# cpuio and exec do no I/O: what they did is their time and CPU.
+idle = [j["jobname"] for j, k in zip(jobs, kib)
+        if k == 0 and not (engine(j) in ("cpuio", "exec") and j["job_runtime"] > 0
+                           and (engine(j) == "exec" or j["usr_cpu"] > 0))]
+if not jobs or idle:
     print(f"a job did no I/O ({kib} KiB per job)")
     sys.exit(1)
 # Time-based jobs move a different amount each run: the table says only
 # that each did I/O, so that it changes when an outcome does.
-print(f"{len(jobs)} job(s), each did I/O")
+print(f"{len(jobs)} job(s), each did I/O" + (" (or burnt its CPU, or ran its program)" if any(k == 0 for k in kib) else ""))
 PY
 }
-parsed=0 ran=0 refused=0 broken=0
+parsed=0 ran=0 refused=0 broken=0 lacking=0
 rows=()
 for file in "$examples"/*.fio; do
     name=$(basename "$file")
@@ -78,6 +84,10 @@ for file in "$examples"/*.fio; do
         if outcome=$(run_small "$file"); then
             ran=$((ran + 1))
             rows+=("| $name | parses and runs small: $outcome |")
+        elif program=$(grep -oE "run [^ :]+: No such file or directory" "$work/run/err" | head -1) && [ -n "$program" ]; then
+            # An exec job's program this machine does not have.
+            lacking=$((lacking + 1))
+            rows+=("| $name | parses; running it needs a program this machine lacks: \`${program}\` |")
         else
             broken=$((broken + 1))
             rows+=("| $name | **BROKEN**: parses, then $outcome |")
@@ -97,11 +107,11 @@ done
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
     echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one, a device or a file in /tmp a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
     echo
-    echo "$parsed parse ($ran of them run small), $refused are refused with one line, $broken broken."
+    echo "$parsed parse ($ran of them run small, $lacking need a program this machine lacks), $refused are refused with one line, $broken broken."
     echo
     echo "| job file | outcome |"
     echo "|---|---|"
     printf '%s\n' "${rows[@]}"
 } > "$out"
-echo "fio-examples.sh: $parsed parse ($ran run small), $refused refused, $broken broken; wrote $out" >&2
+echo "fio-examples.sh: $parsed parse ($ran run small, $lacking lack a program), $refused refused, $broken broken; wrote $out" >&2
 [ "$broken" = 0 ]

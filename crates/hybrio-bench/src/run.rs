@@ -177,7 +177,8 @@ pub fn run_reporting(
             let kind = runner::engine_kind(options)?;
             // A file-operation job holds one file open at a time, at most.
             let file_op = crate::options::FileOp::named(&options.ioengine, options.stat_type);
-            let files = if options.network().is_some() || file_op.is_some() {
+            let pseudo = crate::options::PseudoEngine::named(&options.ioengine);
+            let files = if options.network().is_some() || file_op.is_some() || pseudo.is_some() {
                 1
             } else {
                 layout::file_names(options, clone.number).len() as u64
@@ -190,7 +191,10 @@ pub fn run_reporting(
     for clone in &clones {
         runner::engine_kind(&clone.def.options)?;
         // The null engine and network jobs have no files on a disk.
-        if clone.def.options.ioengine != "null" && clone.def.options.network().is_none() {
+        if clone.def.options.ioengine != "null"
+            && clone.def.options.network().is_none()
+            && crate::options::PseudoEngine::named(&clone.def.options.ioengine).is_none()
+        {
             // Names only: a file a later group reads may not exist before an earlier one writes it.
             paths.extend(layout::file_names(&clone.def.options, clone.number));
         }
@@ -317,8 +321,11 @@ fn run_together(
     let mut files = Vec::with_capacity(clones.len());
     for clone in clones {
         let options = &clone.def.options;
-        // A network job's file is its socket: nothing to lay out.
-        if options.network().is_some() {
+        // A network job's file is its socket, and cpuio and exec have none:
+        // nothing to lay out.
+        if options.network().is_some()
+            || crate::options::PseudoEngine::named(&options.ioengine).is_some()
+        {
             files.push(Vec::new());
             continue;
         }

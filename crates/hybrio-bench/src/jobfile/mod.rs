@@ -622,7 +622,11 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
                 .into(),
         ));
     }
-    if job.filename.is_none()
+    crate::options::check_pseudo_engine(job).map_err(invalid)?;
+    // cpuio and exec have no files.
+    let no_files = crate::options::PseudoEngine::named(&job.ioengine).is_some();
+    if !no_files
+        && job.filename.is_none()
         && job.directory.is_none()
         && job.size.is_none()
         && job.size_percent.is_none()

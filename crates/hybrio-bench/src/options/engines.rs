@@ -17,14 +17,6 @@ const NEEDS: &[(&str, &str)] = &[
         "e4defrag",
         "ext4's online defragmentation ioctl (EXT4_IOC_MOVE_EXT); not implemented by hybrio yet",
     ),
-    (
-        "exec",
-        "fio's program-running pseudo engine; not implemented by hybrio yet",
-    ),
-    (
-        "cpuio",
-        "fio's CPU-burning engine; not implemented by hybrio yet",
-    ),
     ("gfapi", "a GlusterFS volume and libgfapi"),
     ("gfapi_async", "a GlusterFS volume and libgfapi"),
     (
@@ -229,6 +221,8 @@ mod tests {
             "filecreate",
             "filestat",
             "filedelete",
+            "cpuio",
+            "exec",
         ];
         for engine in super::super::fio_names::FIO_ENGINES {
             if !runs.contains(engine) {

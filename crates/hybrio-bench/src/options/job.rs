@@ -157,6 +157,8 @@ pub struct JobOptions {
     /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
     /// (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
+    /// `cpuio`'s and `exec`'s settings.
+    pub pseudo: super::PseudoOptions,
     /// `fill_device`: with no size, write until the filesystem (or device)
     /// is full; running out of space then ends the job, not as an error.
     pub fill_device: bool,
@@ -476,6 +478,7 @@ impl Default for JobOptions {
             openfiles: None,
             fallocate: Preallocate::None,
             fill_device: false,
+            pseudo: super::PseudoOptions::default(),
             // fio's default criterion; no check until ss_dur is set.
             steady: crate::stats::SteadySettings {
                 criterion: crate::stats::Criterion::IopsSlope,

@@ -11,6 +11,7 @@ mod fio_names;
 mod job;
 mod net;
 mod placement;
+mod pseudo;
 mod region;
 mod table;
 mod values;
@@ -26,6 +27,7 @@ pub use job::{
 };
 pub use net::{NetOptions, Protocol};
 pub use placement::Placement;
+pub use pseudo::{CpuMode, PseudoEngine, PseudoOptions};
 pub use verify::VerifyOptions;
 
 /// Every job option hybrio implements, table after table.
@@ -37,6 +39,7 @@ pub fn all() -> impl Iterator<Item = &'static OptionDef> {
         .chain(region::REGION_OPTIONS)
         .chain(placement::PLACEMENT_OPTIONS)
         .chain(buffers::BUFFER_OPTIONS)
+        .chain(pseudo::PSEUDO_OPTIONS)
 }
 
 /// Finds an option by name or alias.
@@ -401,4 +404,9 @@ mod tests {
         assert_eq!(suggest("blocksze"), Some("blocksize"));
         assert_eq!(suggest("zzzzzzzzzzzz"), None);
     }
+}
+
+/// Why a `cpuio` or `exec` job cannot run, if it cannot.
+pub fn check_pseudo_engine(job: &JobOptions) -> Result<(), String> {
+    pseudo::check(job)
 }

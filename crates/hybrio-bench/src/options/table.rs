@@ -46,7 +46,9 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
             "ftruncate",
             "filecreate",
             "filestat",
-            "filedelete"
+            "filedelete",
+            "cpuio",
+            "exec"
         ]),
         "psync",
         "How I/O is issued",

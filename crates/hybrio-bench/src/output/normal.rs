@@ -80,8 +80,10 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
     let s = &job.stats;
     let io_bytes: u64 = DataDir::ALL.iter().map(|&d| s.dir(d).io_bytes()).sum();
     // fio prints nothing for a job without I/O; a job that failed is shown
-    // anyway, so that its err= line is not lost.
-    if io_bytes == 0 && s.issued_rw_ios() == 0 && job.error == 0 {
+    // anyway, so that its err= line is not lost, and so are cpuio and exec
+    // jobs, whose CPU line is what they did.
+    let without_io = crate::options::PseudoEngine::named(&job.desc.ioengine).is_some();
+    if io_bytes == 0 && s.issued_rw_ios() == 0 && job.error == 0 && !without_io {
         return;
     }
     let time = ctime(job.start_time);

@@ -24,12 +24,14 @@ use crate::stats::{CpuUsage, DataDir, JobStats};
 pub use file_ops::FileOpsJob;
 use io_loop::IoLoop;
 pub use io_loop::VerifyCounts;
+pub use pseudo::PseudoJob;
 
 mod file_ops;
 pub mod flow;
 mod io_loop;
 pub mod limits;
 mod pacing;
+mod pseudo;
 pub mod stop;
 #[cfg(test)]
 mod tests;
@@ -190,7 +192,8 @@ pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
     }
     // The file-operation engines make their system calls themselves
     // (`file_ops`): they have no engine of the library's.
-    let file_op = crate::options::FileOp::named(&job.ioengine, job.stat_type).is_some();
+    let file_op = crate::options::FileOp::named(&job.ioengine, job.stat_type).is_some()
+        || crate::options::PseudoEngine::named(&job.ioengine).is_some();
     let name = if job.ioengine == "net" || space.is_some() || file_op {
         "psync"
     } else {
@@ -220,6 +223,8 @@ pub enum ReadyJob {
     Io(Box<PreparedJob>),
     /// Files created, looked up or deleted.
     FileOps(Box<FileOpsJob>),
+    /// No I/O: a CPU kept busy, or a program run.
+    Pseudo(Box<PseudoJob>),
 }
 
 impl ReadyJob {
@@ -236,6 +241,10 @@ impl ReadyJob {
             let job = FileOpsJob::new(options.clone(), op, plans);
             return Ok(ReadyJob::FileOps(Box::new(job)));
         }
+        if let Some(engine) = crate::options::PseudoEngine::named(&options.ioengine) {
+            let job = PseudoJob::new(options.clone(), engine);
+            return Ok(ReadyJob::Pseudo(Box::new(job)));
+        }
         let kind = engine_kind(options)?;
         let files = open_files(options, plans).map_err(|source| RunError::Engine {
             job: options.name.clone(),
@@ -250,6 +259,7 @@ impl ReadyJob {
         match self {
             ReadyJob::Io(job) => job.set_stop(stop),
             ReadyJob::FileOps(job) => job.set_stop(stop),
+            ReadyJob::Pseudo(job) => job.set_stop(stop),
         }
     }
 
@@ -265,6 +275,7 @@ impl ReadyJob {
         match self {
             ReadyJob::Io(job) => job.run(progress),
             ReadyJob::FileOps(job) => job.run(progress),
+            ReadyJob::Pseudo(job) => job.run(progress),
         }
     }
 }

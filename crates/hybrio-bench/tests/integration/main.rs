@@ -13,6 +13,7 @@ mod fio_golden;
 mod fio_json;
 mod fio_order;
 mod network;
+mod pseudo;
 mod space;
 mod verify;
 

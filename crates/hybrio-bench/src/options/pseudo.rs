@@ -1,0 +1,164 @@
+//! The options of fio's engines that do no I/O: `cpuio` (burns a share of
+//! a CPU) and `exec` (runs a program beside the other jobs).
+
+use super::JobOptions;
+use super::def::{Kind, OptionDef, opt};
+use crate::units::{self, ValueError};
+
+/// fio's engines without I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PseudoEngine {
+    /// `cpuio`.
+    Cpu,
+    /// `exec`.
+    Exec,
+}
+
+impl PseudoEngine {
+    /// The engine `ioengine=name` names, if it is one of these.
+    pub fn named(name: &str) -> Option<PseudoEngine> {
+        match name {
+            "cpuio" => Some(PseudoEngine::Cpu),
+            "exec" => Some(PseudoEngine::Exec),
+            _ => None,
+        }
+    }
+}
+
+/// How `cpuio` burns its CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CpuMode {
+    /// Spin for `cpuchunks` microseconds.
+    #[default]
+    Noop,
+    /// Sort 256 Ki integers four ways, as fio's `qsort` mode.
+    Qsort,
+}
+
+/// `cpuio`'s and `exec`'s settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PseudoOptions {
+    /// `cpuload`: percent of a CPU to use (0: not given).
+    pub cpu_load: u32,
+    /// `cpumode`.
+    pub cpu_mode: CpuMode,
+    /// `cpuchunks`: microseconds of each burn.
+    pub cpu_chunk_us: u64,
+    /// `program`: what `exec` runs.
+    pub program: Option<String>,
+    /// `arguments`: its arguments, split at spaces; `%r` is the runtime in
+    /// seconds, `%n` the job's name.
+    pub arguments: Option<String>,
+    /// `grace_time`: seconds between SIGTERM and SIGKILL at the end.
+    pub grace_s: u64,
+    /// `std_redirect`: its output goes to `<job>.stdout` and `<job>.stderr`.
+    pub redirect: bool,
+}
+
+impl Default for PseudoOptions {
+    fn default() -> Self {
+        PseudoOptions {
+            cpu_load: 0,
+            cpu_mode: CpuMode::Noop,
+            cpu_chunk_us: 50_000,
+            program: None,
+            arguments: None,
+            grace_s: 1,
+            redirect: true,
+        }
+    }
+}
+
+/// The options of `cpuio` and `exec`.
+pub(super) static PSEUDO_OPTIONS: &[OptionDef] = &[
+    opt!(
+        "cpuload",
+        &[],
+        Kind::Int,
+        "",
+        "ioengine=cpuio: percent of a CPU to keep busy",
+        |j, v| j.pseudo.cpu_load = units::parse_u32(v)?.min(100)
+    ),
+    opt!(
+        "cpumode",
+        &[],
+        Kind::Choice(&["noop", "qsort"]),
+        "noop",
+        "ioengine=cpuio: spin (noop) or sort integers (qsort) while busy",
+        |j, v| {
+            j.pseudo.cpu_mode = if v == "qsort" {
+                CpuMode::Qsort
+            } else {
+                CpuMode::Noop
+            }
+        }
+    ),
+    opt!(
+        "cpuchunks",
+        &[],
+        Kind::Int,
+        "50000",
+        "ioengine=cpuio: microseconds of each busy stretch (qsort measures its own)",
+        |j, v| j.pseudo.cpu_chunk_us = units::parse_u64(v)?.max(1)
+    ),
+    opt!(
+        "exit_on_io_done",
+        &[],
+        Kind::Bool,
+        "0",
+        "ioengine=cpuio: end when the jobs doing I/O are done (not implemented by hybrio yet: 0 only)",
+        |_j, v| if units::parse_bool(v)? {
+            return Err(ValueError::Unsupported(
+                "exit_on_io_done=1 is not implemented by hybrio yet (a cpuio job runs for its runtime)".into(),
+            ));
+        }
+    ),
+    opt!(
+        "program",
+        &[],
+        Kind::Text,
+        "",
+        "ioengine=exec: the program to run",
+        |j, v| j.pseudo.program = Some(v.to_string())
+    ),
+    opt!(
+        "arguments",
+        &[],
+        Kind::Text,
+        "",
+        "ioengine=exec: its arguments (%r: the runtime in seconds, %n: the job's name)",
+        |j, v| j.pseudo.arguments = Some(v.to_string())
+    ),
+    opt!(
+        "grace_time",
+        &[],
+        Kind::Int,
+        "1",
+        "ioengine=exec: seconds between SIGTERM and SIGKILL when the runtime is over",
+        |j, v| j.pseudo.grace_s = units::parse_u64(v)?
+    ),
+    opt!(
+        "std_redirect",
+        &[],
+        Kind::Bool,
+        "1",
+        "ioengine=exec: the program's output goes to <job>.stdout and <job>.stderr",
+        |j, v| j.pseudo.redirect = units::parse_bool(v)?
+    ),
+];
+
+/// Why a job of these engines cannot run, if it cannot.
+pub fn check(job: &JobOptions) -> Result<(), String> {
+    match PseudoEngine::named(&job.ioengine) {
+        Some(PseudoEngine::Cpu) if job.pseudo.cpu_load == 0 => {
+            Err("ioengine=cpuio needs cpuload= (the percent of a CPU to use)".into())
+        }
+        Some(PseudoEngine::Cpu) if job.runtime.is_none() => {
+            Err("ioengine=cpuio runs for its runtime: give runtime=".into())
+        }
+        Some(PseudoEngine::Exec) if job.pseudo.program.is_none() => {
+            Err("ioengine=exec needs program= (the program to run)".into())
+        }
+        _ => Ok(()),
+    }
+}
