@@ -27,7 +27,7 @@ pub use job::{
 };
 pub use net::{NetOptions, Protocol};
 pub use placement::Placement;
-pub use pseudo::{CpuMode, PseudoEngine, PseudoOptions};
+pub use pseudo::{CpuMode, PseudoEngine, PseudoOptions, check as check_pseudo_engine};
 pub use verify::VerifyOptions;
 
 /// Every job option hybrio implements, table after table.
@@ -404,9 +404,4 @@ mod tests {
         assert_eq!(suggest("blocksze"), Some("blocksize"));
         assert_eq!(suggest("zzzzzzzzzzzz"), None);
     }
-}
-
-/// Why a `cpuio` or `exec` job cannot run, if it cannot.
-pub fn check_pseudo_engine(job: &JobOptions) -> Result<(), String> {
-    pseudo::check(job)
 }
