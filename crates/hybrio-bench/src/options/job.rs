@@ -157,6 +157,8 @@ pub struct JobOptions {
     /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
     /// (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
+    /// `io_submit_mode=offload`: the engine runs in a thread of its own.
+    pub offload: bool,
     /// `cpuio`'s and `exec`'s settings.
     pub pseudo: super::PseudoOptions,
     /// `fill_device`: with no size, write until the filesystem (or device)
@@ -479,6 +481,7 @@ impl Default for JobOptions {
             fallocate: Preallocate::None,
             fill_device: false,
             pseudo: super::PseudoOptions::default(),
+            offload: false,
             // fio's default criterion; no check until ss_dur is set.
             steady: crate::stats::SteadySettings {
                 criterion: crate::stats::Criterion::IopsSlope,

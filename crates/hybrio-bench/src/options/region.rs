@@ -150,6 +150,14 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.steady.ramp_seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
     ),
     opt!(
+        "io_submit_mode",
+        &[],
+        Kind::Choice(&["inline", "offload"]),
+        "inline",
+        "inline: the job's thread submits its I/O; offload: the engine runs in a thread of its own, the job's thread hands requests over (keeps a rate when submitting blocks)",
+        |j, v| j.offload = v == "offload"
+    ),
+    opt!(
         "create_serialize",
         &[],
         Kind::Bool,

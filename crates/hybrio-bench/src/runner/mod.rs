@@ -30,6 +30,7 @@ mod file_ops;
 pub mod flow;
 mod io_loop;
 pub mod limits;
+mod offload;
 mod pacing;
 mod pseudo;
 pub mod stop;
@@ -342,7 +343,14 @@ impl PreparedJob {
             // Checked when the option was read.
             inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
         };
-        let mut engine = engine::open(kind, &config, Some(&pool)).map_err(wrap)?;
+        let mut engine: Box<dyn Engine> = if options.offload {
+            let config = config.clone();
+            let offloaded =
+                offload::OffloadEngine::start(depth, move || engine::open(kind, &config, None));
+            Box::new(offloaded.map_err(wrap)?)
+        } else {
+            engine::open(kind, &config, Some(&pool)).map_err(wrap)?
+        };
         let endpoint = match options.network() {
             Some(protocol) => Some(prepare_network(&options, protocol, engine.as_mut())?),
             None => None,

@@ -430,3 +430,36 @@ fn async_checkers_and_a_replayed_read_back_find_every_corruption() {
         assert_eq!(doc["jobs"][0]["read"]["total_ios"], 128, "{how}");
     }
 }
+
+#[test]
+fn offloaded_submission_writes_and_reads_back_every_block() {
+    // io_submit_mode=offload: the engine in a thread of its own; every
+    // block written is read back and checked, at a rate and without one.
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, rate) in [
+        ("io_uring", None),
+        ("libaio", Some("--rate_iops=2000")),
+        ("psync", None),
+    ] {
+        let mut args = vec![
+            "--name=o",
+            "--filename=f",
+            "--size=2m",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--iodepth=8",
+            "--io_submit_mode=offload",
+            "--verify=crc32c",
+            "--verify_state_save=0",
+        ];
+        let engine_arg = format!("--ioengine={engine}");
+        args.push(&engine_arg);
+        args.extend(rate);
+        let doc = run_json(&args, dir.path());
+        assert_eq!(doc["jobs"][0]["error"], 0, "{engine}");
+        assert_eq!(doc["jobs"][0]["write"]["total_ios"], 512, "{engine}");
+        let counts = &doc["hybrio"]["jobs"][0]["verify"];
+        assert_eq!(counts["blocks"], 512, "{engine}");
+        assert_eq!(counts["bad_blocks"], 0, "{engine}");
+    }
+}
