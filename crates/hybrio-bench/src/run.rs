@@ -397,6 +397,7 @@ fn run_together(
     ));
     let mut handles = Vec::with_capacity(clones.len());
     let mut spawn_error = None;
+    let jobs = clones.len();
     for ((clone, plans), progress) in clones.iter().zip(files).zip(&progress) {
         let (gate, ready_tx, progress) = (gate.clone(), ready_tx.clone(), progress.clone());
         let mut options = clone.def.options.clone();
@@ -417,7 +418,7 @@ fn run_together(
                 // with SINGLE_ISSUER belongs to one thread.
                 let clone_number = number_in_job;
                 let prepared = runner::place_thread(&options, clone_number)
-                    .and_then(|()| runner::ReadyJob::new(&options, &plans, seed, number));
+                    .and_then(|()| runner::ReadyJob::new(&options, &plans, seed, number, jobs));
                 let (prepared, report) = match prepared {
                     Ok(job) => (Some(job), Ok(())),
                     Err(error) => (None, Err(error)),

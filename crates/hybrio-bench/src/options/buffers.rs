@@ -25,6 +25,13 @@ pub struct BufferOptions {
     pub compress_chunk: u64,
     /// `dedupe_percentage`.
     pub dedupe_percentage: u32,
+    /// `dedupe_mode=working_set`: a deduplicated write repeats one of a set
+    /// of earlier buffers (else the one before).
+    pub dedupe_working_set: bool,
+    /// `dedupe_working_set_percentage`: that set, as a share of the job's size.
+    pub dedupe_working_set_percentage: u32,
+    /// `dedupe_global`: the set spread over every job of the run.
+    pub dedupe_global: bool,
 }
 
 impl Default for BufferOptions {
@@ -38,6 +45,9 @@ impl Default for BufferOptions {
             compress_percentage: 0,
             compress_chunk: 0,
             dedupe_percentage: 0,
+            dedupe_working_set: false,
+            dedupe_working_set_percentage: 5,
+            dedupe_global: false,
         }
     }
 }
@@ -131,11 +141,23 @@ pub(super) static BUFFER_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Choice(&["repeat", "working_set"]),
         "repeat",
-        "Which earlier bytes a deduplicated write repeats: the last write's (repeat)",
-        |_j, v| if v == "working_set" {
-            return Err(ValueError::Unsupported(
-                "dedupe_mode=working_set is not implemented by hybrio yet (repeat is)".into(),
-            ));
-        }
+        "Which earlier bytes a deduplicated write repeats: the last write's (repeat), or one of a working set of buffers (working_set)",
+        |j, v| j.buffers.dedupe_working_set = v == "working_set"
+    ),
+    opt!(
+        "dedupe_working_set_percentage",
+        &[],
+        Kind::Int,
+        "5",
+        "dedupe_mode=working_set: the set's size, as a share of the job's size",
+        |j, v| j.buffers.dedupe_working_set_percentage = percent(v)?
+    ),
+    opt!(
+        "dedupe_global",
+        &[],
+        Kind::Bool,
+        "0",
+        "dedupe_mode=working_set: the set is shared by the jobs of the run, so that one job's writes repeat another's",
+        |j, v| j.buffers.dedupe_global = crate::units::parse_bool(v)?
     ),
 ];

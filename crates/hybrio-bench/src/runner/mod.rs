@@ -237,6 +237,7 @@ impl ReadyJob {
         plans: &[crate::layout::FilePlan],
         seed: u64,
         number: usize,
+        jobs_in_run: usize,
     ) -> Result<ReadyJob, RunError> {
         if let Some(op) = crate::options::FileOp::named(&options.ioengine, options.stat_type) {
             let job = FileOpsJob::new(options.clone(), op, plans);
@@ -251,7 +252,7 @@ impl ReadyJob {
             job: options.name.clone(),
             source,
         })?;
-        PreparedJob::new(options.clone(), kind, files, seed, number)
+        PreparedJob::new(options.clone(), kind, files, seed, (number, jobs_in_run))
             .map(|job| ReadyJob::Io(Box::new(job)))
     }
 
@@ -307,6 +308,9 @@ pub struct PreparedJob {
     reply_handle: Option<FileHandle>,
     /// The job's number in the run, from 1 (fio's `thread_number`).
     number: usize,
+    /// How many jobs run together with it, itself counted (fio's
+    /// `thread_number` when its dedupe working set is made).
+    jobs_in_run: usize,
     /// What other jobs end it by (`exitall`).
     stop: Option<stop::JobStop>,
     /// Its place in a flow group (`flow`).
@@ -315,14 +319,14 @@ pub struct PreparedJob {
 
 impl PreparedJob {
     /// Builds the engine and opens the files (and the logs, numbered
-    /// `number`, the job's number in the run from 1). Must run on the thread
-    /// that will run the job.
+    /// `number`, the job's number in the run from 1, of `jobs_in_run`).
+    /// Must run on the thread that will run the job.
     pub fn new(
         options: JobOptions,
         kind: EngineKind,
         files: Vec<JobFile>,
         seed: u64,
-        number: usize,
+        (number, jobs_in_run): (usize, usize),
     ) -> Result<PreparedJob, RunError> {
         let wrap = |source| RunError::Engine {
             job: options.name.clone(),
@@ -489,6 +493,7 @@ impl PreparedJob {
             session: None,
             reply_handle: None,
             number,
+            jobs_in_run,
             stop: None,
             flow: None,
         })

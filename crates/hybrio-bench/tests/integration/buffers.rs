@@ -26,6 +26,7 @@ fn written_bytes_have_fios_shape() {
         "--buffer_compress_percentage=50",
         "--dedupe_percentage=50",
         "--dedupe_percentage=25 --buffer_compress_percentage=40",
+        "--dedupe_percentage=50 --dedupe_mode=working_set --dedupe_working_set_percentage=10",
         "--buffer_pattern=0xdeadbeef",
         "--zero_buffers=1",
         "--scramble_buffers=1",
@@ -74,4 +75,69 @@ fn written_bytes_have_fios_shape() {
             "{case}: {zeros} zero bytes, fio {fio_zeros}"
         );
     }
+}
+
+#[test]
+fn a_global_working_set_is_shared_by_the_jobs_as_fios_is() {
+    if !super::fio_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let each = [
+        "--size=2m",
+        "--bs=4k",
+        "--rw=write",
+        "--dedupe_percentage=50",
+        "--dedupe_mode=working_set",
+        "--dedupe_working_set_percentage=10",
+        "--dedupe_global=1",
+    ];
+    let jobs = |tool: &str| -> Vec<String> {
+        ["a", "b"]
+            .iter()
+            .flat_map(|job| {
+                let mut args = vec![format!("--name={job}"), format!("--filename={tool}-{job}")];
+                args.extend(each.iter().map(|s| s.to_string()));
+                args
+            })
+            .collect()
+    };
+    let out = hybrio(
+        &[
+            jobs("hybrio")
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            vec!["--output-format=terse"],
+        ]
+        .concat(),
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = Command::new("fio")
+        .args(jobs("fio"))
+        .arg("--output=/dev/null")
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Distinct blocks of each job, and those both jobs wrote.
+    let blocks = |path: &str| -> std::collections::HashSet<Vec<u8>> {
+        std::fs::read(dir.path().join(path))
+            .unwrap()
+            .chunks(4096)
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let shared = |tool: &str| {
+        let (a, b) = (blocks(&format!("{tool}-a")), blocks(&format!("{tool}-b")));
+        (a.len(), b.len(), a.intersection(&b).count())
+    };
+    let (by_hybrio, by_fio) = (shared("hybrio"), shared("fio"));
+    assert!(by_hybrio.2 > 0, "the jobs share no block: {by_hybrio:?}");
+    assert_eq!(by_hybrio, by_fio, "(distinct in a, in b, in both)");
 }

@@ -9,7 +9,8 @@
 use std::time::SystemTime;
 
 use crate::fio_rand::{
-    BUFFER_SEED, DEDUPE_SEED, FioRand, fill_compressible, fill_random, job_seeds,
+    BUFFER_SEED, DEDUPE_SEED, DEDUPE_WORKING_SET_SEED, FioRand, fill_compressible, fill_random,
+    job_seeds,
 };
 use crate::options::JobOptions;
 
@@ -27,10 +28,24 @@ pub(super) struct WriteData {
     state: FioRand,
     previous: FioRand,
     dedupe_draws: FioRand,
+    /// `dedupe_mode=working_set`: the generators of the set's buffers, and
+    /// the draws of which one a deduplicated write repeats.
+    working_set: Vec<FioRand>,
+    working_set_draws: FioRand,
+}
+
+/// What fio's working set is built from: the job's size, its smallest
+/// write, its number and the run's count of jobs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct JobPlace {
+    pub(super) size: u64,
+    pub(super) number: u64,
+    pub(super) jobs: u64,
 }
 
 impl WriteData {
-    pub(super) fn new(options: &JobOptions, job_number: u64) -> WriteData {
+    pub(super) fn new(options: &JobOptions, place: JobPlace) -> WriteData {
+        let job_number = place.number;
         let seeds = job_seeds(options.randseed, job_number);
         let b = &options.buffers;
         // As fio: all-compressible data is zeros; a compressible share
@@ -53,6 +68,11 @@ impl WriteData {
             // fio's TD_F_COMPRESS: compressible or deduplicated data is not scrambled.
             scramble: scramble && compress == 0 && b.dedupe_percentage == 0,
             previous: state.clone(),
+            working_set: working_set(options, place, &state),
+            working_set_draws: FioRand::new(
+                seeds[DEDUPE_WORKING_SET_SEED],
+                options.random_generator64,
+            ),
             state,
             dedupe_draws: FioRand::new(seeds[DEDUPE_SEED], false),
         }
@@ -69,10 +89,22 @@ impl WriteData {
                 (self.state.clone(), true)
             }
             share if self.dedupe_draws.next_between(1, 100) <= u64::from(share) => {
-                (self.previous.clone(), false)
+                if self.working_set.is_empty() {
+                    (self.previous.clone(), false)
+                } else {
+                    let last = self.working_set.len() as u64 - 1;
+                    let i = self.working_set_draws.next_between(0, last) as usize;
+                    (self.working_set[i].clone(), false)
+                }
             }
             _ => (self.state.clone(), true),
         }
+    }
+
+    /// The buffers of the working set, as many as it holds.
+    #[cfg(test)]
+    pub(super) fn working_set_len(&self) -> usize {
+        self.working_set.len()
     }
 
     /// fio's `fill_io_buffer`: `buf`'s bytes, made afresh.
@@ -136,6 +168,42 @@ impl WriteData {
     }
 }
 
+/// fio's dedupe working set (`init_dedupe_working_set_seeds`): the
+/// generator of each of its buffers, one buffer's draws apart, from the
+/// job's own buffer generator; with `dedupe_global` the set moves on to the
+/// next job's generator every `buffers / jobs` buffers, so that the jobs
+/// write the same buffers.
+fn working_set(options: &JobOptions, place: JobPlace, own: &FioRand) -> Vec<FioRand> {
+    let b = &options.buffers;
+    if b.dedupe_percentage == 0 || !b.dedupe_working_set {
+        return Vec::new();
+    }
+    let min_write = options.block_range(1).0.max(1);
+    let buffers = (place.size * u64::from(b.dedupe_working_set_percentage) / 100) / min_write;
+    let draws_per_buffer = match b.compress_chunk {
+        0 => 1,
+        chunk => (min_write / chunk.min(min_write)).max(1),
+    };
+    let per_job = (buffers / place.jobs.max(1)).max(1);
+    let mut next_job = place.number.saturating_sub(1);
+    let mut state = own.clone();
+    let mut set = Vec::with_capacity(buffers as usize);
+    for i in 0..buffers {
+        if i > 0 {
+            for _ in 0..draws_per_buffer {
+                state.next_buffer_seed();
+            }
+            if b.dedupe_global && i % per_job == 0 {
+                next_job = (next_job + 1) % place.jobs.max(1);
+                let seeds = job_seeds(options.randseed, next_job + 1);
+                state = FioRand::new(seeds[BUFFER_SEED], options.random_generator64);
+            }
+        }
+        set.push(state.clone());
+    }
+    set
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,7 +214,14 @@ mod tests {
             buffers,
             ..JobOptions::default()
         };
-        WriteData::new(&options, 1)
+        WriteData::new(
+            &options,
+            JobPlace {
+                size: 1 << 20,
+                number: 1,
+                jobs: 1,
+            },
+        )
     }
 
     /// Bytes of `buf` that are zeros.

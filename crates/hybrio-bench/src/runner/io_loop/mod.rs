@@ -163,7 +163,12 @@ impl<'a> IoLoop<'a> {
         // (buffer_pattern, zero_buffers, a compressible or deduplicated
         // share), so that nothing along the way compresses or
         // deduplicates them away unless asked.
-        let mut write_data = buffers::WriteData::new(options, job.number as u64);
+        let place = buffers::JobPlace {
+            size: job.pass_bytes,
+            number: job.number as u64,
+            jobs: job.jobs_in_run as u64,
+        };
+        let mut write_data = buffers::WriteData::new(options, place);
         let min_write = options.block_range(1).0 as usize;
         let mut slots = slots;
         for slot in &mut slots {
