@@ -139,6 +139,7 @@ fn run_job(
             session: None,
             reply_handle: None,
             number: 1,
+            jobs_in_run: 1,
             stop: None,
             flow: None,
         };
