@@ -244,6 +244,27 @@ mod tests {
     }
 
     #[test]
+    fn the_working_set_is_its_share_of_the_job_in_smallest_writes() {
+        let mut options = JobOptions::default();
+        options.bs = [4096; 3];
+        options.buffers = BufferOptions {
+            dedupe_percentage: 50,
+            dedupe_working_set: true,
+            dedupe_working_set_percentage: 10,
+            ..BufferOptions::default()
+        };
+        let place = JobPlace {
+            size: 2 << 20,
+            number: 1,
+            jobs: 1,
+        };
+        // 10% of 2 MiB, in 4 KiB buffers, rounded down as fio rounds it.
+        assert_eq!(WriteData::new(&options, place).working_set_len(), 51);
+        options.buffers.dedupe_working_set = false;
+        assert_eq!(WriteData::new(&options, place).working_set_len(), 0);
+    }
+
+    #[test]
     fn dedupe_repeats_earlier_buffers_in_its_share() {
         let mut d = data(BufferOptions {
             dedupe_percentage: 50,
