@@ -245,13 +245,15 @@ mod tests {
 
     #[test]
     fn the_working_set_is_its_share_of_the_job_in_smallest_writes() {
-        let mut options = JobOptions::default();
-        options.bs = [4096; 3];
-        options.buffers = BufferOptions {
-            dedupe_percentage: 50,
-            dedupe_working_set: true,
-            dedupe_working_set_percentage: 10,
-            ..BufferOptions::default()
+        let mut options = JobOptions {
+            bs: [4096; 3],
+            buffers: BufferOptions {
+                dedupe_percentage: 50,
+                dedupe_working_set: true,
+                dedupe_working_set_percentage: 10,
+                ..BufferOptions::default()
+            },
+            ..JobOptions::default()
         };
         let place = JobPlace {
             size: 2 << 20,
