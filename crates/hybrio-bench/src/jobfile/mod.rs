@@ -654,6 +654,15 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             job.nrfiles
         )));
     }
+    if job.zones.mode == Some(true) && job.zones.size == 0 {
+        return Err(invalid("zonemode=strided needs zonesize=".into()));
+    }
+    if job.zones.mode != Some(true) && job.zones.size > 0 {
+        return Err(invalid(
+            "zonesize= needs zonemode=strided (fio: zonemode=none and zonesize are not compatible)"
+                .into(),
+        ));
+    }
     if job.time_based && job.runtime.is_none() {
         return Err(invalid("time_based needs runtime=".into()));
     }

@@ -486,6 +486,17 @@ impl IoPlan {
         self.then_write = None;
     }
 
+    /// A new strided zone (fio's `fio_file_reset`): sequential I/O from its
+    /// start, every block free again for random I/O, the draws going on.
+    pub fn reset_zone(&mut self) {
+        for cursor in self.cursors.iter_mut().flatten() {
+            cursor.next = 0;
+            cursor.last_pos = 0;
+            cursor.last_start = None;
+        }
+        self.fio.reset_maps();
+    }
+
     /// The next I/O.
     #[inline]
     pub fn next_io(&mut self) -> PlannedIo {

@@ -143,14 +143,20 @@ impl FioOffsets {
     /// A new pass: every block is to do again; with `repeat` the same
     /// order as the last.
     pub(super) fn restart(&mut self) {
+        self.reset_maps();
+        if self.repeat {
+            self.rand = self.seeded.clone();
+        }
+    }
+
+    /// Every block free again, the generator going on (fio's
+    /// `fio_file_reset` in a new strided zone).
+    pub(super) fn reset_maps(&mut self) {
         for map in self.maps.iter_mut().flatten() {
             map.reset();
         }
         for lfsr in &mut self.lfsrs {
             lfsr.reset();
-        }
-        if self.repeat {
-            self.rand = self.seeded.clone();
         }
     }
 

@@ -117,6 +117,36 @@ pub enum Offset {
     Percent(f64),
 }
 
+/// fio's strided zones: `size` bytes of I/O within a zone of `range`
+/// bytes, then the next zone, `skip` bytes further on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StridedZones {
+    /// `zonemode`: strided (`Some(true)`), none, or not given (none).
+    pub mode: Option<bool>,
+    /// `zonesize`.
+    pub size: u64,
+    /// `zonerange` (0: `zonesize`).
+    pub range: u64,
+    /// `zoneskip`.
+    pub skip: u64,
+}
+
+impl StridedZones {
+    /// The zones a job of `files` files walks, if it walks any: as fio, a
+    /// job of several files does not.
+    pub fn active(&self, files: usize) -> Option<StridedZones> {
+        let strided = self.mode == Some(true) && self.size > 0 && files == 1;
+        strided.then_some(StridedZones {
+            range: if self.range == 0 {
+                self.size
+            } else {
+                self.range
+            },
+            ..*self
+        })
+    }
+}
+
 /// fio's `fallocate`: how a file a job writes gets its space when created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Preallocate {
@@ -157,6 +187,8 @@ pub struct JobOptions {
     /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
     /// (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
+    /// `zonemode=strided`, `zonesize`, `zonerange`, `zoneskip`.
+    pub zones: StridedZones,
     /// `io_submit_mode=offload`: the engine runs in a thread of its own.
     pub offload: bool,
     /// `cpuio`'s and `exec`'s settings.
@@ -482,6 +514,7 @@ impl Default for JobOptions {
             fill_device: false,
             pseudo: super::PseudoOptions::default(),
             offload: false,
+            zones: StridedZones::default(),
             // fio's default criterion; no check until ss_dur is set.
             steady: crate::stats::SteadySettings {
                 criterion: crate::stats::Criterion::IopsSlope,

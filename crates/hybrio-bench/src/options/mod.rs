@@ -23,7 +23,7 @@ pub use engines::{FileOp, SpaceEngine, StatType};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
-    JobOptions, Offset, Preallocate, RwMode, UnifiedRw, Zone, ZoneSize,
+    JobOptions, Offset, Preallocate, RwMode, StridedZones, UnifiedRw, Zone, ZoneSize,
 };
 pub use net::{NetOptions, Protocol};
 pub use placement::Placement;

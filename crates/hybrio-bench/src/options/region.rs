@@ -281,19 +281,39 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Choice(&["none", "strided", "zbd"]),
         "none",
-        "Zones: none (hybrio's only mode so far; zbd needs a zoned block device)",
-        |_j, v| match v {
+        "Zones: none, strided (zonesize bytes of I/O in each zonerange, then zoneskip bytes skipped); zbd needs a zoned block device",
+        |j, v| match v {
             "zbd" => {
                 return Err(ValueError::Unsupported(
                     "zonemode=zbd needs a zoned block device (a host-managed SMR disk or an NVMe ZNS namespace)".into(),
                 ));
             }
-            "strided" => {
-                return Err(ValueError::Unsupported(
-                    "zonemode=strided is not implemented by hybrio yet".into(),
-                ));
-            }
-            _ => {}
+            "strided" => j.zones.mode = Some(true),
+            _ => j.zones.mode = Some(false),
         }
+    ),
+    opt!(
+        "zonesize",
+        &[],
+        Kind::Size,
+        "0",
+        "Strided zones: bytes of I/O in a zone before the next",
+        |j, v| j.zones.size = size(v, j.kb_base)?
+    ),
+    opt!(
+        "zonerange",
+        &[],
+        Kind::Size,
+        "0",
+        "Strided zones: the bytes a zone spans (default zonesize)",
+        |j, v| j.zones.range = size(v, j.kb_base)?
+    ),
+    opt!(
+        "zoneskip",
+        &[],
+        Kind::Size,
+        "0",
+        "Strided zones: bytes skipped between one zone and the next",
+        |j, v| j.zones.skip = size(v, j.kb_base)?
     ),
 ];

@@ -295,6 +295,8 @@ pub struct PreparedJob {
     plan: IoPlan,
     /// Bytes of one pass over the files.
     pass_bytes: u64,
+    /// `zonemode=strided`: the zones, and the size of the file they stride over.
+    zones: Option<(crate::options::StridedZones, u64)>,
     total_bytes: u64,
     /// `write_lat_log` and the like.
     logs: Option<JobLogs>,
@@ -363,6 +365,7 @@ impl PreparedJob {
         // (20 ms): do it now, before the jobs start together, not inside one.
         Clock::new();
         let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        let files_count = files.len();
         let starts: Vec<u64> = files.iter().map(|f| f.start).collect();
         if endpoint.is_some() {
             // One stream of `size` bytes (a time-based job's size does
@@ -404,6 +407,7 @@ impl PreparedJob {
             }
             handles.push((handle, file.path));
         }
+        let zones = options.zones.active(files_count);
         let plan = IoPlan::new(
             options.rw,
             options.rwmixread,
@@ -416,7 +420,12 @@ impl PreparedJob {
                 };
                 BlockSizing::of_job(&options, dir)
             }),
-            &sizes,
+            // Strided zones: the plan walks one zone's range; the loop
+            // moves it along the file.
+            &zones.map_or_else(
+                || sizes.clone(),
+                |z| sizes.iter().map(|&size| size.min(z.range)).collect(),
+            ),
             !options.norandommap,
             seed,
         )
@@ -486,6 +495,7 @@ impl PreparedJob {
             cache_files,
             plan,
             pass_bytes,
+            zones: zones.map(|z| (z, sizes.first().copied().unwrap_or(0))),
             total_bytes,
             logs,
             stall_limit_ns: STALL_LIMIT_NS,

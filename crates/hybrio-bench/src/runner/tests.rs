@@ -131,6 +131,7 @@ fn run_job(
             cache_files: Vec::new(),
             plan,
             pass_bytes: 1 << 20,
+            zones: None,
             total_bytes: 1 << 20,
             logs: None,
             stall_limit_ns: 200_000_000,

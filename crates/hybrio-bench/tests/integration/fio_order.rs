@@ -2,7 +2,7 @@
 //! in hybrio: random offsets from fio's generators and seeds, fio's random
 //! map, a mixed job's directions as fio picks them, the offset modifiers
 //! (`rw=read:-8k`, `rw=randread:8`), regions (`offset`, `offset_increment`,
-//! `io_size`, `number_ios`), trims (`trim`, `randtrim`, `trimwrite`,
+//! `io_size`, `number_ios`, strided zones), trims (`trim`, `randtrim`, `trimwrite`,
 //! `randtrimwrite`, on a loop device). Compared through each
 //! tool's latency log with `log_offset` (direction and offset per I/O).
 
@@ -65,6 +65,8 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=randrw --random_generator=lfsr --loops=2",
         "--rw=randread --nrfiles=4",
         "--rw=read --nrfiles=4 --file_service_type=sequential",
+        "--filename=a --rw=read --bs=64k --zonemode=strided --zonesize=256k --zoneskip=256k",
+        "--filename=a --rw=randread --zonemode=strided --zonesize=256k --zonerange=128k --zoneskip=64k",
     ] {
         compare_with_fio(dir.path(), case);
     }

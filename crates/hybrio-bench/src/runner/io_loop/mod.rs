@@ -133,6 +133,10 @@ pub(super) struct IoLoop<'a> {
     next_steady_sample: u64,
     /// `fill_device`: a write found the device full; the job ends.
     device_full: bool,
+    /// `zonemode=strided`: where the current zone starts in the file's
+    /// region, and the bytes done in it.
+    zone_base: u64,
+    zone_bytes: u64,
     /// What writes carry otherwise, and the smallest write (the unit of
     /// compressible data).
     write_data: buffers::WriteData,
@@ -210,6 +214,8 @@ impl<'a> IoLoop<'a> {
             steady,
             next_steady_sample: STEADY_SAMPLE_NS,
             device_full: false,
+            zone_base: 0,
+            zone_bytes: 0,
             ios_issued: 0,
             thought_at: 0,
             writes_since_sync: 0,
@@ -299,6 +305,27 @@ impl<'a> IoLoop<'a> {
                 .stop
                 .as_ref()
                 .is_some_and(super::stop::JobStop::requested)
+    }
+
+    /// `zonemode=strided`, as fio's `setup_strided_zone_mode`: after
+    /// `zonesize` bytes the next zone, `zonerange + zoneskip` further on
+    /// (from the start again past the end); the plan starts afresh in each
+    /// zone, and again each time a zone's range has been walked.
+    #[inline]
+    fn enter_zone(&mut self) {
+        let Some((zones, span)) = self.job.zones else {
+            return;
+        };
+        if self.zone_bytes >= zones.size {
+            self.zone_bytes = 0;
+            self.zone_base += zones.range + zones.skip;
+            if self.zone_base >= span {
+                self.zone_base = 0;
+            }
+            self.job.plan.reset_zone();
+        } else if self.zone_bytes > 0 && self.zone_bytes.is_multiple_of(zones.range) {
+            self.job.plan.reset_zone();
+        }
     }
 
     /// Takes the steady-state window's sample of the second just past.
@@ -488,7 +515,12 @@ impl<'a> IoLoop<'a> {
                     }
                     direction = chosen;
                 }
+                self.enter_zone();
                 let mut io = self.job.plan.next_io_in(direction);
+                if self.job.zones.is_some() {
+                    io.offset += self.zone_base;
+                    self.zone_bytes += io.len;
+                }
                 // With sizes that vary, the pass's last I/O is cut to what
                 // is left of it (in whole smallest blocks), as fio cuts it.
                 let left = self.job.pass_bytes.saturating_sub(self.pass_issued);
