@@ -654,10 +654,10 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             job.nrfiles
         )));
     }
-    if job.zones.mode == Some(true) && job.zones.size == 0 {
+    if job.zones.strided && job.zones.size == 0 {
         return Err(invalid("zonemode=strided needs zonesize=".into()));
     }
-    if job.zones.mode != Some(true) && job.zones.size > 0 {
+    if !job.zones.strided && job.zones.size > 0 {
         return Err(invalid(
             "zonesize= needs zonemode=strided (fio: zonemode=none and zonesize are not compatible)"
                 .into(),

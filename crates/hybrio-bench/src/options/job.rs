@@ -121,8 +121,8 @@ pub enum Offset {
 /// bytes, then the next zone, `skip` bytes further on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StridedZones {
-    /// `zonemode`: strided (`Some(true)`), none, or not given (none).
-    pub mode: Option<bool>,
+    /// `zonemode=strided` (else none).
+    pub strided: bool,
     /// `zonesize`.
     pub size: u64,
     /// `zonerange` (0: `zonesize`).
@@ -135,7 +135,7 @@ impl StridedZones {
     /// The zones a job of `files` files walks, if it walks any: as fio, a
     /// job of several files does not.
     pub fn active(&self, files: usize) -> Option<StridedZones> {
-        let strided = self.mode == Some(true) && self.size > 0 && files == 1;
+        let strided = self.strided && self.size > 0 && files == 1;
         strided.then_some(StridedZones {
             range: if self.range == 0 {
                 self.size

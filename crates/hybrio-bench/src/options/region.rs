@@ -288,8 +288,8 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
                     "zonemode=zbd needs a zoned block device (a host-managed SMR disk or an NVMe ZNS namespace)".into(),
                 ));
             }
-            "strided" => j.zones.mode = Some(true),
-            _ => j.zones.mode = Some(false),
+            "strided" => j.zones.strided = true,
+            _ => j.zones.strided = false,
         }
     ),
     opt!(
