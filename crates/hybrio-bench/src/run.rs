@@ -646,6 +646,7 @@ fn report(
         short_errors: outcome.counters.short_errors,
         unified: clone.def.options.unified_rw_reporting,
         steady: outcome.steady.clone(),
+        latency_target: outcome.latency_target,
     };
     let mut groups = Vec::new();
     let mut jobs = Vec::new();

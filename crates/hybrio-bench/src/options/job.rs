@@ -187,6 +187,15 @@ pub struct JobOptions {
     /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
     /// (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
+    /// `latency_target` (ns; 0: none), `latency_window` (ns),
+    /// `latency_percentile`, `latency_run`.
+    pub latency_target_ns: u64,
+    /// See `latency_target_ns`.
+    pub latency_window_ns: u64,
+    /// See `latency_target_ns`.
+    pub latency_percentile: f64,
+    /// See `latency_target_ns`.
+    pub latency_run: bool,
     /// `zonemode=strided`, `zonesize`, `zonerange`, `zoneskip`.
     pub zones: StridedZones,
     /// `io_submit_mode=offload`: the engine runs in a thread of its own.
@@ -515,6 +524,10 @@ impl Default for JobOptions {
             pseudo: super::PseudoOptions::default(),
             offload: false,
             zones: StridedZones::default(),
+            latency_target_ns: 0,
+            latency_window_ns: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
             // fio's default criterion; no check until ss_dur is set.
             steady: crate::stats::SteadySettings {
                 criterion: crate::stats::Criterion::IopsSlope,

@@ -150,6 +150,48 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.steady.ramp_seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
     ),
     opt!(
+        "latency_target",
+        &[],
+        Kind::Time,
+        "0",
+        "Find the deepest queue (up to iodepth) whose I/Os complete within this latency (unit us by default)",
+        |j, v| j.latency_target_ns =
+            units::parse_time(v, Duration::from_micros(1))?.as_nanos() as u64
+    ),
+    opt!(
+        "latency_window",
+        &[],
+        Kind::Time,
+        "0",
+        "latency_target: how long each depth is tried (unit us by default)",
+        |j, v| j.latency_window_ns =
+            units::parse_time(v, Duration::from_micros(1))?.as_nanos() as u64
+    ),
+    opt!(
+        "latency_percentile",
+        &[],
+        Kind::Text,
+        "100",
+        "latency_target: the share of a window's I/Os that must meet it, in percent",
+        |j, v| {
+            j.latency_percentile = v
+                .trim()
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+                .ok_or_else(|| ValueError::Range(v.to_string()))?
+        }
+    ),
+    opt!(
+        "latency_run",
+        &[],
+        Kind::Bool,
+        "0",
+        "latency_target: keep adjusting the depth for the whole run (else stop once it settles)",
+        |j, v| j.latency_run = units::parse_bool(v)?
+    ),
+    opt!(
         "io_submit_mode",
         &[],
         Kind::Choice(&["inline", "offload"]),

@@ -155,10 +155,20 @@ fn job_object(job: &JobReport, rs: Option<&GroupSummary>, plus: bool) -> Obj {
     o.obj("latency_ns", labelled(&LAT_LABELS, &lat.nsec));
     o.obj("latency_us", labelled(&LAT_LABELS, &lat.usec));
     o.obj("latency_ms", labelled(&LAT_M_LABELS, &lat.msec));
-    o.uint("latency_depth", u64::from(job.desc.iodepth));
-    o.int("latency_target", 0);
-    o.float("latency_percentile", 100.0);
-    o.int("latency_window", 0);
+    match &job.latency_target {
+        Some(t) => {
+            o.uint("latency_depth", u64::from(t.depth));
+            o.uint("latency_target", t.target_ns);
+            o.float("latency_percentile", t.percentile);
+            o.uint("latency_window", t.window_us);
+        }
+        None => {
+            o.uint("latency_depth", u64::from(job.desc.iodepth));
+            o.int("latency_target", 0);
+            o.float("latency_percentile", 100.0);
+            o.int("latency_window", 0);
+        }
+    }
     if let Some(steady) = &job.steady {
         o.obj("steadystate", steady_object(steady));
     }

@@ -72,6 +72,8 @@ pub struct JobReport {
     /// The steady-state window and verdict (`ss_dur`); a merged group's is
     /// its first job's (each job judges its own rate).
     pub steady: Option<crate::stats::SteadyState>,
+    /// Where `latency_target`'s search for a depth ended.
+    pub latency_target: Option<crate::stats::LatencyTargetReport>,
 }
 
 /// Failed requests of a job that went on after them (fio's `total_err`, `first_error`).
@@ -246,6 +248,7 @@ pub(crate) mod testutil {
             short_errors: Default::default(),
             unified: crate::options::UnifiedRw::None,
             steady: None,
+            latency_target: None,
         };
         RunReport {
             version: "hybrio-0.1.0".to_string(),

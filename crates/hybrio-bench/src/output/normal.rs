@@ -209,10 +209,13 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
             strerror(first)
         );
     }
+    let (target, window, percentile, depth) = match &job.latency_target {
+        Some(t) => (t.target_ns, t.window_us, t.percentile, t.depth),
+        None => (0, 0, 100.0, job.desc.iodepth),
+    };
     let _ = writeln!(
         out,
-        "     latency   : target=0, window=0, percentile=100.00%, depth={}",
-        job.desc.iodepth
+        "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={depth}"
     );
     if let Some(steady) = &job.steady {
         let (iops_mean, bw_mean) = steady.means();

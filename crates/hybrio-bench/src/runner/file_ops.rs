@@ -146,6 +146,7 @@ impl FileOpsJob {
             abandoned: 0,
             verify: None,
             steady: None,
+            latency_target: None,
         };
         progress.put_outcome(outcome.clone());
         progress.finish();

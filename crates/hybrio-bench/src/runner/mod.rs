@@ -175,6 +175,8 @@ pub struct JobOutcome {
     pub verify: Option<VerifyCounts>,
     /// The steady-state window and verdict, when the job checks it (`ss_dur`).
     pub steady: Option<crate::stats::SteadyState>,
+    /// Where `latency_target`'s search for a depth ended.
+    pub latency_target: Option<crate::stats::LatencyTargetReport>,
 }
 
 /// Looks the engine up, checking that this kernel allows it.
@@ -620,6 +622,8 @@ impl PreparedJob {
             abandoned,
             verify,
             steady,
+            latency_target,
+            measured_from,
             ..
         } = io_loop;
         let counters = self.engine.counters();
@@ -634,7 +638,8 @@ impl PreparedJob {
                 }
             }
         }
-        let runtime = Duration::from_nanos(clock.now());
+        // As fio: the ramp (and latency_target's search) is not the job's time.
+        let runtime = Duration::from_nanos(clock.now().saturating_sub(measured_from));
         stats.finish(runtime, cpu_since(usage_before.as_ref()));
         // After the job's time and CPU are taken: the goodbye is not its I/O.
         // A receiver says it only to a ping-pong sender, the one that reads.
@@ -657,6 +662,7 @@ impl PreparedJob {
             abandoned,
             verify: verify.as_ref().map(|v| v.counts()),
             steady,
+            latency_target: latency_target.as_ref().map(|t| t.report()),
         };
         // The final figures first, then "finished": whoever sees the job
         // finished finds them.

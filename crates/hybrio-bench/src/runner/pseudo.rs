@@ -84,6 +84,7 @@ impl PseudoJob {
             abandoned: 0,
             verify: None,
             steady: None,
+            latency_target: None,
         };
         progress.put_outcome(outcome.clone());
         progress.finish();

@@ -100,6 +100,20 @@ impl DataDir {
     }
 }
 
+/// fio's `latency_target` outcome: the depth the search ended at, and what
+/// it searched for.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTargetReport {
+    /// The queue depth reached (fio's `latency_depth`).
+    pub depth: u32,
+    /// `latency_target`, in ns.
+    pub target_ns: u64,
+    /// `latency_window`, in us.
+    pub window_us: u64,
+    /// `latency_percentile`.
+    pub percentile: f64,
+}
+
 /// What to record and how to report it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StatsConfig {

@@ -340,3 +340,36 @@ fn a_job_at_a_steady_rate_ends_once_its_window_says_so() {
     assert_eq!(doc["jobs"][0]["steadystate"]["attained"], 0);
     assert!(doc["jobs"][0]["job_runtime"].as_u64().unwrap() >= 2900);
 }
+
+#[test]
+fn latency_target_settles_on_a_depth_or_fails_the_job() {
+    // Every I/O well within 50 ms: the depth doubles to iodepth and the job
+    // ends after one last window there, long before its runtime.
+    let (doc, status, took, stderr) = run_file(
+        "[deep]\nfilename=/dev/zero\nrw=randread\nbs=4k\nsize=1g\niodepth=16\nioengine=io_uring\n\
+         time_based\nruntime=60\nlatency_target=50ms\nlatency_window=100ms\n",
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let job = &doc["jobs"][0];
+    assert_eq!(job["latency_depth"], 16);
+    assert_eq!(job["latency_target"], 50_000_000);
+    assert_eq!(job["latency_window"], 100_000);
+    // The figures are those of the last window only.
+    assert!(
+        job["job_runtime"].as_u64().unwrap() < 1000,
+        "{}",
+        job["job_runtime"]
+    );
+    // A device slower than the target even at depth 1: the job fails.
+    let (doc, status, _, stderr) = run_file(
+        "[slow]\nfilename=slow\nrw=randread\nbs=4k\nsize=1m\nioengine=psync\n\
+         completion_latency=2ms\nlatency_target=100us\nlatency_window=100ms\nruntime=5\n",
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    assert_eq!(doc["jobs"][0]["error"], 110);
+    assert!(
+        stderr.contains("exceeds specified max (100000 nsec)"),
+        "{stderr}"
+    );
+}

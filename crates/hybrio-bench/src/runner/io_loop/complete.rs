@@ -171,6 +171,26 @@ impl IoLoop<'_> {
                 }
             }
         }
+        if result >= 0
+            && matches!(op, Op::Read | Op::Write)
+            && let Some(target) = self.latency_target.as_mut()
+        {
+            let latency = slat_ns.unwrap_or(0) + clat_ns;
+            match target.completed(latency, self.now, self.completed) {
+                Ok(super::latency_target::Verdict::Quiesce) => self.latency_quiesce = true,
+                Ok(_) => {}
+                Err(()) => {
+                    let message = format!(
+                        "latency of {latency} nsec exceeds specified max ({} nsec): {} {} {} {wanted}",
+                        target.target_ns(),
+                        self.path_of(completion.file),
+                        op.name(),
+                        completion.offset
+                    );
+                    self.fail(ETIMEDOUT, message);
+                }
+            }
+        }
         if let Some(expected) = self.slots[slot].verify.take()
             && result >= 0
         {
@@ -238,6 +258,9 @@ impl IoLoop<'_> {
         }
     }
 }
+
+/// What a job fails with when latency_target cannot be met at depth 1.
+const ETIMEDOUT: i32 = 110;
 
 /// Out of space, and out of quota: what `fill_device` writes until.
 const ENOSPC: i32 = 28;

@@ -2,6 +2,7 @@
 
 mod buffers;
 mod complete;
+mod latency_target;
 mod min_rate;
 mod status;
 mod verify;
@@ -133,6 +134,15 @@ pub(super) struct IoLoop<'a> {
     next_steady_sample: u64,
     /// `fill_device`: a write found the device full; the job ends.
     device_full: bool,
+    /// `latency_target`: the search for the deepest queue that meets it.
+    pub(super) latency_target: Option<latency_target::LatencyTarget>,
+    /// The depth went down: what is in flight completes first.
+    latency_quiesce: bool,
+    /// When the job's figures started (ns on its clock): after its ramp,
+    /// or at latency_target's last window. Its runtime counts from there.
+    pub(super) measured_from: u64,
+    /// The depth settled and its last window is over: the job is done.
+    latency_done: bool,
     /// `zonemode=strided`: where the current zone starts in the file's
     /// region, and the bytes done in it.
     zone_base: u64,
@@ -187,6 +197,16 @@ impl<'a> IoLoop<'a> {
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
         let verify = verify::VerifyState::new(&job.options, job.number as u64, job.files.len());
         let space = crate::options::SpaceEngine::named(&job.options.ioengine);
+        let latency_target = (job.options.latency_target_ns > 0).then(|| {
+            latency_target::LatencyTarget::new(
+                job.options.latency_target_ns,
+                job.options.latency_window_ns,
+                job.options.latency_percentile,
+                job.options.latency_run,
+                job.options.iodepth as usize,
+                0,
+            )
+        });
         let steady = (job.options.steady.seconds > 0)
             .then(|| crate::stats::SteadyState::new(job.options.steady));
         IoLoop {
@@ -216,6 +236,10 @@ impl<'a> IoLoop<'a> {
             device_full: false,
             zone_base: 0,
             zone_bytes: 0,
+            latency_target,
+            latency_quiesce: false,
+            measured_from: 0,
+            latency_done: false,
             ios_issued: 0,
             thought_at: 0,
             writes_since_sync: 0,
@@ -328,6 +352,33 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// `latency_target`: at the end of each window, the depth goes up or
+    /// down; a lower depth lets what is in flight complete first, and a
+    /// settled one runs a last window with its figures started afresh.
+    fn check_latency_target(&mut self) {
+        use latency_target::Verdict;
+        let completed = self.completed;
+        let Some(target) = self.latency_target.as_mut() else {
+            return;
+        };
+        let verdict = target
+            .check(self.now, completed)
+            .unwrap_or(Verdict::Continue);
+        if std::mem::take(&mut self.latency_quiesce) || verdict == Verdict::Quiesce {
+            self.drain();
+        }
+        match verdict {
+            Verdict::FinalWindow => {
+                self.drain();
+                self.now = self.clock.now();
+                self.stats.reset(self.now);
+                self.measured_from = self.now;
+            }
+            Verdict::Done => self.latency_done = true,
+            Verdict::Continue | Verdict::Quiesce => {}
+        }
+    }
+
     /// Takes the steady-state window's sample of the second just past.
     #[cold]
     fn sample_steady_state(&mut self) {
@@ -390,6 +441,7 @@ impl<'a> IoLoop<'a> {
             if ramping && ramp_end.is_some_and(|end| self.now >= end) {
                 ramping = false;
                 self.stats.reset(self.now);
+                self.measured_from = self.now;
                 if let Some(min_rate) = &mut min_rate {
                     min_rate.restart(self.now);
                 }
@@ -407,6 +459,9 @@ impl<'a> IoLoop<'a> {
             let out_of_time = deadline.is_some_and(|d| self.now >= d);
             if self.now >= self.next_steady_sample {
                 self.sample_steady_state();
+            }
+            if self.latency_target.is_some() {
+                self.check_latency_target();
             }
             // A trimwrite's trimmed block is written before the job ends.
             let block_pending = self.job.plan.write_after_trim_pending();
@@ -428,6 +483,7 @@ impl<'a> IoLoop<'a> {
                 || peer_done
                 || steady
                 || self.device_full
+                || self.latency_done
                 || self.stopping()
             {
                 if let Some((slot, request)) = self.refused.take() {
@@ -485,6 +541,17 @@ impl<'a> IoLoop<'a> {
             }
             if let Some((slot, request)) = self.refused.take() {
                 self.offer(slot, request, batch_submit, complete_min, complete_max);
+                continue;
+            }
+            let in_flight = depth - self.free.len();
+            if self
+                .latency_target
+                .as_ref()
+                .is_some_and(|t| in_flight >= t.depth && in_flight > 0)
+            {
+                // latency_target: no deeper than the depth it tries now.
+                self.commit();
+                self.reap(1, complete_max);
                 continue;
             }
             let Some(slot) = self.free.pop() else {

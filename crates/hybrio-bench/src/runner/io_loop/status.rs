@@ -34,7 +34,7 @@ impl IoLoop<'_> {
         stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
         stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
         stats.finish(
-            Duration::from_nanos(self.now),
+            Duration::from_nanos(self.now.saturating_sub(self.measured_from)),
             cpu_since(self.usage_before.as_ref()),
         );
         JobOutcome {
@@ -51,6 +51,7 @@ impl IoLoop<'_> {
             abandoned: self.abandoned,
             verify: self.verify.as_ref().map(|v| v.counts()),
             steady: self.steady.clone(),
+            latency_target: self.latency_target.as_ref().map(|t| t.report()),
         }
     }
 
