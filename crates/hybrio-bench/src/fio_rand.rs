@@ -24,6 +24,10 @@ pub const BUFFER_SEED: usize = 9;
 /// fio's `FIO_DEDUPE_OFF`: the seed of the draws of which writes repeat one.
 pub const DEDUPE_SEED: usize = 14;
 
+/// fio's `FIO_RAND_PRIO_CMDS`: the seed of the draws of which I/Os get
+/// `cmdprio`'s priority.
+pub const PRIORITY_SEED: usize = 19;
+
 /// fio's `FIO_RAND_DEDUPE_WORKING_SET_IX`: the seed of the draws of which
 /// buffer of the working set a deduplicated write repeats.
 pub const DEDUPE_WORKING_SET_SEED: usize = 20;

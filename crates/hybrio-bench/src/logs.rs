@@ -79,6 +79,8 @@ pub struct JobLogs {
     /// End of the current averaging window (ns on the job's clock).
     window_end: u64,
     with_offset: bool,
+    /// `log_prio`.
+    with_prio: bool,
 }
 
 impl JobLogs {
@@ -136,19 +138,27 @@ impl JobLogs {
             avg_ns,
             window_end: avg_ns,
             with_offset: options.log_offset,
+            with_prio: options.cmdprio.log,
         }))
     }
 
     /// Logs one completed I/O at `now` (ns on the job's clock).
-    pub fn record(
-        &mut self,
-        now: u64,
-        dir: DataDir,
-        bytes: u64,
-        offset: u64,
-        slat_ns: Option<u64>,
-        clat_ns: u64,
-    ) -> Result<(), LogError> {
+    pub fn record(&mut self, now: u64, io: &LoggedIo) -> Result<(), LogError> {
+        let LoggedIo {
+            dir,
+            bytes,
+            offset,
+            slat_ns,
+            clat_ns,
+            ioprio,
+        } = *io;
+        // fio's last column: the priority with log_prio, else whether it
+        // was a realtime one.
+        let prio = if self.with_prio {
+            Prio::Value(ioprio)
+        } else {
+            Prio::Realtime(ioprio >> 13 == 1)
+        };
         let d = dir.index();
         let lat_ns = clat_ns + slat_ns.unwrap_or(0);
         if self.avg_ns == 0 {
@@ -165,7 +175,7 @@ impl JobLogs {
                     Kind::Iops => 1,
                 };
                 let offset = self.with_offset.then_some(offset);
-                line(&mut log.out, ms, value, d, bytes, offset).map_err(|e| log.error(e))?;
+                line(&mut log.out, ms, value, d, bytes, offset, prio).map_err(|e| log.error(e))?;
             }
             return Ok(());
         }
@@ -195,7 +205,7 @@ impl JobLogs {
     /// `complete` windows only for bandwidth and IOPS.
     fn close_window(&mut self, end: u64, complete: bool) -> Result<(), LogError> {
         let window_ms = (self.avg_ns / 1_000_000).max(1);
-        let with_offset = self.with_offset;
+        let (with_offset, with_prio) = (self.with_offset, self.with_prio);
         for log in &mut self.logs {
             for (d, w) in log.windows.iter_mut().enumerate() {
                 let value = match log.kind {
@@ -216,6 +226,11 @@ impl JobLogs {
                     d,
                     0,
                     with_offset.then_some(0),
+                    if with_prio {
+                        Prio::Value(0)
+                    } else {
+                        Prio::Realtime(false)
+                    },
                 )
                 .map_err(|e| JobLogs::error_of(&log.path, e))?;
             }
@@ -257,11 +272,42 @@ fn line(
     dir: usize,
     bs: u64,
     offset: Option<u64>,
+    prio: Prio,
 ) -> std::io::Result<()> {
+    let prio = match prio {
+        Prio::Value(value) => format!("0x{value:04x}"),
+        Prio::Realtime(rt) => u8::from(rt).to_string(),
+    };
     match offset {
-        Some(offset) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {offset}, 0"),
-        None => writeln!(out, "{ms}, {value}, {dir}, {bs}, 0"),
+        Some(offset) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {offset}, {prio}"),
+        None => writeln!(out, "{ms}, {value}, {dir}, {bs}, {prio}"),
     }
+}
+
+/// A log line's last column, as fio writes it.
+#[derive(Debug, Clone, Copy)]
+enum Prio {
+    /// `log_prio`: the I/O's priority value.
+    Value(u16),
+    /// Whether the I/O went in the realtime class.
+    Realtime(bool),
+}
+
+/// One completed I/O, as the logs take it.
+#[derive(Debug, Clone, Copy)]
+pub struct LoggedIo {
+    /// Its direction.
+    pub dir: DataDir,
+    /// Bytes it moved.
+    pub bytes: u64,
+    /// Where.
+    pub offset: u64,
+    /// Its submission latency, if taken.
+    pub slat_ns: Option<u64>,
+    /// Its completion latency.
+    pub clat_ns: u64,
+    /// Its I/O priority (0: the thread's).
+    pub ioprio: u16,
 }
 
 #[cfg(test)]
@@ -292,10 +338,30 @@ mod tests {
             .unwrap()
             .unwrap();
         let ms = 1_000_000;
-        logs.record(2 * ms, DataDir::Read, 4096, 8192, None, 100_000)
-            .unwrap();
-        logs.record(5 * ms, DataDir::Write, 8192, 0, Some(1_000), 49_000)
-            .unwrap();
+        logs.record(
+            2 * ms,
+            &LoggedIo {
+                dir: DataDir::Read,
+                bytes: 4096,
+                offset: 8192,
+                slat_ns: None,
+                clat_ns: 100_000,
+                ioprio: 0,
+            },
+        )
+        .unwrap();
+        logs.record(
+            5 * ms,
+            &LoggedIo {
+                dir: DataDir::Write,
+                bytes: 8192,
+                offset: 0,
+                slat_ns: Some(1_000),
+                clat_ns: 49_000,
+                ioprio: 0,
+            },
+        )
+        .unwrap();
         logs.finish(6 * ms).unwrap();
         assert_eq!(
             read(dir.path(), "t_lat.3.log"),
@@ -321,16 +387,56 @@ mod tests {
         let ms = 1_000_000;
         // Window 0-100 ms: 10 reads of 4 KiB, latencies 10..19 us.
         for i in 0..10u64 {
-            logs.record(i * 10 * ms, DataDir::Read, 4096, 0, None, (10 + i) * 1000)
-                .unwrap();
+            logs.record(
+                i * 10 * ms,
+                &LoggedIo {
+                    dir: DataDir::Read,
+                    bytes: 4096,
+                    offset: 0,
+                    slat_ns: None,
+                    clat_ns: (10 + i) * 1000,
+                    ioprio: 0,
+                },
+            )
+            .unwrap();
         }
         // Window 100-200 ms: 2 writes; then the run ends at 250 ms with one read.
-        logs.record(120 * ms, DataDir::Write, 4096, 0, None, 40_000)
-            .unwrap();
-        logs.record(150 * ms, DataDir::Write, 4096, 0, None, 60_000)
-            .unwrap();
-        logs.record(230 * ms, DataDir::Read, 4096, 0, None, 7_000)
-            .unwrap();
+        logs.record(
+            120 * ms,
+            &LoggedIo {
+                dir: DataDir::Write,
+                bytes: 4096,
+                offset: 0,
+                slat_ns: None,
+                clat_ns: 40_000,
+                ioprio: 0,
+            },
+        )
+        .unwrap();
+        logs.record(
+            150 * ms,
+            &LoggedIo {
+                dir: DataDir::Write,
+                bytes: 4096,
+                offset: 0,
+                slat_ns: None,
+                clat_ns: 60_000,
+                ioprio: 0,
+            },
+        )
+        .unwrap();
+        logs.record(
+            230 * ms,
+            &LoggedIo {
+                dir: DataDir::Read,
+                bytes: 4096,
+                offset: 0,
+                slat_ns: None,
+                clat_ns: 7_000,
+                ioprio: 0,
+            },
+        )
+        .unwrap();
         logs.finish(250 * ms).unwrap();
         assert_eq!(
             read(dir.path(), "t_lat.1.log"),

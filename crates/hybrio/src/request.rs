@@ -94,6 +94,12 @@ pub struct Request {
     /// Bytes a trim or an allocation covers (0 for the other operations,
     /// whose buffer says how much they move).
     pub span: u64,
+    /// This read's or write's I/O priority (`IOPRIO_PRIO_VALUE(class,
+    /// level)`: class << 13 | level), or 0 for the thread's own. io_uring
+    /// and libaio send it with the request (the kernel refuses a class it
+    /// does not know with `EINVAL`); the engines that run requests in
+    /// threads use the thread's.
+    pub ioprio: u16,
     /// Caller's tag, returned untouched in the completion.
     pub user_data: u64,
     /// Set by the adaptive engine for a file the caller let it choose the
@@ -113,6 +119,7 @@ impl Request {
             buf: Some(buf),
             user_data,
             span: 0,
+            ioprio: 0,
             uncached: false,
         }
     }
@@ -126,6 +133,7 @@ impl Request {
             buf: Some(buf),
             user_data,
             span: 0,
+            ioprio: 0,
             uncached: false,
         }
     }
@@ -140,6 +148,7 @@ impl Request {
             buf: Some(buf),
             user_data,
             span: 0,
+            ioprio: 0,
             uncached: false,
         }
     }
@@ -153,6 +162,7 @@ impl Request {
             buf: Some(buf),
             user_data,
             span: 0,
+            ioprio: 0,
             uncached: false,
         }
     }
@@ -167,6 +177,7 @@ impl Request {
             buf: None,
             user_data,
             span: 0,
+            ioprio: 0,
             uncached: false,
         }
     }
@@ -206,6 +217,7 @@ impl Request {
             buf: None,
             user_data,
             span,
+            ioprio: 0,
             uncached: false,
         }
     }

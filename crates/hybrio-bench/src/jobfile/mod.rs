@@ -623,6 +623,7 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
         ));
     }
     crate::options::check_pseudo_engine(job).map_err(invalid)?;
+    crate::options::check_cmdprio(job).map_err(invalid)?;
     // cpuio and exec have no files.
     let no_files = crate::options::PseudoEngine::named(&job.ioengine).is_some();
     if !no_files

@@ -187,6 +187,8 @@ pub struct JobOptions {
     /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
     /// (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
+    /// Per-I/O priorities (`cmdprio_*`, `log_prio`).
+    pub cmdprio: super::CmdPrio,
     /// `latency_target` (ns; 0: none), `latency_window` (ns),
     /// `latency_percentile`, `latency_run`.
     pub latency_target_ns: u64,
@@ -524,6 +526,7 @@ impl Default for JobOptions {
             pseudo: super::PseudoOptions::default(),
             offload: false,
             zones: StridedZones::default(),
+            cmdprio: super::CmdPrio::default(),
             latency_target_ns: 0,
             latency_window_ns: 0,
             latency_percentile: 100.0,

@@ -4,6 +4,7 @@
 //! defined.
 
 mod buffers;
+mod cmdprio;
 mod def;
 mod engines;
 mod errors;
@@ -18,6 +19,7 @@ mod values;
 mod verify;
 
 pub use buffers::BufferOptions;
+pub use cmdprio::{BlockPriorities, CmdPrio, check as check_cmdprio, ioprio_value};
 pub use def::{Kind, OptionDef};
 pub use engines::{FileOp, SpaceEngine, StatType};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
@@ -40,6 +42,7 @@ pub fn all() -> impl Iterator<Item = &'static OptionDef> {
         .chain(placement::PLACEMENT_OPTIONS)
         .chain(buffers::BUFFER_OPTIONS)
         .chain(pseudo::PSEUDO_OPTIONS)
+        .chain(cmdprio::CMDPRIO_OPTIONS)
 }
 
 /// Finds an option by name or alias.

@@ -163,3 +163,63 @@ fn trimming_jobs_trim_fios_blocks_in_fios_order() {
         compare_with_fio(dir.path(), &format!("--filename={} {case}", device.0));
     }
 }
+
+#[test]
+fn cmdprio_gives_fios_ios_their_priorities() {
+    if !fio_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::File::create(dir.path().join("a"))
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    for case in [
+        "--cmdprio_percentage=30 --cmdprio_class=1 --cmdprio=3",
+        "--cmdprio_bssplit=4k/50/3/2:4k/20/1/0:64k/100/2/5",
+    ] {
+        let mut args = vec![
+            "--name=j",
+            "--filename=a",
+            "--size=2m",
+            "--rw=randread",
+            "--ioengine=io_uring",
+            "--log_prio=1",
+            "--log_offset=1",
+        ];
+        args.extend(case.split(' '));
+        let last_column = |prefix: &str| -> Vec<String> {
+            std::fs::read_to_string(dir.path().join(format!("{prefix}_lat.1.log")))
+                .unwrap()
+                .lines()
+                .map(|l| l.rsplit(',').next().unwrap_or_default().trim().to_string())
+                .collect()
+        };
+        let fio = Command::new("fio")
+            .args(&args)
+            .args(["--write_lat_log=fio", "--output=/dev/null"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(fio.success(), "{case}: fio failed");
+        let out = hybrio(
+            &[
+                &args[..],
+                &["--write_lat_log=hybrio", "--output-format=terse"],
+            ]
+            .concat(),
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (by_fio, by_hybrio) = (last_column("fio"), last_column("hybrio"));
+        assert!(
+            by_fio.iter().any(|p| p != "0x0000"),
+            "{case}: no priority in fio's log"
+        );
+        assert_eq!(by_fio, by_hybrio, "{case}: priorities, I/O by I/O");
+    }
+}

@@ -14,6 +14,7 @@ use crate::probe;
 use crate::request::{Completion, Op, Request};
 
 mod caching;
+mod priority;
 mod sockets;
 mod space;
 
@@ -389,6 +390,7 @@ fn malformed_requests_complete_with_einval() {
             buf: None,
             user_data: 1,
             span: 0,
+            ioprio: 0,
             uncached: false,
         };
         let huge_offset = Request::write(handle, u64::MAX, take(&pool, 4096), 2);

@@ -676,6 +676,12 @@ fn build_iocb(index: u32, request: &mut Request, fd: RawFd, rw_flags: libc::c_in
             // Past i64::MAX the kernel sees a negative offset: EINVAL, as pread says.
             iocb.aio_offset = i64::try_from(request.offset).unwrap_or(-1);
             iocb.aio_rw_flags = rw_flags;
+            if request.ioprio != 0 {
+                // IOCB_FLAG_IOPRIO: the kernel takes aio_reqprio as the
+                // request's priority.
+                iocb.aio_flags |= 1 << 1;
+                iocb.aio_reqprio = request.ioprio as i16;
+            }
         }
         // The kernel wants buf, nbytes, offset and rw_flags all 0 for syncs.
         Op::Fsync => iocb.aio_lio_opcode = IOCB_CMD_FSYNC,

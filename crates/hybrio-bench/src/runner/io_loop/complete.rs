@@ -162,8 +162,17 @@ impl IoLoop<'_> {
                     );
                     if let Some(logs) = &mut self.logs
                         && self.now >= self.log_from
-                        && let Err(error) =
-                            logs.record(self.now, dir, bytes, completion.offset, slat_ns, clat_ns)
+                        && let Err(error) = logs.record(
+                            self.now,
+                            &crate::logs::LoggedIo {
+                                dir,
+                                bytes,
+                                offset: completion.offset,
+                                slat_ns,
+                                clat_ns,
+                                ioprio: self.slots[slot].ioprio,
+                            },
+                        )
                     {
                         self.logs = None;
                         self.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());

@@ -4,6 +4,7 @@ mod buffers;
 mod complete;
 mod latency_target;
 mod min_rate;
+mod priority;
 mod status;
 mod verify;
 
@@ -15,7 +16,7 @@ use hybrio::buf::Buf;
 use hybrio::clock::Clock;
 use hybrio::engine::{EngineKind, QueueOutcome};
 use hybrio::file::FileHandle;
-use hybrio::request::{Completion, Request};
+use hybrio::request::{Completion, Op, Request};
 
 use super::pacing::Pacing;
 use super::{EIO, IoFailure, PreparedJob};
@@ -58,6 +59,8 @@ struct Slot {
     second_half: bool,
     /// Verify: what a write put in its buffer, or what a read must find.
     verify: Option<crate::verify::Expected>,
+    /// The request's I/O priority (`cmdprio_*`; 0: the thread's).
+    ioprio: u16,
 }
 
 pub(super) struct IoLoop<'a> {
@@ -134,6 +137,8 @@ pub(super) struct IoLoop<'a> {
     next_steady_sample: u64,
     /// `fill_device`: a write found the device full; the job ends.
     device_full: bool,
+    /// `cmdprio_*`: which reads and writes go with which priority.
+    priorities: Option<priority::Priorities>,
     /// `latency_target`: the search for the deepest queue that meets it.
     pub(super) latency_target: Option<latency_target::LatencyTarget>,
     /// The depth went down: what is in flight completes first.
@@ -171,6 +176,7 @@ impl<'a> IoLoop<'a> {
                 issue: 0,
                 second_half: false,
                 verify: None,
+                ioprio: 0,
             })
             .collect::<Vec<_>>();
         // Writes carry fio's bytes: random unless the job says otherwise
@@ -197,6 +203,7 @@ impl<'a> IoLoop<'a> {
         let collect_held = job.engine.kind() == EngineKind::Adaptive;
         let verify = verify::VerifyState::new(&job.options, job.number as u64, job.files.len());
         let space = crate::options::SpaceEngine::named(&job.options.ioengine);
+        let priorities = priority::Priorities::new(&job.options, job.number as u64);
         let latency_target = (job.options.latency_target_ns > 0).then(|| {
             latency_target::LatencyTarget::new(
                 job.options.latency_target_ns,
@@ -237,6 +244,7 @@ impl<'a> IoLoop<'a> {
             zone_base: 0,
             zone_bytes: 0,
             latency_target,
+            priorities,
             latency_quiesce: false,
             measured_from: 0,
             latency_done: false,
@@ -653,6 +661,14 @@ impl<'a> IoLoop<'a> {
                     }
                 }
             };
+            let mut request = request;
+            if let Some(priorities) = &mut self.priorities
+                && matches!(request.op, Op::Read | Op::Write)
+            {
+                let dir = usize::from(request.op == Op::Write);
+                request.ioprio = priorities.choose(dir, request.len() as u64);
+                self.slots[slot].ioprio = request.ioprio;
+            }
             self.offer(slot, request, batch_submit, complete_min, complete_max);
             if !options.thinktime.is_zero() {
                 self.think(&options, deadline);

@@ -284,6 +284,9 @@ fn into_request(completion: Completion) -> Request {
         buf: completion.buf,
         user_data: completion.user_data,
         span: completion.span,
+        // The rest goes at the thread's priority (a completion does not
+        // carry the request's).
+        ioprio: 0,
         // Whoever chose it for the first part (the adaptive engine, above
         // this layer) chooses again for the rest.
         uncached: false,

@@ -37,6 +37,7 @@ pub(super) fn build_entry(
     rw_flags: i32,
 ) -> squeue::Entry {
     let offset = request.offset;
+    let ioprio = request.ioprio;
     match request.op {
         Op::Read => {
             let (ptr, len) = request
@@ -46,8 +47,8 @@ pub(super) fn build_entry(
                     (buf.as_mut_ptr(), transfer_len(buf))
                 });
             with_target!(file, target => match buf_index {
-                Some(index) => opcode::ReadFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).build(),
-                None => opcode::Read::new(target, ptr, len).offset(offset).rw_flags(rw_flags).build(),
+                Some(index) => opcode::ReadFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).ioprio(ioprio).build(),
+                None => opcode::Read::new(target, ptr, len).offset(offset).rw_flags(rw_flags).ioprio(ioprio).build(),
             })
         }
         Op::Write => {
@@ -55,8 +56,8 @@ pub(super) fn build_entry(
                 (buf.as_ptr(), transfer_len(buf))
             });
             with_target!(file, target => match buf_index {
-                Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).build(),
-                None => opcode::Write::new(target, ptr, len).offset(offset).rw_flags(rw_flags).build(),
+                Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).ioprio(ioprio).build(),
+                None => opcode::Write::new(target, ptr, len).offset(offset).rw_flags(rw_flags).ioprio(ioprio).build(),
             })
         }
         Op::Recv => {
