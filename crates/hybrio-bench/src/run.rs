@@ -359,7 +359,7 @@ fn run_together(
                 // create_on_open: a file a job only writes is created when
                 // the job opens it, not before.
                 if holds_data_first(options) || !options.create_on_open {
-                    layout::lay_out(plan, holds_data_first(options), options.fallocate)
+                    layout::lay_out(plan, holds_data_first(options), preallocation(options))
                         .map_err(LayoutError::from)?;
                 }
                 if options.pre_read {
@@ -820,4 +820,14 @@ pub fn failures(report: &RunReport) -> Vec<String> {
 /// frees nothing; hybrio writes it, so that its trims give blocks back).
 fn holds_data_first(options: &crate::options::JobOptions) -> bool {
     options.rw.reads() || options.rw.trims()
+}
+
+/// How a new file a job writes gets its space: as `fallocate` says; an
+/// `e4defrag` job's as fio's default (`native`), whose extents it moves.
+fn preallocation(options: &crate::options::JobOptions) -> crate::options::Preallocate {
+    use crate::options::Preallocate;
+    match options.fallocate {
+        Preallocate::None if options.ioengine == "e4defrag" => Preallocate::Allocate,
+        given => given,
+    }
 }

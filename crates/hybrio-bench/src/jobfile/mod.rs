@@ -503,6 +503,14 @@ impl Unit<'_> {
             for entry in in_apply_order(&section.entries) {
                 apply_entry(&mut job, entry)?;
             }
+            if job.time_based && job.runtime.is_none() {
+                // As fio: a warning, and the job runs without time_based.
+                eprintln!(
+                    "hybrio: job '{}': time_based needs runtime=; it runs without time_based, as fio's does",
+                    job.name
+                );
+                job.time_based = false;
+            }
             validate(&job)?;
             if std::mem::take(&mut self.stonewall_first) {
                 job.stonewall = true;
@@ -663,9 +671,6 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             "zonesize= needs zonemode=strided (fio: zonemode=none and zonesize are not compatible)"
                 .into(),
         ));
-    }
-    if job.time_based && job.runtime.is_none() {
-        return Err(invalid("time_based needs runtime=".into()));
     }
     // With O_DIRECT there is no page cache to drop; the emulated device must
     // keep its data cached, or the real disk would sit under it. Either way

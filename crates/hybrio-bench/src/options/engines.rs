@@ -13,10 +13,6 @@ const NEEDS: &[(&str, &str)] = &[
         "a persistent-memory device-DAX character device (/dev/daxN.M) and PMDK",
     ),
     ("dfs", "a DAOS storage system and its client library"),
-    (
-        "e4defrag",
-        "ext4's online defragmentation ioctl (EXT4_IOC_MOVE_EXT); not implemented by hybrio yet",
-    ),
     ("gfapi", "a GlusterFS volume and libgfapi"),
     ("gfapi_async", "a GlusterFS volume and libgfapi"),
     (
@@ -223,6 +219,7 @@ mod tests {
             "filedelete",
             "cpuio",
             "exec",
+            "e4defrag",
         ];
         for engine in super::super::fio_names::FIO_ENGINES {
             if !runs.contains(engine) {

@@ -42,6 +42,7 @@ pub fn all() -> impl Iterator<Item = &'static OptionDef> {
         .chain(placement::PLACEMENT_OPTIONS)
         .chain(buffers::BUFFER_OPTIONS)
         .chain(pseudo::PSEUDO_OPTIONS)
+        .chain(pseudo::DEFRAG_OPTIONS)
         .chain(cmdprio::CMDPRIO_OPTIONS)
 }
 

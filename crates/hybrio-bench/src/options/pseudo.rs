@@ -1,5 +1,6 @@
 //! The options of fio's engines that do no I/O: `cpuio` (burns a share of
-//! a CPU) and `exec` (runs a program beside the other jobs).
+//! a CPU) and `exec` (runs a program beside the other jobs); and those of
+//! `e4defrag` (which moves a file's extents instead of writing it).
 
 use super::JobOptions;
 use super::def::{Kind, OptionDef, opt};
@@ -53,6 +54,10 @@ pub struct PseudoOptions {
     pub grace_s: u64,
     /// `std_redirect`: its output goes to `<job>.stdout` and `<job>.stderr`.
     pub redirect: bool,
+    /// `donorname`: `e4defrag`'s donor file.
+    pub donor: Option<String>,
+    /// `inplace`: `e4defrag` allocates the donor's blocks for each move.
+    pub inplace: bool,
 }
 
 impl Default for PseudoOptions {
@@ -65,6 +70,8 @@ impl Default for PseudoOptions {
             arguments: None,
             grace_s: 1,
             redirect: true,
+            donor: None,
+            inplace: false,
         }
     }
 }
@@ -147,6 +154,30 @@ pub(super) static PSEUDO_OPTIONS: &[OptionDef] = &[
     ),
 ];
 
+/// The `e4defrag` options.
+pub(super) static DEFRAG_OPTIONS: &[OptionDef] = &[
+    opt!(
+        "donorname",
+        &[],
+        Kind::Text,
+        "",
+        "ioengine=e4defrag: the donor file whose extents the job's file takes (in the job's directory)",
+        |j, v| j.pseudo.donor = Some(v.to_string())
+    ),
+    opt!(
+        "inplace",
+        &[],
+        Kind::Int,
+        "0",
+        "ioengine=e4defrag: 1 allocates the donor's blocks for each move and frees them after; 0 allocates the whole region first",
+        |j, v| j.pseudo.inplace = match v {
+            "0" => false,
+            "1" => true,
+            _ => return Err(ValueError::Range(format!("inplace={v}: 0 or 1"))),
+        }
+    ),
+];
+
 /// Why a job of these engines cannot run, if it cannot.
 pub fn check(job: &JobOptions) -> Result<(), String> {
     match PseudoEngine::named(&job.ioengine) {
@@ -158,6 +189,9 @@ pub fn check(job: &JobOptions) -> Result<(), String> {
         }
         Some(PseudoEngine::Exec) if job.pseudo.program.is_none() => {
             Err("ioengine=exec needs program= (the program to run)".into())
+        }
+        _ if job.ioengine == "e4defrag" && job.pseudo.donor.is_none() => {
+            Err("ioengine=e4defrag needs donorname= (the donor file)".into())
         }
         _ => Ok(()),
     }

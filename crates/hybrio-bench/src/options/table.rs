@@ -48,7 +48,8 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
             "filestat",
             "filedelete",
             "cpuio",
-            "exec"
+            "exec",
+            "e4defrag"
         ]),
         "psync",
         "How I/O is issued",

@@ -26,6 +26,7 @@ use io_loop::IoLoop;
 pub use io_loop::VerifyCounts;
 pub use pseudo::PseudoJob;
 
+mod defrag;
 mod file_ops;
 pub mod flow;
 mod io_loop;
@@ -197,7 +198,8 @@ pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
     // (`file_ops`): they have no engine of the library's.
     let file_op = crate::options::FileOp::named(&job.ioengine, job.stat_type).is_some()
         || crate::options::PseudoEngine::named(&job.ioengine).is_some();
-    let name = if job.ioengine == "net" || space.is_some() || file_op {
+    let name = if job.ioengine == "net" || job.ioengine == "e4defrag" || space.is_some() || file_op
+    {
         "psync"
     } else {
         job.ioengine.as_str()
@@ -351,13 +353,27 @@ impl PreparedJob {
             // Checked when the option was read.
             inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
         };
-        let mut engine: Box<dyn Engine> = if options.offload {
+        let engine: Box<dyn Engine> = if options.offload {
             let config = config.clone();
             let offloaded =
                 offload::OffloadEngine::start(depth, move || engine::open(kind, &config, None));
             Box::new(offloaded.map_err(wrap)?)
         } else {
             engine::open(kind, &config, Some(&pool)).map_err(wrap)?
+        };
+        let mut engine: Box<dyn Engine> = if options.ioengine == "e4defrag" {
+            let donor = options.pseudo.donor.as_deref().unwrap_or_default();
+            let donor = match &options.directory {
+                Some(dir) => Path::new(dir).join(donor),
+                None => PathBuf::from(donor),
+            };
+            let start = files.iter().map(|f| f.start).min().unwrap_or(0);
+            let end = files.iter().map(|f| f.start + f.size).max().unwrap_or(0);
+            let defrag =
+                defrag::DefragEngine::new(engine, donor, options.pseudo.inplace, (start, end));
+            Box::new(defrag.map_err(wrap)?)
+        } else {
+            engine
         };
         let endpoint = match options.network() {
             Some(protocol) => Some(prepare_network(&options, protocol, engine.as_mut())?),

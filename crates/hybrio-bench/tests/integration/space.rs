@@ -245,3 +245,102 @@ fn file_engines_create_look_up_and_delete_each_file_once() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A small ext4 filesystem on a loop device, unmounted when dropped (this
+/// machine's root ext4 refuses to move extents, a fresh one takes it).
+struct Ext4 {
+    _dir: tempfile::TempDir,
+    mount: std::path::PathBuf,
+}
+
+impl Ext4 {
+    fn mount() -> Option<Ext4> {
+        use std::process::Command;
+        let dir = tempfile::tempdir().unwrap();
+        let (image, mount) = (dir.path().join("fs.img"), dir.path().join("mnt"));
+        std::fs::create_dir(&mount).unwrap();
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(128 << 20)
+            .unwrap();
+        let ok = |cmd: &mut Command| cmd.output().is_ok_and(|o| o.status.success());
+        if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))
+            || !ok(Command::new("mount")
+                .args(["-o", "loop"])
+                .arg(&image)
+                .arg(&mount))
+        {
+            eprintln!("skipping: cannot make and mount an ext4 filesystem here (needs root)");
+            return None;
+        }
+        Some(Ext4 { _dir: dir, mount })
+    }
+}
+
+impl Drop for Ext4 {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(&self.mount)
+            .status();
+    }
+}
+
+#[test]
+fn e4defrag_moves_the_donors_extents_under_each_write_and_keeps_the_data() {
+    let Some(fs) = Ext4::mount() else {
+        return;
+    };
+    let data: Vec<u8> = (0..8u32 << 20).map(|i| (i % 253) as u8).collect();
+    std::fs::write(fs.mount.join("file1"), &data).unwrap();
+    for inplace in ["0", "1"] {
+        let doc = run_json(
+            &[
+                "--name=d",
+                "--ioengine=e4defrag",
+                "--filename=file1",
+                "--size=8m",
+                "--bs=32k",
+                "--rw=write",
+                "--donorname=file.def",
+                &format!("--inplace={inplace}"),
+            ],
+            &fs.mount,
+        );
+        let job = &doc["jobs"][0];
+        assert_eq!(job["error"], 0, "inplace={inplace}");
+        assert_eq!(job["write"]["total_ios"], 256, "inplace={inplace}");
+        assert_eq!(job["write"]["io_bytes"], 8 << 20, "inplace={inplace}");
+        // Extents moved, data kept: the file reads as it was written.
+        assert!(
+            std::fs::read(fs.mount.join("file1")).unwrap() == data,
+            "inplace={inplace}"
+        );
+    }
+    // A read is no defragmentation: refused, as fio refuses it.
+    let out = hybrio(
+        &[
+            "--name=d",
+            "--ioengine=e4defrag",
+            "--filename=file1",
+            "--size=1m",
+            "--rw=read",
+            "--donorname=x",
+        ],
+        &fs.mount,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = hybrio(
+        &[
+            "--name=d",
+            "--ioengine=e4defrag",
+            "--filename=file1",
+            "--size=1m",
+        ],
+        &fs.mount,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ioengine=e4defrag needs donorname="),
+        "{stderr}"
+    );
+}

@@ -165,6 +165,44 @@ pub(crate) fn discard(fd: RawFd, offset: u64, len: u64) -> io::Result<()> {
     check(unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) } as libc::ssize_t).map(|_| ())
 }
 
+/// `ioctl(EXT4_IOC_MOVE_EXT)`: ext4 swaps `blocks` blocks of `fd` from
+/// block `orig_start` with those of `donor` from `donor_start` (online
+/// defragmentation); returns the blocks moved.
+pub(crate) fn move_extents(
+    fd: RawFd,
+    donor: RawFd,
+    orig_start: u64,
+    donor_start: u64,
+    blocks: u64,
+) -> io::Result<u64> {
+    /// `struct move_extent` of `linux/ext4.h`.
+    #[repr(C)]
+    struct MoveExtent {
+        reserved: u32,
+        donor_fd: u32,
+        orig_start: u64,
+        donor_start: u64,
+        len: u64,
+        moved_len: u64,
+    }
+    // _IOWR('f', 15, struct move_extent): the libc crate does not carry it.
+    const EXT4_IOC_MOVE_EXT: libc::Ioctl = 0xc028_660f;
+    let mut request = MoveExtent {
+        reserved: 0,
+        donor_fd: donor as u32,
+        orig_start,
+        donor_start,
+        len: blocks,
+        moved_len: 0,
+    };
+    // SAFETY: EXT4_IOC_MOVE_EXT reads and writes one `struct move_extent`
+    // at the pointer (ext4's contract for the ioctl); `request` has its
+    // layout and outlives the call. Another filesystem answers ENOTTY
+    // without touching it.
+    let ret = unsafe { libc::ioctl(fd, EXT4_IOC_MOVE_EXT, &mut request as *mut MoveExtent) };
+    check(ret as libc::ssize_t).map(|_| request.moved_len)
+}
+
 /// Whether `fd` is a block device (`fstat`).
 pub(crate) fn is_block_device(fd: RawFd) -> io::Result<bool> {
     file_type(fd).map(|kind| kind == libc::S_IFBLK)
