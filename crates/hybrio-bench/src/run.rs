@@ -375,11 +375,12 @@ fn run_together(
         files.push(plans);
     }
 
-    // fio's unlink: the files of the jobs that ask go once the group is done.
+    // fio's unlink: the files of the jobs that ask go once the group is
+    // done; unlink_each_loop's after the last loop as after the others.
     let to_unlink: Vec<PathBuf> = clones
         .iter()
         .zip(&files)
-        .filter(|(clone, _)| clone.def.options.unlink)
+        .filter(|(clone, _)| clone.def.options.unlink || clone.def.options.unlink_each_loop)
         .flat_map(|(_, plans)| plans.iter().map(|p| p.path.clone()))
         .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()))
         .collect();

@@ -200,6 +200,9 @@ pub struct JobOptions {
     pub latency_run: bool,
     /// `zonemode=strided`, `zonesize`, `zonerange`, `zoneskip`.
     pub zones: StridedZones,
+    /// `unlink_each_loop`: the files are removed after each loop and made
+    /// again for the next.
+    pub unlink_each_loop: bool,
     /// `io_submit_mode=offload`: the engine runs in a thread of its own.
     pub offload: bool,
     /// `cpuio`'s and `exec`'s settings.
@@ -525,6 +528,7 @@ impl Default for JobOptions {
             fill_device: false,
             pseudo: super::PseudoOptions::default(),
             offload: false,
+            unlink_each_loop: false,
             zones: StridedZones::default(),
             cmdprio: super::CmdPrio::default(),
             latency_target_ns: 0,

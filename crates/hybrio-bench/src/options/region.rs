@@ -235,12 +235,8 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Bool,
         "0",
-        "Remove the job's files after each loop (not implemented by hybrio yet: 0 only)",
-        |_j, v| if units::parse_bool(v)? {
-            return Err(ValueError::Unsupported(
-                "unlink_each_loop=1 is not implemented by hybrio yet (unlink is)".into(),
-            ));
-        }
+        "Remove the job's files after each loop; the next loop makes them again (laid out anew for a job that reads)",
+        |j, v| j.unlink_each_loop = units::parse_bool(v)?
     ),
     opt!(
         "allow_file_create",

@@ -299,6 +299,8 @@ pub struct PreparedJob {
     plan: IoPlan,
     /// Bytes of one pass over the files.
     pass_bytes: u64,
+    /// Each file's region (start, bytes), for `unlink_each_loop` to make it again.
+    regions: Vec<(u64, u64)>,
     /// `zonemode=strided`: the zones, and the size of the file they stride over.
     zones: Option<(crate::options::StridedZones, u64)>,
     total_bytes: u64,
@@ -384,6 +386,7 @@ impl PreparedJob {
         Clock::new();
         let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
         let files_count = files.len();
+        let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.size)).collect();
         let starts: Vec<u64> = files.iter().map(|f| f.start).collect();
         if endpoint.is_some() {
             // One stream of `size` bytes (a time-based job's size does
@@ -514,6 +517,7 @@ impl PreparedJob {
             plan,
             pass_bytes,
             zones: zones.map(|z| (z, sizes.first().copied().unwrap_or(0))),
+            regions,
             total_bytes,
             logs,
             stall_limit_ns: STALL_LIMIT_NS,

@@ -132,6 +132,7 @@ fn run_job(
             plan,
             pass_bytes: 1 << 20,
             zones: None,
+            regions: Vec::new(),
             total_bytes: 1 << 20,
             logs: None,
             stall_limit_ns: 200_000_000,

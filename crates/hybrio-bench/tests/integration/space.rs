@@ -344,3 +344,36 @@ fn e4defrag_moves_the_donors_extents_under_each_write_and_keeps_the_data() {
         "{stderr}"
     );
 }
+
+#[test]
+fn unlink_each_loop_makes_the_files_again_for_each_loop() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    for rw in ["write", "randread"] {
+        let path = dir.path().join(format!("f-{rw}"));
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        // A second name for the first loop's file: once the loop removes
+        // it, the next loop's file is another inode.
+        let first = dir.path().join(format!("first-{rw}"));
+        std::fs::hard_link(&path, &first).unwrap();
+        let doc = run_json(
+            &[
+                "--name=u",
+                &format!("--filename=f-{rw}"),
+                "--size=1m",
+                "--bs=64k",
+                &format!("--rw={rw}"),
+                "--loops=3",
+                "--unlink_each_loop=1",
+            ],
+            dir.path(),
+        );
+        let job = &doc["jobs"][0];
+        assert_eq!(job["error"], 0, "{rw}");
+        let dir_of = if rw == "write" { "write" } else { "read" };
+        assert_eq!(job[dir_of]["io_bytes"], 3 << 20, "{rw}: three loops");
+        // The first file lost its other name; the last loop's is gone too.
+        assert_eq!(std::fs::metadata(&first).unwrap().nlink(), 1, "{rw}");
+        assert!(!path.exists(), "{rw}: the last loop's file is left");
+    }
+}

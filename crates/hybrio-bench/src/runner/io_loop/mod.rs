@@ -836,11 +836,62 @@ impl<'a> IoLoop<'a> {
     /// at offset 0. Doing the same keeps the two tools' workloads identical.
     fn start_new_pass(&mut self) {
         self.drain();
+        if self.job.options.unlink_each_loop
+            && self.job.options.ioengine != "null"
+            && let Err(error) = self.remake_files()
+        {
+            self.fail(error_errno(&error), error.to_string());
+            return;
+        }
         if self.job.options.invalidate {
             self.drop_page_cache();
         }
         self.job.plan.restart();
         self.pass_issued = 0;
+    }
+
+    /// `unlink_each_loop`: each of the job's files is taken from the engine,
+    /// removed, made again as before the first loop (laid out with data for
+    /// a job that reads, else created as `fallocate` says) and given back
+    /// to the engine.
+    #[cold]
+    fn remake_files(&mut self) -> Result<(), hybrio::Error> {
+        let options = &self.job.options;
+        let opts = hybrio::file::OpenOptions {
+            read: true,
+            write: true,
+            create: true,
+            direct: options.direct,
+        };
+        let reads = options.rw.reads() || options.rw.trims();
+        for i in 0..self.job.files.len() {
+            let (handle, path) = self.job.files[i].clone();
+            let (start, size) = self.job.regions[i];
+            drop(self.job.engine.remove_file(handle)?);
+            if let Err(e) = std::fs::remove_file(&path)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(hybrio::Error::io("unlink", &path, 0, e));
+            }
+            let plan = crate::layout::FilePlan {
+                path: path.clone(),
+                size,
+                start,
+            };
+            crate::layout::lay_out(&plan, reads, options.fallocate)?;
+            let file = hybrio::file::open(&path, &opts)?;
+            if let Some(cached) = self.job.cache_files.get_mut(i) {
+                cached.0 = file
+                    .try_clone()
+                    .map_err(|e| hybrio::Error::io("dup", &path, 0, e))?;
+            }
+            let handle = self.job.engine.add_file(file, path.clone())?;
+            if options.uncached != hybrio::file::Caching::Cached {
+                self.job.engine.set_caching(handle, options.uncached)?;
+            }
+            self.job.files[i].0 = handle;
+        }
+        Ok(())
     }
 
     /// `drop_cache_after`: unlike a new pass, nothing is drained, so the
