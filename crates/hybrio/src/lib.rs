@@ -54,6 +54,10 @@
 //!   as `IORING_OP_FALLOCATE`/`FTRUNCATE`; Linux AIO has no command for
 //!   them, so libaio runs them inside `queue`, as it does a block device's
 //!   discard for io_uring (whose fallocate on a device writes zeros).
+//!   [`file::move_extents`] is ext4's online defragmentation for a file.
+//! * A read or write may carry its own I/O priority
+//!   ([`Request::ioprio`](request::Request::ioprio)), which io_uring and
+//!   libaio send with it.
 //! * [`Engine::queue`](engine::Engine::queue) either completes a request inline,
 //!   queues it, or hands it back when the engine is full;
 //!   [`Engine::commit`](engine::Engine::commit) submits everything queued in one

@@ -249,3 +249,24 @@ fn uncached_io_where_it_cannot_go_is_refused_in_one_line() {
         panic!("tmpfs: {problem}");
     }
 }
+
+#[test]
+fn time_based_without_a_runtime_is_fios_warning_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=job",
+            "--filename=f",
+            "--size=1m",
+            "--time_based",
+            "--output-format=terse",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("time_based needs runtime=; it runs without time_based"),
+        "{stderr}"
+    );
+}
