@@ -1,0 +1,106 @@
+//! Between passes over the files, and around them: a new pass (each of
+//! `loops`), the files made again (`unlink_each_loop`), the page cache
+//! dropped (`invalidate`, `drop_cache_after`).
+
+use super::{IoLoop, error_errno};
+
+impl IoLoop<'_> {
+    /// fio starts every pass over the files (each of `loops`, and each repeat
+    /// of a `time_based` job) afresh: what is in flight completes, the files'
+    /// page cache is dropped (`invalidate=1`) and sequential I/O starts again
+    /// at offset 0. Doing the same keeps the two tools' workloads identical.
+    pub(super) fn start_new_pass(&mut self) {
+        self.drain();
+        if self.job.options.unlink_each_loop
+            && self.job.options.ioengine != "null"
+            && let Err(error) = self.remake_files()
+        {
+            self.fail(error_errno(&error), error.to_string());
+            return;
+        }
+        if self.job.options.invalidate {
+            self.drop_page_cache();
+        }
+        self.job.plan.restart();
+        self.pass_issued = 0;
+    }
+
+    /// `unlink_each_loop`: each of the job's files is taken from the engine,
+    /// removed, made again as before the first loop (laid out with data for
+    /// a job that reads, else created as `fallocate` says) and given back
+    /// to the engine.
+    #[cold]
+    fn remake_files(&mut self) -> Result<(), hybrio::Error> {
+        let options = &self.job.options;
+        let opts = hybrio::file::OpenOptions {
+            read: true,
+            write: true,
+            create: true,
+            direct: options.direct,
+        };
+        let reads = options.rw.reads() || options.rw.trims();
+        for i in 0..self.job.files.len() {
+            let (handle, path) = self.job.files[i].clone();
+            let (start, size) = self.job.regions[i];
+            drop(self.job.engine.remove_file(handle)?);
+            if let Err(e) = std::fs::remove_file(&path)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(hybrio::Error::io("unlink", &path, 0, e));
+            }
+            let plan = crate::layout::FilePlan {
+                path: path.clone(),
+                size,
+                start,
+            };
+            crate::layout::lay_out(&plan, reads, options.fallocate)?;
+            let file = hybrio::file::open(&path, &opts)?;
+            if let Some(cached) = self.job.cache_files.get_mut(i) {
+                cached.0 = file
+                    .try_clone()
+                    .map_err(|e| hybrio::Error::io("dup", &path, 0, e))?;
+            }
+            let handle = self.job.engine.add_file(file, path.clone())?;
+            if options.uncached != hybrio::file::Caching::Cached {
+                self.job.engine.set_caching(handle, options.uncached)?;
+            }
+            self.job.files[i].0 = handle;
+        }
+        Ok(())
+    }
+
+    /// `drop_cache_after`: unlike a new pass, nothing is drained, so the
+    /// requests in flight carry on and only the cache state changes under them.
+    #[cold]
+    pub(super) fn drop_cache_mid_run(&mut self) {
+        // posix_fadvise(DONTNEED) leaves dirty pages alone, and a file just
+        // laid out may still be dirty: writing it back first makes the drop
+        // real for a job that only reads. A job that writes keeps its dirty
+        // pages, which would otherwise be flushed here, inside its measurement.
+        if !self.job.options.rw.writes() {
+            for (file, path) in &self.job.cache_files {
+                if let Err(error) = file.sync_data() {
+                    let error = hybrio::Error::io("fdatasync", path, 0, error);
+                    self.fail(error_errno(&error), error.to_string());
+                    return;
+                }
+            }
+        }
+        self.drop_page_cache();
+        // The null engine has no files to drop: it records nothing.
+        if !self.job.cache_files.is_empty() {
+            self.cache_dropped_at = Some(self.clock.now());
+        }
+    }
+
+    pub(super) fn drop_page_cache(&mut self) {
+        let dropped: Result<(), hybrio::Error> = self
+            .job
+            .cache_files
+            .iter()
+            .try_for_each(|(file, path)| hybrio::file::drop_page_cache(file, path));
+        if let Err(error) = dropped {
+            self.fail(error_errno(&error), error.to_string());
+        }
+    }
+}
