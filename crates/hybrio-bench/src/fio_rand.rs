@@ -123,6 +123,15 @@ impl FioRand {
         }
     }
 
+    /// fio's `rand_max`: the largest number the generator gives.
+    #[inline]
+    pub fn max(&self) -> u64 {
+        match self {
+            FioRand::Taus88(_) => u64::from(u32::MAX),
+            FioRand::Taus258(_) => u64::MAX,
+        }
+    }
+
     /// fio's scaled draw of a block in `0..blocks`: the next number as a
     /// fraction of the generator's range, times `blocks`, in doubles as fio
     /// computes it (`__get_next_rand_offset`).

@@ -113,6 +113,57 @@ impl BlockSizing {
         }
     }
 
+    /// fio's `get_next_buflen` for a size that varies: drawn from `rand`
+    /// (fio's `bsrange_state` of the direction) until one fits in `room`
+    /// bytes; 0 when not even the smallest does.
+    fn draw_len(&self, rand: &mut FioRand, room: u64) -> u64 {
+        let (min, max) = match self {
+            BlockSizing::Fixed(size) => return if *size <= room { *size } else { 0 },
+            BlockSizing::Range { min, max } => (*min, *max),
+            BlockSizing::Split(sizes) => (
+                sizes.iter().map(|s| s.0).min().unwrap_or(1),
+                sizes.iter().map(|s| s.0).max().unwrap_or(1),
+            ),
+        };
+        if min > room {
+            return 0;
+        }
+        let rand_max = rand.max();
+        // Bounded: the smallest size fits, and a draw of it comes.
+        for _ in 0..100_000 {
+            let r = rand.next_value();
+            let mut len = match self {
+                BlockSizing::Split(sizes) => {
+                    let mut len = min;
+                    let mut previous = 0;
+                    for &(size, cumulative) in sizes {
+                        let percent = u64::from(cumulative - previous);
+                        previous = cumulative;
+                        if percent == 0 {
+                            continue;
+                        }
+                        len = size;
+                        if r / u64::from(cumulative) <= rand_max / 100 && size <= room {
+                            break;
+                        }
+                    }
+                    len
+                }
+                _ => min + (max as f64 * (r as f64 / (rand_max as f64 + 1.0))) as u64,
+            };
+            len = if min.is_power_of_two() {
+                len & !(min - 1)
+            } else {
+                len - len % min
+            };
+            len = len.min(max);
+            if len <= room && len > 0 {
+                return len;
+            }
+        }
+        min
+    }
+
     /// The size of the next I/O, in units.
     #[inline]
     fn pick_units(&self, unit: u64, rng: &mut Rng) -> u64 {
@@ -241,6 +292,11 @@ pub struct IoPlan {
     align: [u64; 2],
     /// What fio's random map and LFSR count in: the job's smallest block size.
     map_unit: u64,
+    /// fio's generators of varying sizes (`bsrange_state`), per direction,
+    /// and as seeded: with `randrepeat` each pass draws the same sizes.
+    size_draws: [FioRand; 2],
+    size_seeded: [FioRand; 2],
+    repeat: bool,
     /// A trimming job: its I/Os are trims, and with `trimwrite` each is
     /// followed by a write of the same block (`then_write` holds it).
     trims: bool,
@@ -378,10 +434,27 @@ impl IoPlan {
             starts: Vec::new(),
             align: [0; 2],
             map_unit: map_unit.max(1),
+            size_draws: [
+                FioRand::new(seed ^ 0x6273, false),
+                FioRand::new(seed ^ 0x6274, false),
+            ],
+            size_seeded: [
+                FioRand::new(seed ^ 0x6273, false),
+                FioRand::new(seed ^ 0x6274, false),
+            ],
+            repeat: false,
             trims,
             writes_after_trim,
             then_write: None,
         }
+    }
+
+    /// fio's generators of varying sizes, reads' and writes' (or trims'),
+    /// seeded as fio seeds its `bsrange_state`.
+    pub fn with_size_generators(mut self, draws: [FioRand; 2]) -> IoPlan {
+        self.size_seeded = draws.clone();
+        self.size_draws = draws;
+        self
     }
 
     /// fio's `blockalign`: random offsets are multiples of `align` bytes
@@ -449,6 +522,7 @@ impl IoPlan {
     pub fn with_fio_generators(mut self, offsets: FioRand, mix: FioRand, repeat: bool) -> IoPlan {
         self.fio.set_generator(offsets, repeat);
         self.mix = FioMix::new(mix, repeat);
+        self.repeat = repeat;
         self
     }
 
@@ -477,6 +551,9 @@ impl IoPlan {
         }
         self.fio.restart();
         self.mix.restart();
+        if self.repeat {
+            self.size_draws = self.size_seeded.clone();
+        }
         for cursor in self.cursors.iter_mut().flatten() {
             cursor.last_pos = 0;
             cursor.last_start = None;
@@ -617,12 +694,7 @@ impl IoPlan {
         // One size is the common case: no draw, and an I/O of one unit
         // always fits where its block starts.
         let fixed = self.fixed_len[direction.slot()];
-        let (unit, units) = if fixed != 0 {
-            (fixed, 1)
-        } else {
-            let unit = self.unit[dir];
-            (unit, self.sizing[dir].pick_units(unit, &mut self.rng))
-        };
+        let unit = if fixed != 0 { fixed } else { self.unit[dir] };
         let cursor = &mut self.cursors[file][dir];
         // fio's offset modifiers give some offsets in bytes.
         let modified = if !self.random && self.seq_add != 0 {
@@ -640,6 +712,17 @@ impl IoPlan {
         } else {
             None
         };
+        // The offset modifiers and blockalign draw sizes of their own.
+        let units = if fixed != 0 {
+            1
+        } else if modified.is_some()
+            || (self.random && self.align[dir] != 0 && self.align[dir] != unit)
+        {
+            self.sizing[dir].pick_units(unit, &mut self.rng)
+        } else {
+            return self.next_varying(direction, file, unit);
+        };
+        let cursor = &mut self.cursors[file][dir];
         if let Some(offset) = modified {
             let len = (units * unit)
                 .min(cursor.size.saturating_sub(offset))
@@ -691,6 +774,41 @@ impl IoPlan {
             units.min(cursor.blocks - block)
         };
         cursor.plan(direction, file, block * unit, units * unit)
+    }
+
+    /// An I/O of a size that varies (`bsrange`, `bssplit`), as fio makes it
+    /// (`fill_io_u`): the offset first, then the size drawn with fio's
+    /// generator until one fits before the region's end, then, for random
+    /// I/O, the blocks marked done, the I/O cut short at one done already.
+    fn next_varying(&mut self, direction: Direction, file: usize, unit: u64) -> PlannedIo {
+        let dir = direction.slot();
+        let cursor = &mut self.cursors[file][dir];
+        let mapped = self.random && cursor.draw.is_none();
+        let block = if !self.random {
+            cursor.next
+        } else if let Some(draw) = &cursor.draw {
+            draw.draw(cursor.blocks, &mut self.rng)
+        } else {
+            match self.fio.draw_block(file, cursor.blocks) {
+                block if block < cursor.blocks => block,
+                block => block % cursor.blocks,
+            }
+        };
+        let offset = block * unit;
+        let room = cursor.size.saturating_sub(offset);
+        let mut len = self.sizing[dir].draw_len(&mut self.size_draws[dir], room);
+        if len == 0 {
+            // Not even the smallest size fits: what is left, whole units.
+            len = (room - room % unit).max(unit.min(cursor.size));
+        }
+        if mapped {
+            let marked = self.fio.mark(file, block, len.div_ceil(unit));
+            len = len.min(marked.max(1) * unit);
+        } else if !self.random {
+            let end = block + len.div_ceil(unit);
+            cursor.next = if end >= cursor.blocks { 0 } else { end };
+        }
+        cursor.plan(direction, file, offset, len)
     }
 }
 

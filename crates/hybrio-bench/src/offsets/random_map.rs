@@ -172,6 +172,26 @@ impl FioOffsets {
     /// does when a job runs by time).
     #[inline]
     pub(super) fn next_block(&mut self, file: usize, blocks: u64, units: u64) -> u64 {
+        let b = self.draw_block(file, blocks);
+        self.mark(file, b, units);
+        b
+    }
+
+    /// As fio's `mark_random_map`: marks up to `units` blocks from `b`
+    /// done, stopping at one done already; returns how many it marked (all
+    /// of them without a map).
+    #[inline]
+    pub(super) fn mark(&mut self, file: usize, b: u64, units: u64) -> u64 {
+        match self.maps.get_mut(file).and_then(Option::as_mut) {
+            Some(map) if self.lfsrs.get(file).is_none() => map.set_run(b, units.max(1)),
+            _ => units,
+        }
+    }
+
+    /// The next block of `file` as fio draws it (`get_next_rand_block`),
+    /// not marked yet: one already done gives way to the next free one.
+    #[inline]
+    pub(super) fn draw_block(&mut self, file: usize, blocks: u64) -> u64 {
         if let Some(lfsr) = self.lfsrs.get_mut(file) {
             // Every block came: the file starts over (a job run by time).
             return lfsr.next().unwrap_or_else(|| {
@@ -192,7 +212,6 @@ impl FioOffsets {
                 }
             };
         }
-        map.set_run(b, units.max(1));
         b
     }
 }

@@ -399,7 +399,16 @@ impl PreparedJob {
             options.rw_seq_nr,
             options.rw_seq_add,
             options.rw_sequencer_identical,
-        );
+        )
+        .with_size_generators([
+            fio_generator(&options, number, seed, Generator::Sizes(0)),
+            fio_generator(
+                &options,
+                number,
+                seed,
+                Generator::Sizes(if options.rw.trims() { 2 } else { 1 }),
+            ),
+        ]);
         let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
         let mut plan = plan;
         if options.random_lfsr
@@ -651,6 +660,8 @@ enum Generator {
     Mix,
     /// `file_service_type=random`'s files.
     Files,
+    /// Varying block sizes of a direction (0 reads, 1 writes, 2 trims).
+    Sizes(usize),
 }
 
 /// One of fio's generators for job `number` (from 1), seeded as fio 3.33
@@ -677,6 +688,24 @@ fn fio_generator(
             seeds.map_or(fresh ^ 0x66, |s| s[FILE_SEED]),
             options.random_generator64,
         ),
+        Generator::Sizes(dir) => {
+            // As fio: a verifying job's writes draw as its reads, and a
+            // trimwrite's trims as its writes (the same sizes either way).
+            let dir = if dir == 2 && options.rw.writes_after_trim() {
+                1
+            } else {
+                dir
+            };
+            let dir = if dir == 1 && options.verify.kind.is_some() {
+                0
+            } else {
+                dir
+            };
+            FioRand::new(
+                seeds.map_or(fresh ^ (0x6273 + dir as u64), |s| s[dir]),
+                options.random_generator64,
+            )
+        }
     }
 }
 

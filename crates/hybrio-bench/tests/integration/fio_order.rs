@@ -11,7 +11,7 @@ use std::process::Command;
 
 use super::{fio_installed, hybrio};
 
-/// Each log of a run, as (direction, offset) per line, by job number.
+/// Each log of a run, as (direction, size and offset) per line, by job number.
 fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
     (1..)
         .map(|n| dir.join(format!("{prefix}_lat.{n}.log")))
@@ -22,7 +22,10 @@ fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
                 .lines()
                 .map(|line| {
                     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-                    (fields[2].to_string(), fields[4].to_string())
+                    (
+                        fields[2].to_string(),
+                        format!("{} at {}", fields[3], fields[4]),
+                    )
                 })
                 .collect()
         })
@@ -65,6 +68,12 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=randrw --random_generator=lfsr --loops=2",
         "--rw=randread --nrfiles=4",
         "--rw=read --nrfiles=4 --file_service_type=sequential",
+        "--filename=a --rw=randread --bsrange=4k-16k --loops=2",
+        "--filename=a --rw=read --bsrange=4k-16k",
+        "--filename=a --rw=randread --bssplit=4k/50:16k/50 --random_generator=tausworthe64",
+        "--filename=a --rw=write --bssplit=4k/30:8k/30:64k/40",
+        "--filename=a --rw=randrw --bsrange=4k-64k --norandommap",
+        "--filename=a --rw=randwrite --bsrange=4k-16k --verify=crc32c --do_verify=0",
         "--filename=a --rw=read --bs=64k --zonemode=strided --zonesize=256k --zoneskip=256k",
         "--filename=a --rw=randread --zonemode=strided --zonesize=256k --zonerange=128k --zoneskip=64k",
     ] {

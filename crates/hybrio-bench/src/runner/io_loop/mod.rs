@@ -534,13 +534,9 @@ impl<'a> IoLoop<'a> {
                     io.offset += self.zone_base;
                     self.zone_bytes += io.len;
                 }
-                // With sizes that vary, the pass's last I/O is cut to what
-                // is left of it (in whole smallest blocks), as fio cuts it.
-                let left = self.job.pass_bytes.saturating_sub(self.pass_issued);
-                let unit = self.job.plan.unit(io.direction);
-                if io.len > left && left >= unit {
-                    io.len = left - left % unit;
-                }
+                // As fio: sizes that vary are drawn to fit the file (the
+                // plan does), not what is left of the pass; with norandommap
+                // the last I/O may take the pass past its size.
                 if let Some(pacing) = &mut self.pacing {
                     pacing.book(io.direction, io.len);
                 }
