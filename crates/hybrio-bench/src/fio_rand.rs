@@ -24,6 +24,10 @@ pub const BUFFER_SEED: usize = 9;
 /// fio's `FIO_DEDUPE_OFF`: the seed of the draws of which writes repeat one.
 pub const DEDUPE_SEED: usize = 14;
 
+/// fio's `FIO_RAND_ZONE_OFF`: the seed of the draws of a zoned
+/// distribution's zones.
+pub const ZONE_SEED: usize = 16;
+
 /// fio's `FIO_RAND_PRIO_CMDS`: the seed of the draws of which I/Os get
 /// `cmdprio`'s priority.
 pub const PRIORITY_SEED: usize = 19;
@@ -176,6 +180,105 @@ impl FioRand {
 }
 
 /// fio's `__hash_u64`.
+pub fn fio_hash(x: u64) -> u64 {
+    hash(x)
+}
+
+/// fio's `jhash` (hash.h) of `key`, from `initval`, with fio's own way of
+/// taking whole 12-byte blocks (one byte of each word).
+pub fn jhash(key: &[u8], initval: u32) -> u32 {
+    let mix = |a: &mut u32, b: &mut u32, c: &mut u32| {
+        *a = a.wrapping_sub(*c);
+        *a ^= c.rotate_left(4);
+        *c = c.wrapping_add(*b);
+        *b = b.wrapping_sub(*a);
+        *b ^= a.rotate_left(6);
+        *a = a.wrapping_add(*c);
+        *c = c.wrapping_sub(*b);
+        *c ^= b.rotate_left(8);
+        *b = b.wrapping_add(*a);
+        *a = a.wrapping_sub(*c);
+        *a ^= c.rotate_left(16);
+        *c = c.wrapping_add(*b);
+        *b = b.wrapping_sub(*a);
+        *b ^= a.rotate_left(19);
+        *a = a.wrapping_add(*c);
+        *c = c.wrapping_sub(*b);
+        *c ^= b.rotate_left(4);
+        *b = b.wrapping_add(*a);
+    };
+    let fin = |a: &mut u32, b: &mut u32, c: &mut u32| {
+        *c ^= *b;
+        *c = c.wrapping_sub(b.rotate_left(14));
+        *a ^= *c;
+        *a = a.wrapping_sub(c.rotate_left(11));
+        *b ^= *a;
+        *b = b.wrapping_sub(a.rotate_left(25));
+        *c ^= *b;
+        *c = c.wrapping_sub(b.rotate_left(16));
+        *a ^= *c;
+        *a = a.wrapping_sub(c.rotate_left(4));
+        *b ^= *a;
+        *b = b.wrapping_sub(a.rotate_left(14));
+        *c ^= *b;
+        *c = c.wrapping_sub(b.rotate_left(24));
+    };
+    // JHASH_INITVAL, fio's GOLDEN_RATIO_32.
+    let init = 0x61c8_8647u32
+        .wrapping_add(key.len() as u32)
+        .wrapping_add(initval);
+    let (mut a, mut b, mut c) = (init, init, init);
+    let mut k = key;
+    while k.len() > 12 {
+        a = a.wrapping_add(u32::from(k[0]));
+        b = b.wrapping_add(u32::from(k[4]));
+        c = c.wrapping_add(u32::from(k[8]));
+        mix(&mut a, &mut b, &mut c);
+        k = &k[12..];
+    }
+    let byte = |i: usize, shift: u32| u32::from(k[i]) << shift;
+    let n = k.len();
+    if n == 0 {
+        return c;
+    }
+    if n >= 12 {
+        c = c.wrapping_add(byte(11, 24));
+    }
+    if n >= 11 {
+        c = c.wrapping_add(byte(10, 16));
+    }
+    if n >= 10 {
+        c = c.wrapping_add(byte(9, 8));
+    }
+    if n >= 9 {
+        c = c.wrapping_add(byte(8, 0));
+    }
+    if n >= 8 {
+        b = b.wrapping_add(byte(7, 24));
+    }
+    if n >= 7 {
+        b = b.wrapping_add(byte(6, 16));
+    }
+    if n >= 6 {
+        b = b.wrapping_add(byte(5, 8));
+    }
+    if n >= 5 {
+        b = b.wrapping_add(byte(4, 0));
+    }
+    if n >= 4 {
+        a = a.wrapping_add(byte(3, 24));
+    }
+    if n >= 3 {
+        a = a.wrapping_add(byte(2, 16));
+    }
+    if n >= 2 {
+        a = a.wrapping_add(byte(1, 8));
+    }
+    a = a.wrapping_add(byte(0, 0));
+    fin(&mut a, &mut b, &mut c);
+    c
+}
+
 fn hash(x: u64) -> u64 {
     x.wrapping_mul(0x61c8_8646_80b5_83eb)
 }

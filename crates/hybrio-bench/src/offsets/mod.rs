@@ -11,7 +11,7 @@ mod random_map;
 
 use crate::fio_rand::FioRand;
 use crate::options::{BlockSplit, Distribution, FileService, JobOptions, RwMode};
-use distribution::BlockDraw;
+use distribution::{BlockDraw, FioDraw};
 use random_map::FioOffsets;
 
 /// The direction of one I/O.
@@ -292,6 +292,13 @@ pub struct IoPlan {
     align: [u64; 2],
     /// What fio's random map and LFSR count in: the job's smallest block size.
     map_unit: u64,
+    /// Per file, fio's generator of a Zipf, Pareto or normal distribution,
+    /// which its reads and writes share.
+    shared_draws: Vec<Option<FioDraw>>,
+    /// fio's `zone_state`: which zone of a zoned distribution each I/O goes to.
+    zone_draws: FioRand,
+    /// The distribution it draws, for `with_distribution_seeds`.
+    shared_distribution: Option<Distribution>,
     /// fio's generators of varying sizes (`bsrange_state`), per direction,
     /// and as seeded: with `randrepeat` each pass draws the same sizes.
     size_draws: [FioRand; 2],
@@ -443,6 +450,9 @@ impl IoPlan {
                 FioRand::new(seed ^ 0x6274, false),
             ],
             repeat: false,
+            shared_draws: vec![None; file_sizes.len()],
+            shared_distribution: None,
+            zone_draws: FioRand::new(seed ^ 0x7a6f, false),
             trims,
             writes_after_trim,
             then_write: None,
@@ -529,11 +539,46 @@ impl IoPlan {
     /// Random offsets drawn from these distributions (reads, writes) instead
     /// of uniformly: as in fio, a non-uniform one turns the random map off.
     pub fn with_distributions(mut self, distributions: [&Distribution; 2]) -> IoPlan {
+        self.shared_distribution = distributions
+            .iter()
+            .find(|d| {
+                matches!(
+                    d,
+                    Distribution::Zipf { .. }
+                        | Distribution::Pareto { .. }
+                        | Distribution::Normal { .. }
+                )
+            })
+            .map(|d| (*d).clone());
         for cursors in &mut self.cursors {
             for (dir, cursor) in cursors.iter_mut().enumerate() {
-                cursor.draw = BlockDraw::new(distributions[dir], cursor.blocks, self.unit[dir]);
+                cursor.draw = BlockDraw::new(distributions[dir]);
             }
         }
+        self
+    }
+
+    /// fio's `zone_state`, which picks the zone of each I/O of a zoned distribution.
+    pub fn with_zone_generator(mut self, draws: FioRand) -> IoPlan {
+        self.zone_draws = draws;
+        self
+    }
+
+    /// Seeds fio's Zipf, Pareto or normal generator of each file (fio's
+    /// `jhash` of its name times the job's number, or the block seed
+    /// without `randrepeat`), over its ranges of the reads' and writes'
+    /// smallest size.
+    pub fn with_distribution_seeds(mut self, seeds: &[u32]) -> IoPlan {
+        let range = self.unit[0].min(self.unit[1]).max(1);
+        self.shared_draws = self
+            .cursors
+            .iter()
+            .zip(seeds)
+            .map(|(cursors, &seed)| {
+                let distribution = self.shared_distribution.as_ref()?;
+                FioDraw::new(distribution, cursors[0].size.div_ceil(range), seed)
+            })
+            .collect();
         self
     }
 
@@ -737,9 +782,15 @@ impl IoPlan {
             let block = match &cursor.draw {
                 // The distribution was laid over the direction's own blocks:
                 // its block, rounded down to the alignment.
-                Some(draw) => {
-                    (draw.draw(cursor.blocks, &mut self.rng) * unit / align).min(blocks - 1)
-                }
+                Some(draw) => (draw.draw(
+                    cursor.blocks,
+                    unit,
+                    &mut self.shared_draws[file],
+                    &mut self.zone_draws,
+                    &mut self.fio,
+                ) * unit
+                    / align)
+                    .min(blocks - 1),
                 // As fio: blockalign turns the random map off.
                 None => self.fio.next_unmapped(blocks),
             };
@@ -759,7 +810,13 @@ impl IoPlan {
             cursor.next = if end >= cursor.blocks { 0 } else { end };
             block
         } else if let Some(draw) = &cursor.draw {
-            draw.draw(cursor.blocks, &mut self.rng)
+            draw.draw(
+                cursor.blocks,
+                unit,
+                &mut self.shared_draws[file],
+                &mut self.zone_draws,
+                &mut self.fio,
+            )
         } else {
             // fio's map counts in the job's smallest size: a direction with
             // larger blocks can be handed one past its own last; it wraps.
@@ -787,7 +844,13 @@ impl IoPlan {
         let block = if !self.random {
             cursor.next
         } else if let Some(draw) = &cursor.draw {
-            draw.draw(cursor.blocks, &mut self.rng)
+            draw.draw(
+                cursor.blocks,
+                unit,
+                &mut self.shared_draws[file],
+                &mut self.zone_draws,
+                &mut self.fio,
+            )
         } else {
             match self.fio.draw_block(file, cursor.blocks) {
                 block if block < cursor.blocks => block,

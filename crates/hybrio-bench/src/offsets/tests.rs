@@ -146,7 +146,8 @@ fn hits(distribution: &Distribution) -> Vec<u32> {
         true,
         11,
     )
-    .with_distributions([distribution, distribution]);
+    .with_distributions([distribution, distribution])
+    .with_distribution_seeds(&[11]);
     let mut hits = vec![0u32; 1000];
     for _ in 0..100_000 {
         hits[(plan.next_io().offset / 4096) as usize] += 1;
@@ -184,13 +185,13 @@ fn skewed_distributions_concentrate_their_hits() {
     });
     let top = (0..1000).max_by_key(|&b| centred[b]).unwrap();
     assert_eq!(top, 250);
-    // Normal, 10% deviation around the middle: about 68% within one.
+    // Normal, 10% deviation: scattered by fio's hash, but a fifth of the
+    // blocks take most of the hits.
     let normal = hits(&Distribution::Normal {
         deviation: 10.0,
-        center: 0.5,
+        center: None,
     });
-    let within: u32 = normal[400..600].iter().sum();
-    assert!((65_000..71_000).contains(&within), "{within}");
+    assert!(hottest(&normal, 200) > 0.5, "{}", hottest(&normal, 200));
 }
 
 #[test]

@@ -469,13 +469,13 @@ pub enum Distribution {
         /// As for Zipf.
         center: Option<f64>,
     },
-    /// Normal around `center` (default the middle) with a standard
-    /// deviation of `deviation` percent of the file.
+    /// Normal with a standard deviation of `deviation` percent of the
+    /// file, scattered by fio's hash (and moved by the center, as fio's).
     Normal {
         /// Standard deviation, percent of the file.
         deviation: f64,
-        /// Mean, as a fraction of the file.
-        center: f64,
+        /// As for Zipf.
+        center: Option<f64>,
     },
     /// `percent` of the accesses to each zone, zones in order from offset 0.
     Zoned(Vec<Zone>),

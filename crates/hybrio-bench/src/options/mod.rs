@@ -209,7 +209,7 @@ mod tests {
             reads("normal:10").unwrap(),
             Distribution::Normal {
                 deviation: 10.0,
-                center: 0.5
+                center: None
             }
         );
         // rand-zones.fio's last zone has no size: it takes the rest, 80%.

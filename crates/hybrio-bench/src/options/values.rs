@@ -274,7 +274,7 @@ pub(super) fn distribution(
             }
             Ok(Distribution::Normal {
                 deviation,
-                center: center(1)?.unwrap_or(0.5),
+                center: center(1)?,
             })
         }
         "zoned" | "zoned_abs" => {

@@ -390,6 +390,8 @@ impl PreparedJob {
             &options.random_distribution[0],
             &options.random_distribution[1],
         ])
+        .with_distribution_seeds(&distribution_seeds(&options, &handles, number, seed))
+        .with_zone_generator(fio_generator(&options, number, seed, Generator::Zones))
         .with_fio_generators(
             fio_generator(&options, number, seed, Generator::Offsets),
             fio_generator(&options, number, seed, Generator::Mix),
@@ -662,6 +664,31 @@ enum Generator {
     Files,
     /// Varying block sizes of a direction (0 reads, 1 writes, 2 trims).
     Sizes(usize),
+    /// A zoned distribution's zones.
+    Zones,
+}
+
+/// The seeds of fio's Zipf, Pareto and normal generators, one per file:
+/// with `randrepeat`, fio's `jhash` of the file's name times the job's
+/// number; else the job's block seed.
+fn distribution_seeds(
+    options: &JobOptions,
+    files: &[(FileHandle, PathBuf)],
+    number: usize,
+    fresh: u64,
+) -> Vec<u32> {
+    files
+        .iter()
+        .map(|(_, path)| {
+            if !options.randrepeat {
+                return fio_block_seed(options, number, fresh) as u32;
+            }
+            // fio's name of the file: as given, or in the directory given.
+            let name = path.to_string_lossy();
+            let name = name.strip_prefix("./").unwrap_or(&name);
+            crate::fio_rand::jhash(name.as_bytes(), 0).wrapping_mul(number as u32)
+        })
+        .collect()
 }
 
 /// One of fio's generators for job `number` (from 1), seeded as fio 3.33
@@ -675,7 +702,7 @@ fn fio_generator(
     fresh: u64,
     which: Generator,
 ) -> crate::fio_rand::FioRand {
-    use crate::fio_rand::{FILE_SEED, FioRand, MIX_SEED, job_seeds};
+    use crate::fio_rand::{FILE_SEED, FioRand, MIX_SEED, ZONE_SEED, job_seeds};
     let seeds = (options.randrepeat || options.randseed_given)
         .then(|| job_seeds(options.randseed, number as u64));
     match which {
@@ -688,6 +715,7 @@ fn fio_generator(
             seeds.map_or(fresh ^ 0x66, |s| s[FILE_SEED]),
             options.random_generator64,
         ),
+        Generator::Zones => FioRand::new(seeds.map_or(fresh ^ 0x7a6f, |s| s[ZONE_SEED]), false),
         Generator::Sizes(dir) => {
             // As fio: a verifying job's writes draw as its reads, and a
             // trimwrite's trims as its writes (the same sizes either way).

@@ -2,7 +2,8 @@
 //! in hybrio: random offsets from fio's generators and seeds, fio's random
 //! map, a mixed job's directions as fio picks them, the offset modifiers
 //! (`rw=read:-8k`, `rw=randread:8`), regions (`offset`, `offset_increment`,
-//! `io_size`, `number_ios`, strided zones), trims (`trim`, `randtrim`, `trimwrite`,
+//! `io_size`, `number_ios`, strided zones), block sizes that vary, the
+//! non-uniform distributions, trims (`trim`, `randtrim`, `trimwrite`,
 //! `randtrimwrite`, on a loop device). Compared through each
 //! tool's latency log with `log_offset` (direction and offset per I/O).
 
@@ -68,6 +69,12 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=randrw --random_generator=lfsr --loops=2",
         "--rw=randread --nrfiles=4",
         "--rw=read --nrfiles=4 --file_service_type=sequential",
+        "--filename=a --rw=randread --random_distribution=zipf:1.2",
+        "--filename=a --rw=randrw --random_distribution=pareto:0.2",
+        "--filename=a --rw=randread --random_distribution=normal:10",
+        "--filename=a --rw=randread --random_distribution=zipf:0.8:0.25",
+        "--filename=a --rw=randread --random_distribution=zoned:60/10:30/20:8/30:2/40",
+        "--filename=a --rw=randread --random_distribution=zoned_abs:60/512k:40/1536k",
         "--filename=a --rw=randread --bsrange=4k-16k --loops=2",
         "--filename=a --rw=read --bsrange=4k-16k",
         "--filename=a --rw=randread --bssplit=4k/50:16k/50 --random_generator=tausworthe64",
