@@ -236,45 +236,19 @@ pub fn jhash(key: &[u8], initval: u32) -> u32 {
         mix(&mut a, &mut b, &mut c);
         k = &k[12..];
     }
-    let byte = |i: usize, shift: u32| u32::from(k[i]) << shift;
-    let n = k.len();
-    if n == 0 {
+    if k.is_empty() {
         return c;
     }
-    if n >= 12 {
-        c = c.wrapping_add(byte(11, 24));
+    // The last block: byte i into word i / 4, at bits 8 * (i % 4).
+    for (i, &byte) in k.iter().enumerate() {
+        let value = u32::from(byte) << (8 * (i % 4));
+        let word = match i / 4 {
+            0 => &mut a,
+            1 => &mut b,
+            _ => &mut c,
+        };
+        *word = word.wrapping_add(value);
     }
-    if n >= 11 {
-        c = c.wrapping_add(byte(10, 16));
-    }
-    if n >= 10 {
-        c = c.wrapping_add(byte(9, 8));
-    }
-    if n >= 9 {
-        c = c.wrapping_add(byte(8, 0));
-    }
-    if n >= 8 {
-        b = b.wrapping_add(byte(7, 24));
-    }
-    if n >= 7 {
-        b = b.wrapping_add(byte(6, 16));
-    }
-    if n >= 6 {
-        b = b.wrapping_add(byte(5, 8));
-    }
-    if n >= 5 {
-        b = b.wrapping_add(byte(4, 0));
-    }
-    if n >= 4 {
-        a = a.wrapping_add(byte(3, 24));
-    }
-    if n >= 3 {
-        a = a.wrapping_add(byte(2, 16));
-    }
-    if n >= 2 {
-        a = a.wrapping_add(byte(1, 8));
-    }
-    a = a.wrapping_add(byte(0, 0));
     fin(&mut a, &mut b, &mut c);
     c
 }

@@ -802,11 +802,7 @@ impl IoPlan {
         }
         let block = if !self.random {
             let block = cursor.next;
-            let end = if units == 1 {
-                block + 1
-            } else {
-                block + units.min(cursor.blocks - block)
-            };
+            let end = block + 1;
             cursor.next = if end >= cursor.blocks { 0 } else { end };
             block
         } else if let Some(draw) = &cursor.draw {
@@ -820,17 +816,13 @@ impl IoPlan {
         } else {
             // fio's map counts in the job's smallest size: a direction with
             // larger blocks can be handed one past its own last; it wraps.
-            match self.fio.next_block(file, cursor.blocks, units) {
+            match self.fio.next_block(file, cursor.blocks, 1) {
                 block if block < cursor.blocks => block,
                 block => block % cursor.blocks,
             }
         };
-        let units = if units == 1 {
-            1
-        } else {
-            units.min(cursor.blocks - block)
-        };
-        cursor.plan(direction, file, block * unit, units * unit)
+        // One size (varying ones are next_varying's): one unit.
+        cursor.plan(direction, file, block * unit, unit)
     }
 
     /// An I/O of a size that varies (`bsrange`, `bssplit`), as fio makes it
