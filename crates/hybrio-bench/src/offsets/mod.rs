@@ -297,6 +297,8 @@ pub struct IoPlan {
     shared_draws: Vec<Option<FioDraw>>,
     /// fio's `zone_state`: which zone of a zoned distribution each I/O goes to.
     zone_draws: FioRand,
+    /// Bytes of each file's region done this pass.
+    file_bytes: Vec<u64>,
     /// The distribution it draws, for `with_distribution_seeds`.
     shared_distribution: Option<Distribution>,
     /// fio's generators of varying sizes (`bsrange_state`), per direction,
@@ -453,6 +455,7 @@ impl IoPlan {
             shared_draws: vec![None; file_sizes.len()],
             shared_distribution: None,
             zone_draws: FioRand::new(seed ^ 0x7a6f, false),
+            file_bytes: vec![0; file_sizes.len()],
             trims,
             writes_after_trim,
             then_write: None,
@@ -606,6 +609,7 @@ impl IoPlan {
         self.next_file = 0;
         self.in_file = 0;
         self.then_write = None;
+        self.file_bytes.iter_mut().for_each(|done| *done = 0);
     }
 
     /// A new strided zone (fio's `fio_file_reset`): sequential I/O from its
@@ -730,10 +734,56 @@ impl IoPlan {
     /// The next I/O in `direction`, counted from its file's region.
     #[inline]
     fn next_in_region(&mut self, direction: Direction) -> PlannedIo {
-        let file = self.next_file;
+        let mut file = self.next_file;
         if self.cursors.len() > 1 {
+            if self.file_done(file) {
+                file = self.instead_of_done(file);
+            }
             self.choose_next_file(file);
         }
+        let io = self.next_in_file(direction, file);
+        if let Some(done) = self.file_bytes.get_mut(file) {
+            *done += io.len;
+        }
+        io
+    }
+
+    /// Whether `file` had its whole region this pass (fio then closes it
+    /// and goes on with the others).
+    fn file_done(&self, file: usize) -> bool {
+        self.file_bytes
+            .get(file)
+            .is_some_and(|&done| done >= self.cursors[file][0].size)
+    }
+
+    /// The file to go to when `file` is done, as fio's `__get_next_file`
+    /// picks it: the next one not done in turn, or, for `random`, one
+    /// drawn until it is not done; its turn starts afresh.
+    fn instead_of_done(&mut self, file: usize) -> usize {
+        let files = self.cursors.len();
+        self.in_file = 0;
+        // fio finds a file done by asking it for an offset: a random one
+        // costs a draw of the offsets' generator.
+        if self.random && self.cursors[file][0].draw.is_none() {
+            self.fio.next_unmapped(1);
+        }
+        if matches!(self.file_service, FileService::Random(_)) {
+            for _ in 0..files * 64 {
+                let drawn = self.file_draws.next_below(files as u64) as usize;
+                if !self.file_done(drawn) {
+                    return drawn;
+                }
+            }
+        }
+        (1..files)
+            .map(|step| (file + step) % files)
+            .find(|&f| !self.file_done(f))
+            .unwrap_or(file)
+    }
+
+    /// The next I/O in `direction` to `file`, counted from its region.
+    #[inline]
+    fn next_in_file(&mut self, direction: Direction, file: usize) -> PlannedIo {
         let dir = direction.index();
         self.mix.issued[dir] += 1;
         // One size is the common case: no draw, and an I/O of one unit

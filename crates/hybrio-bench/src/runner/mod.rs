@@ -440,7 +440,12 @@ impl PreparedJob {
         .map(|(_, dir)| plan.unit(dir))
         .min()
         .unwrap_or(1);
-        let pass_bytes = if pass_bytes >= unit {
+        let pass_bytes = if sizes.len() > 1 && endpoint.is_none() && options.rw.is_random() {
+            // Each file's share, in whole blocks, as fio's random map
+            // rounds each file's.
+            let whole: u64 = sizes.iter().map(|s| s - s % unit.max(1)).sum();
+            whole.min(pass_bytes)
+        } else if pass_bytes >= unit {
             pass_bytes - pass_bytes % unit
         } else {
             pass_bytes
