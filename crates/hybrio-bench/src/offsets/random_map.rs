@@ -170,7 +170,7 @@ impl FioOffsets {
     /// marks the `units` blocks an I/O of that size covers from it done.
     /// A file whose blocks are all done starts a new pass of its own (fio
     /// does when a job runs by time).
-    #[inline]
+    #[inline(always)]
     pub(super) fn next_block(&mut self, file: usize, blocks: u64, units: u64) -> u64 {
         let b = self.draw_block(file, blocks);
         self.mark(file, b, units);
@@ -180,7 +180,7 @@ impl FioOffsets {
     /// As fio's `mark_random_map`: marks up to `units` blocks from `b`
     /// done, stopping at one done already; returns how many it marked (all
     /// of them without a map).
-    #[inline]
+    #[inline(always)]
     pub(super) fn mark(&mut self, file: usize, b: u64, units: u64) -> u64 {
         match self.maps.get_mut(file).and_then(Option::as_mut) {
             Some(map) if self.lfsrs.get(file).is_none() => map.set_run(b, units.max(1)),
@@ -190,7 +190,7 @@ impl FioOffsets {
 
     /// The next block of `file` as fio draws it (`get_next_rand_block`),
     /// not marked yet: one already done gives way to the next free one.
-    #[inline]
+    #[inline(always)]
     pub(super) fn draw_block(&mut self, file: usize, blocks: u64) -> u64 {
         if let Some(lfsr) = self.lfsrs.get_mut(file) {
             // Every block came: the file starts over (a job run by time).

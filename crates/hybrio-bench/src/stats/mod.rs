@@ -407,7 +407,7 @@ impl JobStats {
     /// (no slat sample is taken and lat = clat, as fio's sync engines print no
     /// slat line). lat = slat + clat. The latency distribution is tallied
     /// from clat, as fio does.
-    #[inline]
+    #[inline(always)]
     pub fn record_io(
         &mut self,
         dir: DataDir,

@@ -180,9 +180,9 @@ impl IoLoop<'_> {
                 }
             }
         }
-        if result >= 0
+        if let Some(target) = self.latency_target.as_mut()
+            && result >= 0
             && matches!(op, Op::Read | Op::Write)
-            && let Some(target) = self.latency_target.as_mut()
         {
             let latency = slat_ns.unwrap_or(0) + clat_ns;
             match target.completed(latency, self.now, self.completed) {

@@ -11,9 +11,10 @@ impl IoLoop<'_> {
     /// zone, and again each time a zone's range has been walked.
     #[inline]
     pub(super) fn enter_zone(&mut self) {
-        let Some((zones, span)) = self.job.zones else {
+        let Some((zones, span)) = &self.job.zones else {
             return;
         };
+        let (zones, span) = (*zones, *span);
         if self.zone_bytes >= zones.size {
             self.zone_bytes = 0;
             self.zone_base += zones.range + zones.skip;

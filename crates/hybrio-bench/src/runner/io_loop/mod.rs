@@ -512,7 +512,7 @@ impl<'a> IoLoop<'a> {
                 }
                 continue;
             };
-            let request = if sync_every > 0 && self.writes_since_sync >= sync_every {
+            let mut request = if sync_every > 0 && self.writes_since_sync >= sync_every {
                 self.writes_since_sync = 0;
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
@@ -595,7 +595,6 @@ impl<'a> IoLoop<'a> {
                     }
                 }
             };
-            let mut request = request;
             if let Some(priorities) = &mut self.priorities
                 && matches!(request.op, Op::Read | Op::Write)
             {
