@@ -567,6 +567,31 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
     Ok(formats)
 }
 
+/// fio's engines the benchmark runs over the library's, with what they do.
+const BENCH_ENGINES: &[(&str, &str)] = &[
+    (
+        "net",
+        "fio's network engine: recv/send through psync's calls",
+    ),
+    (
+        "falloc",
+        "each I/O a fallocate (reads keep the size, trims punch holes)",
+    ),
+    ("ftruncate", "each write sets the file's size to its offset"),
+    ("filecreate", "each I/O creates a file (open O_CREAT)"),
+    (
+        "filestat",
+        "each I/O looks a file up (stat_type=stat|lstat|statx)",
+    ),
+    ("filedelete", "each I/O deletes a file (unlink)"),
+    ("cpuio", "no I/O: keeps cpuload percent of a CPU busy"),
+    ("exec", "no I/O: runs a program for the job's runtime"),
+    (
+        "e4defrag",
+        "each write moves a donor's extents under it (ext4, EXT4_IOC_MOVE_EXT)",
+    ),
+];
+
 /// `--enghelp` text: every engine, and why this system refuses any it refuses.
 pub fn enghelp() -> String {
     hybrio::engine::EngineKind::ALL
@@ -575,6 +600,11 @@ pub fn enghelp() -> String {
             Ok(()) => format!("{:<10} available", kind.name()),
             Err(reason) => format!("{:<10} unavailable: {reason}", kind.name()),
         })
+        .chain(
+            BENCH_ENGINES
+                .iter()
+                .map(|(name, what)| format!("{name:<10} available: {what}")),
+        )
         .collect::<Vec<_>>()
         .join("\n")
 }
