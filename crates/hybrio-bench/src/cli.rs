@@ -832,8 +832,9 @@ mod tests {
         );
         assert_eq!(
             enghelp().lines().count(),
-            hybrio::engine::EngineKind::ALL.len()
+            hybrio::engine::EngineKind::ALL.len() + BENCH_ENGINES.len()
         );
+        assert!(enghelp().lines().any(|l| l.starts_with("e4defrag ")));
     }
 
     #[test]
