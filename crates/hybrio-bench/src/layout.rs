@@ -19,11 +19,12 @@ pub struct FilePlan {
     pub start: u64,
 }
 
-/// An opened file ready for an engine.
+/// A job's file, opened for its engine (or, past `openfiles`, to be opened
+/// when the job reaches it).
 #[derive(Debug)]
 pub struct JobFile {
-    /// The open file.
-    pub file: File,
+    /// The open file; `None` until the job reaches it (`openfiles`).
+    pub file: Option<File>,
     /// Its path.
     pub path: PathBuf,
     /// Bytes the job uses.

@@ -181,7 +181,9 @@ pub fn run_reporting(
             let files = if options.network().is_some() || file_op.is_some() || pseudo.is_some() {
                 1
             } else {
-                layout::file_names(options, clone.number).len() as u64
+                // openfiles: no more open at once.
+                let names = layout::file_names(options, clone.number).len();
+                runner::open_limit(options, names).unwrap_or(names) as u64
             };
             needs = needs.and(runner::limits::Needs::of_job(options, kind, files));
         }

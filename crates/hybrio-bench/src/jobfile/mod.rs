@@ -654,15 +654,6 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             "direct=1 needs block sizes that are multiples of 512, got {bad}"
         )));
     }
-    if let Some(open) = job.openfiles
-        && open < job.nrfiles
-        && crate::options::FileOp::named(&job.ioengine, job.stat_type).is_none()
-    {
-        return Err(invalid(format!(
-            "openfiles={open} below nrfiles={}: hybrio keeps every file of a job open (not implemented yet)",
-            job.nrfiles
-        )));
-    }
     if job.zones.strided && job.zones.size == 0 {
         return Err(invalid("zonemode=strided needs zonesize=".into()));
     }

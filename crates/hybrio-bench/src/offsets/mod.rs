@@ -299,6 +299,12 @@ pub struct IoPlan {
     zone_draws: FioRand,
     /// Bytes of each file's region done this pass.
     file_bytes: Vec<u64>,
+    /// `openfiles`: which files are open, how many may be, and the files
+    /// the last I/O opened and closed (the I/O loop opens and closes them).
+    open: Vec<bool>,
+    open_limit: usize,
+    opened_now: Vec<usize>,
+    closed_now: Vec<usize>,
     /// The distribution it draws, for `with_distribution_seeds`.
     shared_distribution: Option<Distribution>,
     /// fio's generators of varying sizes (`bsrange_state`), per direction,
@@ -456,6 +462,10 @@ impl IoPlan {
             shared_distribution: None,
             zone_draws: FioRand::new(seed ^ 0x7a6f, false),
             file_bytes: vec![0; file_sizes.len()],
+            open: vec![true; file_sizes.len()],
+            open_limit: usize::MAX,
+            opened_now: Vec::new(),
+            closed_now: Vec::new(),
             trims,
             writes_after_trim,
             then_write: None,
@@ -559,6 +569,50 @@ impl IoPlan {
             }
         }
         self
+    }
+
+    /// `openfiles`: which files are open now, and how many may be; the
+    /// job opens a file when it reaches it with room in the budget, goes
+    /// on with an open one when there is none, and closes a file once it is
+    /// done for the pass, as fio's file service does.
+    pub fn with_open_files(mut self, open: &[bool], limit: Option<usize>) -> IoPlan {
+        if let Some(limit) = limit {
+            self.open = open.to_vec();
+            self.open_limit = limit;
+        }
+        self
+    }
+
+    /// The files the last I/O opened (the I/O loop opens them before that
+    /// I/O) and closed (after it), when `openfiles` limits them.
+    pub fn take_file_changes(&mut self) -> Option<(Vec<usize>, Vec<usize>)> {
+        if self.opened_now.is_empty() && self.closed_now.is_empty() {
+            return None;
+        }
+        Some((
+            std::mem::take(&mut self.opened_now),
+            std::mem::take(&mut self.closed_now),
+        ))
+    }
+
+    /// `file` itself when open; else opened when the budget has room; else
+    /// the next open file in turn (fio's chooser passes over files it may
+    /// not open).
+    fn open_or_next(&mut self, file: usize) -> usize {
+        if self.open[file] {
+            return file;
+        }
+        let open = self.open.iter().filter(|&&o| o).count();
+        if open < self.open_limit {
+            self.open[file] = true;
+            self.opened_now.push(file);
+            return file;
+        }
+        let files = self.cursors.len();
+        (1..files)
+            .map(|step| (file + step) % files)
+            .find(|&f| self.open[f] && !self.file_done(f))
+            .unwrap_or(file)
     }
 
     /// fio's `zone_state`, which picks the zone of each I/O of a zoned distribution.
@@ -735,15 +789,28 @@ impl IoPlan {
     #[inline]
     fn next_in_region(&mut self, direction: Direction) -> PlannedIo {
         let mut file = self.next_file;
+        let limited = self.open_limit != usize::MAX;
         if self.cursors.len() > 1 {
             if self.file_done(file) {
                 file = self.instead_of_done(file);
+            }
+            if limited {
+                file = self.open_or_next(file);
             }
             self.choose_next_file(file);
         }
         let io = self.next_in_file(direction, file);
         if let Some(done) = self.file_bytes.get_mut(file) {
             *done += io.len;
+        }
+        if limited && self.file_done(file) {
+            // Done for the pass: closed, as fio closes it once it finds it
+            // so, asking it for an offset (a random one costs a draw).
+            self.open[file] = false;
+            self.closed_now.push(file);
+            if self.random && self.cursors[file][0].draw.is_none() {
+                self.fio.next_unmapped(1);
+            }
         }
         io
     }

@@ -108,7 +108,7 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Int,
         "",
-        "Files open at once (hybrio keeps every file of a job open: at least nrfiles, except with the file-operation engines, which open one at a time)",
+        "Files open at once (default all): the job opens the next when one is done, as fio's",
         |j, v| j.openfiles = Some(units::parse_u32(v)?)
     ),
     opt!(

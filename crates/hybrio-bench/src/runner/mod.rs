@@ -337,11 +337,19 @@ impl PreparedJob {
             FadviseHint::Normal => AccessPattern::Normal,
             FadviseHint::Random => AccessPattern::Random,
         });
+        let mut opened = Vec::with_capacity(files.len());
         for file in files {
+            let Some(open) = file.file else {
+                // Past `openfiles`: opened when the job reaches it.
+                opened.push(false);
+                handles.push((NOT_OPEN, file.path));
+                continue;
+            };
+            opened.push(true);
             if let Some(advice) = advice
                 && kind != EngineKind::Null
             {
-                hybrio::file::advise(&file.file, &file.path, advice).map_err(wrap)?;
+                hybrio::file::advise(&open, &file.path, advice).map_err(wrap)?;
             }
             // The emulated device keeps its data in the page cache: dropping
             // it would put the real disk under the emulated one.
@@ -349,15 +357,12 @@ impl PreparedJob {
                 && kind != EngineKind::Null
                 && options.completion_latency.is_none()
             {
-                let copy = file
-                    .file
+                let copy = open
                     .try_clone()
                     .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, 0, e)))?;
                 cache_files.push((copy, file.path.clone()));
             }
-            let handle = engine
-                .add_file(file.file, file.path.clone())
-                .map_err(wrap)?;
+            let handle = engine.add_file(open, file.path.clone()).map_err(wrap)?;
             if options.uncached != hybrio::file::Caching::Cached {
                 // Probed now: a refusal is one line, before any I/O.
                 engine.set_caching(handle, options.uncached).map_err(wrap)?;
@@ -392,6 +397,7 @@ impl PreparedJob {
         ])
         .with_distribution_seeds(&distribution_seeds(&options, &handles, number, seed))
         .with_zone_generator(fio_generator(&options, number, seed, Generator::Zones))
+        .with_open_files(&opened, open_limit(&options, opened.len()))
         .with_fio_generators(
             fio_generator(&options, number, seed, Generator::Offsets),
             fio_generator(&options, number, seed, Generator::Mix),
@@ -816,29 +822,52 @@ pub(super) const EIO: i32 = 5;
 /// What a network job whose peer never came fails with.
 const ETIMEDOUT: i32 = 110;
 
-/// Opens the job's files for the engine (after layout).
+/// The handle of a job's file that is not open now (`openfiles`).
+pub(crate) const NOT_OPEN: FileHandle = FileHandle(u32::MAX);
+
+/// `openfiles`: how many of a job's `files` may be open at once, when
+/// fewer than all of them.
+pub fn open_limit(options: &JobOptions, files: usize) -> Option<usize> {
+    options
+        .openfiles
+        .map(|n| (n as usize).max(1))
+        .filter(|&n| n < files)
+}
+
+/// How a job opens its files (not the null engine's, which is /dev/null).
+pub(crate) fn open_options(options: &JobOptions) -> hybrio::file::OpenOptions {
+    let space_engine = crate::options::SpaceEngine::named(&options.ioengine).is_some();
+    hybrio::file::OpenOptions {
+        read: true,
+        // fio's falloc engine opens its files to write whatever the job does.
+        write: options.rw.writes() || space_engine,
+        create: options.rw.writes() || space_engine,
+        direct: options.direct,
+    }
+}
+
+/// Opens the job's files for the engine (after layout): all of them, or the
+/// first `openfiles` (the others when the job reaches them).
 pub fn open_files(
     options: &JobOptions,
     files: &[crate::layout::FilePlan],
 ) -> Result<Vec<JobFile>, hybrio::Error> {
-    let space_engine = crate::options::SpaceEngine::named(&options.ioengine).is_some();
+    let limit = open_limit(options, files.len()).unwrap_or(files.len());
     files
         .iter()
-        .map(|plan| {
+        .enumerate()
+        .map(|(i, plan)| {
             // The null engine does no I/O, so, as in fio, it needs no real file.
             let (path, opts) = if options.ioengine == "null" {
                 (Path::new("/dev/null"), hybrio::file::OpenOptions::default())
             } else {
-                let opts = hybrio::file::OpenOptions {
-                    read: true,
-                    // fio's falloc engine opens its files to write whatever the job does.
-                    write: options.rw.writes() || space_engine,
-                    create: options.rw.writes() || space_engine,
-                    direct: options.direct,
-                };
-                (plan.path.as_path(), opts)
+                (plan.path.as_path(), open_options(options))
             };
-            let file: File = hybrio::file::open(path, &opts)?;
+            let file = if i < limit {
+                Some(hybrio::file::open(path, &opts)?)
+            } else {
+                None
+            };
             Ok(JobFile {
                 file,
                 path: plan.path.clone(),

@@ -213,12 +213,53 @@ fn nrfiles_and_filename_format_name_a_jobs_files_as_fio() {
             );
         }
     }
-    let out = hybrio(
-        &["--name=j", "--size=1m", "--nrfiles=2", "--openfiles=1"],
-        dir.path(),
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("openfiles=1 below nrfiles=2"));
+}
+
+#[test]
+fn openfiles_keeps_that_many_open_and_every_block_is_still_written_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rw, service) in [
+        ("randwrite", "roundrobin"),
+        ("write", "random"),
+        ("randwrite", "random"),
+    ] {
+        let out = hybrio(
+            &[
+                "--output-format=json",
+                "--name=o",
+                "--size=2m",
+                "--nrfiles=8",
+                "--openfiles=2",
+                "--bs=4k",
+                &format!("--rw={rw}"),
+                &format!("--file_service_type={service}"),
+                "--verify=crc32c",
+                "--verify_state_save=0",
+                "--ioengine=io_uring",
+                "--iodepth=4",
+            ],
+            dir.path(),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{rw} {service}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["jobs"][0]["write"]["total_ios"], 512, "{rw} {service}");
+        let verify = &doc["hybrio"]["jobs"][0]["verify"];
+        assert_eq!(verify["blocks"], 512, "{rw} {service}");
+        assert_eq!(verify["bad_blocks"], 0, "{rw} {service}");
+        for file in 0..8 {
+            let path = dir.path().join(format!("o.0.{file}"));
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().len(),
+                256 << 10,
+                "{path:?}"
+            );
+        }
+    }
 }
 
 #[test]

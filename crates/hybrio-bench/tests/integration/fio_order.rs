@@ -73,6 +73,8 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--rw=read --nrfiles=4 --file_service_type=roundrobin:3",
         "--rw=read --nrfiles=4 --file_service_type=random:2",
         "--rw=randread --nrfiles=3 --loops=2",
+        "--rw=read --nrfiles=4 --openfiles=1",
+        "--rw=write --nrfiles=4 --openfiles=3 --file_service_type=roundrobin:2",
         "--filename=a --rw=randread --random_distribution=zipf:1.2",
         "--filename=a --rw=randrw --random_distribution=pareto:0.2",
         "--filename=a --rw=randread --random_distribution=normal:10",

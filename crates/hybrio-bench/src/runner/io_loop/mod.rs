@@ -145,6 +145,8 @@ pub(super) struct IoLoop<'a> {
     pub(super) latency_target: Option<latency_target::LatencyTarget>,
     /// The depth went down: what is in flight completes first.
     latency_quiesce: bool,
+    /// `openfiles`: files done for the pass, to close before the next I/O.
+    to_close: Vec<usize>,
     /// When the job's figures started (ns on its clock): after its ramp,
     /// or at latency_target's last window. Its runtime counts from there.
     pub(super) measured_from: u64,
@@ -248,6 +250,7 @@ impl<'a> IoLoop<'a> {
             latency_target,
             priorities,
             latency_quiesce: false,
+            to_close: Vec::new(),
             measured_from: 0,
             latency_done: false,
             ios_issued: 0,
@@ -489,6 +492,15 @@ impl<'a> IoLoop<'a> {
                 self.offer(slot, request, batch_submit, complete_min, complete_max);
                 continue;
             }
+            if !self.to_close.is_empty() {
+                // openfiles: a file done for the pass closes once what is
+                // in flight, its last I/O among it, has completed.
+                self.drain();
+                if let Err(error) = self.close_files() {
+                    self.fail(error_errno(&error), error.to_string());
+                    continue;
+                }
+            }
             let in_flight = depth - self.free.len();
             if self
                 .latency_target
@@ -530,6 +542,14 @@ impl<'a> IoLoop<'a> {
                 }
                 self.enter_zone();
                 let mut io = self.job.plan.next_io_in(direction);
+                if let Some((opened, closed)) = self.job.plan.take_file_changes() {
+                    self.to_close.extend(closed);
+                    if let Err(error) = self.open_files(&opened) {
+                        self.free.push(slot);
+                        self.fail(error_errno(&error), error.to_string());
+                        continue;
+                    }
+                }
                 if self.job.zones.is_some() {
                     io.offset += self.zone_base;
                     self.zone_bytes += io.len;

@@ -42,6 +42,18 @@ impl IoLoop<'_> {
         for i in 0..self.job.files.len() {
             let (handle, path) = self.job.files[i].clone();
             let (start, size) = self.job.regions[i];
+            if handle == crate::runner::NOT_OPEN {
+                // openfiles: a file not open now is made again, and opened
+                // when the job reaches it.
+                let _ = std::fs::remove_file(&path);
+                let plan = crate::layout::FilePlan {
+                    path: path.clone(),
+                    size,
+                    start,
+                };
+                crate::layout::lay_out(&plan, reads, options.fallocate)?;
+                continue;
+            }
             drop(self.job.engine.remove_file(handle)?);
             if let Err(e) = std::fs::remove_file(&path)
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -55,7 +67,7 @@ impl IoLoop<'_> {
             };
             crate::layout::lay_out(&plan, reads, options.fallocate)?;
             let file = hybrio::file::open(&path, &opts)?;
-            if let Some(cached) = self.job.cache_files.get_mut(i) {
+            if let Some(cached) = self.job.cache_files.iter_mut().find(|(_, p)| *p == path) {
                 cached.0 = file
                     .try_clone()
                     .map_err(|e| hybrio::Error::io("dup", &path, 0, e))?;
@@ -102,5 +114,45 @@ impl IoLoop<'_> {
         if let Err(error) = dropped {
             self.fail(error_errno(&error), error.to_string());
         }
+    }
+
+    /// `openfiles`: opens the job's files at `indexes` for its engine.
+    pub(super) fn open_files(&mut self, indexes: &[usize]) -> Result<(), hybrio::Error> {
+        let null = self.job.options.ioengine == "null";
+        let opts = if null {
+            hybrio::file::OpenOptions::default()
+        } else {
+            crate::runner::open_options(&self.job.options)
+        };
+        for &i in indexes {
+            let path = self.job.files[i].1.clone();
+            // The null engine's files are /dev/null, as when the job started.
+            let at = if null {
+                std::path::PathBuf::from("/dev/null")
+            } else {
+                path.clone()
+            };
+            let file = hybrio::file::open(&at, &opts)?;
+            let handle = self.job.engine.add_file(file, path)?;
+            if self.job.options.uncached != hybrio::file::Caching::Cached {
+                self.job
+                    .engine
+                    .set_caching(handle, self.job.options.uncached)?;
+            }
+            self.job.files[i].0 = handle;
+        }
+        Ok(())
+    }
+
+    /// `openfiles`: closes the files done for the pass (nothing is in flight).
+    pub(super) fn close_files(&mut self) -> Result<(), hybrio::Error> {
+        for i in std::mem::take(&mut self.to_close) {
+            let handle = self.job.files[i].0;
+            if handle != crate::runner::NOT_OPEN {
+                drop(self.job.engine.remove_file(handle)?);
+                self.job.files[i].0 = crate::runner::NOT_OPEN;
+            }
+        }
+        Ok(())
     }
 }

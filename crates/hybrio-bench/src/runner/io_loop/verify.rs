@@ -427,10 +427,24 @@ impl IoLoop<'_> {
                 .expect("a free slot holds its buffer");
             buf.set_len(block.len as usize);
             self.slots[slot].verify = Some(block.expected);
+            if self.job.files[block.file].0 == crate::runner::NOT_OPEN {
+                // openfiles: a file closed for the pass opens to be checked,
+                // and closes again after the check.
+                if let Err(error) = self.open_files(&[block.file]) {
+                    self.slots[slot].buf = Some(buf);
+                    self.free.push(slot);
+                    self.fail(super::error_errno(&error), error.to_string());
+                    continue;
+                }
+                self.to_close.push(block.file);
+            }
             let handle = self.job.files[block.file].0;
             let request = Request::read(handle, block.offset, buf, slot as u64);
             self.offer(slot, request, batch_submit, 1, complete_max);
         }
         self.drain();
+        if let Err(error) = self.close_files() {
+            self.fail(super::error_errno(&error), error.to_string());
+        }
     }
 }
