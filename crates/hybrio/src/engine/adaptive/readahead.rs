@@ -13,7 +13,7 @@
 //! by one thread ran at 1.12x (128 KiB) and 1.08x (1 MiB) the kernel's own
 //! readahead (medians of 6 alternated pairs; up to 1.9x when the disk
 //! outran the reader), two jobs at 1.33x and 1.31x, and a copy of 10 GiB at
-//! 1.43x (README, seeds/002). What the reader sees does not change: the
+//! 1.43x (docs/results.md, seeds/002). What the reader sees does not change: the
 //! pages are the file's, read as the kernel would read them.
 //!
 //! A stream is what [`caching`](super::caching) calls one for writes: each
