@@ -21,6 +21,8 @@ pub enum Format {
     Terse,
     /// fio's JSON with each latency histogram's buckets (`bins`).
     JsonPlus,
+    /// One self-contained HTML page with the latency pictures.
+    Html,
 }
 
 /// What the user asked for.
@@ -551,11 +553,12 @@ fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {
             "json" => Format::Json,
             "terse" => Format::Terse,
             "json+" => Format::JsonPlus,
+            "html" => Format::Html,
             other => {
                 return Err(CliError::Flag {
                     flag: "output-format",
                     message: format!(
-                        "unknown format '{other}' (allowed: normal, json, json+, terse)"
+                        "unknown format '{other}' (allowed: normal, json, json+, terse, html)"
                     ),
                 });
             }

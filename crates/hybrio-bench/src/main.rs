@@ -48,7 +48,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 Format::Normal => comparison.text(),
                 Format::Json => comparison.json(),
                 // The flag parser refuses it; kept an error, not a panic.
-                Format::Terse | Format::JsonPlus => {
+                Format::Terse | Format::JsonPlus | Format::Html => {
                     anyhow::bail!("compare writes normal or json")
                 }
             };
@@ -150,6 +150,7 @@ fn render(report: &output::RunReport, formats: &[Format], json_lines: bool) -> S
             }
             Format::JsonPlus => text.push_str(&output::json::render_plus(report)),
             Format::Terse => text.push_str(&output::terse::render(report)),
+            Format::Html => text.push_str(&output::html::render(report)),
         }
     }
     text

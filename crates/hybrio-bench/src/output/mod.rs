@@ -1,11 +1,12 @@
 //! Reports in fio's formats: the normal text output ([`normal`]),
 //! `--output-format=json` ([`json`]) and `terse` ([`terse`]), laid out as fio 3.33 does, with fio's
-//! number formatting in [`num`].
+//! number formatting in [`num`]; and hybrio's page for a person, [`html`].
 //!
 //! The input is a [`RunReport`]: one [`JobReport`] per reported job (a job,
 //! or a whole group merged with [`JobStats::merge`] for `group_reporting`)
 //! and one [`GroupReport`] per reporting group.
 
+pub mod html;
 pub mod json;
 mod localtime;
 pub mod normal;
