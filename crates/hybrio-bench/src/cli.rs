@@ -62,6 +62,13 @@ pub enum Command {
     },
     /// `hybrio compare --help`.
     CompareHelp,
+    /// `hybrio report FILE... [-o OUT]`: the HTML page of saved JSON reports.
+    Report {
+        /// The JSON documents (hybrio's or fio's; json+ for the charts).
+        inputs: Vec<PathBuf>,
+        /// Where the page goes (standard output when not given).
+        output: Option<PathBuf>,
+    },
     /// `--showcmd`: the jobs as command lines (one per job file), checked.
     ShowCmd(String),
     /// The default engine comparison on a temporary file.
@@ -113,13 +120,14 @@ pub const DEFAULT_COMPARE_ROUNDS: usize = 3;
 pub const USAGE: &str = "\
 usage: hybrio [OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
        hybrio compare [COMPARE OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
+       hybrio report REPORT.json... [-o REPORT.html]
 
 With no arguments, hybrio compares every engine this system allows (the adaptive
 one included) on a temporary file in the current directory and prints a side-by-side
 table, with each engine's ratio to the best and the adaptive engine's choices.
 
 hybrio options:
-  --output-format=FORMAT   normal (default), json, json+ or terse, or several: normal,json
+  --output-format=FORMAT   normal (default), json, json+, terse or html, or several: normal,json
   --minimal                the same as --output-format=terse
   --status-interval=TIME   also report the figures so far every TIME (json: one
                            document per line, JSON Lines)
@@ -189,6 +197,9 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
     }
     if args[0] == "compare" {
         return parse_compare(&args[1..]);
+    }
+    if args[0] == "report" {
+        return parse_report(&args[1..]);
     }
     let mut formats = vec![Format::Normal];
     let mut output = None;
@@ -543,6 +554,39 @@ pub fn one_line(message: &str) -> String {
         "{head} [... {} characters cut ...] {tail}",
         count - HEAD - TAIL
     )
+}
+
+/// `hybrio report FILE... [-o OUT | --output=OUT]`.
+fn parse_report(args: &[String]) -> Result<Command, CliError> {
+    let mut inputs = Vec::new();
+    let mut output = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if arg == "-o" || arg == "--output" {
+            let value = iter.next().ok_or(CliError::Flag {
+                flag: "output",
+                message: "needs a file name".into(),
+            })?;
+            output = Some(PathBuf::from(value));
+        } else if let Some(value) = arg.strip_prefix("--output=") {
+            output = Some(PathBuf::from(value));
+        } else if arg.starts_with('-') {
+            return Err(CliError::Flag {
+                flag: "report",
+                message: format!("unknown flag '{arg}' (hybrio report FILE.json... [-o OUT.html])"),
+            });
+        } else {
+            inputs.push(PathBuf::from(arg));
+        }
+    }
+    if inputs.is_empty() {
+        return Err(CliError::Flag {
+            flag: "report",
+            message: "give the JSON reports to draw (hybrio report FILE.json... [-o OUT.html])"
+                .into(),
+        });
+    }
+    Ok(Command::Report { inputs, output })
 }
 
 fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {

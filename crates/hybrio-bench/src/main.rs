@@ -29,6 +29,21 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         Command::EngHelp => println!("{}", cli::enghelp()),
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
         Command::CompareHelp => println!("{}", cli::COMPARE_USAGE),
+        Command::Report { inputs, output } => {
+            let mut documents = Vec::with_capacity(inputs.len());
+            for input in &inputs {
+                let name = input.display().to_string();
+                let text = std::fs::read_to_string(input)
+                    .map_err(|e| anyhow::anyhow!("cannot read {name}: {e}"))?;
+                documents.push((name.clone(), json_document(&name, &text)?));
+            }
+            let page = output::html::render_documents(&documents).map_err(anyhow::Error::msg)?;
+            match &output {
+                Some(path) => std::fs::write(path, &page)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+                None => print!("{page}"),
+            }
+        }
         Command::ShowCmd(text) => println!("{text}"),
         Command::Compare {
             jobs,
@@ -131,6 +146,19 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A saved JSON report: one document, or, written with `--status-interval`,
+/// one per line (JSON Lines), of which the last is the run's.
+fn json_document(name: &str, text: &str) -> anyhow::Result<serde_json::Value> {
+    if let Ok(doc) = serde_json::from_str(text) {
+        return Ok(doc);
+    }
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|line| serde_json::from_str(line).ok())
+        .ok_or_else(|| anyhow::anyhow!("{name}: not a JSON report (nor JSON Lines)"))
 }
 
 /// One report in each of `formats`, in order; JSON on one line when `json_lines`.

@@ -11,7 +11,7 @@
 use std::fmt::Write;
 
 use super::{JobReport, RunReport};
-use crate::stats::{DataDir, LatHistogram};
+use crate::stats::DataDir;
 
 /// Drawing area of a chart, in pixels.
 const WIDTH: f64 = 640.0;
@@ -27,44 +27,156 @@ fn colour(dir: DataDir) -> &'static str {
     }
 }
 
+/// One job (or group) as the page shows it, from a run or from a JSON
+/// document.
+struct PageJob {
+    title: String,
+    detail: String,
+    error: i64,
+    dirs: Vec<PageDir>,
+}
+
+/// One direction of a job: its figures and its histogram's buckets
+/// (`(value_ns, count)`, fio's json+ `bins`).
+struct PageDir {
+    dir: DataDir,
+    total_ios: u64,
+    iops: f64,
+    mib_s: f64,
+    clat_mean_us: f64,
+    buckets: Vec<(u64, u64)>,
+}
+
 /// The page for `report`.
 pub fn render(report: &RunReport) -> String {
+    let jobs: Vec<PageJob> = report.jobs.iter().map(page_job).collect();
+    page(&report.version, &jobs)
+}
+
+/// The page for saved JSON documents (`hybrio report`): hybrio's or fio's
+/// `json+`, whose `bins` the charts are drawn from (plain `json` has the
+/// figures but no histogram).
+pub fn render_documents(documents: &[(String, serde_json::Value)]) -> Result<String, String> {
+    let mut jobs = Vec::new();
+    for (name, doc) in documents {
+        let list = doc["jobs"]
+            .as_array()
+            .ok_or_else(|| format!("{name}: not fio's or hybrio's JSON (no \"jobs\" list)"))?;
+        for job in list {
+            jobs.push(json_job(name, job));
+        }
+    }
+    let version = documents
+        .first()
+        .and_then(|(_, d)| d["fio version"].as_str())
+        .unwrap_or("hybrio")
+        .to_string();
+    Ok(page(&version, &jobs))
+}
+
+fn page_job(job: &JobReport) -> PageJob {
+    PageJob {
+        title: job.desc.name.clone(),
+        detail: format!(
+            "group {}, {} job{}, rw={}, ioengine={}, iodepth={}",
+            job.groupid,
+            job.jobs,
+            if job.jobs == 1 { "" } else { "s" },
+            job.desc.rw,
+            job.desc.ioengine,
+            job.desc.iodepth
+        ),
+        error: i64::from(job.error),
+        dirs: DataDir::ALL
+            .into_iter()
+            .filter(|&d| job.stats.dir(d).total_ios() > 0)
+            .map(|dir| {
+                let d = job.stats.dir(dir);
+                PageDir {
+                    dir,
+                    total_ios: d.total_ios(),
+                    iops: d.iops(),
+                    mib_s: d.bw_bytes_per_sec() as f64 / 1048576.0,
+                    clat_mean_us: d.clat().mean() / 1000.0,
+                    buckets: d.clat_hist().buckets().collect(),
+                }
+            })
+            .collect(),
+    }
+}
+
+fn json_job(document: &str, job: &serde_json::Value) -> PageJob {
+    let dirs = DataDir::ALL
+        .into_iter()
+        .filter_map(|dir| {
+            let d = &job[dir.name()];
+            let total_ios = d["total_ios"].as_u64().unwrap_or(0);
+            (total_ios > 0).then(|| {
+                let clat = &d["clat_ns"];
+                let mut buckets: Vec<(u64, u64)> = clat["bins"]
+                    .as_object()
+                    .map(|bins| {
+                        bins.iter()
+                            .filter_map(|(k, v)| Some((k.parse().ok()?, v.as_u64()?)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                buckets.sort_unstable();
+                PageDir {
+                    dir,
+                    total_ios,
+                    iops: d["iops"].as_f64().unwrap_or(0.0),
+                    mib_s: d["bw_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+                    clat_mean_us: clat["mean"].as_f64().unwrap_or(0.0) / 1000.0,
+                    buckets,
+                }
+            })
+        })
+        .collect();
+    PageJob {
+        title: job["jobname"].as_str().unwrap_or("job").to_string(),
+        detail: format!("{document}, group {}", job["groupid"]),
+        error: job["error"].as_i64().unwrap_or(0),
+        dirs,
+    }
+}
+
+fn page(version: &str, jobs: &[PageJob]) -> String {
     let mut page = String::new();
     let _ = write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>{} report</title>\n<style>{STYLE}</style></head>\n<body>\n<h1>{} report</h1>\n",
-        escape(&report.version),
-        escape(&report.version)
+        escape(version),
+        escape(version)
     );
-    for (index, job) in report.jobs.iter().enumerate() {
+    for (index, job) in jobs.iter().enumerate() {
         job_section(&mut page, job, index);
     }
     let _ = write!(page, "<script>{SCRIPT}</script>\n</body></html>\n");
     page
 }
 
-/// The directions a job moved data in.
-fn directions(job: &JobReport) -> Vec<DataDir> {
-    DataDir::ALL
-        .into_iter()
-        .filter(|&d| job.stats.dir(d).total_ios() > 0)
-        .collect()
+/// The value at percentile `p` of `buckets`, ranked as fio ranks it.
+fn percentile(buckets: &[(u64, u64)], p: f64) -> f64 {
+    let total: u64 = buckets.iter().map(|b| b.1).sum();
+    let rank = crate::stats::fio_percentile_rank(p, total);
+    let mut sum = 0;
+    for &(value, count) in buckets {
+        sum += count;
+        if sum >= rank {
+            return value as f64;
+        }
+    }
+    0.0
 }
 
-fn job_section(page: &mut String, job: &JobReport, index: usize) {
-    let dirs = directions(job);
+fn job_section(page: &mut String, job: &PageJob, index: usize) {
     let _ = write!(
         page,
-        "<section class=\"job\" id=\"job{index}\">\n<h2>{} <small>(group {}, {} job{}, rw={}, \
-         ioengine={}, iodepth={})</small></h2>\n",
-        escape(&job.desc.name),
-        job.groupid,
-        job.jobs,
-        if job.jobs == 1 { "" } else { "s" },
-        escape(&job.desc.rw),
-        escape(&job.desc.ioengine),
-        job.desc.iodepth
+        "<section class=\"job\" id=\"job{index}\">\n<h2>{} <small>({})</small></h2>\n",
+        escape(&job.title),
+        escape(&job.detail)
     );
     if job.error != 0 {
         let _ = writeln!(page, "<p class=\"error\">error {}</p>", job.error);
@@ -73,32 +185,38 @@ fn job_section(page: &mut String, job: &JobReport, index: usize) {
         "<table><tr><th>direction</th><th>I/Os</th><th>IOPS</th><th>MiB/s</th>\
          <th>clat mean us</th><th>p50 us</th><th>p99 us</th><th>p99.9 us</th></tr>\n",
     );
-    for &dir in &dirs {
-        let d = job.stats.dir(dir);
-        let p = d.clat_hist().percentiles(&[50.0, 99.0, 99.9]);
-        let at = |i: usize| p.get(i).map_or(0.0, |&(_, v)| v as f64 / 1000.0);
+    for d in &job.dirs {
+        let at = |p: f64| percentile(&d.buckets, p) / 1000.0;
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td>\
              <td>{:.2}</td><td>{:.2}</td></tr>",
-            dir.name(),
-            d.total_ios(),
-            d.iops(),
-            d.bw_bytes_per_sec() as f64 / 1048576.0,
-            d.clat().mean() / 1000.0,
-            at(0),
-            at(1),
-            at(2)
+            d.dir.name(),
+            d.total_ios,
+            d.iops,
+            d.mib_s,
+            d.clat_mean_us,
+            at(50.0),
+            at(99.0),
+            at(99.9)
         );
     }
     page.push_str("</table>\n");
-    if dirs.is_empty() {
-        page.push_str("<p>No I/O.</p>\n</section>\n");
+    let series: Vec<(DataDir, &[(u64, u64)])> = job
+        .dirs
+        .iter()
+        .filter(|d| !d.buckets.is_empty())
+        .map(|d| (d.dir, d.buckets.as_slice()))
+        .collect();
+    if series.is_empty() {
+        page.push_str(
+            "<p>No latency histogram (a JSON report needs json+'s bins).</p>\n</section>\n",
+        );
         return;
     }
-    let legend: String = dirs
+    let legend: String = series
         .iter()
-        .map(|&d| {
+        .map(|&(d, _)| {
             format!(
                 "<label><input type=\"checkbox\" checked data-job=\"{index}\" data-dir=\"{}\"> \
                  <span style=\"color:{}\">{}</span></label> ",
@@ -109,20 +227,16 @@ fn job_section(page: &mut String, job: &JobReport, index: usize) {
         })
         .collect();
     let _ = writeln!(page, "<p class=\"legend\">{legend}</p>");
-    let series: Vec<(DataDir, &LatHistogram)> = dirs
-        .iter()
-        .map(|&d| (d, job.stats.dir(d).clat_hist()))
-        .collect();
     percentile_chart(page, index, &series);
     histogram_chart(page, index, &series);
     page.push_str("</section>\n");
 }
 
 /// The range of latencies drawn (ns), as powers of ten around the data.
-fn latency_range(series: &[(DataDir, &LatHistogram)]) -> (f64, f64) {
+fn latency_range(series: &[(DataDir, &[(u64, u64)])]) -> (f64, f64) {
     let values = series
         .iter()
-        .flat_map(|(_, h)| h.buckets().map(|(v, _)| v.max(1)));
+        .flat_map(|(_, b)| b.iter().map(|&(v, _)| v.max(1)));
     let (lo, hi) = values.fold((u64::MAX, 1), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let lo = 10f64.powf((lo.max(1) as f64).log10().floor());
     let hi = 10f64.powf((hi as f64).log10().ceil()).max(lo * 10.0);
@@ -157,7 +271,7 @@ fn latency_axis(svg: &mut String, range: (f64, f64)) {
 
 /// The completion-latency percentile curve: each bucket's cumulative share
 /// (0..100%) against its latency, the 50/99/99.9/99.99 marks as lines.
-fn percentile_chart(page: &mut String, job: usize, series: &[(DataDir, &LatHistogram)]) {
+fn percentile_chart(page: &mut String, job: usize, series: &[(DataDir, &[(u64, u64)])]) {
     let range = latency_range(series);
     let mut svg = open_svg(
         "Completion latency percentiles: x the latency (log scale), y the share of I/Os at or below it, in nines",
@@ -180,10 +294,10 @@ fn percentile_chart(page: &mut String, job: usize, series: &[(DataDir, &LatHisto
         );
     }
     for (dir, hist) in series {
-        let total = hist.buckets().map(|(_, c)| c).sum::<u64>().max(1) as f64;
+        let total = hist.iter().map(|b| b.1).sum::<u64>().max(1) as f64;
         let mut cumulative = 0u64;
         let mut points = Vec::new();
-        for (value, count) in hist.buckets() {
+        for &(value, count) in hist.iter() {
             cumulative += count;
             points.push((value, 100.0 * cumulative as f64 / total));
         }
@@ -219,7 +333,7 @@ fn percentile_chart(page: &mut String, job: usize, series: &[(DataDir, &LatHisto
 }
 
 /// The latency histogram: each bucket's count, as a bar at its latency.
-fn histogram_chart(page: &mut String, job: usize, series: &[(DataDir, &LatHistogram)]) {
+fn histogram_chart(page: &mut String, job: usize, series: &[(DataDir, &[(u64, u64)])]) {
     let range = latency_range(series);
     let mut svg = open_svg(
         "Completion latency histogram: x the latency (log scale), y the I/Os in each of fio's buckets",
@@ -227,12 +341,12 @@ fn histogram_chart(page: &mut String, job: usize, series: &[(DataDir, &LatHistog
     latency_axis(&mut svg, range);
     let most = series
         .iter()
-        .flat_map(|(_, h)| h.buckets().map(|(_, c)| c))
+        .flat_map(|(_, h)| h.iter().map(|b| b.1))
         .max()
         .unwrap_or(1)
         .max(1) as f64;
     for (dir, hist) in series {
-        let buckets: Vec<(u64, u64)> = hist.buckets().collect();
+        let buckets: Vec<(u64, u64)> = hist.to_vec();
         let _ = write!(
             svg,
             "<g class=\"series\" data-job=\"{job}\" data-dir=\"{}\" data-points=\"{}\">",
@@ -310,7 +424,10 @@ mod tests {
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
         let job = &report.jobs[0];
-        for dir in directions(job) {
+        for dir in DataDir::ALL
+            .into_iter()
+            .filter(|&d| job.stats.dir(d).total_ios() > 0)
+        {
             let buckets = job.stats.dir(dir).clat_hist().buckets().count();
             assert!(buckets > 0);
             // One series per chart per direction, each holding every bucket.

@@ -14,6 +14,7 @@ mod fio_json;
 mod fio_order;
 mod network;
 mod pseudo;
+mod report;
 mod space;
 mod verify;
 
