@@ -104,3 +104,72 @@ fn a_run_and_saved_reports_become_one_self_contained_page() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
+
+/// Headless Chromium, if this machine has it (.ci/run installs it).
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser"].into_iter().find(|name| {
+        Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+#[test]
+fn the_page_loads_in_a_real_browser_without_an_error_and_draws_every_point() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipping: no chromium here (.ci/run installs it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &[
+            "--name=h",
+            "--filename=f",
+            "--size=1m",
+            "--rw=randrw",
+            "--bs=4k",
+            "--output-format=html,json+",
+            "--output=both",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // html then json+ in one stream: the page is everything before the JSON.
+    let both = std::fs::read_to_string(dir.path().join("both")).unwrap();
+    let end = both.find("</html>").unwrap() + "</html>".len();
+    let page_path = dir.path().join("page.html");
+    std::fs::write(&page_path, &both[..end]).unwrap();
+    let url = format!("file://{}", page_path.display());
+    let screenshot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    let run = |extra: &[String]| {
+        Command::new(browser)
+            .args(["--headless=new", "--no-sandbox", "--disable-gpu"])
+            .args(["--enable-logging=stderr", "--v=0", "--window-size=900,1100"])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap()
+    };
+    let dom = run(&["--dump-dom".to_string()]);
+    assert!(dom.status.success());
+    let log = String::from_utf8_lossy(&dom.stderr);
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(errors.is_empty(), "the page logged: {errors:?}");
+    // The browser's DOM holds a circle per percentile point and a bar per
+    // histogram bucket, as many as the page's series say.
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let points: usize = series_points(&dom).iter().sum();
+    let drawn = dom.matches("<circle").count() + dom.matches("<rect").count()
+        - dom.matches("class=\"frame\"").count();
+    assert_eq!(drawn, points);
+    // For a person to look at.
+    let shot = run(&[format!("--screenshot={}", screenshot.display())]);
+    assert!(shot.status.success());
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
+    eprintln!("screenshot: {}", screenshot.display());
+}
