@@ -608,11 +608,7 @@ impl IoPlan {
             self.opened_now.push(file);
             return file;
         }
-        let files = self.cursors.len();
-        (1..files)
-            .map(|step| (file + step) % files)
-            .find(|&f| self.open[f] && !self.file_done(f))
-            .unwrap_or(file)
+        self.next_in_turn(file, |plan, f| plan.open[f] && !plan.file_done(f))
     }
 
     /// fio's `zone_state`, which picks the zone of each I/O of a zoned distribution.
@@ -842,9 +838,16 @@ impl IoPlan {
                 }
             }
         }
+        self.next_in_turn(file, |plan, f| !plan.file_done(f))
+    }
+
+    /// The first file after `file` in turn (wrapping) that `wanted` takes,
+    /// or `file` when none does.
+    fn next_in_turn(&self, file: usize, wanted: impl Fn(&IoPlan, usize) -> bool) -> usize {
+        let files = self.cursors.len();
         (1..files)
             .map(|step| (file + step) % files)
-            .find(|&f| !self.file_done(f))
+            .find(|&f| wanted(self, f))
             .unwrap_or(file)
     }
 

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use hybrio::clock::Clock;
-use hybrio::engine::EngineCounters;
 
 use super::stop::JobStop;
 use super::{IoFailure, JobOutcome, cpu_since};
@@ -131,25 +130,8 @@ impl FileOpsJob {
         }
         let runtime = Duration::from_nanos(clock.now());
         stats.finish(runtime, cpu_since(usage_before.as_ref()));
-        let errno = failure.as_ref().map_or(0, |f: &IoFailure| f.errno);
-        let outcome = JobOutcome {
-            stats,
-            started,
-            submitted: done + u64::from(failure.is_some()),
-            completed: done + u64::from(failure.is_some()),
-            failed: u64::from(failure.is_some()),
-            first_error: errno,
-            failure,
-            counters: EngineCounters::default(),
-            engine: self.op.engine().to_string(),
-            cache_dropped_at: None,
-            abandoned: 0,
-            verify: None,
-            steady: None,
-            latency_target: None,
-        };
-        progress.put_outcome(outcome.clone());
-        progress.finish();
-        outcome
+        let submitted = done + u64::from(failure.is_some());
+        let engine = self.op.engine().to_string();
+        super::finish_without_engine(progress, stats, started, engine, (submitted, done), failure)
     }
 }

@@ -650,6 +650,39 @@ impl PreparedJob {
     }
 }
 
+/// The outcome of a job that ran no engine of the library's (the file
+/// operations, cpuio, exec): its figures, its requests submitted and
+/// completed, its failure (one more request, failed), handed to `progress`
+/// as a job's outcome is.
+fn finish_without_engine(
+    progress: &Progress,
+    stats: JobStats,
+    started: SystemTime,
+    engine: String,
+    (submitted, completed): (u64, u64),
+    failure: Option<IoFailure>,
+) -> JobOutcome {
+    let outcome = JobOutcome {
+        stats,
+        started,
+        submitted,
+        completed,
+        failed: u64::from(failure.is_some()),
+        first_error: failure.as_ref().map_or(0, |f| f.errno),
+        failure,
+        counters: EngineCounters::default(),
+        engine,
+        cache_dropped_at: None,
+        abandoned: 0,
+        verify: None,
+        steady: None,
+        latency_target: None,
+    };
+    progress.put_outcome(outcome.clone());
+    progress.finish();
+    outcome
+}
+
 /// fio's seed of random offsets (`FIO_RAND_BLOCK_OFF`) for job `number`:
 /// with `randrepeat` `FIO_RANDSEED` times the job's number, else from
 /// `randseed`, else `fresh`.

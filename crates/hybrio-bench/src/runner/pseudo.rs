@@ -8,7 +8,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use hybrio::clock::Clock;
-use hybrio::engine::EngineCounters;
 
 use super::stop::JobStop;
 use super::{IoFailure, JobOutcome, cpu_since};
@@ -69,26 +68,11 @@ impl PseudoJob {
             Duration::from_nanos(clock.now()),
             cpu_since(usage_before.as_ref()),
         );
-        let outcome = JobOutcome {
-            stats,
-            started,
-            // exec's one request is its program.
-            submitted: u64::from(self.engine == PseudoEngine::Exec),
-            completed: u64::from(self.engine == PseudoEngine::Exec && failure.is_none()),
-            failed: u64::from(failure.is_some()),
-            first_error: failure.as_ref().map_or(0, |f: &IoFailure| f.errno),
-            failure,
-            counters: EngineCounters::default(),
-            engine: self.options.ioengine.clone(),
-            cache_dropped_at: None,
-            abandoned: 0,
-            verify: None,
-            steady: None,
-            latency_target: None,
-        };
-        progress.put_outcome(outcome.clone());
-        progress.finish();
-        outcome
+        // exec's one request is its program.
+        let exec = self.engine == PseudoEngine::Exec;
+        let requests = (u64::from(exec), u64::from(exec && failure.is_none()));
+        let engine = self.options.ioengine.clone();
+        super::finish_without_engine(progress, stats, started, engine, requests, failure)
     }
 
     /// `cpuio`: busy for a stretch, then asleep in proportion

@@ -244,6 +244,23 @@ fn file_engines_create_look_up_and_delete_each_file_once() {
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(1));
+    // A file that cannot be created is the job's error, named.
+    let out = hybrio(
+        &[
+            "--name=t",
+            "--ioengine=filecreate",
+            "--nrfiles=2",
+            "--filesize=4k",
+            "--directory=/nonexistent",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("create of /nonexistent/t.0.0: No such file"),
+        "{stderr}"
+    );
 }
 
 /// A small ext4 filesystem on a loop device, unmounted when dropped (this

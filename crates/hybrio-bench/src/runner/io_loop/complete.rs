@@ -92,7 +92,11 @@ impl IoLoop<'_> {
                 }
             }
         }
-        if result < 0 {
+        // fill_device: a full device is what it waited for. The job ends,
+        // not failed.
+        let device_full =
+            result < 0 && self.job.options.fill_device && matches!(-result as i32, ENOSPC | EDQUOT);
+        if result < 0 && !device_full {
             self.failed += 1;
             if self.first_error == 0 {
                 self.first_error = -result as i32;
@@ -100,13 +104,7 @@ impl IoLoop<'_> {
         } else {
             self.completed += 1;
         }
-        if result < 0 && self.job.options.fill_device && matches!(-result as i32, ENOSPC | EDQUOT) {
-            // fill_device: what it waited for. The job ends, not failed.
-            self.failed -= 1;
-            self.completed += 1;
-            if self.failed == 0 {
-                self.first_error = 0;
-            }
+        if device_full {
             self.device_full = true;
         } else if result < 0 && self.job.options.errors.tolerates(op, -result as i32) {
             // Counted (failed, first_error), and the job goes on, as fio's
