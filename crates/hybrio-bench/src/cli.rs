@@ -68,6 +68,8 @@ pub enum Command {
         inputs: Vec<PathBuf>,
         /// Where the page goes (standard output when not given).
         output: Option<PathBuf>,
+        /// `--svg`: one `hybrio compare` document as one SVG chart, not a page.
+        svg: bool,
     },
     /// `--showcmd`: the jobs as command lines (one per job file), checked.
     ShowCmd(String),
@@ -121,6 +123,7 @@ pub const USAGE: &str = "\
 usage: hybrio [OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
        hybrio compare [COMPARE OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
        hybrio report REPORT.json... [-o REPORT.html]
+       hybrio report --svg COMPARE.json [-o CHART.svg]
 
 With no arguments, hybrio compares every engine this system allows (the adaptive
 one included) on a temporary file in the current directory and prints a side-by-side
@@ -128,6 +131,7 @@ table, with each engine's ratio to the best and the adaptive engine's choices.
 
 hybrio options:
   --output-format=FORMAT   normal (default), json, json+, terse or html, or several: normal,json
+                           (html with others: the page goes to OUTPUT's name with .html)
   --minimal                the same as --output-format=terse
   --status-interval=TIME   also report the figures so far every TIME (json: one
                            document per line, JSON Lines)
@@ -176,7 +180,9 @@ compare options:
   --engines=E1,E2,...      engines to compare (default: every engine this system
                            allows but null and pvsync2)
   --rounds=N               rounds of alternation, N >= 1 (default 3)
-  --output-format=FORMAT   normal (markdown tables, default) or json (one document)
+  --output-format=FORMAT   normal (markdown tables, default), json (one document) or
+                           html (a page: engines side by side, each round, the adaptive
+                           engine's choices over time)
   --output=FILE            write the report to FILE instead of standard output
   --help
 
@@ -336,11 +342,11 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
             "output" => output = Some(PathBuf::from(value_for("output")?)),
             "output-format" => {
                 format = match parse_formats(&value_for("output-format")?)?[..] {
-                    [one @ (Format::Normal | Format::Json)] => one,
+                    [one @ (Format::Normal | Format::Json | Format::Html)] => one,
                     _ => {
                         return Err(CliError::Flag {
                             flag: "output-format",
-                            message: "compare writes one format: normal or json".into(),
+                            message: "compare writes one format: normal, json or html".into(),
                         });
                     }
                 }
@@ -560,9 +566,12 @@ pub fn one_line(message: &str) -> String {
 fn parse_report(args: &[String]) -> Result<Command, CliError> {
     let mut inputs = Vec::new();
     let mut output = None;
+    let mut svg = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
-        if arg == "-o" || arg == "--output" {
+        if arg == "--svg" {
+            svg = true;
+        } else if arg == "-o" || arg == "--output" {
             let value = iter.next().ok_or(CliError::Flag {
                 flag: "output",
                 message: "needs a file name".into(),
@@ -573,7 +582,10 @@ fn parse_report(args: &[String]) -> Result<Command, CliError> {
         } else if arg.starts_with('-') {
             return Err(CliError::Flag {
                 flag: "report",
-                message: format!("unknown flag '{arg}' (hybrio report FILE.json... [-o OUT.html])"),
+                message: format!(
+                    "unknown flag '{arg}' (hybrio report FILE.json... [-o OUT.html], \
+                     hybrio report --svg COMPARE.json [-o OUT.svg])"
+                ),
             });
         } else {
             inputs.push(PathBuf::from(arg));
@@ -586,7 +598,19 @@ fn parse_report(args: &[String]) -> Result<Command, CliError> {
                 .into(),
         });
     }
-    Ok(Command::Report { inputs, output })
+    if svg && inputs.len() != 1 {
+        return Err(CliError::Flag {
+            flag: "svg",
+            message:
+                "draws one hybrio compare document (hybrio report --svg COMPARE.json [-o OUT.svg])"
+                    .into(),
+        });
+    }
+    Ok(Command::Report {
+        inputs,
+        output,
+        svg,
+    })
 }
 
 fn parse_formats(text: &str) -> Result<Vec<Format>, CliError> {

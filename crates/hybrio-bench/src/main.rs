@@ -29,7 +29,11 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         Command::EngHelp => println!("{}", cli::enghelp()),
         Command::CmdHelp(option) => println!("{}", cli::cmdhelp(option.as_deref())?),
         Command::CompareHelp => println!("{}", cli::COMPARE_USAGE),
-        Command::Report { inputs, output } => {
+        Command::Report {
+            inputs,
+            output,
+            svg,
+        } => {
             let mut documents = Vec::with_capacity(inputs.len());
             for input in &inputs {
                 let name = input.display().to_string();
@@ -37,12 +41,13 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                     .map_err(|e| anyhow::anyhow!("cannot read {name}: {e}"))?;
                 documents.push((name.clone(), json_document(&name, &text)?));
             }
-            let page = output::html::render_documents(&documents).map_err(anyhow::Error::msg)?;
-            match &output {
-                Some(path) => std::fs::write(path, &page)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
-                None => print!("{page}"),
-            }
+            let text = if svg {
+                let (name, doc) = &documents[0];
+                output::html::results_svg(doc).map_err(|e| anyhow::anyhow!("{name}: {e}"))?
+            } else {
+                output::html::render_documents(&documents).map_err(anyhow::Error::msg)?
+            };
+            write_to(output.as_deref(), &text)?;
         }
         Command::ShowCmd(text) => println!("{text}"),
         Command::Compare {
@@ -62,16 +67,18 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             let text = match format {
                 Format::Normal => comparison.text(),
                 Format::Json => comparison.json(),
+                // Drawn from the JSON document, as `hybrio report` draws a saved one.
+                Format::Html => {
+                    let doc = serde_json::from_str(&comparison.json())?;
+                    output::html::render_documents(&[("hybrio compare".into(), doc)])
+                        .map_err(anyhow::Error::msg)?
+                }
                 // The flag parser refuses it; kept an error, not a panic.
-                Format::Terse | Format::JsonPlus | Format::Html => {
-                    anyhow::bail!("compare writes normal or json")
+                Format::Terse | Format::JsonPlus => {
+                    anyhow::bail!("compare writes normal, json or html")
                 }
             };
-            match &output {
-                Some(path) => std::fs::write(path, &text)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
-                None => print!("{text}"),
-            }
+            write_to(output.as_deref(), &text)?;
         }
         Command::DefaultComparison { seconds, directory } => {
             hybrio::interrupt::catch_signals()?;
@@ -96,6 +103,9 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let to_stdout = output.is_none();
+            // With other formats, the page goes to a file of its own.
+            let page_path = (formats.contains(&Format::Html) && formats.len() > 1)
+                .then(|| page_beside(output.as_deref()));
             let mut out: Box<dyn Write> = match &output {
                 Some(path) => Box::new(
                     std::fs::File::create(path)
@@ -111,7 +121,21 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             // final one too, so that the whole output stays readable line by line.
             let json_lines = status_interval.is_some();
             let mut write_error = None;
+            // The page is drawn once, from the final report; status reports
+            // (`--status-interval`) go out in the other formats.
+            let last = std::cell::Cell::new(false);
+            let page_alone = formats == [Format::Html];
+            let text_formats: Vec<Format> = formats
+                .iter()
+                .copied()
+                .filter(|f| *f != Format::Html)
+                .collect();
             let mut emit = |report: &output::RunReport| {
+                let formats = match (page_alone, last.get()) {
+                    (true, true) => vec![Format::Html],
+                    (true, false) => Vec::new(),
+                    (false, _) => text_formats.clone(),
+                };
                 let text = render(report, &formats, json_lines);
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                     write_error.get_or_insert(e);
@@ -125,7 +149,12 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             });
             let report =
                 run::run_reporting(&jobs, &globals, &mut |line| eprintln!("{line}"), status)?;
+            last.set(true);
             emit(&report);
+            if let Some(path) = &page_path {
+                write_to(Some(path), &output::html::render(&report))?;
+                eprintln!("hybrio: report page written to {}", path.display());
+            }
             if let Some(e) = write_error {
                 let place = output
                     .as_ref()
@@ -146,6 +175,32 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `text` into `path`, or to standard output.
+fn write_to(path: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display())),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// Where the page goes when other formats take `--output` (or standard
+/// output): that name with `.html`, or `hybrio-report.html`.
+fn page_beside(output: Option<&std::path::Path>) -> std::path::PathBuf {
+    match output {
+        Some(path) if path.extension().is_some_and(|e| e == "html") => {
+            let mut name = path.as_os_str().to_owned();
+            name.push(".page.html");
+            name.into()
+        }
+        Some(path) => path.with_extension("html"),
+        None => "hybrio-report.html".into(),
+    }
 }
 
 /// A saved JSON report: one document, or, written with `--status-interval`,

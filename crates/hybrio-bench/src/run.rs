@@ -728,6 +728,8 @@ fn report(
             "rss_kib_ready": s.rss_kib_ready,
         })).collect::<Vec<_>>(),
         "errors": failures,
+        // Ctrl-C (or SIGTERM) cut the run short: the figures cover it until then.
+        "interrupted": hybrio::interrupt::requested(),
         // Every job, also those a group_reporting group merges: fio's merged
         // object names its first job only (fio issues #499, #2132).
         "jobs": clones.iter().zip(&outcomes).map(|(c, o)| serde_json::json!({
@@ -788,6 +790,10 @@ fn report(
                 "completions_per_reap": r.completions as f64 / r.reaps.max(1) as f64,
                 "head_commits_per_reap": r.cq_head_commits as f64 / r.reaps.max(1) as f64,
             })),
+            // The job's windows (the report's pictures over time): per window
+            // its I/Os, bytes and completion latencies per direction, and the
+            // adaptive engine's path counts so far.
+            "timeline": o.stats.timeline(),
             // Milliseconds from the job's I/O start; null when the cache was never dropped.
             "cache_dropped_at_ms": o.cache_dropped_at.map(|d| d.as_secs_f64() * 1e3),
         })).collect::<Vec<_>>(),

@@ -171,6 +171,9 @@ pub struct Measured {
     pub samples: Vec<Figures>,
     /// The paths of each round, when the engine reports them.
     pub paths: Vec<Option<Paths>>,
+    /// Each round's windows (its jobs' summed), when the engine reports its
+    /// paths: the adaptive engine's choices over time.
+    pub timelines: Vec<Option<crate::stats::Timeline>>,
 }
 
 impl Measured {
@@ -178,6 +181,7 @@ impl Measured {
     pub fn new(samples: Vec<Figures>, paths: Vec<Option<Paths>>) -> Measured {
         Measured {
             median: median(&samples),
+            timelines: vec![None; samples.len()],
             samples,
             paths,
         }

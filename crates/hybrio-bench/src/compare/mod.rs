@@ -284,6 +284,16 @@ pub fn measure(
                     .samples
                     .push(Figures::of_jobs(&stats, process_cpu_ns));
                 measured.paths.push(Paths::of_report(&report));
+                // Kept for engines with paths only: the picture of their
+                // choices over time (the others' would only grow the document).
+                let paths = measured.paths.last().copied().flatten();
+                measured.timelines.push(paths.map(|_| {
+                    let mut sum = crate::stats::Timeline::default();
+                    for stats in &stats {
+                        sum.merge(stats.timeline());
+                    }
+                    sum
+                }));
             }
         }
     }

@@ -113,25 +113,27 @@ struct JsonCell<'a> {
     jobs: Vec<&'a str>,
     best_static: Option<&'static str>,
     adaptive_vs_best_static: Option<AdaptiveVersusStatic>,
-    results: Vec<JsonResult>,
+    results: Vec<JsonResult<'a>>,
 }
 
 #[derive(Serialize)]
-struct JsonResult {
+struct JsonResult<'a> {
     engine: &'static str,
     #[serde(flatten)]
     figures: Figures,
     iops_vs_best: Option<f64>,
     p99_vs_best: Option<f64>,
-    samples: Vec<JsonSample>,
+    samples: Vec<JsonSample<'a>>,
     paths: Option<Paths>,
 }
 
 #[derive(Serialize)]
-struct JsonSample {
+struct JsonSample<'a> {
     #[serde(flatten)]
     figures: Figures,
     paths: Option<Paths>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<&'a crate::stats::Timeline>,
 }
 
 impl Comparison {
@@ -190,9 +192,11 @@ impl Comparison {
                                 .samples
                                 .iter()
                                 .zip(&m.paths)
-                                .map(|(figures, paths)| JsonSample {
+                                .enumerate()
+                                .map(|(round, (figures, paths))| JsonSample {
                                     figures: *figures,
                                     paths: *paths,
+                                    timeline: m.timelines.get(round).and_then(Option::as_ref),
                                 })
                                 .collect(),
                             paths: m.total_paths(),

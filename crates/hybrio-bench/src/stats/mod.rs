@@ -24,6 +24,7 @@ mod group;
 mod hist;
 mod latstat;
 mod steady;
+mod timeline;
 
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ pub use hist::{
 };
 pub use latstat::LatStat;
 pub use steady::{Criterion, SteadySettings, SteadyState};
+pub use timeline::{PathPoint, Timeline, TimelinePoint};
 
 /// fio's default `percentile_list`.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
@@ -251,6 +253,13 @@ struct Sampler {
     last: u64,
     last_bytes: [u64; 3],
     last_ios: [u64; 3],
+    /// Start of the measured time, the timeline's zero.
+    origin: u64,
+    last_clat_count: [u64; 3],
+    last_clat_sum: [f64; 3],
+    /// The adaptive engine's path counts as last noted.
+    paths: Option<PathPoint>,
+    timeline: Timeline,
 }
 
 impl Sampler {
@@ -262,6 +271,11 @@ impl Sampler {
             last: now,
             last_bytes: [0; 3],
             last_ios: [0; 3],
+            origin: now,
+            last_clat_count: [0; 3],
+            last_clat_sum: [0.0; 3],
+            paths: None,
+            timeline: Timeline::new(interval_ms),
         }
     }
 }
@@ -558,7 +572,20 @@ impl JobStats {
             return;
         };
         let spent = u128::from(now.saturating_sub(self.sampler.last) / 1_000_000);
+        let mut point = TimelinePoint {
+            t_ms: now.saturating_sub(self.sampler.origin) / 1_000_000,
+            paths: self.sampler.paths,
+            ..TimelinePoint::default()
+        };
         for (i, d) in self.dirs.iter_mut().enumerate() {
+            point.ios[i] = d.total_ios.wrapping_sub(self.sampler.last_ios[i]);
+            point.bytes[i] = d.io_bytes.wrapping_sub(self.sampler.last_bytes[i]);
+            let clat = d.clat();
+            let sum = clat.mean() * clat.count() as f64;
+            point.clat_count[i] = clat.count().saturating_sub(self.sampler.last_clat_count[i]);
+            point.clat_sum_ns[i] = (sum - self.sampler.last_clat_sum[i]).max(0.0).round() as u64;
+            self.sampler.last_clat_count[i] = clat.count();
+            self.sampler.last_clat_sum[i] = sum;
             let delta = d.io_bytes.wrapping_sub(self.sampler.last_bytes[i]);
             if delta != 0 {
                 let rate = (u128::from(delta) * 1000)
@@ -574,6 +601,7 @@ impl JobStats {
                 self.sampler.last_ios[i] = d.total_ios;
             }
         }
+        self.sampler.timeline.push(point);
         self.sampler.last = now;
         self.sampler.next = next_deadline(now, Some(interval));
     }
@@ -597,7 +625,12 @@ impl JobStats {
         self.cpu = CpuUsage::default();
         self.job_runtime_ms = 0;
         self.job_runtime_us = 0;
+        // The adaptive engine's counts go on from the ramp: the timeline
+        // starts from where they stood.
+        let paths = self.sampler.paths;
         self.sampler = Sampler::new(self.config.sample_interval_ms, now);
+        self.sampler.paths = paths;
+        self.sampler.timeline.paths_at_start = paths;
     }
 
     /// Ends the job: `runtime` becomes the job runtime and the runtime of
@@ -646,6 +679,7 @@ impl JobStats {
         }
         self.total_submit = self.total_submit.saturating_add(other.total_submit);
         self.total_complete = self.total_complete.saturating_add(other.total_complete);
+        self.sampler.timeline.merge(&other.sampler.timeline);
         self.cpu.add(&other.cpu);
         self.job_runtime_ms = self.job_runtime_ms.saturating_add(other.job_runtime_ms);
         self.job_runtime_us = self.job_runtime_us.saturating_add(other.job_runtime_us);
@@ -667,6 +701,18 @@ impl JobStats {
         self.dirs[1] = DirStats::new(&self.config);
         self.dirs[2] = DirStats::new(&self.config);
         self
+    }
+
+    /// The job's windows so far (empty when bandwidth sampling is off).
+    pub fn timeline(&self) -> &Timeline {
+        &self.sampler.timeline
+    }
+
+    /// Notes the adaptive engine's path counts so far: the next window's
+    /// point carries them (called off the hot path, when the job publishes
+    /// its progress).
+    pub fn note_paths(&mut self, paths: PathPoint) {
+        self.sampler.paths = Some(paths);
     }
 
     /// The configuration.

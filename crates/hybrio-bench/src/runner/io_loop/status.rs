@@ -5,13 +5,21 @@ use std::time::Duration;
 use super::{ETIMEDOUT, IoLoop, MAX_EMPTY_REAPS};
 use crate::progress::PUBLISH_INTERVAL_NS;
 use crate::runner::{JobOutcome, cpu_since};
-use crate::stats::DataDir;
+use crate::stats::{DataDir, PathPoint};
 
 impl IoLoop<'_> {
     /// Publishes the totals for the status line, with how far the job is:
     /// by time when it has a deadline, by bytes when it is limited by size.
     #[cold]
     pub(super) fn publish(&mut self, deadline: Option<u64>) {
+        // The report's picture of the adaptive engine's choices over time.
+        if let Some(paths) = self.job.engine.counters().paths {
+            self.stats.note_paths(PathPoint {
+                inline: paths.inline,
+                asynchronous: paths.asynchronous,
+                switches: paths.switches,
+            });
+        }
         let by_time = deadline.map_or(0.0, |d| self.now as f64 / d.max(1) as f64);
         let by_size = if self.job.options.time_based {
             0.0
