@@ -470,4 +470,6 @@ jobs_dir=$(dirname "${jobs[0]}")
 for job in "${jobs[@]}"; do
     [ "$(dirname "$job")" = "$jobs_dir" ] || jobs_dir=$here/scenarios/matrix
 done
+# The charts, drawn by hybrio from the compare documents, embedded by the report.
+HYBRIO="$hybrio" "$here/scenarios/charts.sh" "$results"
 python3 "$here/scenarios/matrix_report.py" --results "$results" --jobs "$jobs_dir" --output "$report"

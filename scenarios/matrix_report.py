@@ -159,6 +159,39 @@ def reference_spread_text(cell, p99_r):
     return f" (the reference's own p99 over its rounds: {fmt_us(min(own))}-{fmt_us(max(own))} us)"
 
 
+# What each seed's chart asks, in the order of the seeds; the figure drawn is the one the
+# seed's own table compares (latency for seeds/003, IOPS elsewhere): scenarios/charts.sh.
+SEED_CHARTS = (
+    ("seed000-buffered-writes", "seeds/000: 8k buffered writes (io_uring was 3x slower than write())"),
+    ("seed001-many-jobs", "seeds/001: many jobs, each with its own engine"),
+    ("seed002-buffered-vs-direct", "seeds/002: 128k reads, buffered and O_DIRECT"),
+    ("seed003-disk", "seeds/003: p99 latency as requests queue, on the virtio disk"),
+    ("seed003-emulated", "seeds/003: p99 latency as requests queue, on the emulated device"),
+    ("seed004-network", "seeds/004: UDP and TCP on loopback"),
+)
+
+
+def charts_section(filesystems, results_dir):
+    """The seed experiments as hybrio draws them (`hybrio report --svg`, written by
+    scenarios/charts.sh beside each compare document): the first filesystem that has them."""
+    for fs in filesystems:
+        charts = [(stem, title) for stem, title in SEED_CHARTS
+                  if os.path.exists(os.path.join(results_dir, fs.name, f"{stem}.svg"))]
+        if not charts:
+            continue
+        out = [f"## The seed experiments in pictures ({fs.name})", ""]
+        out.append(
+            "Each engine's median over the rounds (bar) and every round (dot), against the best engine "
+            "of the cell (1.0); drawn by hybrio itself (`hybrio report --svg`, scenarios/charts.sh) "
+            "from the compare documents the tables below are written from."
+        )
+        out.append("")
+        for stem, title in charts:
+            out += [f"**{title}**", "", f"![{title}](results/{fs.name}/{stem}.svg)", ""]
+        return out
+    return []
+
+
 def summary_section(filesystems):
     out = ["## Summary", ""]
     out.append(
@@ -364,6 +397,13 @@ def fs_section(fs):
         [f"- {n.get('job', '?')} ({cells_of(n)}): {n.get('note', '')}" for n in fs.plan.get("notes", [])],
     )
     out += kernel_section(fs)
+    stems = sorted({cell.stem for cell in fs.cells})
+    charts = [stem for stem in stems if os.path.exists(os.path.join(fs.path, f"{stem}.svg"))]
+    if charts:
+        out += ["Drawn by hybrio (`hybrio report --svg`): each engine against the cell's best, "
+                "rounds as dots (p99 latency for seed003, IOPS for the others).", ""]
+        out += [f"![{fs.name} / {stem}](results/{fs.name}/{stem}.svg)" for stem in charts]
+        out.append("")
     for cell in fs.cells:
         out += cell_section(cell, fs.notes_for(cell))
     return out
@@ -537,6 +577,7 @@ def write_report(results_dir, jobs_dir, output):
     )
     lines.append("")
     lines += machine_section(filesystems)
+    lines += charts_section(filesystems, results_dir)
     lines += summary_section(filesystems)
     lines += specific_checks(filesystems)
     lines += seed001_section(filesystems)

@@ -70,6 +70,8 @@ pub enum Command {
         output: Option<PathBuf>,
         /// `--svg`: one `hybrio compare` document as one SVG chart, not a page.
         svg: bool,
+        /// `--figure`: what the SVG chart shows (iops, p99 or mean).
+        figure: String,
     },
     /// `--showcmd`: the jobs as command lines (one per job file), checked.
     ShowCmd(String),
@@ -123,7 +125,7 @@ pub const USAGE: &str = "\
 usage: hybrio [OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
        hybrio compare [COMPARE OPTIONS] [--name=JOB --OPTION=VALUE ...] [JOBFILE ...]
        hybrio report REPORT.json... [-o REPORT.html]
-       hybrio report --svg COMPARE.json [-o CHART.svg]
+       hybrio report --svg [--figure=iops|p99|mean] COMPARE.json [-o CHART.svg]
 
 With no arguments, hybrio compares every engine this system allows (the adaptive
 one included) on a temporary file in the current directory and prints a side-by-side
@@ -567,10 +569,13 @@ fn parse_report(args: &[String]) -> Result<Command, CliError> {
     let mut inputs = Vec::new();
     let mut output = None;
     let mut svg = false;
+    let mut figure = "iops".to_string();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         if arg == "--svg" {
             svg = true;
+        } else if let Some(value) = arg.strip_prefix("--figure=") {
+            figure = value.to_string();
         } else if arg == "-o" || arg == "--output" {
             let value = iter.next().ok_or(CliError::Flag {
                 flag: "output",
@@ -584,7 +589,7 @@ fn parse_report(args: &[String]) -> Result<Command, CliError> {
                 flag: "report",
                 message: format!(
                     "unknown flag '{arg}' (hybrio report FILE.json... [-o OUT.html], \
-                     hybrio report --svg COMPARE.json [-o OUT.svg])"
+                     hybrio report --svg [--figure=iops|p99|mean] COMPARE.json [-o OUT.svg])"
                 ),
             });
         } else {
@@ -610,6 +615,7 @@ fn parse_report(args: &[String]) -> Result<Command, CliError> {
         inputs,
         output,
         svg,
+        figure,
     })
 }
 

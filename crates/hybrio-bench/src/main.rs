@@ -33,6 +33,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             inputs,
             output,
             svg,
+            figure,
         } => {
             let mut documents = Vec::with_capacity(inputs.len());
             for input in &inputs {
@@ -43,7 +44,8 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             }
             let text = if svg {
                 let (name, doc) = &documents[0];
-                output::html::results_svg(doc).map_err(|e| anyhow::anyhow!("{name}: {e}"))?
+                output::html::results_svg(doc, &figure)
+                    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?
             } else {
                 output::html::render_documents(&documents).map_err(anyhow::Error::msg)?
             };

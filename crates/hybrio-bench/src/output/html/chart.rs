@@ -280,9 +280,10 @@ impl Chart<'_> {
         for s in series {
             let _ = write!(
                 svg,
-                "<g class=\"series\" data-key=\"{}\" data-points=\"{}\">",
+                "<g class=\"series\" data-key=\"{}\" data-points=\"{}\" fill=\"{}\">",
                 escape(&s.key),
-                s.points.len()
+                s.points.len(),
+                s.colour
             );
             let place = |p: &Point| (self.x.place(p.x, x0, x1), self.y.place(p.y, y0, y1));
             match s.style {
@@ -305,9 +306,8 @@ impl Chart<'_> {
                         let (x, y) = place(p);
                         let _ = write!(
                             svg,
-                            "<circle class=\"pt\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{}\">\
+                            "<circle class=\"pt\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\">\
                              <title>{}</title></circle>",
-                            s.colour,
                             escape(&p.tip)
                         );
                     }
@@ -337,10 +337,9 @@ impl Chart<'_> {
                         let _ = write!(
                             svg,
                             "<rect class=\"pt\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{width:.1}\" \
-                             height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
+                             height=\"{:.1}\"><title>{}</title></rect>",
                             x + offset,
                             (y0 - y).max(0.0),
-                            s.colour,
                             escape(&p.tip)
                         );
                     }

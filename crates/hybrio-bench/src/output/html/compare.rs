@@ -346,13 +346,51 @@ fn adaptive_rounds(result: &Value, prefix: &str) -> Option<String> {
     Some(out)
 }
 
-/// A whole comparison as one SVG: per cell, each engine's median IOPS as a
-/// bar against the cell's best (so cells of any size share the axis), each
-/// round a dot; the legend in the picture. For the results' markdown.
-pub fn results_svg(doc: &Value) -> Result<String, String> {
+/// The figures `hybrio report --svg --figure=NAME` draws: name, figure.
+const SVG_FIGURES: [(&str, Figure); 3] = [
+    (
+        "iops",
+        Figure {
+            title: "IOPS",
+            field: "iops",
+            unit: "IOPS",
+            higher_better: true,
+        },
+    ),
+    (
+        "p99",
+        Figure {
+            title: "p99 latency",
+            field: "lat_p99_us",
+            unit: "us",
+            higher_better: false,
+        },
+    ),
+    (
+        "mean",
+        Figure {
+            title: "mean latency",
+            field: "lat_mean_us",
+            unit: "us",
+            higher_better: false,
+        },
+    ),
+];
+
+/// A whole comparison as one SVG: per cell, each engine's median of
+/// `figure` (one of [`SVG_FIGURES`]) as a bar against the cell's best
+/// engine's (so cells of any size share the axis), each round a dot; the
+/// legend in the picture. For the results' markdown.
+pub fn results_svg(doc: &Value, figure: &str) -> Result<String, String> {
     if !is_comparison(doc) {
         return Err("not a hybrio compare document (no \"cells\" and \"engines\")".into());
     }
+    let Some((_, figure)) = SVG_FIGURES.iter().find(|(name, _)| *name == figure) else {
+        return Err(format!(
+            "unknown figure '{figure}' (allowed: iops, p99, mean)"
+        ));
+    };
+    let field = figure.field;
     let names = engines(doc);
     let cells: Vec<&Value> = doc["cells"].as_array().into_iter().flatten().collect();
     let mut series: Vec<Series> = Vec::new();
@@ -362,30 +400,38 @@ pub fn results_svg(doc: &Value) -> Result<String, String> {
         let mut dots = Vec::new();
         for (c, cell) in cells.iter().enumerate() {
             let results: Vec<&Value> = cell["results"].as_array().into_iter().flatten().collect();
-            let best = results
+            let values = results
                 .iter()
-                .filter_map(|r| r["iops"].as_f64())
-                .fold(0.0f64, f64::max);
+                .filter_map(|r| r[field].as_f64())
+                .filter(|v| *v > 0.0);
+            let best = if figure.higher_better {
+                values.fold(0.0f64, f64::max)
+            } else {
+                values.fold(f64::INFINITY, f64::min)
+            };
             let Some(r) = results
                 .iter()
                 .find(|r| r["engine"].as_str() == Some(engine))
             else {
                 continue;
             };
-            if best <= 0.0 {
+            if !(best > 0.0 && best.is_finite()) {
                 continue;
             }
             let x = in_band(c, e, names.len());
-            let median = r["iops"].as_f64().unwrap_or(0.0) / best;
+            let median = r[field].as_f64().unwrap_or(0.0) / best;
             all.push(median);
             let cell_name = cell["name"].as_str().unwrap_or("");
             bars.push(Point {
                 x: c as f64,
                 y: median,
-                tip: format!("{cell_name}, {engine}: {median:.2}x the best engine's IOPS"),
+                tip: format!(
+                    "{cell_name}, {engine}: {median:.2}x the best engine's {}",
+                    figure.title
+                ),
             });
             for (round, s) in samples(r).enumerate() {
-                if let Some(v) = s["iops"].as_f64() {
+                if let Some(v) = s[field].as_f64() {
                     all.push(v / best);
                     dots.push(Point {
                         x,
@@ -418,8 +464,18 @@ pub fn results_svg(doc: &Value) -> Result<String, String> {
         .map(|(e, n)| (n.clone(), colour(e)))
         .collect();
     let width = (160.0 + cells.len() as f64 * (names.len() as f64 * 16.0 + 24.0)).max(560.0);
+    let caption = format!(
+        "{} of each engine against the best engine of its cell ({} is better): the median of the rounds (bar) and each round (dot)",
+        figure.title,
+        if figure.higher_better {
+            "higher"
+        } else {
+            "lower"
+        }
+    );
+    let y_title = format!("{} / best engine's", figure.title);
     Ok(Chart {
-        caption: "IOPS of each engine against the best engine of its cell: the median of the rounds (bar) and each round (dot)",
+        caption: &caption,
         x: Scale::Bands(
             cells
                 .iter()
@@ -428,7 +484,7 @@ pub fn results_svg(doc: &Value) -> Result<String, String> {
         ),
         y: Scale::from_zero(all.into_iter().chain([1.0])),
         x_title: "cell (reporting group of the job file)",
-        y_title: "IOPS / best engine's",
+        y_title: &y_title,
         marks: &[(1.0, "best")],
         legend: &legend,
         size: (width, 300.0),
@@ -487,10 +543,14 @@ mod tests {
 
     #[test]
     fn the_results_chart_is_relative_to_each_cells_best() {
-        let svg = results_svg(&doc()).unwrap();
+        let svg = results_svg(&doc(), "iops").unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("<style>"));
         assert!(svg.contains("c1, psync: 0.91x"));
         assert!(svg.contains("c1, adaptive, round 2: 0.95x"));
-        assert!(results_svg(&serde_json::json!({"jobs": []})).is_err());
+        assert!(results_svg(&serde_json::json!({"jobs": []}), "iops").is_err());
+        assert!(results_svg(&doc(), "bogus").is_err());
+        // Lower is better: psync's p99 (10) against adaptive's (9).
+        let svg = results_svg(&doc(), "p99").unwrap();
+        assert!(svg.contains("c1, psync: 1.11x the best engine's p99 latency"));
     }
 }

@@ -86,9 +86,10 @@ impl RunNotes {
 }
 
 /// A `hybrio compare` document as one SVG (for the results' markdown): per
-/// cell each engine's IOPS against the cell's best, rounds as dots.
-pub fn results_svg(doc: &serde_json::Value) -> Result<String, String> {
-    compare::results_svg(doc)
+/// cell each engine's `figure` (iops, p99 or mean latency) against the
+/// cell's best, rounds as dots.
+pub fn results_svg(doc: &serde_json::Value, figure: &str) -> Result<String, String> {
+    compare::results_svg(doc, figure)
 }
 
 /// Whether `doc` is a `hybrio compare` document.
