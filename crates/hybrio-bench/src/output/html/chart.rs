@@ -92,7 +92,7 @@ impl Scale {
                 }
                 ticks
             }
-            Scale::Nines => [0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
+            Scale::Nines => [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
                 .into_iter()
                 .map(|p| (p, format!("{p}%")))
                 .collect(),

@@ -5,9 +5,9 @@
 //! IOPS, bandwidth and mean latency over time, from the job's windows; the
 //! I/O depth distribution; and for the adaptive engine its share of inline
 //! requests and its switches over time. For `hybrio compare`, engines side
-//! by side ([`compare`]).
+//! by side (module `compare`).
 //!
-//! The charts are SVG drawn here ([`chart`]): no charting library, no
+//! The charts are SVG drawn here (module `chart`): no charting library, no
 //! script or style from the network. SVG from Rust keeps the page small
 //! and readable without JavaScript and lets the results' markdown embed
 //! the same charts (GitHub renders SVG, not scripts); hovering a point shows
