@@ -75,7 +75,7 @@ pub enum LayoutError {
 /// finds it in the page cache.
 pub fn pre_read(plan: &FilePlan) -> Result<(), hybrio::Error> {
     use std::io::{Read, Seek, SeekFrom};
-    let io_error = |op, offset, e| hybrio::Error::io(op, &plan.path, offset, e);
+    let io_error = |op, offset, e| hybrio::Error::io_at(op, &plan.path, offset, e);
     let mut file = File::open(&plan.path).map_err(|e| io_error("open", 0, e))?;
     file.seek(SeekFrom::Start(plan.start))
         .map_err(|e| io_error("seek", plan.start, e))?;
@@ -265,7 +265,7 @@ fn preallocate_file(
         Preallocate::KeepSize => rustix::fs::fallocate(file, FallocateFlags::KEEP_SIZE, 0, end),
         Preallocate::Truncate => rustix::fs::ftruncate(file, end),
     };
-    done.map_err(|e| hybrio::Error::io("fallocate", &plan.path, 0, e.into()))
+    done.map_err(|e| hybrio::Error::io("fallocate", &plan.path, e.into()))
 }
 
 /// Makes a file ready: a job that reads gets a file holding at least `size`
@@ -290,6 +290,7 @@ pub fn lay_out(
                 write: true,
                 create: true,
                 direct: false,
+                ..Default::default()
             };
             let file = hybrio::file::open(&plan.path, &opts)?;
             preallocate_file(&file, plan, preallocate)?;
@@ -307,9 +308,10 @@ pub fn lay_out(
         write: true,
         create: true,
         direct: false,
+        ..Default::default()
     };
     let mut file = hybrio::file::open(&plan.path, &opts)?;
-    let io_error = |op, offset, e| hybrio::Error::io(op, &plan.path, offset, e);
+    let io_error = |op, offset, e| hybrio::Error::io_at(op, &plan.path, offset, e);
     file.set_len(end)
         .map_err(|e| io_error("truncate", end, e))?;
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(have))

@@ -9,17 +9,27 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A system call on a file failed.
-    #[error("{op} {path} (offset {offset}): {source}{}", limit_hint(.source))]
+    #[error("{op} {path}{}: {source}{}", at_offset(*.offset), limit_hint(.source))]
     Io {
         /// The operation, e.g. "open", "fsync", "register files".
         op: &'static str,
         /// The file it was done on.
         path: PathBuf,
-        /// The byte offset, 0 where it does not apply.
-        offset: u64,
+        /// The byte offset, where the operation has one (a read, a
+        /// write; not an open).
+        offset: Option<u64>,
         /// What the kernel said.
         #[source]
         source: io::Error,
+    },
+    /// No buffer of a pool is free, and waiting would not free one: the
+    /// caller holds them all (in completions, or taken out of them).
+    #[error(
+        "no free buffer: the caller holds all {count} of the pool's buffers (dropping a completion or a buffer returns it)"
+    )]
+    NoBuffer {
+        /// The pool's buffers.
+        count: usize,
     },
     /// The kernel refuses an engine (missing syscall, disabled by sysctl or seccomp).
     #[error("ioengine {engine} is not available on this system: {reason}")]
@@ -140,15 +150,36 @@ impl Error {
         }
     }
 
-    /// An [`Error::Io`] for `op` on `path` at `offset`.
-    pub fn io(op: &'static str, path: impl Into<PathBuf>, offset: u64, source: io::Error) -> Self {
+    /// An [`Error::Io`] for `op` on `path`, an operation without an offset
+    /// (an open, a sync, a registration).
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         Error::Io {
             op,
             path: path.into(),
-            offset,
+            offset: None,
             source,
         }
     }
+
+    /// An [`Error::Io`] for `op` on `path` at byte `offset`.
+    pub fn io_at(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+        offset: u64,
+        source: io::Error,
+    ) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            offset: Some(offset),
+            source,
+        }
+    }
+}
+
+/// " (offset N)" where the operation has an offset.
+fn at_offset(offset: Option<u64>) -> String {
+    offset.map_or_else(String::new, |o| format!(" (offset {o})"))
 }
 
 /// What a user can do about a system limit that `source` says was reached:
@@ -185,16 +216,28 @@ mod tests {
 
     #[test]
     fn running_out_of_descriptors_names_the_limit_and_how_to_raise_it() {
-        let emfile = Error::io("open", "f", 0, io::Error::from_raw_os_error(libc::EMFILE));
+        let emfile = Error::io("open", "f", io::Error::from_raw_os_error(libc::EMFILE));
         let text = emfile.to_string();
         assert!(text.contains("RLIMIT_NOFILE"), "{text}");
         assert!(
             text.contains("ulimit -n") || text.contains("as root"),
             "{text}"
         );
-        let enfile = Error::io("open", "f", 0, io::Error::from_raw_os_error(libc::ENFILE));
+        let enfile = Error::io("open", "f", io::Error::from_raw_os_error(libc::ENFILE));
         assert!(enfile.to_string().contains("fs.file-max"), "{enfile}");
-        let other = Error::io("open", "f", 0, io::Error::from_raw_os_error(libc::ENOENT));
+        let other = Error::io("open", "f", io::Error::from_raw_os_error(libc::ENOENT));
         assert!(!other.to_string().contains("limit"), "{other}");
+    }
+
+    #[test]
+    fn an_offset_shows_only_where_the_operation_has_one() {
+        let enoent = || io::Error::from_raw_os_error(libc::ENOENT);
+        let open = Error::io("open", "/x/f", enoent()).to_string();
+        assert!(
+            open.starts_with("open /x/f: ") && !open.contains("offset"),
+            "{open}"
+        );
+        let read = Error::io_at("read", "/x/f", 0, enoent()).to_string();
+        assert!(read.starts_with("read /x/f (offset 0): "), "{read}");
     }
 }

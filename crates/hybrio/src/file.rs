@@ -169,7 +169,6 @@ impl FileTable {
                 Error::io(
                     "make an emulated-device file (clear O_DIRECT, read into the page cache)",
                     path,
-                    0,
                     e,
                 )
             }));
@@ -289,15 +288,29 @@ pub(crate) fn emulated_refuses_sockets(path: &Path) -> Error {
     }
 }
 
-/// How [`open`] opens a file.
+/// How [`open`] opens a file: `std::fs::OpenOptions`'s everyday choices
+/// and `O_DIRECT`, as fields or as a builder:
+///
+/// ```
+/// use hybrio::file::OpenOptions;
+/// let copy_target = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600);
+/// assert!(copy_target.truncate && !copy_target.read);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenOptions {
     /// Open for reading.
     pub read: bool,
     /// Open for writing.
     pub write: bool,
-    /// Create the file (mode 0644) if it does not exist; needs `write`.
+    /// Create the file (with [`mode`](OpenOptions::mode)) if it does not
+    /// exist; needs `write`.
     pub create: bool,
+    /// Cut the file to length 0 when it opens (a copy onto a longer file
+    /// would otherwise keep its tail); needs `write`.
+    pub truncate: bool,
+    /// The permissions of a file `create` makes, before the umask (0o644 by
+    /// default).
+    pub mode: u32,
     /// `O_DIRECT`: bypass the page cache. Buffers, offsets and lengths must then
     /// be aligned (to the logical block size; [`BufPool`](crate::buf::BufPool)
     /// buffers are 4096-aligned).
@@ -311,8 +324,56 @@ impl Default for OpenOptions {
             read: true,
             write: false,
             create: false,
+            truncate: false,
+            mode: 0o644,
             direct: false,
         }
+    }
+}
+
+impl OpenOptions {
+    /// Nothing asked yet: not even reading (unlike [`Default`], which reads).
+    pub fn new() -> Self {
+        OpenOptions {
+            read: false,
+            ..OpenOptions::default()
+        }
+    }
+
+    /// Opens for reading.
+    pub fn read(mut self, read: bool) -> Self {
+        self.read = read;
+        self
+    }
+
+    /// Opens for writing.
+    pub fn write(mut self, write: bool) -> Self {
+        self.write = write;
+        self
+    }
+
+    /// Creates the file if it does not exist.
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
+        self
+    }
+
+    /// Cuts the file to length 0 when it opens.
+    pub fn truncate(mut self, truncate: bool) -> Self {
+        self.truncate = truncate;
+        self
+    }
+
+    /// The permissions of a created file, before the umask.
+    pub fn mode(mut self, mode: u32) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// `O_DIRECT`: bypasses the page cache.
+    pub fn direct(mut self, direct: bool) -> Self {
+        self.direct = direct;
+        self
     }
 }
 
@@ -323,13 +384,12 @@ pub fn open(path: &Path, opts: &OpenOptions) -> Result<File, Error> {
         .read(opts.read)
         .write(opts.write)
         .create(opts.create)
-        .mode(0o644);
+        .truncate(opts.truncate)
+        .mode(opts.mode);
     if opts.direct {
         options.custom_flags(libc::O_DIRECT);
     }
-    options
-        .open(path)
-        .map_err(|e| Error::io("open", path, 0, e))
+    options.open(path).map_err(|e| Error::io("open", path, e))
 }
 
 /// Drops the file's clean pages from the page cache (`posix_fadvise(DONTNEED)`
@@ -337,7 +397,7 @@ pub fn open(path: &Path, opts: &OpenOptions) -> Result<File, Error> {
 /// stay until written back: sync the file first for a cold read.
 pub fn drop_page_cache(file: &File, path: &Path) -> Result<(), Error> {
     sys::fadvise(file.as_raw_fd(), 0, 0, sys::Advice::DontNeed)
-        .map_err(|e| Error::io("posix_fadvise(DONTNEED)", path, 0, e))
+        .map_err(|e| Error::io("posix_fadvise(DONTNEED)", path, e))
 }
 
 /// ext4's online defragmentation (`EXT4_IOC_MOVE_EXT`): the `blocks`
@@ -355,7 +415,7 @@ pub fn move_extents(
     blocks: u64,
 ) -> Result<u64, Error> {
     sys::move_extents(file.as_raw_fd(), donor.as_raw_fd(), start, start, blocks)
-        .map_err(|e| Error::io("move extents (EXT4_IOC_MOVE_EXT)", path, start, e))
+        .map_err(|e| Error::io_at("move extents (EXT4_IOC_MOVE_EXT)", path, start, e))
 }
 
 /// How a file will be read, for the kernel's readahead.
@@ -377,7 +437,7 @@ pub fn advise(file: &File, path: &Path, pattern: AccessPattern) -> Result<(), Er
         AccessPattern::Sequential => (sys::Advice::Sequential, "posix_fadvise(SEQUENTIAL)"),
         AccessPattern::Random => (sys::Advice::Random, "posix_fadvise(RANDOM)"),
     };
-    sys::fadvise(file.as_raw_fd(), 0, 0, advice).map_err(|e| Error::io(op, path, 0, e))
+    sys::fadvise(file.as_raw_fd(), 0, 0, advice).map_err(|e| Error::io(op, path, e))
 }
 
 /// A second, independent open of the file `file` has open: same access mode
@@ -387,7 +447,7 @@ pub fn advise(file: &File, path: &Path, pattern: AccessPattern) -> Result<(), Er
 /// for files already unlinked.
 pub(crate) fn reopen(file: &File, path: &Path) -> Result<File, Error> {
     let fd = file.as_raw_fd();
-    let flags = sys::status_flags(fd).map_err(|e| Error::io("read the flags of", path, 0, e))?;
+    let flags = sys::status_flags(fd).map_err(|e| Error::io("read the flags of", path, e))?;
     let access = flags & libc::O_ACCMODE;
     let kept = flags & (libc::O_DIRECT | libc::O_SYNC | libc::O_DSYNC | libc::O_NOATIME);
     std::fs::OpenOptions::new()
@@ -395,7 +455,7 @@ pub(crate) fn reopen(file: &File, path: &Path) -> Result<File, Error> {
         .write(access != libc::O_RDONLY)
         .custom_flags(kept)
         .open(format!("/proc/self/fd/{fd}"))
-        .map_err(|e| Error::io("open a second time", path, 0, e))
+        .map_err(|e| Error::io("open a second time", path, e))
 }
 
 /// Why a file refuses uncached I/O: its filesystem and the kernel, or the error.
@@ -474,6 +534,7 @@ mod tests {
             write: true,
             create: true,
             direct: false,
+            ..Default::default()
         };
         let file = open(&path, &rw).unwrap();
         file.sync_all().unwrap();
@@ -564,6 +625,7 @@ mod tests {
             write: true,
             create: true,
             direct: false,
+            ..Default::default()
         };
         let file = open(&path, &rw).unwrap();
         std::os::unix::fs::FileExt::write_all_at(&file, b"hello", 0).unwrap();

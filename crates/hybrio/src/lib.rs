@@ -116,7 +116,7 @@
 //! # fn main() -> Result<(), hybrio::Error> {
 //! let pool = BufPool::new(8, 4096)?;
 //! let mut engine = engine::open(EngineKind::IoUring, &EngineConfig::with_depth(8), Some(&pool))?;
-//! let file = std::fs::File::open("/etc/hostname").map_err(|e| hybrio::Error::io("open", "/etc/hostname", 0, e))?;
+//! let file = std::fs::File::open("/etc/hostname").map_err(|e| hybrio::Error::io("open", "/etc/hostname", e))?;
 //! let handle = engine.add_file(file, "/etc/hostname".into())?;
 //! let buf = pool.take().expect("pool has free buffers");
 //! match engine.queue(Request::read(handle, 0, buf, 1)) {
@@ -136,6 +136,7 @@
 pub mod buf;
 pub mod clock;
 mod device;
+pub mod driver;
 pub mod engine;
 mod error;
 pub mod file;

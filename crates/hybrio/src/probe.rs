@@ -66,6 +66,7 @@ pub fn o_direct_supported(dir: &Path) -> bool {
         write: true,
         create: true,
         direct: true,
+        ..Default::default()
     };
     let Ok(file) = file::open(&path, &direct_rw) else {
         return false;

@@ -297,6 +297,36 @@ impl Completion {
         (self.result < 0).then(|| std::io::Error::from_raw_os_error((-self.result) as i32))
     }
 
+    /// The result as a `Result`: the bytes transferred (or covered, for a
+    /// trim or an allocation; 0 for a sync or a truncation), or the error.
+    pub fn outcome(&self) -> std::io::Result<usize> {
+        match self.error() {
+            Some(error) => Err(error),
+            None => Ok(self.result as usize),
+        }
+    }
+
+    /// The bytes a read or receive brought (a write's: the bytes written):
+    /// the start of the buffer's window, as many as moved; empty after an
+    /// error and for requests without a buffer.
+    pub fn data(&self) -> &[u8] {
+        match &self.buf {
+            Some(buf) if self.result > 0 => {
+                &buf.as_slice()[..(self.result as usize).min(buf.len())]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Takes the request's buffer out, to reuse it or give it back to its
+    /// pool by dropping it: reads, writes, receives and sends always have
+    /// one; syncs, trims, allocations and truncations have none. The
+    /// completion stays whole for [`outcome`](Completion::outcome) and
+    /// [`error`](Completion::error).
+    pub fn take_buf(&mut self) -> Option<Buf> {
+        self.buf.take()
+    }
+
     /// True when fewer bytes moved than were asked for (and no error).
     pub fn is_short(&self) -> bool {
         self.result >= 0 && (self.result as usize) < self.buf.as_ref().map_or(0, Buf::len)

@@ -505,7 +505,7 @@ pub fn default_comparison(
         .tempdir_in(directory)
         .map_err(|e| {
             RunFailure::Layout(
-                hybrio::Error::io("create temporary directory in", directory, 0, e).into(),
+                hybrio::Error::io("create temporary directory in", directory, e).into(),
             )
         })?;
     let engines = default_engines();

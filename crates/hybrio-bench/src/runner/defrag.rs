@@ -40,9 +40,10 @@ impl DefragEngine {
             write: true,
             create: true,
             direct: false,
+            ..Default::default()
         };
         let donor = hybrio::file::open(&donor_path, &opts)?;
-        let io = |op, at, e: rustix::io::Errno| hybrio::Error::io(op, &donor_path, at, e.into());
+        let io = |op, at, e: rustix::io::Errno| hybrio::Error::io_at(op, &donor_path, at, e.into());
         if !inplace && end > start {
             rustix::fs::fallocate(
                 &donor,
@@ -117,7 +118,7 @@ impl Engine for DefragEngine {
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, hybrio::Error> {
         let own = file
             .try_clone()
-            .map_err(|e| hybrio::Error::io("dup", &path, 0, e))?;
+            .map_err(|e| hybrio::Error::io("dup", &path, e))?;
         let handle = self.inner.add_file(file, path.clone())?;
         if self.files.len() <= handle.index() {
             self.files.resize_with(handle.index() + 1, || None);

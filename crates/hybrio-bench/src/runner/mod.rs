@@ -359,7 +359,7 @@ impl PreparedJob {
             {
                 let copy = open
                     .try_clone()
-                    .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, 0, e)))?;
+                    .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, e)))?;
                 cache_files.push((copy, file.path.clone()));
             }
             let handle = engine.add_file(open, file.path.clone()).map_err(wrap)?;
@@ -876,6 +876,7 @@ pub(crate) fn open_options(options: &JobOptions) -> hybrio::file::OpenOptions {
         write: options.rw.writes() || space_engine,
         create: options.rw.writes() || space_engine,
         direct: options.direct,
+        ..Default::default()
     }
 }
 

@@ -72,7 +72,7 @@ impl OffloadEngine {
                     let _ = ready.send(Err(error));
                 }
             })
-            .map_err(|e| hybrio::Error::io("start the submitting thread", "offload", 0, e))?;
+            .map_err(|e| hybrio::Error::io("start the submitting thread", "offload", e))?;
         let (kind, description) = started.recv().map_err(|_| gone())??;
         Ok(OffloadEngine {
             kind,
@@ -109,7 +109,6 @@ fn gone() -> hybrio::Error {
     hybrio::Error::io(
         "hand a request to the submitting thread",
         "offload",
-        0,
         std::io::Error::from_raw_os_error(32),
     )
 }
@@ -265,7 +264,6 @@ impl Engine for OffloadEngine {
                 hybrio::Error::io(
                     "submit from the offload thread",
                     "offload",
-                    0,
                     std::io::Error::other(message),
                 )
             })?;

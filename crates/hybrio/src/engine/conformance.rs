@@ -14,6 +14,8 @@ use crate::probe;
 use crate::request::{Completion, Op, Request};
 
 mod caching;
+mod contract;
+mod driver;
 mod priority;
 mod sockets;
 mod space;
@@ -362,6 +364,7 @@ fn reading_a_write_only_file_gives_ebadf() {
             write: true,
             create: false,
             direct: false,
+            ..Default::default()
         };
         let handle = add(engine.as_mut(), &path, &write_only);
         let done = run_one(
@@ -981,6 +984,7 @@ fn uncommitted_requests_are_not_performed_when_an_io_uring_engine_is_dropped() {
             write: true,
             create: true,
             direct: false,
+            ..Default::default()
         };
         let handle = engine
             .add_file(file::open(&path, &opts).unwrap(), path.clone())

@@ -113,6 +113,8 @@ pub struct IoUringEngine {
     /// Size of the registered-file table; 0 when files are not registered.
     registered_files: u32,
     depth: usize,
+    /// The depth the caller asked for, when the kernel's largest ring cut it.
+    asked_depth: usize,
     setup: Setup,
     /// The emulated device the requests go to instead of their files, if any.
     device: Option<EmulatedDevice>,
@@ -202,6 +204,7 @@ impl IoUringEngine {
             files: FileTable::new(),
             registered_files,
             depth,
+            asked_depth: requested as usize,
             setup,
             device: config.completion_latency.map(EmulatedDevice::new),
             device_queue: Vec::new(),
@@ -271,7 +274,8 @@ impl IoUringEngine {
         })
     }
 
-    /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`.
+    /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`
+    /// (`R_DISABLED`: set up disabled, enabled at the first commit).
     pub fn setup_flags(&self) -> String {
         let mut flags: Vec<&str> = Vec::new();
         if self.ring.is_sqpoll() {
@@ -381,7 +385,7 @@ impl Refusal {
                 path: path.to_owned(),
                 reason: "this kernel has no provided-buffer rings (Linux 5.19) or no multishot receive (6.0); leave recv_multishot off",
             },
-            Refusal::Io(e) => Error::io("register the provided buffers of", path, 0, e),
+            Refusal::Io(e) => Error::io("register the provided buffers of", path, e),
         }
     }
 }
@@ -430,7 +434,7 @@ impl Engine for IoUringEngine {
         {
             return Err(self
                 .files
-                .refuse(handle, |path| Error::io("register file", path, 0, e)));
+                .refuse(handle, |path| Error::io("register file", path, e)));
         }
         if self.multishot
             && self.files.get(handle).is_some_and(FileEntry::is_socket)
@@ -461,12 +465,12 @@ impl Engine for IoUringEngine {
         };
         self.ring
             .forget(handle.0)
-            .map_err(|e| Error::io("stop the multishot receive of", entry.path(), 0, e))?;
+            .map_err(|e| Error::io("stop the multishot receive of", entry.path(), e))?;
         if handle.0 < self.registered_files {
             self.ring
                 .submitter()
                 .register_files_update(handle.0, &[-1])
-                .map_err(|e| Error::io("unregister file", entry.path(), 0, e))?;
+                .map_err(|e| Error::io("unregister file", entry.path(), e))?;
         }
         self.files
             .remove(handle)
@@ -671,7 +675,14 @@ impl Engine for IoUringEngine {
     }
 
     fn description(&self) -> String {
-        let mut parts = vec![self.setup_flags()];
+        // R_DISABLED would read as a ring that is off: it was set up so and
+        // enabled at its first commit, which a report says in words.
+        let flags = self.setup_flags();
+        let flags: Vec<&str> = flags.split('|').filter(|f| *f != "R_DISABLED").collect();
+        let mut parts = vec![flags.join("|")];
+        if self.setup.disabled {
+            parts.push("enabled at first commit".to_owned());
+        }
         if let Some(device) = &self.device {
             parts.push(format!("emulated device, {:?}", device.latency()));
         }
@@ -684,7 +695,14 @@ impl Engine for IoUringEngine {
         if self.multishot {
             parts.push("multishot receive".to_owned());
         }
-        parts.push(format!("depth {}", self.depth));
+        if self.asked_depth > self.depth {
+            parts.push(format!(
+                "depth {} ({} asked: the most the kernel's ring takes)",
+                self.depth, self.asked_depth
+            ));
+        } else {
+            parts.push(format!("depth {}", self.depth));
+        }
         parts.retain(|part| !part.is_empty());
         format!("io_uring ({})", parts.join(", "))
     }

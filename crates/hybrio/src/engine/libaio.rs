@@ -256,6 +256,7 @@ mod tests {
             write: true,
             create: true,
             direct,
+            ..Default::default()
         }
     }
 
@@ -392,6 +393,7 @@ mod tests {
             write: true,
             create: false,
             direct: false,
+            ..Default::default()
         };
         let unreadable = add(&mut engine, &path, &write_only);
         let done = run_batch(

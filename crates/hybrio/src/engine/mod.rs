@@ -59,6 +59,17 @@ pub trait Engine: Send + std::fmt::Debug {
     /// Adds an open file to the engine's table (and, where asked, registers it with the kernel).
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error>;
 
+    /// Opens `path` as `options` say and adds it ([`add_file`](Engine::add_file)
+    /// with the path given once). Errors name the open and the path.
+    fn open_file(
+        &mut self,
+        path: &std::path::Path,
+        options: &crate::file::OpenOptions,
+    ) -> Result<FileHandle, Error> {
+        let file = crate::file::open(path, options)?;
+        self.add_file(file, path.to_path_buf())
+    }
+
     /// Removes a file from the table and gives it back. Fails while requests are in flight.
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error>;
 
@@ -75,10 +86,9 @@ pub trait Engine: Send + std::fmt::Debug {
             Ok(false) => Err(Error::io(
                 "add as a socket",
                 name,
-                0,
                 std::io::Error::from_raw_os_error(libc::ENOTSOCK),
             )),
-            Err(e) => Err(Error::io("add as a socket", name, 0, e)),
+            Err(e) => Err(Error::io("add as a socket", name, e)),
         }
     }
 

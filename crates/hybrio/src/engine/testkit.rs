@@ -34,6 +34,7 @@ pub(crate) fn read_write() -> OpenOptions {
         write: true,
         create: true,
         direct: false,
+        ..Default::default()
     }
 }
 

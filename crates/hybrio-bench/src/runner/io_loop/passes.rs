@@ -37,6 +37,7 @@ impl IoLoop<'_> {
             write: true,
             create: true,
             direct: options.direct,
+            ..Default::default()
         };
         let reads = options.rw.reads() || options.rw.trims();
         for i in 0..self.job.files.len() {
@@ -58,7 +59,7 @@ impl IoLoop<'_> {
             if let Err(e) = std::fs::remove_file(&path)
                 && e.kind() != std::io::ErrorKind::NotFound
             {
-                return Err(hybrio::Error::io("unlink", &path, 0, e));
+                return Err(hybrio::Error::io("unlink", &path, e));
             }
             let plan = crate::layout::FilePlan {
                 path: path.clone(),
@@ -70,7 +71,7 @@ impl IoLoop<'_> {
             if let Some(cached) = self.job.cache_files.iter_mut().find(|(_, p)| *p == path) {
                 cached.0 = file
                     .try_clone()
-                    .map_err(|e| hybrio::Error::io("dup", &path, 0, e))?;
+                    .map_err(|e| hybrio::Error::io("dup", &path, e))?;
             }
             let handle = self.job.engine.add_file(file, path.clone())?;
             if options.uncached != hybrio::file::Caching::Cached {
@@ -92,7 +93,7 @@ impl IoLoop<'_> {
         if !self.job.options.rw.writes() {
             for (file, path) in &self.job.cache_files {
                 if let Err(error) = file.sync_data() {
-                    let error = hybrio::Error::io("fdatasync", path, 0, error);
+                    let error = hybrio::Error::io("fdatasync", path, error);
                     self.fail(error_errno(&error), error.to_string());
                     return;
                 }

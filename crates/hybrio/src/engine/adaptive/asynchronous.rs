@@ -492,7 +492,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             crate::file::reopen(file, path)?
         } else {
             file.try_clone()
-                .map_err(|e| Error::io("duplicate the descriptor of", path, 0, e))?
+                .map_err(|e| Error::io("duplicate the descriptor of", path, e))?
         };
         self.backends[backend]
             .engine

@@ -85,7 +85,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         let spare = match File::open(SPARE_PATH).or_else(|_| file.try_clone()) {
             Ok(spare) => spare,
             Err(e) => {
-                let reason = Error::io("duplicate the descriptor of", &path, 0, e);
+                let reason = Error::io("duplicate the descriptor of", &path, e);
                 return Err(Error::refusing(file, path, reason));
             }
         };
@@ -94,7 +94,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         let direct = match crate::sys::is_direct(file.as_raw_fd()) {
             Ok(direct) => direct,
             Err(e) => {
-                let reason = Error::io("read the flags of", &path, 0, e);
+                let reason = Error::io("read the flags of", &path, e);
                 return Err(Error::refusing(file, path, reason));
             }
         };

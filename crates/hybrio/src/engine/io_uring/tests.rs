@@ -319,3 +319,25 @@ fn dropping_sqpoll_engines_right_after_a_commit_cancels_their_reads() {
     }
     eprintln!("slowest of 100 SQPOLL drops: {slowest:?}");
 }
+
+#[test]
+fn a_depth_past_the_kernels_largest_ring_is_cut_and_said_and_the_ring_is_not_called_disabled() {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping: {reason}");
+        return;
+    }
+    let engine = IoUringEngine::new(&EngineConfig::with_depth(1 << 20), None).unwrap();
+    let line = engine.description();
+    assert!(
+        line.contains(&format!("depth {} (1048576 asked", engine.depth)),
+        "{line}"
+    );
+    assert!(engine.depth < 1 << 20, "{line}");
+    assert!(!line.contains("R_DISABLED"), "{line}");
+    let small = IoUringEngine::new(&EngineConfig::with_depth(8), None).unwrap();
+    assert!(
+        small.description().ends_with("depth 8)"),
+        "{}",
+        small.description()
+    );
+}

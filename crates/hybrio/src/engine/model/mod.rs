@@ -319,6 +319,7 @@ impl<'a> Caller<'a> {
                 write: true,
                 create: false,
                 direct,
+                ..Default::default()
             };
             let opened: File = crate::file::open(&file.path, &options).unwrap();
             let handle = engine.add_file(opened, file.path.clone()).unwrap();
