@@ -1,12 +1,57 @@
 //! # hybrio
 //!
 //! One batched queue/commit/reap interface over every way Linux does file
-//! and socket I/O:
-//! plain synchronous calls (`sync`, `psync`, `pvsync2`), a worker-thread pool
-//! (`pool`), Linux AIO (`libaio`), io_uring, the `adaptive` engine (the
-//! default: each request inline or asynchronous, whichever has cost less
-//! lately for requests like it), and a `null` engine that measures the
-//! caller's own overhead.
+//! and socket I/O, and an engine that picks among them per request.
+//!
+//! # Which engine
+//!
+//! | engine | what it is | pick it when |
+//! |---|---|---|
+//! | `adaptive` (the default) | each request inline or asynchronous (io_uring; libaio for some `O_DIRECT` files; the pool where io_uring is refused), whichever has cost less lately for requests like it | you do not know the workload, filesystem or device in advance: this one |
+//! | `io_uring` | batched submission and reaping through one ring | you know requests wait on a device, at depth |
+//! | `libaio` | Linux AIO, one `io_submit` per commit | `O_DIRECT` at depth on kernels where io_uring is off |
+//! | `pool` | worker threads running the calls, growing and shrinking with the load | blocking calls at depth without io_uring |
+//! | `psync` | `pread`/`pwrite` in the caller's thread | page-cache hits, depth 1 |
+//! | `pvsync2` | `preadv2`/`pwritev2`, with per-request flags | as psync, with `RWF_HIPRI`, `RWF_NOWAIT`, uncached I/O |
+//! | `sync` | `read`/`write` after `lseek` | fio's `sync`, for comparison |
+//! | `null` | completes every request at once, touching nothing | measuring the caller's own cost |
+//!
+//! The adaptive engine learns per class of requests (file, operation,
+//! size). Its first requests of a class try both ways; after that one in
+//! 128 is timed, and now and then one goes the other way to keep that
+//! price current ([`PathCounts`](engine::PathCounts) counts what this
+//! cost). Jobs of 500-2,000 requests came out at 0.94-1.0 of the best
+//! fixed engine's IOPS (docs/results.md, short jobs). What it learned starts the next class of
+//! the same kind, in this process, or across processes from a file
+//! ([`AdaptiveMemory`](engine::AdaptiveMemory)).
+//!
+//! # A first program
+//!
+//! [`Driver`](driver::Driver) keeps requests in flight and hands their
+//! completions back in submission order (or as they complete), the same
+//! on every engine:
+//!
+//! ```no_run
+//! use hybrio::{buf::BufPool, driver::{Driver, Order}, file::OpenOptions, request::Request};
+//! use hybrio::engine::{self, EngineConfig, EngineKind};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let pool = BufPool::new(16, 4096)?;                    // 16 aligned 4 KiB buffers
+//! let mut engine = engine::open(EngineKind::Adaptive, &EngineConfig::with_depth(16), Some(&pool))?;
+//! let file = engine.open_file("data".as_ref(), &OpenOptions::default())?;
+//! let mut blocks = (0..1000u64).map(|i| i * 7919 % 1000);
+//! Driver::new(engine.as_mut(), Order::Submission).stream(
+//!     &pool,
+//!     |buf| blocks.next().map(|b| Request::read(file, b * 4096, buf, b)),
+//!     |done| Ok::<(), Box<dyn std::error::Error>>(assert_eq!(done.outcome()?, 4096)),
+//! )?;
+//! # Ok(()) }
+//! ```
+//!
+//! The engine interface under it ([`Engine`](engine::Engine): queue,
+//! commit, reap) is for loops the driver does not fit; its docs say the
+//! contract every engine keeps. `examples/` has a random-read loop and a
+//! file copy. Dropping an engine waits for what it has in flight (10 s at
+//! most, then leaks it rather than free memory the kernel may still write).
 //!
 //! # Brief overview
 //!
@@ -90,23 +135,13 @@
 //!
 //! # What every engine promises
 //!
-//! * `Busy` only with [`in_flight()`](engine::Engine::in_flight) at the depth:
-//!   a caller that reaps after `Busy` always has something to reap.
-//! * `reap(min >= 1)` with committed requests outstanding returns at least one
-//!   completion or an error; it never waits for uncommitted ones. Completions
-//!   appended before an error are the caller's all the same.
-//! * [`held()`](engine::Engine::held) counts requests an engine has already
-//!   completed and holds for a reap (only the adaptive engine holds any: an
-//!   inline completion behind asynchronous requests queued before it);
-//!   `reap(0, held())` returns them at once. A caller that reaps only when its
-//!   queue is full takes them as they appear, or they wait behind its queue.
-//! * Every request completes exactly once, with its own `user_data`, file,
-//!   offset and buffer.
-//! * Dropping an engine cancels what the kernel can cancel and waits for the
-//!   rest, for at most 10 s; what is still out then is leaked with its buffer,
-//!   never freed while the kernel may write into it.
-//! * [`Engine::state`](engine::Engine::state) says, in one line, where each
-//!   request waits, layer by layer: for a report when something stops.
+//! The contract is in [`Engine`](engine::Engine)'s docs: a completion
+//! comes back exactly once, from `queue` or from `reap`; `in_flight` is
+//! the caller's count of requests taken and not handed back; `Busy` only
+//! when that is at the depth; buffers return to their pool when dropped;
+//! dropping an engine waits for its requests.
+//! [`held()`](engine::Engine::held) counts the completions an engine holds
+//! for a reap (only the adaptive engine holds any).
 //!
 //! A model test (`engine/model/`) drives the layers with random sequences and
 //! engines whose every answer it draws, checking these after every step.

@@ -41,17 +41,46 @@ pub(crate) mod sealed {
 /// What [`Engine::queue`] did with a request.
 #[derive(Debug)]
 pub enum QueueOutcome {
-    /// The engine ran it inline; here is its completion.
+    /// The engine ran it inline; here is its completion (a synchronous
+    /// engine's every request; the adaptive engine's inline ones when
+    /// nothing else is out).
     Completed(Completion),
-    /// Queued: it is handed over at the next [`Engine::commit`].
+    /// Taken: its completion comes out of a later [`Engine::reap`], after
+    /// the next [`Engine::commit`]. (The adaptive engine may already have
+    /// run it inline and hold its completion for that reap, behind
+    /// asynchronous requests queued before it: [`Engine::held`].)
     Queued,
-    /// The engine is full (`depth` requests queued or in flight): reap first.
-    /// The request is handed back untouched. No engine answers this with
-    /// fewer than `depth` requests in [`Engine::in_flight`].
+    /// The engine is full, and nothing else: [`Engine::in_flight`] is at
+    /// the engine's depth (requests taken and not yet handed back, held
+    /// completions included). Commit and reap, then offer the request,
+    /// handed back untouched, again.
     Busy(Request),
 }
 
 /// One way of doing I/O.
+///
+/// # The contract every engine keeps
+///
+/// Checked on every engine by the conformance suite (`engine/conformance/`):
+///
+/// * A request's completion comes back exactly once: from
+///   [`queue`](Engine::queue) ([`QueueOutcome::Completed`]) or from a later
+///   [`reap`](Engine::reap), never both. A loop that takes both arms works
+///   on every engine; [`Driver`](crate::driver::Driver) takes them for you
+///   and hands completions back from one place.
+/// * [`in_flight`](Engine::in_flight) counts the requests the engine took
+///   (`Queued`) and has not handed back: the caller's own count.
+/// * `Busy` only when `in_flight()` is at the depth: after `Busy` there is
+///   always something to reap.
+/// * `reap(min >= 1)` with committed requests out returns at least one, or
+///   an error; completions appended before an error are the caller's.
+/// * A completion carries its request's `user_data`, file, offset and
+///   buffer; the buffer goes back to its pool when the completion (or the
+///   buffer taken out of it, [`Completion::take_buf`]) is dropped, so a
+///   caller holding completions holds their buffers.
+/// * Dropping an engine cancels what the kernel can cancel and waits (10 s
+///   at most) for the rest; what is still out then is leaked with its
+///   buffer, never freed while the kernel may write into it.
 pub trait Engine: Send + std::fmt::Debug {
     /// Which engine this is.
     fn kind(&self) -> EngineKind;
@@ -177,7 +206,8 @@ pub trait Engine: Send + std::fmt::Debug {
     /// the same: they are the caller's, and `in_flight()` no longer counts them.
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error>;
 
-    /// Requests queued or in flight, not yet reaped.
+    /// Requests the engine took and has not handed back: queued, in the
+    /// kernel or a worker, or completed and held for the next reap.
     fn in_flight(&self) -> usize;
 
     /// Requests the engine has already completed and holds for the caller's
