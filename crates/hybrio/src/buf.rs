@@ -125,9 +125,10 @@ impl BufPool {
         // the size of the allocation: the result stays inside it.
         let ptr = unsafe { self.arena.base.add(offset) };
         Some(Buf {
-            arena: Arc::clone(&self.arena),
+            arena: Some(Arc::clone(&self.arena)),
             ptr,
             index,
+            capacity: self.arena.buf_size,
             start: 0,
             end: self.arena.buf_size,
         })
@@ -175,31 +176,67 @@ impl fmt::Debug for BufPool {
     }
 }
 
-/// One buffer of a [`BufPool`], owned exclusively; returns to the pool when dropped.
+/// One buffer of a [`BufPool`], owned exclusively; returns to the pool when
+/// dropped. Or a caller's own memory ([`Buf::from_raw_parts`]: a C program's
+/// buffers), which stays the caller's and is left alone when dropped.
 ///
 /// Its length (the bytes a request reads or writes) can be set anywhere from 0
 /// to its capacity. After a short transfer, [`Buf::advance`] moves the start
 /// of the window past the bytes already done, so that the same request can be
 /// sent again for the rest; [`Buf::rewind`] restores the whole view.
 pub struct Buf {
-    arena: Arc<Arena>,
+    /// The pool's arena; `None` for a caller's own memory.
+    arena: Option<Arc<Arena>>,
     ptr: NonNull<u8>,
     index: u32,
+    capacity: usize,
     /// Start of the window: bytes before it were transferred already.
     start: usize,
     /// End of the window.
     end: usize,
 }
 
-// SAFETY: a `Buf` is the only owner of its slot, so moving it to another
-// thread moves all access to that memory with it; the arena it points into is
-// kept alive by the `Arc` and is itself `Send + Sync`.
+// SAFETY: a `Buf` is the only owner of its slot (or, from
+// `Buf::from_raw_parts`, the only user of the caller's memory, as its caller
+// promised), so moving it to another thread moves all access to that memory
+// with it; a pool's arena is kept alive by the `Arc` and is itself `Send + Sync`.
 unsafe impl Send for Buf {}
 // SAFETY: through `&Buf` the slot can only be read (`as_slice`); mutation
 // needs `&mut Buf`, so shared references never race with a writer.
 unsafe impl Sync for Buf {}
 
 impl Buf {
+    /// A buffer over the caller's own `len` bytes at `ptr`, for callers
+    /// that bring their own memory (the C API's). It is not a pool's: its
+    /// [`pool_id`](Buf::pool_id) is 0, io_uring never reads it as a
+    /// registered buffer, and dropping it leaves the memory alone. For
+    /// `O_DIRECT`, `ptr` and `len` must be aligned as the file needs (the
+    /// kernel answers `EINVAL` otherwise).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for reads and writes of `len` bytes, and nothing
+    /// else may read, write or free that memory until this `Buf` (and any
+    /// request or completion carrying it) is dropped: an engine hands it to
+    /// the kernel or a worker thread, which may write into it at any time
+    /// until its completion comes back.
+    pub unsafe fn from_raw_parts(ptr: NonNull<u8>, len: usize) -> Buf {
+        Buf {
+            arena: None,
+            ptr,
+            index: u32::MAX,
+            capacity: len,
+            start: 0,
+            end: len,
+        }
+    }
+
+    /// Where the buffer starts (its first byte, whatever the window): the
+    /// same for no two buffers a request can carry at once.
+    pub(crate) fn base_addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
     /// Bytes a request will transfer: the window from [`Buf::start`].
     pub fn len(&self) -> usize {
         self.end - self.start
@@ -235,9 +272,9 @@ impl Buf {
         self.start = 0;
     }
 
-    /// The buffer's full size (the pool's buffer size).
+    /// The buffer's full size (the pool's buffer size, or the caller's length).
     pub fn capacity(&self) -> usize {
-        self.arena.buf_size
+        self.capacity
     }
 
     /// Sets the number of bytes a request will transfer (the window's length).
@@ -259,7 +296,8 @@ impl Buf {
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: `ptr` points at `capacity()` bytes inside the live arena
         // (held by `self.arena`), zero-initialised at allocation and owned by
-        // this `Buf` alone; `start <= end <= capacity()`. The shared borrow of
+        // this `Buf` alone, or at the caller's memory that `from_raw_parts`'s
+        // caller promised valid and ours alone; `start <= end <= capacity()`. The shared borrow of
         // `self` prevents mutation through `as_mut_slice` while the slice lives.
         unsafe { std::slice::from_raw_parts(self.as_ptr(), self.len()) }
     }
@@ -272,14 +310,15 @@ impl Buf {
         unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(), len) }
     }
 
-    /// The slot index inside its pool.
+    /// The slot index inside its pool (`u32::MAX` for the caller's memory).
     pub fn index(&self) -> u32 {
         self.index
     }
 
-    /// The [`BufPool::id`] of the pool it came from.
+    /// The [`BufPool::id`] of the pool it came from; 0 (no pool's) for the
+    /// caller's memory.
     pub fn pool_id(&self) -> u64 {
-        self.arena.id
+        self.arena.as_ref().map_or(0, |arena| arena.id)
     }
 
     /// Start of the window, for handing to the kernel.
@@ -298,18 +337,20 @@ impl Buf {
 
 impl Drop for Buf {
     fn drop(&mut self) {
-        self.arena.free_list().push(self.index);
+        if let Some(arena) = &self.arena {
+            arena.free_list().push(self.index);
+        }
     }
 }
 
 impl fmt::Debug for Buf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buf")
-            .field("pool_id", &self.arena.id)
+            .field("pool_id", &self.pool_id())
             .field("index", &self.index)
             .field("start", &self.start)
             .field("end", &self.end)
-            .field("capacity", &self.arena.buf_size)
+            .field("capacity", &self.capacity)
             .finish()
     }
 }
@@ -428,6 +469,92 @@ mod tests {
                     count: c, size: s, ..
                 }) => assert_eq!((c, s), (count, size)),
                 other => panic!("{count} x {size}: expected a BufPool error, got {other:?}"),
+            }
+        }
+    }
+
+    /// Page-aligned memory of the caller's own, freed when dropped.
+    struct Caller {
+        ptr: NonNull<u8>,
+        layout: Layout,
+    }
+
+    impl Caller {
+        fn new(len: usize) -> Caller {
+            let layout = Layout::from_size_align(len, ALIGN).unwrap();
+            // SAFETY: `len` is not 0 in these tests.
+            let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) }).unwrap();
+            Caller { ptr, layout }
+        }
+
+        fn buf(&self) -> Buf {
+            // SAFETY: the memory lives until `self` drops, after every
+            // request using it completed (each test reaps them all first),
+            // and nothing else touches it meanwhile.
+            unsafe { Buf::from_raw_parts(self.ptr, self.layout.size()) }
+        }
+
+        fn bytes(&self) -> &[u8] {
+            // SAFETY: as in `buf`; no request is in flight when it is read.
+            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+        }
+    }
+
+    impl Drop for Caller {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `new` with this layout, freed once.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+        }
+    }
+
+    #[test]
+    fn a_callers_own_memory_goes_through_every_engine_and_stays_the_callers() {
+        use crate::engine::{self, EngineConfig, EngineKind};
+        use crate::request::Request;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        for kind in EngineKind::ALL {
+            if crate::probe::engine_available(kind).is_err() || kind == EngineKind::Null {
+                continue;
+            }
+            // Short transfers injected: the layer that sends the rest names
+            // requests by their buffer, a caller's buffer too.
+            let mut config = EngineConfig::with_depth(4);
+            config.inject = Some("short:0.5,seed:3".parse().unwrap());
+            let mut engine = engine::open(kind, &config, None).unwrap();
+            let options = crate::file::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true);
+            let file = engine.open_file(&path, &options).unwrap();
+            let blocks: Vec<Caller> = (0..4).map(|_| Caller::new(8192)).collect();
+            let writes = blocks.iter().enumerate().map(|(i, block)| {
+                let mut buf = block.buf();
+                buf.as_mut_slice().fill(i as u8 + 1);
+                Request::write(file, i as u64 * 8192, buf, i as u64)
+            });
+            let done = crate::engine::testkit::run(engine.as_mut(), writes);
+            assert!(done.iter().all(|c| c.result == 8192), "{kind}: {done:?}");
+            assert!(
+                done.iter().all(|c| c.buf.as_ref().unwrap().pool_id() == 0),
+                "{kind}"
+            );
+            drop(done);
+            let into: Vec<Caller> = (0..4).map(|_| Caller::new(8192)).collect();
+            let reads = into
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, block)| Request::read(file, i as u64 * 8192, block.buf(), i as u64));
+            let done = crate::engine::testkit::run(engine.as_mut(), reads);
+            assert!(done.iter().all(|c| c.result == 8192), "{kind}");
+            drop(done);
+            for (i, block) in into.iter().enumerate() {
+                assert!(
+                    block.bytes().iter().all(|&b| b == i as u8 + 1),
+                    "{kind}: block {i}"
+                );
             }
         }
     }

@@ -78,12 +78,16 @@ fn pause(pause: Duration) {
 /// but then neither can their records, so either may take either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Key {
-    /// A request carrying a buffer.
+    /// A request carrying a buffer: a pool's slot, or the caller's memory
+    /// (pool 0, index `u32::MAX`), told apart by where it starts (no two
+    /// requests in flight share a buffer).
     Buf {
         /// [`Buf::pool_id`].
         pool: u64,
         /// [`Buf::index`].
         index: u32,
+        /// The buffer's first byte.
+        addr: usize,
     },
     /// A request without a buffer.
     Tag {
@@ -102,6 +106,7 @@ impl Key {
             Some(buf) => Key::Buf {
                 pool: buf.pool_id(),
                 index: buf.index(),
+                addr: buf.base_addr(),
             },
             None => Key::Tag {
                 op,
@@ -173,7 +178,7 @@ impl<T> InFlight<T> {
     /// Keeps `value` for the request named `key`, which has no record yet.
     pub(super) fn insert(&mut self, key: Key, value: T) {
         self.len += 1;
-        if let Key::Buf { pool, index } = key {
+        if let Key::Buf { pool, index, .. } = key {
             let slot = index as usize;
             if slot < Self::MAX_SLOTS {
                 if self.slots.len() <= slot {
@@ -193,7 +198,7 @@ impl<T> InFlight<T> {
         if self.len == 0 {
             return None;
         }
-        if let Key::Buf { pool, index } = *key
+        if let Key::Buf { pool, index, .. } = *key
             && let Some(slot) = self.slots.get_mut(index as usize)
             && matches!(slot, Some((owner, _)) if *owner == pool)
         {
