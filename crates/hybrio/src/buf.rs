@@ -231,9 +231,10 @@ impl Buf {
         }
     }
 
-    /// Where the buffer starts (its first byte, whatever the window): the
-    /// same for no two buffers a request can carry at once.
-    pub(crate) fn base_addr(&self) -> usize {
+    /// Where the buffer starts (its first byte, whatever the window; for
+    /// the caller's memory, the pointer it gave): the same for no two
+    /// buffers a request can carry at once.
+    pub fn base_addr(&self) -> usize {
         self.ptr.as_ptr() as usize
     }
 
