@@ -13,10 +13,16 @@ fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// target/<profile>/, where cargo put libhybrio_capi.a beside this test's `deps/`.
+/// Where cargo put libhybrio_capi.a: beside this test in `target/<profile>/deps/`
+/// when `cargo test` built it, or in `target/<profile>/` after `cargo build`.
 fn library_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    let deps = exe.parent().unwrap();
+    [deps, deps.parent().unwrap()]
+        .into_iter()
+        .find(|dir| dir.join("libhybrio_capi.a").exists())
+        .expect("cargo builds libhybrio_capi.a with the tests (crate-type staticlib)")
+        .to_path_buf()
 }
 
 #[test]
