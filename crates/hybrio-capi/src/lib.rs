@@ -58,7 +58,9 @@ pub const HYBRIO_OP_FDATASYNC: u32 = 4;
 #[derive(Debug)]
 pub struct hybrio_engine {
     engine: Box<dyn Engine>,
-    ready: VecDeque<Completion>,
+    /// Completions made inside a queue call, as C sees them (their buffers
+    /// are the caller's memory, so nothing is held by keeping only this).
+    ready: VecDeque<hybrio_completion>,
     reaped: Vec<Completion>,
 }
 
@@ -301,7 +303,7 @@ pub unsafe extern "C" fn hybrio_close_file(engine: *mut hybrio_engine, file: c_i
 fn queue(e: &mut hybrio_engine, request: Request) -> c_int {
     match e.engine.queue(request) {
         QueueOutcome::Completed(completion) => {
-            e.ready.push_back(completion);
+            e.ready.push_back(record(&completion));
             0
         }
         QueueOutcome::Queued => 0,
@@ -472,53 +474,63 @@ pub unsafe extern "C" fn hybrio_reap(
         return fail(libc::EINVAL, "out is NULL");
     }
     let (min, max) = (min as usize, max as usize);
-    let mut taken = Vec::with_capacity(max.min(e.ready.len()));
-    while taken.len() < max
-        && let Some(completion) = e.ready.pop_front()
+    let mut count = 0;
+    while count < max
+        && let Some(ready) = e.ready.pop_front()
     {
-        taken.push(completion);
+        // SAFETY: `count < max`, and `out` has room for `max` (the caller's
+        // promise): the slot is inside that array.
+        let slot = unsafe { out.add(count) };
+        // SAFETY: `slot` is inside the caller's writable array (above).
+        unsafe { slot.write(ready) };
+        count += 1;
     }
-    if taken.len() < max && (taken.len() < min || e.engine.in_flight() > 0) {
-        let wait = min.saturating_sub(taken.len());
+    if count < max && (count < min || e.engine.in_flight() > 0) {
+        // The engine's list, kept between calls: no allocation per reap.
         let mut reaped = std::mem::take(&mut e.reaped);
-        let result = e.engine.reap(wait, max - taken.len(), &mut reaped);
-        taken.append(&mut reaped);
+        let result = e
+            .engine
+            .reap(min.saturating_sub(count), max - count, &mut reaped);
+        // Completions appended before an error are the caller's all the same.
+        for completion in reaped.drain(..) {
+            // SAFETY: the engine appended at most `max - count`: the slot is
+            // inside the caller's array of `max`.
+            let slot = unsafe { out.add(count) };
+            // SAFETY: `slot` is inside the caller's writable array (above).
+            unsafe { slot.write(record(&completion)) };
+            count += 1;
+            // The caller's memory is the caller's again: dropping the
+            // completion leaves it alone.
+        }
         e.reaped = reaped;
         if let Err(error) = result
-            && taken.is_empty()
+            && count == 0
         {
             return fail_with(&error);
         }
     }
-    let count = taken.len();
-    for (index, completion) in taken.into_iter().enumerate() {
-        let record = hybrio_completion {
-            user_data: completion.user_data,
-            result: completion.result,
-            offset: completion.offset,
-            buf: completion
-                .buf
-                .as_ref()
-                .map_or(std::ptr::null_mut(), |b| b.base_addr() as *mut c_void),
-            file: completion.file.0 as i32,
-            op: match completion.op {
-                Op::Read => HYBRIO_OP_READ,
-                Op::Write => HYBRIO_OP_WRITE,
-                Op::Fsync => HYBRIO_OP_FSYNC,
-                Op::Fdatasync => HYBRIO_OP_FDATASYNC,
-                _ => 0,
-            },
-        };
-        // SAFETY: `index < count <= max`, and `out` has room for `max`, as
-        // the caller promised: the slot is inside that array.
-        let slot = unsafe { out.add(index) };
-        // SAFETY: `slot` is inside the caller's writable array (above).
-        unsafe { slot.write(record) };
-        // The caller's memory is the caller's again: dropping the
-        // completion leaves it alone.
-        drop(completion);
-    }
     c_int::try_from(count).unwrap_or(c_int::MAX)
+}
+
+/// A completion as C sees it.
+fn record(completion: &Completion) -> hybrio_completion {
+    hybrio_completion {
+        user_data: completion.user_data,
+        result: completion.result,
+        offset: completion.offset,
+        buf: completion
+            .buf
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |b| b.base_addr() as *mut c_void),
+        file: completion.file.0 as i32,
+        op: match completion.op {
+            Op::Read => HYBRIO_OP_READ,
+            Op::Write => HYBRIO_OP_WRITE,
+            Op::Fsync => HYBRIO_OP_FSYNC,
+            Op::Fdatasync => HYBRIO_OP_FDATASYNC,
+            _ => 0,
+        },
+    }
 }
 
 /// Requests queued and not yet reaped (completed ones waiting for a reap
