@@ -66,8 +66,7 @@ static int with_hybrio(const char *engine_name, const char *path, long n, unsign
                 return 1;
             nfree--, queued++;
         }
-        hybrio_commit(engine);
-        int got = hybrio_reap(engine, 1, done, depth);
+        int got = hybrio_submit_and_reap(engine, 1, done, depth);
         if (got < 0)
             return 1;
         for (int i = 0; i < got; i++) {

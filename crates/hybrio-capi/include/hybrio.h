@@ -241,6 +241,22 @@ int hybrio_reap(struct hybrio_engine *engine,
                 uint32_t max);
 
 /**
+ * [`hybrio_commit`] then [`hybrio_reap`] in one call, and in one system
+ * call where the engine can (io_uring submits and waits in one
+ * `io_uring_enter`, as liburing's `io_uring_submit_and_wait`): the loop
+ * that refills and waits pays one kernel entry a round. Returns what
+ * `hybrio_reap` returns.
+ *
+ * # Safety
+ *
+ * As [`hybrio_reap`].
+ */
+int hybrio_submit_and_reap(struct hybrio_engine *engine,
+                           uint32_t min,
+                           struct hybrio_completion *out,
+                           uint32_t max);
+
+/**
  * Requests queued and not yet reaped (completed ones waiting for a reap
  * included): the caller's own count. 0 for a NULL engine.
  *

@@ -466,6 +466,42 @@ pub unsafe extern "C" fn hybrio_reap(
     max: u32,
 ) -> c_int {
     // SAFETY: as this function's caller promised.
+    unsafe { reap(engine, false, min, out, max) }
+}
+
+/// [`hybrio_commit`] then [`hybrio_reap`] in one call, and in one system
+/// call where the engine can (io_uring submits and waits in one
+/// `io_uring_enter`, as liburing's `io_uring_submit_and_wait`): the loop
+/// that refills and waits pays one kernel entry a round. Returns what
+/// `hybrio_reap` returns.
+///
+/// # Safety
+///
+/// As [`hybrio_reap`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hybrio_submit_and_reap(
+    engine: *mut hybrio_engine,
+    min: u32,
+    out: *mut hybrio_completion,
+    max: u32,
+) -> c_int {
+    // SAFETY: as this function's caller promised.
+    unsafe { reap(engine, true, min, out, max) }
+}
+
+/// [`hybrio_reap`], committing first when `commit`.
+///
+/// # Safety
+///
+/// As [`hybrio_reap`].
+unsafe fn reap(
+    engine: *mut hybrio_engine,
+    commit: bool,
+    min: u32,
+    out: *mut hybrio_completion,
+    max: u32,
+) -> c_int {
+    // SAFETY: as this function's caller promised.
     let e = match unsafe { engine_arg(engine) } {
         Ok(e) => e,
         Err(errno) => return errno,
@@ -485,12 +521,25 @@ pub unsafe extern "C" fn hybrio_reap(
         unsafe { slot.write(ready) };
         count += 1;
     }
-    if count < max && (count < min || e.engine.in_flight() > 0) {
+    let wait = min.saturating_sub(count);
+    if commit
+        && wait == 0
+        && let Err(error) = e.engine.commit()
+        && count == 0
+    {
+        // Enough already: the queued requests are handed over, nothing
+        // waited for. A failed commit keeps them queued: with completions
+        // taken, those go back now and the next call meets the error.
+        return fail_with(&error);
+    }
+    if count < max && (wait > 0 || e.engine.in_flight() > 0) {
         // The engine's list, kept between calls: no allocation per reap.
         let mut reaped = std::mem::take(&mut e.reaped);
-        let result = e
-            .engine
-            .reap(min.saturating_sub(count), max - count, &mut reaped);
+        let result = if commit && wait > 0 {
+            e.engine.commit_and_reap(wait, max - count, &mut reaped)
+        } else {
+            e.engine.reap(wait, max - count, &mut reaped)
+        };
         // Completions appended before an error are the caller's all the same.
         for completion in reaped.drain(..) {
             // SAFETY: the engine appended at most `max - count`: the slot is

@@ -222,12 +222,14 @@ impl<'e> Driver<'e> {
     /// Commits what is queued and takes at least `min` completions from
     /// the engine (0: what is there, without waiting).
     fn take_some(&mut self, min: usize) -> Result<(), Error> {
-        if self.uncommitted > 0 {
-            self.engine.commit()?;
-            self.uncommitted = 0;
-        }
         let mut reaped = std::mem::take(&mut self.reaped);
-        let result = self.engine.reap(min, usize::MAX, &mut reaped);
+        let result = if self.uncommitted > 0 {
+            self.uncommitted = 0;
+            // One system call where the engine can (io_uring).
+            self.engine.commit_and_reap(min, usize::MAX, &mut reaped)
+        } else {
+            self.engine.reap(min, usize::MAX, &mut reaped)
+        };
         // Completions appended before an error are the caller's all the same.
         for completion in reaped.drain(..) {
             self.keep(completion);

@@ -583,6 +583,39 @@ impl Engine for IoUringEngine {
         Ok(self.ring.in_kernel().saturating_sub(before))
     }
 
+    /// One `io_uring_enter` submits what is queued and waits, where nothing
+    /// else needs the kernel's attention first (an emulated device's batch,
+    /// SQPOLL's thread, multishot receives): otherwise commit, then reap.
+    fn commit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        self.ring.rearm();
+        // Standing receives' CQEs are not requests': a wait counted in
+        // requests must not meet them.
+        let plain = self.device.is_none()
+            && !self.multishot
+            && !self.ring.is_sqpoll()
+            && !self.ring.has_waiting_receives()
+            && self.ring.has_unsubmitted_entries();
+        if !plain || min == 0 || max == 0 {
+            self.commit()?;
+            return self.reap(min, max, out);
+        }
+        self.ring
+            .enable()
+            .map_err(|e| engine_error("register enable rings", e))?;
+        // At most one more than already in the kernel: the submission hands
+        // over at least one, so the wait cannot outlast what is there.
+        let want = min.min(max).min(self.ring.in_kernel() + 1);
+        self.ring
+            .submit_all_and_wait(want)
+            .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit and wait)"), e))?;
+        self.reap(min, max, out)
+    }
+
     /// Requests queued but not committed are not waited for: `min` counts
     /// only committed ones.
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {

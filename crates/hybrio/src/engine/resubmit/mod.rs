@@ -737,6 +737,34 @@ impl<E: Engine> Engine for Resubmit<E> {
         Ok(reaped)
     }
 
+    fn commit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        if !(self.tracker.is_empty() && self.requeue.is_empty() && self.ready.is_empty()) {
+            self.commit()?;
+            return self.reap(min, max, out);
+        }
+        // Nothing of this layer's waits: what commit would count is done with.
+        self.dirty = 0;
+        self.early = 0;
+        let base = out.len();
+        let reaped = match self.inner.commit_and_reap(min, max, out) {
+            Ok(reaped) => reaped,
+            Err(error) => {
+                // What came before the failure is reaped all the same.
+                self.sort_out(base, out);
+                return Err(error);
+            }
+        };
+        if out[base..].iter().any(|done| self.needs_attention(done)) {
+            return self.reap_slow(min, max, out, Some(base));
+        }
+        Ok(reaped)
+    }
+
     #[inline]
     fn in_flight(&self) -> usize {
         self.inner.in_flight() + self.requeue.len() + self.ready.len()

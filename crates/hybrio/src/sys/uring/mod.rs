@@ -493,6 +493,35 @@ impl Ring {
         Ok(())
     }
 
+    /// Hands every pushed SQE to the kernel and waits for `min_complete`
+    /// completions in one `io_uring_enter` (liburing's `submit_and_wait`):
+    /// one system call a request at depth 1 instead of two. The caller keeps
+    /// `min_complete` at most one more than the requests already in the
+    /// kernel, so the wait cannot outlast what was submitted. When the
+    /// kernel takes only part of the SQ, or says "try again", the rest goes
+    /// through [`Ring::submit_all`] and the caller's wait follows.
+    pub(crate) fn submit_all_and_wait(&mut self, min_complete: usize) -> io::Result<()> {
+        #[cfg(test)]
+        self.entered_kernel();
+        match self.ring.submit_and_wait(min_complete) {
+            Ok(_) => {
+                let left = self.ring.submission().len();
+                while self.unsubmitted.len() > left {
+                    let slot = self.unsubmitted.pop_front().expect("longer than left");
+                    self.awaiting_submit[slot as usize] = false;
+                }
+                if self.unsubmitted.is_empty() {
+                    return Ok(());
+                }
+                self.submit_all()
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted || is_transient(&e) => {
+                self.submit_all()
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// After a submission that made no progress: lets a completion (or task
     /// work) happen, or gives up with `err` after too many stalls in a row.
     fn back_off(&mut self, stalls: &mut u32, err: io::Error) -> io::Result<()> {
