@@ -551,6 +551,31 @@ impl<E: Engine> Resubmit<E> {
     /// that could finish). `reaped_from`: `inner` was reaped once already and
     /// its completions appended to `out` from there on.
     #[cold]
+    /// The fast reap's end: the inner engine's `answer`, completions from
+    /// `base` on in `out`, sorted out (what came before a failure is reaped
+    /// all the same); any that needs this layer goes the slow way.
+    #[inline]
+    fn after_inner(
+        &mut self,
+        base: usize,
+        answer: Result<usize, Error>,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        let reaped = match answer {
+            Ok(reaped) => reaped,
+            Err(error) => {
+                self.sort_out(base, out);
+                return Err(error);
+            }
+        };
+        if out[base..].iter().any(|done| self.needs_attention(done)) {
+            return self.reap_slow(min, max, out, Some(base));
+        }
+        Ok(reaped)
+    }
+
     fn reap_slow(
         &mut self,
         min: usize,
@@ -723,18 +748,8 @@ impl<E: Engine> Engine for Resubmit<E> {
             return self.reap_slow(min, max, out, None);
         }
         let base = out.len();
-        let reaped = match self.inner.reap(min, max, out) {
-            Ok(reaped) => reaped,
-            Err(error) => {
-                // What came before the failure is reaped all the same.
-                self.sort_out(base, out);
-                return Err(error);
-            }
-        };
-        if out[base..].iter().any(|done| self.needs_attention(done)) {
-            return self.reap_slow(min, max, out, Some(base));
-        }
-        Ok(reaped)
+        let answer = self.inner.reap(min, max, out);
+        self.after_inner(base, answer, min, max, out)
     }
 
     fn commit_and_reap(
@@ -751,18 +766,8 @@ impl<E: Engine> Engine for Resubmit<E> {
         self.dirty = 0;
         self.early = 0;
         let base = out.len();
-        let reaped = match self.inner.commit_and_reap(min, max, out) {
-            Ok(reaped) => reaped,
-            Err(error) => {
-                // What came before the failure is reaped all the same.
-                self.sort_out(base, out);
-                return Err(error);
-            }
-        };
-        if out[base..].iter().any(|done| self.needs_attention(done)) {
-            return self.reap_slow(min, max, out, Some(base));
-        }
-        Ok(reaped)
+        let answer = self.inner.commit_and_reap(min, max, out);
+        self.after_inner(base, answer, min, max, out)
     }
 
     #[inline]
