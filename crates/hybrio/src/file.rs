@@ -119,6 +119,15 @@ impl FileTable {
         Self::default()
     }
 
+    /// The descriptors of the sockets in the table.
+    pub(crate) fn socket_fds(&self) -> impl Iterator<Item = RawFd> + '_ {
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|entry| entry.is_socket())
+            .map(FileEntry::fd)
+    }
+
     /// Adds a file; returns its handle (the lowest free slot).
     pub fn insert(&mut self, file: File, path: PathBuf) -> FileHandle {
         let fd = file.as_raw_fd();

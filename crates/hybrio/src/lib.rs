@@ -49,8 +49,8 @@
 //!
 //! The engine interface under it ([`Engine`](engine::Engine): queue,
 //! commit, reap) is for loops the driver does not fit; its docs say the
-//! contract every engine keeps. `examples/` has a random-read loop and a
-//! file copy. Dropping an engine waits for what it has in flight (10 s at
+//! contract every engine keeps. `examples/` has a random-read loop, a
+//! file copy and a UDP echo. Dropping an engine waits for what it has in flight (10 s at
 //! most, then leaks it rather than free memory the kernel may still write).
 //!
 //! # Brief overview

@@ -979,12 +979,41 @@ impl Drop for PoolEngine {
         for handle in self.workers.iter().flatten() {
             handle.thread().unpark();
         }
+        // A worker blocked on a socket (a receive nothing will answer) would
+        // keep this waiting for ever: after a moment its socket is shut
+        // down, which is how a blocked receive or send is cancelled (the
+        // engine closes its sockets now anyway). What still runs after
+        // DROP_WAIT is left running, its request keeping its buffer.
+        let started = Instant::now();
+        let mut sockets_shut = false;
+        while !self.workers.iter().flatten().all(JoinHandle::is_finished) {
+            let waited = started.elapsed();
+            if waited >= DROP_WAIT {
+                break;
+            }
+            if !sockets_shut && waited >= SOCKET_CANCEL_AFTER {
+                for fd in self.files.socket_fds() {
+                    let _ = crate::sys::shutdown_both(fd);
+                }
+                sockets_shut = true;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
         for handle in self.workers.iter_mut().filter_map(Option::take) {
-            // A worker that panicked has already been reported by reap.
-            let _ = handle.join();
+            if handle.is_finished() {
+                // A worker that panicked has already been reported by reap.
+                let _ = handle.join();
+            }
         }
     }
 }
+
+/// How long dropping the engine waits for requests in flight.
+const DROP_WAIT: Duration = Duration::from_secs(10);
+
+/// How long dropping the engine lets requests finish before shutting its
+/// sockets down to cancel receives and sends blocked on them.
+const SOCKET_CANCEL_AFTER: Duration = Duration::from_millis(20);
 
 #[cfg(test)]
 impl PoolEngine {
@@ -1465,5 +1494,33 @@ mod tests {
             engine.remove_file(handle),
             Err(Error::BadHandle(0))
         ));
+    }
+
+    #[test]
+    fn dropping_with_a_receive_nothing_answers_does_not_hang() {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.connect(peer.local_addr().unwrap()).unwrap();
+        let pool = BufPool::new(1, 4096).unwrap();
+        let mut engine = engine(2, None);
+        let handle = engine
+            .add_socket(std::os::fd::OwnedFd::from(socket), "udp")
+            .unwrap();
+        assert!(matches!(
+            engine.queue(Request::recv(handle, take(&pool, 64), 1)),
+            QueueOutcome::Queued
+        ));
+        engine.commit().unwrap();
+        // The worker is in recv(2): no datagram will ever come.
+        thread::sleep(Duration::from_millis(20));
+        let started = Instant::now();
+        drop(engine);
+        // Joined once the socket's shutdown woke it, not DROP_WAIT later.
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(pool.available(), 1, "the receive's buffer came back");
     }
 }

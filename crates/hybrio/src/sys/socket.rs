@@ -131,6 +131,13 @@ pub(crate) fn is_socket(fd: RawFd) -> io::Result<bool> {
     super::fd::file_type(fd).map(|kind| kind == libc::S_IFSOCK)
 }
 
+/// `shutdown(2)` both ways: a receive or send blocked on the socket in
+/// another thread returns (a receive with 0 bytes), and none starts after.
+pub(crate) fn shutdown_both(fd: RawFd) -> io::Result<()> {
+    // SAFETY: no memory is passed; an fd that is not a socket is ENOTSOCK.
+    check(unsafe { libc::shutdown(fd, libc::SHUT_RDWR) } as isize).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
