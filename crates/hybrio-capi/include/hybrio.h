@@ -144,7 +144,9 @@ int hybrio_open(const char *name, uint32_t depth, struct hybrio_engine **out);
  * # Safety
  *
  * `engine` is NULL or from [`hybrio_open`], not closed before; the
- * buffers of requests not yet reaped must stay valid until this returns.
+ * buffers of requests not yet reaped must stay valid until this returns,
+ * and for ever for a request the engine could neither finish nor cancel
+ * within those 10 s (the kernel or a worker may still write into it).
  */
 void hybrio_close(struct hybrio_engine *engine);
 

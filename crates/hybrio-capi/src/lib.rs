@@ -205,7 +205,9 @@ pub unsafe extern "C" fn hybrio_open(
 /// # Safety
 ///
 /// `engine` is NULL or from [`hybrio_open`], not closed before; the
-/// buffers of requests not yet reaped must stay valid until this returns.
+/// buffers of requests not yet reaped must stay valid until this returns,
+/// and for ever for a request the engine could neither finish nor cancel
+/// within those 10 s (the kernel or a worker may still write into it).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hybrio_close(engine: *mut hybrio_engine) {
     if !engine.is_null() {
