@@ -167,7 +167,10 @@ impl<'e> Driver<'e> {
     {
         for request in requests {
             self.submit(request)?;
-            while let Some(completion) = self.ready_completion()? {
+            // Those already taken from the engine (a full engine's, a
+            // synchronous one's): asking the engine for more here would
+            // commit each request alone.
+            while let Some(completion) = self.pop_ready() {
                 done(completion)?;
             }
         }
@@ -196,7 +199,9 @@ impl<'e> Driver<'e> {
     {
         let mut making = true;
         loop {
-            while let Some(completion) = self.ready_completion()? {
+            // Those already taken from the engine; the engine is asked only
+            // when no buffer is free, so requests go down in batches.
+            while let Some(completion) = self.pop_ready() {
                 done(completion)?;
             }
             if making && let Some(buf) = pool.take() {
