@@ -142,8 +142,10 @@ impl<'e> Driver<'e> {
         }
     }
 
-    /// The next completion if one is ready now, without waiting (what the
-    /// engine has finished is taken without blocking).
+    /// The next completion if one is ready now, without waiting: what is
+    /// queued is committed, and what the engine has finished taken without
+    /// blocking (so calling it after every submit commits each request
+    /// alone; [`stream`](Driver::stream) and [`run`](Driver::run) do not).
     pub fn ready_completion(&mut self) -> Result<Option<Completion>, Error> {
         if let Some(completion) = self.pop_ready() {
             return Ok(Some(completion));

@@ -449,7 +449,9 @@ impl AioContext {
             // when `take_events` sees that event, or in `Drop` after waiting
             // for it (or never, leaked, if waiting and io_destroy both fail).
             // The buffer's memory does not move when the request moves: it
-            // lives in the pool's arena, kept alive by the `Buf`.
+            // lives in the pool's arena, kept alive by the `Buf`, or in the
+            // caller's memory, valid until the `Buf` drops (the promise of
+            // `Buf::from_raw_parts`'s caller).
             let submitted = unsafe { io_submit(self.ctx, &mut self.batch.ptrs[done..]) };
             match submitted {
                 Ok(accepted) if accepted > 0 => {

@@ -340,8 +340,10 @@ impl Ring {
         // user_data (the kernel is done with the buffer), or in `Drop` after
         // waiting for it, or never (leaked) if waiting fails. The buffer's
         // memory does not move when the request moves: it lives in the pool's
-        // arena, kept alive by the `Buf`. If the push fails, the kernel never
-        // saw the entry and the request goes back to the caller.
+        // arena, kept alive by the `Buf`, or in the caller's memory, which
+        // `Buf::from_raw_parts`'s caller promised valid until the `Buf` drops.
+        // If the push fails, the kernel never saw the entry and the request
+        // goes back to the caller.
         if let Err(error) = unsafe { self.push_entry(&entry) } {
             let request = self.slots[index].take().expect("slot was just filled");
             self.free.push(slot);
