@@ -37,31 +37,62 @@ fn engines(doc: &Value) -> Vec<String> {
 
 /// A figure of each engine of a cell: its median and each round's value.
 struct Figure {
+    /// `hybrio report --svg --figure=` names it so.
+    name: &'static str,
+    /// The page's chart title.
     title: &'static str,
+    /// The results chart's title.
+    short: &'static str,
     field: &'static str,
     unit: &'static str,
     /// Higher is better (IOPS) or lower is (latency, CPU).
     higher_better: bool,
+    /// Drawn for each cell on the page.
+    on_page: bool,
+    /// Drawn by `hybrio report --svg --figure=NAME`.
+    in_svg: bool,
 }
 
-const FIGURES: [Figure; 3] = [
+const FIGURES: [Figure; 4] = [
     Figure {
+        name: "iops",
         title: "IOPS",
+        short: "IOPS",
         field: "iops",
         unit: "IOPS",
         higher_better: true,
+        on_page: true,
+        in_svg: true,
     },
     Figure {
+        name: "p99",
         title: "Completion latency p99",
+        short: "p99 latency",
         field: "lat_p99_us",
         unit: "us",
         higher_better: false,
+        on_page: true,
+        in_svg: true,
     },
     Figure {
+        name: "cpu",
         title: "CPU time per I/O, the job's threads",
+        short: "CPU time per I/O",
         field: "cpu_us_per_io_thread",
         unit: "us",
         higher_better: false,
+        on_page: true,
+        in_svg: false,
+    },
+    Figure {
+        name: "mean",
+        title: "Mean completion latency",
+        short: "mean latency",
+        field: "lat_mean_us",
+        unit: "us",
+        higher_better: false,
+        on_page: false,
+        in_svg: true,
     },
 ];
 
@@ -137,7 +168,7 @@ pub fn section(name: &str, doc: &Value, document: usize) -> String {
             })
             .collect();
         super::legend(&mut out, &entries);
-        for figure in &FIGURES {
+        for figure in FIGURES.iter().filter(|f| f.on_page) {
             out.push_str(&figure_chart(&names, &results, figure, &key).draw_figure());
         }
         for r in &results {
@@ -346,46 +377,15 @@ fn adaptive_rounds(result: &Value, prefix: &str) -> Option<String> {
     Some(out)
 }
 
-/// The figures `hybrio report --svg --figure=NAME` draws: name, figure.
-const SVG_FIGURES: [(&str, Figure); 3] = [
-    (
-        "iops",
-        Figure {
-            title: "IOPS",
-            field: "iops",
-            unit: "IOPS",
-            higher_better: true,
-        },
-    ),
-    (
-        "p99",
-        Figure {
-            title: "p99 latency",
-            field: "lat_p99_us",
-            unit: "us",
-            higher_better: false,
-        },
-    ),
-    (
-        "mean",
-        Figure {
-            title: "mean latency",
-            field: "lat_mean_us",
-            unit: "us",
-            higher_better: false,
-        },
-    ),
-];
-
 /// A whole comparison as one SVG: per cell, each engine's median of
-/// `figure` (one of [`SVG_FIGURES`]) as a bar against the cell's best
+/// `figure` (iops, p99 or mean: [`FIGURES`]) as a bar against the cell's best
 /// engine's (so cells of any size share the axis), each round a dot; the
 /// legend in the picture. For the results' markdown.
 pub fn results_svg(doc: &Value, figure: &str) -> Result<String, String> {
     if !is_comparison(doc) {
         return Err("not a hybrio compare document (no \"cells\" and \"engines\")".into());
     }
-    let Some((_, figure)) = SVG_FIGURES.iter().find(|(name, _)| *name == figure) else {
+    let Some(figure) = FIGURES.iter().find(|f| f.in_svg && f.name == figure) else {
         return Err(format!(
             "unknown figure '{figure}' (allowed: iops, p99, mean)"
         ));
@@ -427,7 +427,7 @@ pub fn results_svg(doc: &Value, figure: &str) -> Result<String, String> {
                 y: median,
                 tip: format!(
                     "{cell_name}, {engine}: {median:.2}x the best engine's {}",
-                    figure.title
+                    figure.short
                 ),
             });
             for (round, s) in samples(r).enumerate() {
@@ -466,14 +466,14 @@ pub fn results_svg(doc: &Value, figure: &str) -> Result<String, String> {
     let width = (160.0 + cells.len() as f64 * (names.len() as f64 * 16.0 + 24.0)).max(560.0);
     let caption = format!(
         "{} of each engine against the best engine of its cell ({} is better): the median of the rounds (bar) and each round (dot)",
-        figure.title,
+        figure.short,
         if figure.higher_better {
             "higher"
         } else {
             "lower"
         }
     );
-    let y_title = format!("{} / best engine's", figure.title);
+    let y_title = format!("{} / best engine's", figure.short);
     Ok(Chart {
         caption: &caption,
         x: Scale::Bands(
