@@ -289,10 +289,11 @@ fn record(completion: &Completion) -> hybrio_completion {
         user_data: completion.user_data,
         result: completion.result,
         offset: completion.offset,
-        buf: completion
-            .buf
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.base_addr() as *mut c_void),
+        buf: if completion.op.moves_data() {
+            completion.buf.base_addr() as *mut c_void
+        } else {
+            std::ptr::null_mut()
+        },
         file: completion.file.0 as i32,
         op: match completion.op {
             Op::Read => HYBRIO_OP_READ,

@@ -230,12 +230,7 @@ fn copy(options: &Options) -> Result<Copied, String> {
                     completion.offset
                 ));
             }
-            let Some(mut buf) = completion.buf else {
-                return Err(format!(
-                    "{} came back without its buffer",
-                    completion.op.name()
-                ));
-            };
+            let mut buf = completion.buf;
             let moved = completion.result as usize;
             match completion.op {
                 Op::Read if moved == 0 => {

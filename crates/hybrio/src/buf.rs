@@ -231,6 +231,21 @@ impl Buf {
         }
     }
 
+    /// A buffer of no bytes over no memory: what the completion of a sync,
+    /// a trim, an allocation or a truncation carries, and what
+    /// [`Completion::take_buf`](crate::request::Completion::take_buf)
+    /// leaves behind. Dropping it returns nothing to any pool.
+    pub const fn empty() -> Buf {
+        Buf {
+            arena: None,
+            ptr: NonNull::dangling(),
+            index: u32::MAX,
+            capacity: 0,
+            start: 0,
+            end: 0,
+        }
+    }
+
     /// Where the buffer starts (its first byte, whatever the window; for
     /// the caller's memory, the pointer it gave): the same for no two
     /// buffers a request can carry at once.
@@ -333,6 +348,13 @@ impl Buf {
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
         // SAFETY: as in `as_ptr`.
         unsafe { self.ptr.as_ptr().add(self.start) }
+    }
+}
+
+impl Default for Buf {
+    /// [`Buf::empty`].
+    fn default() -> Buf {
+        Buf::empty()
     }
 }
 
@@ -537,10 +559,7 @@ mod tests {
             });
             let done = crate::engine::testkit::run(engine.as_mut(), writes);
             assert!(done.iter().all(|c| c.result == 8192), "{kind}: {done:?}");
-            assert!(
-                done.iter().all(|c| c.buf.as_ref().unwrap().pool_id() == 0),
-                "{kind}"
-            );
+            assert!(done.iter().all(|c| c.buf.pool_id() == 0), "{kind}");
             drop(done);
             let into: Vec<Caller> = (0..4).map(|_| Caller::new(8192)).collect();
             let reads = into

@@ -262,7 +262,7 @@ impl Request {
             op: self.op,
             file: self.file,
             offset: self.offset,
-            buf: self.buf,
+            buf: self.buf.unwrap_or_default(),
             user_data: self.user_data,
             span: self.span,
             result,
@@ -279,8 +279,11 @@ pub struct Completion {
     pub file: FileHandle,
     /// At which offset.
     pub offset: u64,
-    /// The request's buffer, handed back.
-    pub buf: Option<Buf>,
+    /// The request's buffer, handed back: a read's or receive's bytes are
+    /// in its window (see [`data`](Completion::data)). Dropping the
+    /// completion, or this buffer once taken out, returns it to its pool.
+    /// Syncs, trims, allocations and truncations carry [`Buf::empty`].
+    pub buf: Buf,
     /// The caller's tag.
     pub user_data: u64,
     /// The request's [`span`](Request::span): what a trim or allocation covered.
@@ -310,25 +313,29 @@ impl Completion {
     /// the start of the buffer's window, as many as moved; empty after an
     /// error and for requests without a buffer.
     pub fn data(&self) -> &[u8] {
-        match &self.buf {
-            Some(buf) if self.result > 0 => {
-                &buf.as_slice()[..(self.result as usize).min(buf.len())]
-            }
-            _ => &[],
+        if self.result > 0 {
+            &self.buf.as_slice()[..(self.result as usize).min(self.buf.len())]
+        } else {
+            &[]
         }
     }
 
     /// Takes the request's buffer out, to reuse it or give it back to its
-    /// pool by dropping it: reads, writes, receives and sends always have
-    /// one; syncs, trims, allocations and truncations have none. The
+    /// pool by dropping it, and leaves [`Buf::empty`] in its place: the
     /// completion stays whole for [`outcome`](Completion::outcome) and
-    /// [`error`](Completion::error).
-    pub fn take_buf(&mut self) -> Option<Buf> {
-        self.buf.take()
+    /// [`error`](Completion::error). Syncs, trims, allocations and
+    /// truncations give the empty buffer.
+    pub fn take_buf(&mut self) -> Buf {
+        std::mem::take(&mut self.buf)
+    }
+
+    /// The request's buffer, the completion consumed.
+    pub fn into_buf(self) -> Buf {
+        self.buf
     }
 
     /// True when fewer bytes moved than were asked for (and no error).
     pub fn is_short(&self) -> bool {
-        self.result >= 0 && (self.result as usize) < self.buf.as_ref().map_or(0, Buf::len)
+        self.result >= 0 && (self.result as usize) < self.buf.len()
     }
 }

@@ -305,7 +305,7 @@ fn reads_at_and_across_eof() {
             "{name}: read across EOF"
         );
         assert!(straddling.is_short());
-        let got = &straddling.buf.as_ref().unwrap().as_slice()[..LEN - 8192];
+        let got = &straddling.buf.as_slice()[..LEN - 8192];
         assert!(got == &contents[8192..], "{name}: short read data differs");
     }
 }
@@ -342,11 +342,7 @@ fn bad_handles_complete_with_ebadf() {
             );
         }
         let read_back = done.iter().find(|c| c.user_data == 1).unwrap();
-        assert_eq!(
-            read_back.buf.as_ref().map(Buf::len),
-            Some(4096),
-            "{name}: buffer handed back"
-        );
+        assert_eq!(read_back.buf.len(), 4096, "{name}: buffer handed back");
     }
 }
 
@@ -446,12 +442,12 @@ fn every_request_completes_once_with_its_user_data() {
         for (i, completion) in
             (0..N).map(|i| (i, done.iter().find(|c| c.user_data == tag(i)).unwrap()))
         {
-            let len = completion.buf.as_ref().unwrap().len();
+            let len = completion.buf.len();
             assert_eq!(completion.result, len as i64, "{name}");
             if flavour.kind != EngineKind::Null {
                 let at = offset(i) as usize;
                 assert!(
-                    completion.buf.as_ref().unwrap().as_slice() == &contents[at..at + len],
+                    completion.buf.as_slice() == &contents[at..at + len],
                     "{name}: read {i}"
                 );
             }
@@ -754,7 +750,7 @@ fn io_uring_registered_file_table_grows() {
         );
         assert_eq!(done.result, 4096, "handle {}", handle.0);
         assert!(
-            done.buf.as_ref().unwrap().as_slice() == &contents[4096..],
+            done.buf.as_slice() == &contents[4096..],
             "handle {}",
             handle.0
         );
@@ -803,7 +799,7 @@ fn io_uring_fixed_buffers_accept_foreign_buffers_too() {
         ],
     );
     for completion in done {
-        let buf = completion.buf.as_ref().unwrap();
+        let buf = &completion.buf;
         let at = completion.offset as usize;
         assert_eq!(
             completion.result,
@@ -1100,8 +1096,8 @@ fn o_direct_unaligned_requests_fail_with_einval() {
         }
         let shifted_back = done.iter().find(|c| c.user_data == 3).unwrap();
         assert_eq!(
-            shifted_back.buf.as_ref().map(|b| (b.start(), b.len())),
-            Some((1, 4096)),
+            (shifted_back.buf.start(), shifted_back.buf.len()),
+            (1, 4096),
             "{name}: the buffer's window comes back as it was queued"
         );
     }
@@ -1231,9 +1227,7 @@ impl PlanDriver<'_> {
         for completion in self.done.drain(..) {
             self.in_flight.remove(&completion.user_data);
             let hash = match (completion.op, completion.result) {
-                (Op::Read, n) if n > 0 => {
-                    fnv(&completion.buf.as_ref().unwrap().as_slice()[..n as usize])
-                }
+                (Op::Read, n) if n > 0 => fnv(&completion.buf.as_slice()[..n as usize]),
                 _ => 0,
             };
             if completion.op == Op::Write && completion.result > 0 {

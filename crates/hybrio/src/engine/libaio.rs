@@ -327,7 +327,7 @@ mod tests {
             let mut expected = vec![0; 4096];
             pattern(done.offset, &mut expected);
             assert!(
-                done.buf.as_ref().unwrap().as_slice() == expected,
+                done.buf.as_slice() == expected,
                 "data at {} differs",
                 done.offset
             );
@@ -376,7 +376,7 @@ mod tests {
         for c in &done {
             let at = c.offset as usize;
             assert_eq!(c.result, 4096);
-            assert!(c.buf.as_ref().unwrap().as_slice() == &contents[at..at + 4096]);
+            assert!(c.buf.as_slice() == &contents[at..at + 4096]);
         }
     }
 
@@ -436,7 +436,7 @@ mod tests {
         match engine.queue(Request::read(FileHandle(5), 0, take(&pool, 4096), 7)) {
             QueueOutcome::Completed(done) => {
                 assert_eq!((done.user_data, done.result), (7, -i64::from(libc::EBADF)));
-                assert_eq!(done.buf.as_ref().map(Buf::len), Some(4096));
+                assert_eq!(done.buf.len(), 4096);
             }
             other => panic!("{other:?}"),
         }
@@ -692,7 +692,7 @@ mod tests {
             done[0].result
         );
         if done[0].result == 4096 {
-            assert!(done[0].buf.as_ref().unwrap().as_slice() == &contents[4096..]);
+            assert!(done[0].buf.as_slice() == &contents[4096..]);
         }
     }
 
@@ -724,7 +724,7 @@ mod tests {
                 let at = c.offset as usize;
                 assert_eq!(c.result, 4096);
                 assert!(
-                    c.buf.as_ref().unwrap().as_slice() == &contents[at..at + 4096],
+                    c.buf.as_slice() == &contents[at..at + 4096],
                     "data at {at} differs"
                 );
             }
@@ -792,14 +792,14 @@ mod tests {
             ],
         );
         assert_eq!(done.iter().map(|c| c.result).collect::<Vec<_>>(), [4096, 0]);
-        let written = done.remove(0).buf.unwrap();
+        let written = done.remove(0).buf;
         let mut requests = vec![Request::read(handle, 4096, take(&pool, 4096), 0)];
         if direct {
             requests.push(Request::read(handle, 100, take(&pool, 4096), 1));
         }
         let done = run_batch(&mut engine, requests);
         assert_eq!(done[0].result, 4096);
-        assert!(done[0].buf.as_ref().unwrap().as_slice() == written.as_slice());
+        assert!(done[0].buf.as_slice() == written.as_slice());
         if direct {
             assert_eq!(
                 done[1].result,

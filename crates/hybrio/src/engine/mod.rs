@@ -75,7 +75,8 @@ pub enum QueueOutcome {
 /// * `reap(min >= 1)` with committed requests out returns at least one, or
 ///   an error; completions appended before an error are the caller's.
 /// * A completion carries its request's `user_data`, file, offset and
-///   buffer; the buffer goes back to its pool when the completion (or the
+///   buffer (a [`Buf`](crate::buf::Buf), never an `Option`: a sync's, a trim's, an
+///   allocation's or a truncation's is [`Buf::empty`](crate::buf::Buf::empty)); the buffer goes back to its pool when the completion (or the
 ///   buffer taken out of it, [`Completion::take_buf`]) is dropped, so a
 ///   caller holding completions holds their buffers.
 /// * Dropping an engine cancels what the kernel can cancel and waits (10 s

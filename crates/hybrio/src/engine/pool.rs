@@ -1124,7 +1124,7 @@ mod tests {
                     "depth {depth}, request {i}"
                 );
                 assert!(
-                    completion.buf.as_ref().unwrap().as_slice() == &contents[at..at + len(i)],
+                    completion.buf.as_slice() == &contents[at..at + len(i)],
                     "depth {depth}, request {i}: data"
                 );
             }
@@ -1485,7 +1485,7 @@ mod tests {
             Err(Error::FileBusy { in_flight: 1, .. })
         ));
         let done = run(&mut engine, Vec::new());
-        assert!(done[0].buf.as_ref().unwrap().as_slice() == &contents[4096..]);
+        assert!(done[0].buf.as_slice() == &contents[4096..]);
         let file = engine.remove_file(handle).unwrap();
         let mut first = [0u8; 16];
         file.read_exact_at(&mut first, 0).unwrap();

@@ -115,7 +115,7 @@ mod tests {
                 panic!("sync completes inline");
             };
             assert_eq!(done.result, expected, "read at {offset}");
-            buf = done.buf.unwrap();
+            buf = done.buf;
             if expected > 0 {
                 let at = offset as usize;
                 assert!(

@@ -163,7 +163,7 @@ pub(crate) fn round_trip(
         let mut expected = vec![0; len];
         pattern(offset, &mut expected);
         assert!(
-            done.buf.as_ref().unwrap().as_slice() == expected,
+            done.buf.as_slice() == expected,
             "{name}: data at {offset} differs"
         );
     }

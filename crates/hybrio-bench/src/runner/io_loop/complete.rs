@@ -16,9 +16,10 @@ impl IoLoop<'_> {
     ) {
         let slot = completion.user_data as usize;
         let op = completion.op;
-        let wanted = match &completion.buf {
-            Some(buf) => buf.len() as u64,
-            None => completion.span,
+        let wanted = if op.moves_data() {
+            completion.buf.len() as u64
+        } else {
+            completion.span
         };
         // A read of a file that comes back short has met its end (the layers
         // below resend the rest until nothing more comes): the file is shorter
@@ -36,25 +37,20 @@ impl IoLoop<'_> {
             && let Some(session) = self.job.session.as_mut()
         {
             let second_half = std::mem::take(&mut self.slots[slot].second_half);
-            let received = match (op, &completion.buf) {
-                (Op::Recv, Some(buf)) if result >= 0 => Some(&buf.as_slice()[..result as usize]),
-                _ => None,
-            };
+            let received = (op == Op::Recv && result >= 0)
+                .then(|| &completion.buf.as_slice()[..result as usize]);
             match session.settle(result, received, !second_half) {
                 Verdict::Ended => {
                     // Not an I/O: it was never one of the job's.
                     self.submitted -= 1;
-                    self.slots[slot].buf = completion.buf;
+                    self.slots[slot].buf = Some(completion.buf);
                     self.free.push(slot);
                     return;
                 }
                 Verdict::FirstHalf => {
                     self.submitted -= 1;
                     self.slots[slot].second_half = true;
-                    let Some(buf) = completion.buf.take() else {
-                        self.free.push(slot);
-                        return;
-                    };
+                    let buf = completion.take_buf();
                     // The same bytes come back (a receiver sends its whole
                     // buffer back, as fio's does).
                     let request = if op == Op::Send {
@@ -203,8 +199,9 @@ impl IoLoop<'_> {
         {
             self.verify_completion(&mut completion, expected);
         }
-        if completion.buf.is_some() {
-            self.slots[slot].buf = completion.buf;
+        // A trim's or a sync's slot kept its buffer.
+        if op.moves_data() {
+            self.slots[slot].buf = Some(completion.buf);
         }
         self.free.push(slot);
     }
@@ -238,9 +235,7 @@ impl IoLoop<'_> {
         else {
             return;
         };
-        let Some(buf) = completion.buf.as_mut() else {
-            return;
-        };
+        let buf = &mut completion.buf;
         let done = (completion.result as usize).min(buf.len());
         match completion.op {
             Op::Write if done == buf.len() => {

@@ -112,7 +112,7 @@ fn uncached_files_get_their_bytes_and_leave_no_pages_in_the_cache() {
             assert_eq!(done.result, BLOCK as i64, "{name}: read {done:?}");
             let at = done.offset as usize;
             assert!(
-                done.buf.as_ref().unwrap().as_slice() == &data[at..at + BLOCK],
+                done.buf.as_slice() == &data[at..at + BLOCK],
                 "{name}: the bytes read at {at} differ"
             );
         }
@@ -187,7 +187,7 @@ fn read_mib(
             assert_eq!(done.result, MIB as i64, "read {done:?}");
             let at = done.offset as usize - from * MIB;
             assert!(
-                done.buf.as_ref().unwrap().as_slice() == &expected[at..at + MIB],
+                done.buf.as_slice() == &expected[at..at + MIB],
                 "the bytes read at {} differ",
                 done.offset
             );

@@ -38,7 +38,7 @@ fn refill_loop(
     let mut done = Vec::new();
     let check = |c: &Completion, seen: &mut Seen| {
         let offset = c.offset as usize;
-        let buf = c.buf.as_ref().expect("a read hands its buffer back");
+        let buf = &c.buf;
         assert_eq!(c.result, 4096, "{name}: read at {offset}");
         assert_eq!(
             buf.as_slice(),
@@ -70,7 +70,7 @@ fn refill_loop(
                 QueueOutcome::Completed(mut c) => {
                     check(&c, &mut seen);
                     seen.inline += 1;
-                    free.push(c.buf.take().unwrap());
+                    free.push(c.take_buf());
                 }
                 QueueOutcome::Queued => outstanding += 1,
                 QueueOutcome::Busy(request) => {
@@ -92,7 +92,7 @@ fn refill_loop(
             for mut c in done.drain(..) {
                 check(&c, &mut seen);
                 outstanding -= 1;
-                free.push(c.buf.take().unwrap());
+                free.push(c.take_buf());
             }
             assert_eq!(
                 engine.in_flight(),
@@ -161,11 +161,7 @@ fn a_caller_may_hold_completions_and_their_buffers_come_back_when_dropped() {
         if flavour.kind != EngineKind::Null {
             for c in &held {
                 let at = c.offset as usize;
-                assert_eq!(
-                    c.buf.as_ref().unwrap().as_slice(),
-                    &contents[at..at + 4096],
-                    "{name}"
-                );
+                assert_eq!(c.buf.as_slice(), &contents[at..at + 4096], "{name}");
             }
         }
         drop(held);
@@ -174,6 +170,39 @@ fn a_caller_may_hold_completions_and_their_buffers_come_back_when_dropped() {
             8,
             "{name}: dropping a completion returns its buffer"
         );
+    }
+}
+
+#[test]
+fn a_completion_hands_its_buffer_back_without_an_option() {
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 4 * 4096);
+    for flavour in io_flavours() {
+        let name = flavour.name();
+        let pool = BufPool::new(2, 4096).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let file = add(engine.as_mut(), &path, &read_write());
+        let mut read = run_one(
+            engine.as_mut(),
+            Request::read(file, 8192, take(&pool, 4096), 7),
+        );
+        assert_eq!(read.data(), &contents[8192..12288], "{name}");
+        // The buffer comes out as a `Buf`, and the completion stays whole.
+        let buf: Buf = read.take_buf();
+        assert_eq!(read.outcome().unwrap(), 4096, "{name}");
+        assert!(read.error().is_none() && read.data().is_empty(), "{name}");
+        assert_eq!((buf.pool_id(), buf.len()), (pool.id(), 4096), "{name}");
+        assert_eq!(pool.available(), 1, "{name}: the taken buffer is held");
+        drop(buf);
+        assert_eq!(pool.available(), 2, "{name}: dropped, it is back");
+        // A sync carries the empty buffer, which no pool misses.
+        let sync = run_one(engine.as_mut(), Request::sync(file, false, 8));
+        assert_eq!(sync.outcome().unwrap(), 0, "{name}");
+        assert_eq!((sync.buf.capacity(), sync.buf.pool_id()), (0, 0), "{name}");
+        drop(sync);
+        assert_eq!(pool.available(), 2, "{name}");
     }
 }
 
@@ -192,11 +221,7 @@ fn open_file_opens_and_adds_with_the_path_given_once() {
             engine.as_mut(),
             Request::read(file, 4096, take(&pool, 4096), 1),
         );
-        assert_eq!(
-            c.buf.as_ref().unwrap().as_slice(),
-            &contents[4096..8192],
-            "{name}"
-        );
+        assert_eq!(c.buf.as_slice(), &contents[4096..8192], "{name}");
         // A file that is not there: one error naming the open and the path, no offset.
         let missing = dir.path().join("missing");
         let error = engine

@@ -101,7 +101,7 @@ fn datagrams_sent_through_an_engine_are_received_whole_and_once() {
         let mut seen = vec![false; COUNT as usize];
         for got in drive(engine.as_mut(), receives, at_once) {
             assert!(got.result >= 4, "{name}: receive {got:?}");
-            let bytes = &got.buf.as_ref().unwrap().as_slice()[..got.result as usize];
+            let bytes = &got.buf.as_slice()[..got.result as usize];
             let n = u32::from_le_bytes(bytes[..4].try_into().unwrap());
             assert_eq!(bytes, datagram(n).as_slice(), "{name}: datagram {n}");
             assert!(
@@ -152,8 +152,7 @@ fn a_stream_carries_its_bytes_exactly_one_request_at_a_time() {
                 "{name}: receive at {}: {got:?}",
                 received.len()
             );
-            received
-                .extend_from_slice(&got.buf.as_ref().unwrap().as_slice()[..got.result as usize]);
+            received.extend_from_slice(&got.buf.as_slice()[..got.result as usize]);
         }
         assert!(received == stream, "{name}: the stream came back different");
     }
@@ -259,7 +258,7 @@ fn a_receive_with_nothing_waiting_never_blocks_the_asynchronous_engines() {
         a.send(b"late").unwrap();
         assert_eq!(engine.reap(1, 8, &mut done).unwrap(), 1, "{name}");
         assert_eq!((done[0].result, done[0].user_data), (4, 7), "{name}");
-        assert_eq!(&done[0].buf.as_ref().unwrap().as_slice()[..4], b"late");
+        assert_eq!(&done[0].buf.as_slice()[..4], b"late");
     }
 }
 
@@ -280,10 +279,7 @@ fn adaptive_receives_inline_what_is_waiting_and_waits_asynchronously_for_the_res
             QueueOutcome::Completed(got) => {
                 let len = datagram(n).len();
                 assert_eq!(got.result, len as i64);
-                assert_eq!(
-                    &got.buf.as_ref().unwrap().as_slice()[..len],
-                    datagram(n).as_slice()
-                );
+                assert_eq!(&got.buf.as_slice()[..len], datagram(n).as_slice());
             }
             other => panic!("receive {n} with a datagram waiting: {other:?}"),
         }
@@ -314,7 +310,7 @@ fn adaptive_receives_inline_what_is_waiting_and_waits_asynchronously_for_the_res
     }
     let mut numbers: Vec<u32> = got
         .iter()
-        .map(|c| u32::from_le_bytes(c.buf.as_ref().unwrap().as_slice()[..4].try_into().unwrap()))
+        .map(|c| u32::from_le_bytes(c.buf.as_slice()[..4].try_into().unwrap()))
         .collect();
     numbers.sort_unstable();
     assert_eq!(numbers, [4, 5, 6]);

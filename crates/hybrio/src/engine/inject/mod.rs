@@ -453,7 +453,7 @@ impl<E: Engine> Inject<E> {
                 match self.inner.queue(request) {
                     QueueOutcome::Completed(mut done) => {
                         self.counts.short += 1;
-                        restore(done.buf.as_mut(), whole);
+                        done.buf.set_len(whole);
                         QueueOutcome::Completed(done)
                     }
                     QueueOutcome::Queued => {
@@ -507,9 +507,7 @@ impl<E: Engine> Inject<E> {
     /// Flips one bit of what a completed read brought, at a place drawn by
     /// `at`; a read that failed or read nothing is left as it is.
     fn corrupt(&mut self, done: &mut Completion, at: u64) {
-        let Some(buf) = done.buf.as_mut() else {
-            return;
-        };
+        let buf = &mut done.buf;
         let read = usize::try_from(done.result).unwrap_or(0).min(buf.len());
         if read == 0 {
             return;
@@ -558,7 +556,7 @@ impl<E: Engine> Inject<E> {
             match self.marks.take(&Key::of_completion(&done)) {
                 None => out.push(done),
                 Some(Mark::Short(whole)) => {
-                    restore(done.buf.as_mut(), whole);
+                    done.buf.set_len(whole);
                     out.push(done);
                 }
                 Some(Mark::Corrupt(at)) => {

@@ -94,7 +94,7 @@ fn results(engine: &mut Inject<NullEngine>, n: usize) -> Vec<i64> {
         .map(
             |i| match engine.queue(Request::read(handle, 0, take(&pool, 4096), i as u64)) {
                 QueueOutcome::Completed(done) => {
-                    assert_eq!(done.buf.as_ref().unwrap().len(), 4096, "window restored");
+                    assert_eq!(done.buf.len(), 4096, "window restored");
                     done.result
                 }
                 other => panic!("{other:?}"),
@@ -165,7 +165,7 @@ fn a_shortened_request_comes_back_short_with_its_window() {
         &mut engine,
         Request::read(handle, 4096, take(&pool, 4096), 0),
     );
-    let buf = done.buf.as_ref().unwrap();
+    let buf = &done.buf;
     assert_eq!((done.result, buf.start(), buf.len()), (2048, 0, 4096));
     assert!(done.is_short());
     assert!(buf.as_slice()[..2048] == contents[4096..6144]);
@@ -174,7 +174,7 @@ fn a_shortened_request_comes_back_short_with_its_window() {
     inside.advance(512);
     inside.set_len(3584);
     let done = one(&mut engine, Request::read(handle, 0, inside, 1));
-    let buf = done.buf.as_ref().unwrap();
+    let buf = &done.buf;
     assert_eq!((done.result, buf.start(), buf.len()), (1536, 512, 3584));
     assert!(buf.as_slice()[..1536] == contents[..1536]);
     assert_eq!(engine.counters().injected.short, 2);
@@ -209,7 +209,7 @@ fn a_shortened_request_comes_back_short_from_an_asynchronous_engine() {
     );
     assert_eq!(done.len(), 4);
     for done in &done {
-        let buf = done.buf.as_ref().unwrap();
+        let buf = &done.buf;
         assert_eq!((done.result, buf.start(), buf.len()), (2048, 0, 4096));
         let at = done.offset as usize;
         assert!(buf.as_slice()[..2048] == contents[at..at + 2048]);
@@ -233,7 +233,7 @@ fn errors_from_below_pass_through() {
     assert_eq!(done.len(), 20);
     for done in &done {
         assert_eq!(done.result, -i64::from(libc::EBADF));
-        assert_eq!(done.buf.as_ref().unwrap().len(), 4096);
+        assert_eq!(done.buf.len(), 4096);
     }
     let counts = engine.counters().injected;
     assert_eq!((counts.eio, counts.eagain), (0, 0));
@@ -346,7 +346,7 @@ fn a_corrupted_read_comes_back_with_one_bit_flipped_and_writes_are_untouched() {
         };
         assert_eq!(done.result, 4096);
         let at = (i * 4096) as usize;
-        let read = done.buf.as_ref().unwrap().as_slice();
+        let read = done.buf.as_slice();
         assert_eq!(bits_apart(read, &contents[at..at + 4096]), 1, "read {i}");
     }
     // A write is not a read: it goes down as it came.
@@ -394,10 +394,7 @@ fn a_corrupted_read_comes_back_with_one_bit_flipped_from_an_asynchronous_engine(
         }
         for done in out {
             let at = (done.offset) as usize;
-            let apart = bits_apart(
-                done.buf.as_ref().unwrap().as_slice(),
-                &contents[at..at + 4096],
-            );
+            let apart = bits_apart(done.buf.as_slice(), &contents[at..at + 4096]);
             assert!(apart <= 1, "round {round}: {apart} bits");
             flipped += u64::from(apart);
         }

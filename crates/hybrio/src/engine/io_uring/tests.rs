@@ -211,7 +211,7 @@ fn sqpoll_reap_waits_for_a_committed_request_after_uncommitted_ones_complete_ear
     }
     assert!(
         done.iter()
-            .all(|c| c.result == 4096 && c.buf.as_ref().unwrap().as_slice() == &contents[..4096])
+            .all(|c| c.result == 4096 && c.buf.as_slice() == &contents[..4096])
     );
     let writer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(50));

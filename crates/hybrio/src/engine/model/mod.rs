@@ -554,11 +554,7 @@ impl<'a> Caller<'a> {
             );
             return Ok(());
         }
-        let Some(buf) = completion.buf.as_ref() else {
-            return Err(TestCaseError::fail(format!(
-                "completion {tag} lost its buffer"
-            )));
-        };
+        let buf = &completion.buf;
         check!(
             buf.start() == 0 && buf.len() == expected.len,
             "completion {tag}: buffer window {}..{} instead of 0..{}",

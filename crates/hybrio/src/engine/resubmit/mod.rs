@@ -102,7 +102,9 @@ pub(super) enum Key {
 
 impl Key {
     fn new(op: Op, file: FileHandle, user_data: u64, buf: Option<&Buf>) -> Key {
-        match buf {
+        // A completion of a sync or a trim carries the empty buffer, which
+        // tells no two requests apart.
+        match buf.filter(|_| op.moves_data()) {
             Some(buf) => Key::Buf {
                 pool: buf.pool_id(),
                 index: buf.index(),
@@ -132,7 +134,7 @@ impl Key {
             completion.op,
             completion.file,
             completion.user_data,
-            completion.buf.as_ref(),
+            Some(&completion.buf),
         )
     }
 }
@@ -230,10 +232,7 @@ impl Track {
     /// The record of a request that has not been sent again yet: its
     /// completion still carries the request as the caller queued it.
     fn of(completion: &Completion) -> Track {
-        let (start, len) = completion
-            .buf
-            .as_ref()
-            .map_or((0, 0), |buf| (buf.start(), buf.len()));
+        let (start, len) = (completion.buf.start(), completion.buf.len());
         Track {
             key: Key::of_completion(completion),
             offset: completion.offset,
@@ -246,9 +245,8 @@ impl Track {
 
     /// The caller's completion: its offset and window as queued, `result`.
     fn finish(&self, mut completion: Completion, result: i64) -> Completion {
-        if let Some(buf) = completion.buf.as_mut()
-            && (buf.start() != self.start || buf.len() != self.len)
-        {
+        let buf = &mut completion.buf;
+        if buf.start() != self.start || buf.len() != self.len {
             // From the buffer's start, so that no step leaves the window
             // inside out whatever the engine below did to it.
             buf.rewind();
@@ -286,7 +284,7 @@ fn into_request(completion: Completion) -> Request {
         op: completion.op,
         file: completion.file,
         offset: completion.offset,
-        buf: completion.buf,
+        buf: completion.op.moves_data().then_some(completion.buf),
         user_data: completion.user_data,
         span: completion.span,
         // The rest goes at the thread's priority (a completion does not
@@ -368,7 +366,7 @@ impl<E: Engine> Resubmit<E> {
     /// as it stands: short, or "try again".
     #[inline]
     fn needs_attention(&self, completion: &Completion) -> bool {
-        let len = completion.buf.as_ref().map_or(0, |buf| buf.len() as u64);
+        let len = completion.buf.len() as u64;
         self.needs_attention_given(completion.result, owed(completion.op, len))
     }
 
@@ -387,16 +385,12 @@ impl<E: Engine> Resubmit<E> {
     fn settle(&mut self, mut completion: Completion, track: Option<Track>) -> Settled {
         let mut track = track.unwrap_or_else(|| Track::of(&completion));
         let result = completion.result;
-        if result > 0
-            && completion.op != Op::Recv
-            && completion.op.moves_data()
-            && let Some(buf) = completion.buf.as_mut()
-        {
+        if result > 0 && completion.op != Op::Recv && completion.op.moves_data() {
             let moved = result as u64;
             track.done += moved;
             track.retries = 0;
-            if moved < buf.len() as u64 {
-                buf.advance(moved as usize);
+            if moved < completion.buf.len() as u64 {
+                completion.buf.advance(moved as usize);
                 completion.offset += moved;
                 self.short_ios[usize::from(completion.op == Op::Write)] += 1;
                 return Settled::Again(into_request(completion), track);

@@ -76,7 +76,7 @@ fn stack(
 /// Checks that a completion is the whole request, as queued, with the
 /// file's bytes.
 fn assert_whole_read(done: &Completion, offset: u64, len: usize, contents: &[u8], what: &str) {
-    let buf = done.buf.as_ref().unwrap();
+    let buf = &done.buf;
     assert_eq!(done.result, len as i64, "{what}: result at {offset}");
     assert_eq!(done.offset, offset, "{what}: offset");
     assert_eq!((buf.start(), buf.len()), (0, len), "{what}: window");
@@ -127,7 +127,7 @@ fn short_transfers_are_sent_again_until_whole() {
         odd.advance(100);
         odd.set_len(5000);
         let done = run(engine.as_mut(), [Request::read(handle, 777, odd, 99)]);
-        let buf = done[0].buf.as_ref().unwrap();
+        let buf = &done[0].buf;
         assert_eq!((done[0].result, done[0].offset), (5000, 777), "{what}");
         assert_eq!((buf.start(), buf.len()), (100, 5000), "{what}: window");
         assert!(buf.as_slice() == &contents[777..5777], "{what}: odd read");
@@ -147,7 +147,7 @@ fn short_transfers_are_sent_again_until_whole() {
         for completion in run(engine.as_mut(), writes) {
             assert_eq!(completion.result, 4096, "{what}: write");
             assert_eq!(completion.offset, completion.user_data * 4096, "{what}");
-            assert_eq!(completion.buf.as_ref().unwrap().len(), 4096, "{what}");
+            assert_eq!(completion.buf.len(), 4096, "{what}");
         }
         let counters = engine.counters();
         assert_eq!(counters.short_ios[1], 16 * 3, "{what}");
@@ -192,7 +192,7 @@ fn a_read_across_the_end_of_the_file_returns_what_is_there() {
         let by_tag: BTreeMap<u64, &Completion> = done.iter().map(|c| (c.user_data, c)).collect();
         for (tag, offset, result) in [(0, 0, 5000), (1, 4096, 904), (2, 5000, 0), (3, 1 << 20, 0)] {
             let completion = by_tag[&tag];
-            let buf = completion.buf.as_ref().unwrap();
+            let buf = &completion.buf;
             assert_eq!(completion.result, result, "{what}: read at {offset}");
             assert_eq!(completion.offset, offset, "{what}");
             assert_eq!((buf.start(), buf.len()), (0, 8192), "{what}: window");
@@ -242,10 +242,7 @@ fn an_o_direct_read_of_a_file_end_off_the_sector_returns_the_bytes_before_it() {
         // The rest starts at 5000, which O_DIRECT refuses (EINVAL) or
         // finds at the end: either way, the 5000 bytes are the answer.
         assert_eq!(done[0].result, 5000, "{below:?}");
-        assert!(
-            done[0].buf.as_ref().unwrap().as_slice()[..5000] == contents[..],
-            "{below:?}"
-        );
+        assert!(done[0].buf.as_slice()[..5000] == contents[..], "{below:?}");
     }
 }
 
@@ -567,7 +564,7 @@ fn mixed_faults_over_many_requests_complete_each_exactly_once() {
             completed += 1;
             *seen.entry(completion.user_data).or_default() += 1;
             let (op, offset, len) = asked[&completion.user_data];
-            let buf = completion.buf.as_ref().unwrap();
+            let buf = &completion.buf;
             assert_eq!((completion.op, completion.offset), (op, offset), "{what}");
             assert_eq!((buf.start(), buf.len()), (0, len), "{what}: window");
             match completion.result {
@@ -874,7 +871,7 @@ fn an_error_after_progress_completes_with_the_progress() {
     let by_tag: BTreeMap<u64, &Completion> = done.iter().map(|c| (c.user_data, c)).collect();
     // The rest, at 5000, is off the sector: EINVAL, after 5000 bytes.
     let first = by_tag[&0];
-    let buf = first.buf.as_ref().unwrap();
+    let buf = &first.buf;
     assert_eq!((first.result, first.offset), (5000, 0));
     assert_eq!((buf.start(), buf.len()), (0, 8192));
     assert!(buf.as_slice()[..5000] == contents[..]);
@@ -936,7 +933,7 @@ fn retries_that_run_out_after_progress_report_the_progress() {
         let reads =
             (0..4).map(|k| Request::read(handle, k * 4096, take(&pool, 4096), round * 4 + k));
         for completion in run(&mut engine, reads.collect::<Vec<_>>()) {
-            let buf = completion.buf.as_ref().unwrap();
+            let buf = &completion.buf;
             assert_eq!((buf.start(), buf.len()), (0, 4096));
             match completion.result {
                 4096 => whole += 1,

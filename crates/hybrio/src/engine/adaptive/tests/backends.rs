@@ -59,7 +59,7 @@ fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
             };
             assert_eq!(completion.result, 4096, "read {}", completion.user_data);
             assert!(
-                completion.buf.as_ref().unwrap().as_slice() == &data[at..at + 4096],
+                completion.buf.as_slice() == &data[at..at + 4096],
                 "read {} of {:?} at {at}: wrong bytes",
                 completion.user_data,
                 completion.file
@@ -126,7 +126,7 @@ fn with_io_uring_completions_come_back_as_queued_while_files_come_and_go() {
             assert_eq!(completion.file, file, "read {}", completion.user_data);
             assert_eq!(completion.result, 4096, "read {}", completion.user_data);
             assert!(
-                completion.buf.as_ref().unwrap().as_slice() == &data[at..at + 4096],
+                completion.buf.as_slice() == &data[at..at + 4096],
                 "read {} of {file:?} at {at}: wrong bytes",
                 completion.user_data
             );
@@ -210,7 +210,7 @@ fn with_two_backends_a_reap_waits_only_for_committed_requests() {
         (done[0].user_data, done[0].file, done[0].result),
         (1, buffered, 4096)
     );
-    assert!(done[0].buf.as_ref().unwrap().as_slice() == &buffered_data[4096..8192]);
+    assert!(done[0].buf.as_slice() == &buffered_data[4096..8192]);
     let mut done = Vec::new();
     testkit::finish(&mut engine, &mut done);
     let mut tags: Vec<u64> = done.iter().map(|c| c.user_data).collect();
@@ -371,7 +371,7 @@ fn copy_through(
         let mut requests: Vec<Request> = to_write
             .drain(..)
             .map(|read| {
-                let mut buf = read.buf.expect("a read's buffer");
+                let mut buf = read.buf;
                 buf.rewind();
                 buf.set_len(COPY_BLOCK);
                 Request::write(dst, read.offset, buf, 1)
@@ -410,7 +410,7 @@ fn copy_through(
             match (completion.op, completion.user_data) {
                 (Op::Read, 2) => {
                     let offset = completion.offset as usize;
-                    let buf = completion.buf.as_ref().expect("a read's buffer");
+                    let buf = &completion.buf;
                     assert!(
                         buf.as_slice() == &data[offset..offset + COPY_BLOCK],
                         "the buffered file's bytes at {offset}"

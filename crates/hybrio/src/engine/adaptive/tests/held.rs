@@ -34,7 +34,7 @@ fn a_held_completion_does_not_wait_behind_younger_asynchronous_ones() {
         let mut done = Vec::new();
         assert_eq!(caller.engine.reap(1, 1, &mut done).unwrap(), 1);
         order.push(done[0].user_data);
-        if let Some(buf) = done.pop().and_then(|c| c.buf) {
+        if let Some(buf) = done.pop().map(|c| c.buf) {
             caller.buffers.push(buf);
         }
     }
