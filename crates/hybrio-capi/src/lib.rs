@@ -202,6 +202,7 @@ fn close_file(e: &mut hybrio_engine, file: c_int) -> c_int {
 /// Queues `request`: 0 when taken (its completion comes out of a reap),
 /// `-EBUSY` when the engine is full (reap first; the buffer stays the
 /// caller's).
+#[inline(always)]
 fn queue(e: &mut hybrio_engine, request: Request) -> c_int {
     match e.engine.queue(request) {
         QueueOutcome::Completed(completion) => {
@@ -228,6 +229,7 @@ fn commit(e: &mut hybrio_engine) -> c_int {
 
 /// Reaps into `out` (committing first when `commit`): how many, or -errno.
 /// Completions made inside a queue call come first, then the engine's.
+#[inline(always)]
 fn reap(
     e: &mut hybrio_engine,
     commit: bool,
@@ -255,25 +257,25 @@ fn reap(
     }
     if count < max && (wait > 0 || e.engine.in_flight() > 0) {
         // The engine's list, kept between calls: no allocation per reap.
-        let mut reaped = std::mem::take(&mut e.reaped);
+        let reaped = &mut e.reaped;
         let result = if commit && wait > 0 {
-            e.engine.commit_and_reap(wait, max - count, &mut reaped)
+            e.engine.commit_and_reap(wait, max - count, reaped)
         } else {
-            e.engine.reap(wait, max - count, &mut reaped)
+            e.engine.reap(wait, max - count, reaped)
         };
         // Completions appended before an error are the caller's all the same.
         // (The engine appends at most `max - count`; were it to break that,
         // the rest would wait for the next reap rather than be lost.)
-        for completion in reaped.drain(..) {
+        for completion in reaped.iter() {
             match out.get_mut(count) {
                 Some(slot) => {
-                    slot.write(record(&completion));
+                    slot.write(record(completion));
                     count += 1;
                 }
-                None => e.ready.push_back(record(&completion)),
+                None => e.ready.push_back(record(completion)),
             }
         }
-        e.reaped = reaped;
+        reaped.clear();
         if let Err(error) = result
             && count == 0
         {

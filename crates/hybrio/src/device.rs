@@ -92,7 +92,7 @@ impl EmulatedDevice {
     /// Moves a request's data at once; returns bytes moved or a negative errno.
     pub(crate) fn transfer(fd: RawFd, direct: bool, request: &mut Request) -> i64 {
         if direct && request.op.moves_data() {
-            let misaligned = request.buf.as_ref().is_some_and(|buf| {
+            let misaligned = request.buffer().is_some_and(|buf| {
                 !(buf.as_ptr() as u64).is_multiple_of(DIRECT_ALIGN)
                     || !(buf.len() as u64).is_multiple_of(DIRECT_ALIGN)
             }) || !request.offset.is_multiple_of(DIRECT_ALIGN);
@@ -101,7 +101,7 @@ impl EmulatedDevice {
             }
         }
         let offset = request.offset;
-        let outcome = match (request.op, request.buf.as_mut()) {
+        let outcome = match (request.op, request.buffer_mut()) {
             (Op::Fsync | Op::Fdatasync, _) => Ok(0),
             (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
                 let block_device = sys::is_block_device(fd).unwrap_or(false);

@@ -88,9 +88,10 @@ pub struct Request {
     /// Byte offset in the file (ignored by sync operations).
     pub offset: u64,
     /// The data buffer: reads fill `buf.len()` bytes, writes write `buf.len()` bytes.
-    /// `None` for the operations without data (syncs, trims, allocations,
-    /// truncations).
-    pub buf: Option<Buf>,
+    /// [`Buf::empty`] for the operations without data (syncs, trims,
+    /// allocations, truncations); a read, write, receive or send with the
+    /// empty buffer fails with `EINVAL`.
+    pub buf: Buf,
     /// Bytes a trim or an allocation covers (0 for the other operations,
     /// whose buffer says how much they move).
     pub span: u64,
@@ -116,7 +117,7 @@ impl Request {
             op: Op::Read,
             file,
             offset,
-            buf: Some(buf),
+            buf,
             user_data,
             span: 0,
             ioprio: 0,
@@ -130,7 +131,7 @@ impl Request {
             op: Op::Write,
             file,
             offset,
-            buf: Some(buf),
+            buf,
             user_data,
             span: 0,
             ioprio: 0,
@@ -145,7 +146,7 @@ impl Request {
             op: Op::Recv,
             file: socket,
             offset: 0,
-            buf: Some(buf),
+            buf,
             user_data,
             span: 0,
             ioprio: 0,
@@ -159,7 +160,7 @@ impl Request {
             op: Op::Send,
             file: socket,
             offset: 0,
-            buf: Some(buf),
+            buf,
             user_data,
             span: 0,
             ioprio: 0,
@@ -174,7 +175,7 @@ impl Request {
             op,
             file,
             offset: 0,
-            buf: None,
+            buf: Buf::empty(),
             user_data,
             span: 0,
             ioprio: 0,
@@ -214,7 +215,7 @@ impl Request {
             op,
             file,
             offset,
-            buf: None,
+            buf: Buf::empty(),
             user_data,
             span,
             ioprio: 0,
@@ -225,10 +226,24 @@ impl Request {
     /// Bytes this request transfers, or, for a trim or an allocation, the
     /// bytes it covers (0 for syncs and truncations).
     pub fn len(&self) -> usize {
-        match &self.buf {
-            Some(buf) => buf.len(),
-            None => self.span as usize,
+        if self.op.moves_data() {
+            self.buf.len()
+        } else {
+            self.span as usize
         }
+    }
+
+    /// The request's buffer, or `None` when it carries the empty one (a
+    /// sync's, a trim's; a read's without a buffer, which fails).
+    #[inline(always)]
+    pub(crate) fn buffer(&self) -> Option<&Buf> {
+        (self.buf.capacity() > 0).then_some(&self.buf)
+    }
+
+    /// [`buffer`](Request::buffer), writable.
+    #[inline(always)]
+    pub(crate) fn buffer_mut(&mut self) -> Option<&mut Buf> {
+        (self.buf.capacity() > 0).then_some(&mut self.buf)
     }
 
     /// True when the request transfers no data.
@@ -262,7 +277,7 @@ impl Request {
             op: self.op,
             file: self.file,
             offset: self.offset,
-            buf: self.buf.unwrap_or_default(),
+            buf: self.buf,
             user_data: self.user_data,
             span: self.span,
             result,

@@ -386,7 +386,7 @@ fn malformed_requests_complete_with_einval() {
             op: Op::Read,
             file: handle,
             offset: 0,
-            buf: None,
+            buf: Buf::empty(),
             user_data: 1,
             span: 0,
             ioprio: 0,

@@ -79,7 +79,10 @@ impl<C: InlineCalls> InlineEngine<C> {
         }
         let offset = request.offset;
         let flags = entry.caching_flags() | request.rw_flags();
-        let outcome = match (request.op, request.buf.as_mut()) {
+        let outcome = match (
+            request.op,
+            (request.buf.capacity() > 0).then_some(&mut request.buf),
+        ) {
             (op, _) if op.changes_space() => {
                 super::change_space(fd, entry.is_block_device(), request)
             }
@@ -173,7 +176,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         }
         let fd = entry.fd();
         let op = request.op;
-        let buf = request.buf.as_mut()?;
+        let buf = request.buffer_mut()?;
         let mut attempt = || match super::socket_transfer(fd, op, buf, libc::MSG_DONTWAIT) {
             Ok(n) => n as i64,
             Err(e) => negative_errno(&e),

@@ -684,12 +684,12 @@ fn wrap<E: Engine + 'static>(engine: E, config: &EngineConfig) -> Box<dyn Engine
 #[inline]
 fn malformed(request: &Request) -> Option<i32> {
     match request.op {
-        Op::Read | Op::Write if request.buf.is_none() || request.offset > i64::MAX as u64 => {
+        Op::Read | Op::Write if request.buffer().is_none() || request.offset > i64::MAX as u64 => {
             Some(libc::EINVAL)
         }
-        Op::Recv | Op::Send if request.buf.is_none() => Some(libc::EINVAL),
+        Op::Recv | Op::Send if request.buffer().is_none() => Some(libc::EINVAL),
         _ if request.op.changes_space()
-            && (request.buf.is_some() || request.offset > i64::MAX as u64) =>
+            && (request.buffer().is_some() || request.offset > i64::MAX as u64) =>
         {
             Some(libc::EINVAL)
         }

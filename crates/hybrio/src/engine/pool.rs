@@ -197,7 +197,7 @@ impl Job {
 /// bytes transferred or a negative errno.
 fn perform(fd: RawFd, block_device: bool, request: &mut Request, rw_flags: i32) -> i64 {
     let offset = request.offset;
-    let outcome = match (request.op, request.buf.as_mut()) {
+    let outcome = match (request.op, request.buffer_mut()) {
         (op, _) if op.changes_space() => super::change_space(fd, block_device, request),
         (Op::Read, Some(buf)) if rw_flags != 0 => {
             retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, rw_flags))
@@ -1155,7 +1155,7 @@ mod tests {
             .add_file(File::open("/dev/null").unwrap(), "/dev/null".into())
             .unwrap();
         let mut bufless = Request::read(handle, 0, take(&pool, 1), 2);
-        bufless.buf = None;
+        bufless.buf = crate::buf::Buf::empty();
         let QueueOutcome::Completed(done) = engine.queue(bufless) else {
             panic!("a malformed request completes at once")
         };

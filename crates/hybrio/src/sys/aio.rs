@@ -663,7 +663,7 @@ fn build_iocb(index: u32, request: &mut Request, fd: RawFd, rw_flags: libc::c_in
     };
     match request.op {
         Op::Read | Op::Write => {
-            let (addr, len) = match (request.op, request.buf.as_mut()) {
+            let (addr, len) = match (request.op, request.buffer_mut()) {
                 (Op::Read, Some(buf)) => (buf.as_mut_ptr() as u64, transfer_len(buf)),
                 (_, Some(buf)) => (buf.as_ptr() as u64, transfer_len(buf)),
                 (_, None) => (0, 0),

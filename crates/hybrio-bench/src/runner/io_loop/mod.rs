@@ -436,7 +436,10 @@ impl<'a> IoLoop<'a> {
                 || self.stopping()
             {
                 if let Some((slot, request)) = self.refused.take() {
-                    self.slots[slot].buf = request.buf;
+                    // A trim's or a sync's slot kept its buffer.
+                    if request.op.moves_data() {
+                        self.slots[slot].buf = Some(request.buf);
+                    }
                     self.free.push(slot);
                 }
                 break;

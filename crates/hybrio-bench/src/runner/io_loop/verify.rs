@@ -397,7 +397,10 @@ impl IoLoop<'_> {
         loop {
             if self.failure.is_some() || self.stopping() {
                 if let Some((slot, request)) = self.refused.take() {
-                    self.slots[slot].buf = request.buf;
+                    // A trim's or a sync's slot kept its buffer.
+                    if request.op.moves_data() {
+                        self.slots[slot].buf = Some(request.buf);
+                    }
                     self.free.push(slot);
                 }
                 break;

@@ -183,7 +183,7 @@ fn socket_calls_fail_with_the_kernels_errno() {
         assert_eq!(errno(&got), Some(libc::ENOTSOCK), "{name}: {got:?}");
         // A receive with no buffer, as a read with none: EINVAL.
         let mut bare = Request::recv(lonely, take(&pool, 1), 4);
-        bare.buf = None;
+        bare.buf = crate::buf::Buf::empty();
         assert_eq!(
             errno(&run_one(engine.as_mut(), bare)),
             Some(libc::EINVAL),
@@ -381,5 +381,5 @@ fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
     let got = engine.try_socket_now(&mut request, 1_000_000_000, Token(()));
     sender.join().unwrap();
     assert_eq!(got, Some(4));
-    assert_eq!(&request.buf.as_ref().unwrap().as_slice()[..4], b"late");
+    assert_eq!(&request.buffer().unwrap().as_slice()[..4], b"late");
 }

@@ -447,7 +447,7 @@ impl<E: Engine> Inject<E> {
                     return self.inner.queue(request);
                 }
                 let key = Key::of_request(&request);
-                if let Some(buf) = request.buf.as_mut() {
+                if let Some(buf) = request.buffer_mut() {
                     buf.set_len(whole / 2 / SECTOR * SECTOR);
                 }
                 match self.inner.queue(request) {
@@ -462,7 +462,7 @@ impl<E: Engine> Inject<E> {
                         QueueOutcome::Queued
                     }
                     QueueOutcome::Busy(mut back) => {
-                        restore(back.buf.as_mut(), whole);
+                        restore(back.buffer_mut(), whole);
                         QueueOutcome::Busy(back)
                     }
                 }

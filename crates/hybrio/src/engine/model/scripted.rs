@@ -148,7 +148,7 @@ impl Files {
             );
         }
         let offset = request.offset;
-        match (request.op, request.buf.as_mut()) {
+        match (request.op, request.buffer_mut()) {
             (Op::Read, Some(buf)) => {
                 for (i, byte) in buf.as_mut_slice()[..moved].iter_mut().enumerate() {
                     *byte = byte_at(salt, offset + i as u64);

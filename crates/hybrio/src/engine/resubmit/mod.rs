@@ -124,7 +124,7 @@ impl Key {
             request.op,
             request.file,
             request.user_data,
-            request.buf.as_ref(),
+            Some(&request.buf),
         )
     }
 
@@ -284,7 +284,7 @@ fn into_request(completion: Completion) -> Request {
         op: completion.op,
         file: completion.file,
         offset: completion.offset,
-        buf: completion.op.moves_data().then_some(completion.buf),
+        buf: completion.buf,
         user_data: completion.user_data,
         span: completion.span,
         // The rest goes at the thread's priority (a completion does not
@@ -760,8 +760,11 @@ impl<E: Engine> Engine for Resubmit<E> {
         self.dirty = 0;
         self.early = 0;
         let base = out.len();
-        let answer = self.inner.commit_and_reap(min, max, out);
-        self.after_inner(base, answer, min, max, out)
+        match self.inner.commit_and_reap(min, max, out) {
+            // The common end, without moving the answer around.
+            Ok(reaped) if !out[base..].iter().any(|done| self.needs_attention(done)) => Ok(reaped),
+            answer => self.after_inner(base, answer, min, max, out),
+        }
     }
 
     #[inline]

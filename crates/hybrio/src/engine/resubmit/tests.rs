@@ -756,8 +756,9 @@ impl MemEngine {
     /// Moves at most `most` bytes of `request` from or to `data`.
     fn transfer(&mut self, mut request: Request) -> Completion {
         let at = (request.offset as usize).min(self.data.len());
-        let result = match (request.op, request.buf.as_mut()) {
-            _ if self.direct && !request.offset.is_multiple_of(512) => -i64::from(libc::EINVAL),
+        let offset = request.offset;
+        let result = match (request.op, request.buffer_mut()) {
+            _ if self.direct && !offset.is_multiple_of(512) => -i64::from(libc::EINVAL),
             (Op::Read, Some(buf)) => {
                 let k = buf.len().min(self.most).min(self.data.len() - at);
                 buf.as_mut_slice()[..k].copy_from_slice(&self.data[at..at + k]);

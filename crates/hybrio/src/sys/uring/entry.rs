@@ -41,8 +41,7 @@ pub(super) fn build_entry(
     match request.op {
         Op::Read => {
             let (ptr, len) = request
-                .buf
-                .as_mut()
+                .buffer_mut()
                 .map_or((std::ptr::null_mut(), 0), |buf| {
                     (buf.as_mut_ptr(), transfer_len(buf))
                 });
@@ -52,7 +51,7 @@ pub(super) fn build_entry(
             })
         }
         Op::Write => {
-            let (ptr, len) = request.buf.as_ref().map_or((std::ptr::null(), 0), |buf| {
+            let (ptr, len) = request.buffer().map_or((std::ptr::null(), 0), |buf| {
                 (buf.as_ptr(), transfer_len(buf))
             });
             with_target!(file, target => match buf_index {
@@ -62,15 +61,14 @@ pub(super) fn build_entry(
         }
         Op::Recv => {
             let (ptr, len) = request
-                .buf
-                .as_mut()
+                .buffer_mut()
                 .map_or((std::ptr::null_mut(), 0), |buf| {
                     (buf.as_mut_ptr(), transfer_len(buf))
                 });
             with_target!(file, target => opcode::Recv::new(target, ptr, len).build())
         }
         Op::Send => {
-            let (ptr, len) = request.buf.as_ref().map_or((std::ptr::null(), 0), |buf| {
+            let (ptr, len) = request.buffer().map_or((std::ptr::null(), 0), |buf| {
                 (buf.as_ptr(), transfer_len(buf))
             });
             with_target!(file, target => opcode::Send::new(target, ptr, len).flags(libc::MSG_NOSIGNAL).build())

@@ -330,7 +330,7 @@ impl Ring {
             return Push::Full(request);
         };
         let index = slot as usize;
-        let buf_index = request.buf.as_ref().and_then(|buf| self.fixed_index(buf));
+        let buf_index = request.buffer().and_then(|buf| self.fixed_index(buf));
         let request = self.slots[index].insert(request);
         let rw_flags = self.rw_flags | rw_flags;
         let entry = build_entry(request, file, buf_index, rw_flags).user_data(u64::from(slot));

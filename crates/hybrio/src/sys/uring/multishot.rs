@@ -354,9 +354,9 @@ impl Receiver {
                 result
             }
             Arrival::Data { bid, len, taken } => {
-                let room = request.buf.as_ref().map_or(0, |buf| buf.len());
+                let room = request.buffer().map_or(0, |buf| buf.len());
                 let n = (len - taken).min(u32::try_from(room).unwrap_or(u32::MAX));
-                if let Some(buf) = request.buf.as_mut() {
+                if let Some(buf) = request.buffer_mut() {
                     buf.as_mut_slice()[..n as usize].copy_from_slice(self.data(bid, taken, n));
                 }
                 // A datagram is received whole or cut, never in parts.
@@ -601,7 +601,7 @@ impl Ring {
         if receiver.waiting.is_empty() && receiver.has_arrivals() {
             return Receive::Done(receiver.take(request));
         }
-        let size = request.buf.as_ref().map_or(0, |buf| buf.len());
+        let size = request.buffer().map_or(0, |buf| buf.len());
         if let Err(error) = receiver.provide_buffers(size) {
             return Receive::Done(
                 request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::ENOMEM))),
@@ -645,7 +645,16 @@ impl Ring {
     /// Starts the standing receive again wherever requests wait without one,
     /// and hands it to the kernel unless requests not yet committed are in
     /// the SQ before it (the next commit takes it with them then).
+    #[inline]
     pub(crate) fn rearm(&mut self) {
+        // Every commit and drain asks: one test when no receive stands.
+        if self.receivers.rearm {
+            self.rearm_receives();
+        }
+    }
+
+    #[inline(never)]
+    fn rearm_receives(&mut self) {
         if !std::mem::take(&mut self.receivers.rearm) || self.receivers.closing {
             return;
         }
