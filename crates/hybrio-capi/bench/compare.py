@@ -3,7 +3,7 @@
 (per_request.c): random 4 KiB reads of a cached file, each pair run in turn,
 ROUNDS times, medians of the per-round ratios.
 
-usage: python3 crates/hybrio-capi/bench/compare.py [--rounds 9] [--reads 200000]
+usage: python3 crates/hybrio-capi/bench/compare.py [--rounds 9] [--reads 200000] [--cpu 1]
 
 Needs gcc and liburing-dev. Builds the release library and per_request, makes a
 64 MiB file in a temporary directory, reads it once into the page cache.
@@ -39,8 +39,11 @@ def build(work):
     return program
 
 
-def ns_per_read(program, args):
-    out = subprocess.run([program, *args], capture_output=True, text=True, check=True).stdout
+def ns_per_read(program, args, cpu):
+    # Both sides of a pair on the same processor: no migration between them.
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    out = subprocess.run([program, *args], capture_output=True, text=True, check=True,
+                         preexec_fn=pin).stdout
     return float(re.match(r"([\d.]+) ns/read", out).group(1))
 
 
@@ -48,6 +51,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--reads", type=int, default=200000)
+    ap.add_argument("--cpu", type=int, default=min(1, os.cpu_count() - 1),
+                    help="processor both sides run on (-1: not pinned)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="capi-bench-") as work:
         program = build(work)
@@ -63,8 +68,9 @@ def main():
         for what, mine, theirs in PAIRS:
             pairs = []
             for _ in range(args.rounds):
-                a = ns_per_read(program, fill(mine))
-                b = ns_per_read(program, fill(theirs))
+                cpu = args.cpu if args.cpu >= 0 else None
+                a = ns_per_read(program, fill(mine), cpu)
+                b = ns_per_read(program, fill(theirs), cpu)
                 pairs.append((a, b, a / b))
             ratios = [r for _, _, r in pairs]
             print(f"| {what} | {statistics.median(p[0] for p in pairs):.0f} | "
