@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """The C API's per-request cost against liburing's and pread's on one loop
-(per_request.c): random 4 KiB reads of a cached file, each pair run in turn,
-ROUNDS times, medians of the per-round ratios.
+(per_request.c): random 4 KiB reads of a cached file.
 
-usage: python3 crates/hybrio-capi/bench/compare.py [--rounds 9] [--reads 200000] [--cpu 1]
+Each round is one process (`per_request pair`) that runs the C API's loop and
+the reference's in turn, CHUNKS times, and times each chunk by the process's
+CPU time (user and system): both sides meet the machine as it is at that
+moment, and time other work takes the processor away is not charged. The
+figure is the median of every chunk's ratio over all rounds; in brackets the
+lowest and highest of the rounds' own medians. Both sides run on one
+processor (--cpu).
+
+usage: python3 crates/hybrio-capi/bench/compare.py [--rounds 5] [--reads 400000] [--chunks 20] [--cpu 1]
 
 Needs gcc and liburing-dev. Builds the release library and per_request, makes a
 64 MiB file in a temporary directory, reads it once into the page cache.
@@ -21,12 +28,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 PAIRS = [
-    # (what, hybrio's command, the reference's command)
-    ("io_uring path, depth 1", ["hybrio", "io_uring", "{f}", "{n}", "1"], ["liburing", "{f}", "{n}", "1"]),
-    ("io_uring path, depth 16", ["hybrio", "io_uring", "{f}", "{n}", "16"], ["liburing", "{f}", "{n}", "16"]),
-    ("psync path, depth 1", ["hybrio", "psync", "{f}", "{n}", "1"], ["pread", "{f}", "{n}"]),
-    ("adaptive, depth 1, against pread", ["hybrio", "adaptive", "{f}", "{n}", "1"], ["pread", "{f}", "{n}"]),
-    ("adaptive, depth 16, against liburing", ["hybrio", "adaptive", "{f}", "{n}", "16"], ["liburing", "{f}", "{n}", "16"]),
+    # (what, hybrio's engine, depth, the reference)
+    ("io_uring path, depth 1, against liburing", "io_uring", 1, "liburing"),
+    ("io_uring path, depth 16, against liburing", "io_uring", 16, "liburing"),
+    ("psync path, depth 1, against pread", "psync", 1, "pread"),
+    ("adaptive, depth 1, against pread", "adaptive", 1, "pread"),
+    ("adaptive, depth 16, against liburing", "adaptive", 16, "liburing"),
 ]
 
 
@@ -39,21 +46,26 @@ def build(work):
     return program
 
 
-def ns_per_read(program, args, cpu):
-    # Both sides of a pair on the same processor: no migration between them.
+def one_round(program, engine, depth, reference, data, reads, chunks, cpu):
+    """Each chunk's (hybrio ns, reference ns) of CPU per read."""
     pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
-    out = subprocess.run([program, *args], capture_output=True, text=True, check=True,
-                         preexec_fn=pin).stdout
-    return float(re.match(r"([\d.]+) ns/read", out).group(1))
+    out = subprocess.run([program, "pair", engine, str(depth), reference, data, str(reads), str(chunks)],
+                         capture_output=True, text=True, check=True, preexec_fn=pin).stdout
+    found = re.findall(r"chunk \d+: ([\d.]+) ([\d.]+) ns of CPU/read", out)
+    if len(found) != chunks:
+        raise SystemExit(f"per_request pair printed {len(found)} chunks of {chunks}:\n{out}")
+    return [(float(a), float(b)) for a, b in found]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--reads", type=int, default=200000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reads", type=int, default=400000, help="reads a round, each side")
+    ap.add_argument("--chunks", type=int, default=20, help="turns a round")
     ap.add_argument("--cpu", type=int, default=min(1, os.cpu_count() - 1),
                     help="processor both sides run on (-1: not pinned)")
     args = ap.parse_args()
+    cpu = args.cpu if args.cpu >= 0 else None
     with tempfile.TemporaryDirectory(prefix="capi-bench-") as work:
         program = build(work)
         data = os.path.join(work, "data")
@@ -62,20 +74,19 @@ def main():
         with open(data, "rb") as f:
             while f.read(1 << 20):
                 pass
-        fill = lambda cmd: [a.format(f=data, n=args.reads) for a in cmd]
-        print(f"| loop | hybrio ns/read | reference ns/read | ratio (lowest-highest), {args.rounds} rounds |")
+        print(f"| loop | hybrio CPU ns/read | reference CPU ns/read | hybrio / reference "
+              f"({args.rounds} rounds x {args.chunks} turns) |")
         print("|---|---:|---:|---:|")
-        for what, mine, theirs in PAIRS:
-            pairs = []
+        for what, engine, depth, reference in PAIRS:
+            chunks, round_medians = [], []
             for _ in range(args.rounds):
-                cpu = args.cpu if args.cpu >= 0 else None
-                a = ns_per_read(program, fill(mine), cpu)
-                b = ns_per_read(program, fill(theirs), cpu)
-                pairs.append((a, b, a / b))
-            ratios = [r for _, _, r in pairs]
-            print(f"| {what} | {statistics.median(p[0] for p in pairs):.0f} | "
-                  f"{statistics.median(p[1] for p in pairs):.0f} | "
-                  f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |", flush=True)
+                got = one_round(program, engine, depth, reference, data, args.reads, args.chunks, cpu)
+                chunks += got
+                round_medians.append(statistics.median(a / b for a, b in got))
+            print(f"| {what} | {statistics.median(a for a, _ in chunks):.0f} | "
+                  f"{statistics.median(b for _, b in chunks):.0f} | "
+                  f"{statistics.median(a / b for a, b in chunks):.2f} "
+                  f"({min(round_medians):.2f}-{max(round_medians):.2f}) |", flush=True)
 
 
 if __name__ == "__main__":

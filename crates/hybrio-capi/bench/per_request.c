@@ -6,8 +6,10 @@
  *   per_request liburing FILE N DEPTH        liburing 2.x, a plain ring
  *   per_request pread FILE N                 pread(2) in a loop (depth 1)
  *
- * Prints the nanoseconds per read (CLOCK_MONOTONIC over the loop alone) and
- * a checksum of the bytes read, so that no way can skip work. Build:
+ * Prints the nanoseconds per read (CLOCK_MONOTONIC over the loop alone), the
+ * process's CPU time per read (user and system: what the loop itself cost,
+ * whatever else ran on the machine), and a checksum of the bytes read, so
+ * that no way can skip work. Build:
  * crates/hybrio-capi/bench/compare.sh. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,9 +33,9 @@ static uint64_t next_block(uint64_t blocks) {
     return state % blocks;
 }
 
-static double now_ns(void) {
+static double now_ns(clockid_t clock) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
@@ -140,10 +142,61 @@ static int with_pread(const char *path, long n, uint64_t blocks, uint64_t *sum) 
     return 0;
 }
 
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The C API and the reference in turn, CHUNKS times N/CHUNKS reads each,
+ * in one process: both meet the machine as it is at that moment. Prints
+ * each chunk's CPU ns/read of both and the ratio, then the median ratio. */
+static int pair(const char *engine_name, unsigned depth, const char *reference, const char *path,
+                long n, int chunks, uint64_t blocks) {
+    if (chunks < 1 || chunks > 1000 || n / chunks < 1)
+        return 2;
+    double ratios[1000];
+    uint64_t sum = 0;
+    long each = n / chunks;
+    for (int i = 0; i < chunks; i++) {
+        double mine = 0, theirs = 0;
+        /* Who goes first alternates: neither always meets the other's leftovers. */
+        for (int turn = 0; turn < 2; turn++) {
+            int hybrio_now = (turn + i) % 2 == 0;
+            double start = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+            int status = hybrio_now ? with_hybrio(engine_name, path, each, depth, blocks, &sum)
+                         : strcmp(reference, "liburing") == 0 ? with_liburing(path, each, depth, blocks, &sum)
+                                                              : with_pread(path, each, blocks, &sum);
+            if (status != 0)
+                return 1;
+            *(hybrio_now ? &mine : &theirs) = now_ns(CLOCK_PROCESS_CPUTIME_ID) - start;
+        }
+        ratios[i] = mine / theirs;
+        printf("chunk %d: %.1f %.1f ns of CPU/read, ratio %.3f\n", i, mine / each, theirs / each,
+               ratios[i]);
+    }
+    qsort(ratios, (size_t)chunks, sizeof ratios[0], compare_doubles);
+    printf("median ratio %.3f (checksum %llu)\n", ratios[chunks / 2], (unsigned long long)sum);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: per_request hybrio ENGINE FILE N DEPTH | liburing FILE N DEPTH | pread FILE N\n");
+        fprintf(stderr, "usage: per_request hybrio ENGINE FILE N DEPTH | liburing FILE N DEPTH | pread FILE N\n"
+                        "       per_request pair ENGINE DEPTH liburing|pread FILE N CHUNKS\n");
         return 2;
+    }
+    if (strcmp(argv[1], "pair") == 0) {
+        struct stat st;
+        unsigned depth = argc == 8 ? (unsigned)atoi(argv[3]) : 0;
+        if (argc != 8 || stat(argv[5], &st) != 0 || depth == 0 || depth > MAX_DEPTH) {
+            fprintf(stderr, "per_request: pair ENGINE DEPTH liburing|pread FILE N CHUNKS\n");
+            return 2;
+        }
+        int status = pair(argv[2], depth, argv[4], argv[5], atol(argv[6]), atoi(argv[7]),
+                          (uint64_t)st.st_size / BLOCK);
+        if (status != 0)
+            fprintf(stderr, "per_request: pair failed\n");
+        return status;
     }
     const char *way = argv[1];
     int hybrio_way = strcmp(way, "hybrio") == 0;
@@ -156,15 +209,17 @@ int main(int argc, char **argv) {
         return 2;
     }
     uint64_t blocks = (uint64_t)st.st_size / BLOCK, sum = 0;
-    double start = now_ns();
+    double start = now_ns(CLOCK_MONOTONIC), cpu_start = now_ns(CLOCK_PROCESS_CPUTIME_ID);
     int status = hybrio_way                       ? with_hybrio(argv[2], path, n, depth, blocks, &sum)
                  : strcmp(way, "liburing") == 0 ? with_liburing(path, n, depth, blocks, &sum)
                                                 : with_pread(path, n, blocks, &sum);
-    double spent = now_ns() - start;
+    double spent = now_ns(CLOCK_MONOTONIC) - start;
+    double cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
     if (status != 0) {
         fprintf(stderr, "per_request: %s failed\n", way);
         return 1;
     }
-    printf("%.1f ns/read (checksum %llu)\n", spent / n, (unsigned long long)sum);
+    printf("%.1f ns/read, %.1f ns of CPU/read (checksum %llu)\n", spent / n, cpu / n,
+           (unsigned long long)sum);
     return 0;
 }
