@@ -4,7 +4,7 @@ use super::*;
 
 /// Statistics of one data direction of a job (fio's per-`ddir` arrays of
 /// `struct thread_stat`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DirStats {
     pub(super) io_bytes: u64,
     pub(super) total_ios: u64,
@@ -215,7 +215,7 @@ pub(super) fn merge_opt_hist(dst: &mut Option<LatHistogram>, src: &Option<LatHis
 }
 
 /// fio's "sync" statistics: fsync/fdatasync calls and their latency.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SyncStats {
     pub(super) total_ios: u64,
     pub(super) lat: LatStat,

@@ -126,7 +126,7 @@ pub fn effective_percentiles(list: &[f64]) -> Vec<f64> {
 }
 
 /// A fio-compatible latency histogram in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LatHistogram {
     inner: Histogram,
 }

@@ -7,7 +7,7 @@
 /// update of `add_stat_sample()` and the merges of `sum_stat()`, so numbers
 /// come out as fio computes them. The same type holds latencies (ns) and the
 /// per-window bandwidth (KiB/s) and IOPS samples.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatStat {
     min: u64,
     max: u64,

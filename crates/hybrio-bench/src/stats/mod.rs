@@ -245,7 +245,7 @@ pub struct LatencyDistribution {
     pub msec: [f64; LAT_M_NR],
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Sampler {
     /// Window in ns; `None` when sampling is off.
     interval: Option<u64>,
@@ -361,7 +361,7 @@ fn calc_lat<const N: usize>(src: &[u64], total: u64) -> [f64; N] {
 
 /// All statistics of one job (or of a group of jobs merged for
 /// `group_reporting`): fio's `struct thread_stat`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JobStats {
     config: StatsConfig,
     dirs: [DirStats; 3],

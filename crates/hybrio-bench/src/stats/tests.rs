@@ -522,3 +522,42 @@ fn a_latency_not_measured_stays_empty_and_the_others_are_kept() {
     assert_eq!(d.lat().count(), 2);
     assert_eq!(d.lat().max(), 3000);
 }
+
+#[test]
+fn a_job_s_statistics_cross_a_process_boundary_whole() {
+    // What another process (an MPI rank) sends: every count, sum and bucket
+    // comes back as it was, so that merging there equals merging here.
+    let cfg = StatsConfig {
+        lat_percentiles: true,
+        slat_percentiles: true,
+        ..StatsConfig::default()
+    };
+    let mut a = JobStats::new(cfg, 0u64);
+    for i in 0..500u64 {
+        a.record_io(
+            DataDir::Read,
+            4096,
+            i % 7 == 0,
+            Some(300 + i),
+            10_000 + i * 37,
+        );
+        a.record_io(DataDir::Write, 8192, false, None, 20_000 + i * 91);
+    }
+    a.record_sync(1_234_567);
+    let b = job(4096, 300, 5000, 1500, &[10, 20, 30]);
+    let text = serde_json::to_string(&a).unwrap();
+    let back: JobStats = serde_json::from_str(&text).unwrap();
+    assert_eq!(format!("{back:?}"), format!("{a:?}"));
+    let mut here = a.clone();
+    here.merge(&b);
+    let mut there = back;
+    there.merge(&b);
+    assert_eq!(format!("{there:?}"), format!("{here:?}"));
+    let r = there.dir(DataDir::Read);
+    assert_eq!((r.total_ios(), r.clat_hist().total()), (800, 800));
+    let list = [50.0, 99.0, 99.99];
+    assert_eq!(
+        r.clat_hist().percentiles(&list),
+        here.dir(DataDir::Read).clat_hist().percentiles(&list)
+    );
+}
