@@ -40,6 +40,8 @@ pub enum Command {
         output: Option<PathBuf>,
         /// Only check the jobs.
         parse_only: bool,
+        /// `--mpi`: one run across the ranks of `mpirun`.
+        mpi: bool,
         /// `--status-interval`: a report of the figures so far this often.
         status_interval: Option<std::time::Duration>,
         /// What the user should know of how the jobs were read (stderr).
@@ -139,6 +141,10 @@ hybrio options:
                            document per line, JSON Lines)
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
+  --mpi                    under mpirun: every rank runs the jobs ($rank, $nranks name
+                           each rank's files), each group starts together on every rank,
+                           rank 0 reports all ranks merged and a line per rank
+                           (a build with --features mpi)
   --showcmd                print each job file as the equivalent command line
   --section=NAME           run only the job NAME (repeat for several)
   --cmdhelp[=OPTION]       list job options (or describe one)
@@ -212,6 +218,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
     let mut formats = vec![Format::Normal];
     let mut output = None;
     let mut parse_only = false;
+    let mut mpi = false;
     let mut status_interval = None;
     let mut compare: Option<(f64, Option<PathBuf>)> = None;
     let mut job_args = JobArgs::default();
@@ -232,6 +239,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
                 ));
             }
             "parse-only" => parse_only = true,
+            "mpi" => mpi = true,
             "showcmd" => job_args.showcmd = true,
             "section" => job_args.only.push(value_for("section")?),
             "output" => output = Some(PathBuf::from(value_for("output")?)),
@@ -284,6 +292,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         formats,
         output,
         parse_only,
+        mpi,
         status_interval,
         notes,
     })

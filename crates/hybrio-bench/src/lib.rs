@@ -9,11 +9,17 @@
 //! files; [`runner`] runs each job on its own thread (I/O offsets from
 //! [`offsets`]); [`stats`] measures as fio does and [`logs`] writes fio's per-I/O logs; [`output`] prints fio's text
 //! and JSON; [`run`] ties them together and [`compare`] runs the same jobs
-//! on each engine side by side.
+//! on each engine side by side. With the `mpi` feature, `across_ranks` runs
+//! them once across the ranks of `mpirun` (`cluster` is the ranks) and
+//! merges every rank's statistics at rank 0.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "mpi")]
+pub mod across_ranks;
 pub mod cli;
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod compare;
 pub mod diskstats;
 pub mod fio_rand;

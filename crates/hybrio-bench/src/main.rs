@@ -95,6 +95,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             formats,
             output,
             parse_only,
+            mpi,
             status_interval,
             notes,
         } => {
@@ -103,6 +104,14 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             }
             if parse_only {
                 return Ok(ExitCode::SUCCESS);
+            }
+            if mpi {
+                if status_interval.is_some() {
+                    anyhow::bail!(
+                        "--mpi takes no --status-interval: rank 0 reports once, at the end"
+                    );
+                }
+                return run_across_ranks(&jobs, &globals, &formats, output.as_deref());
             }
             let to_stdout = output.is_none();
             // With other formats, the page goes to a file of its own.
@@ -177,6 +186,48 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hybrio --mpi`: this rank's part of the run; rank 0 writes the report.
+#[cfg(feature = "mpi")]
+fn run_across_ranks(
+    jobs: &[hybrio_bench::jobfile::JobDef],
+    globals: &hybrio_bench::jobfile::GlobalOptions,
+    formats: &[Format],
+    output: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    use hybrio_bench::across_ranks;
+    hybrio::interrupt::catch_signals()?;
+    let Some(report) = across_ranks::run(jobs, globals, &mut |line| eprintln!("{line}"))? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut text = render(&report, formats, false);
+    if formats.contains(&Format::Normal) {
+        text.push_str(&across_ranks::rank_lines(&report));
+    }
+    write_to(output, &text)?;
+    let failures = run::failures(&report);
+    for failure in &failures {
+        eprintln!("hybrio: {failure}");
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `hybrio --mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+fn run_across_ranks(
+    _jobs: &[hybrio_bench::jobfile::JobDef],
+    _globals: &hybrio_bench::jobfile::GlobalOptions,
+    _formats: &[Format],
+    _output: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "--mpi: this hybrio was built without MPI (cargo build --release --features mpi, with Open MPI's libopenmpi-dev and libclang-dev installed)"
+    )
 }
 
 /// `text` into `path`, or to standard output.

@@ -35,6 +35,9 @@ pub enum RunFailure {
     /// Ctrl-C (or SIGTERM) arrived before anything could be reported.
     #[error("interrupted")]
     Interrupted,
+    /// The processes running the jobs together (MPI ranks) lost each other.
+    #[error("{0}")]
+    Ranks(String),
     /// A job thread could not be started.
     #[error("cannot start a job thread: {0}")]
     Spawn(String),
@@ -144,7 +147,20 @@ pub fn run_reporting(
     jobs: &[JobDef],
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
+    status: Option<StatusReports>,
+) -> Result<RunReport, RunFailure> {
+    run_coordinated(jobs, globals, notice, status, &mut |_| Ok(()))
+}
+
+/// [`run_reporting`], calling `before_group` with each group's number
+/// before the group is set up and started: under MPI, a barrier across the
+/// ranks, so that no rank starts a group before every rank ended the last.
+pub fn run_coordinated(
+    jobs: &[JobDef],
+    globals: &GlobalOptions,
+    notice: &mut dyn FnMut(&str),
     mut status: Option<StatusReports>,
+    before_group: &mut dyn FnMut(usize) -> Result<(), RunFailure>,
 ) -> Result<RunReport, RunFailure> {
     let mut clones: Vec<JobClone> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
@@ -214,12 +230,13 @@ pub fn run_reporting(
         groupid as usize + 1,
         clones.iter().any(|c| c.def.options.exitall),
     );
-    for segment in segments {
+    for (number, segment) in segments.into_iter().enumerate() {
         // After Ctrl-C, or a job's exit_what=all, the groups not yet
         // started are not started.
         if hybrio::interrupt::requested() || stops.all_stopped() {
             break;
         }
+        before_group(number)?;
         let done = Earlier {
             clones: &clones[..segment.start],
             outcomes: &outcomes,

@@ -270,3 +270,17 @@ fn time_based_without_a_runtime_is_fios_warning_not_an_error() {
         "{stderr}"
     );
 }
+
+/// `--mpi` in a build without the `mpi` feature: one line saying how to get one.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn mpi_in_a_build_without_it_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hybrio(
+        &["--mpi", "--name=x", "--ioengine=null", "--size=1m"],
+        dir.path(),
+    );
+    if let Some(problem) = refusal_problem(&out, "--features mpi", false) {
+        panic!("{problem}");
+    }
+}

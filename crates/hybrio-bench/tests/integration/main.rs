@@ -12,6 +12,8 @@ mod failures;
 mod fio_golden;
 mod fio_json;
 mod fio_order;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod network;
 mod pseudo;
 mod report;

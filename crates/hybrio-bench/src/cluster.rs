@@ -1,0 +1,150 @@
+//! The ranks of an MPI job (`hybrio --mpi` under `mpirun`): who this
+//! process is, a barrier that gives up instead of hanging, and the bytes
+//! every rank sends to rank 0. Built with the `mpi` feature only.
+
+use std::time::{Duration, Instant};
+
+use mpi::environment::Universe;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{Root, *};
+
+/// What went wrong between the ranks.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// MPI did not start.
+    #[error("MPI did not start (run hybrio --mpi under mpirun)")]
+    Init,
+    /// A barrier waited its whole bound.
+    #[error(
+        "{what}: not every rank arrived within {} s (a rank failed, was killed, or is far behind; with Open MPI, mpirun --enable-recovery lets the others report)",
+        .after.as_secs()
+    )]
+    Timeout {
+        /// Which barrier.
+        what: String,
+        /// How long it waited.
+        after: Duration,
+    },
+}
+
+/// This process's place among the ranks.
+pub struct Cluster {
+    // Finalizes MPI when dropped: kept for the whole run.
+    _universe: Universe,
+    world: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+    host: String,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("host", &self.host)
+            .finish()
+    }
+}
+
+impl Cluster {
+    /// Starts MPI and finds this rank.
+    pub fn join() -> Result<Cluster, ClusterError> {
+        let universe = mpi::initialize().ok_or(ClusterError::Init)?;
+        let world = universe.world();
+        let rank = usize::try_from(world.rank()).map_err(|_| ClusterError::Init)?;
+        let size = usize::try_from(world.size()).map_err(|_| ClusterError::Init)?;
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        Ok(Cluster {
+            _universe: universe,
+            world,
+            rank,
+            size,
+            host,
+        })
+    }
+
+    /// This process's rank, from 0.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// How many ranks there are.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The host this rank runs on (MPI's processor name).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Waits until every rank is here, at most `bound`.
+    pub fn barrier(&self, what: &str, bound: Duration) -> Result<(), ClusterError> {
+        let start = Instant::now();
+        let mut request = self.world.immediate_barrier();
+        loop {
+            match request.test() {
+                Ok(_) => return Ok(()),
+                Err(pending) => request = pending,
+            }
+            if start.elapsed() >= bound {
+                // MPI still owns the request: dropping it unfinished aborts
+                // the process, so it is left to the job's end.
+                std::mem::forget(request);
+                return Err(ClusterError::Timeout {
+                    what: what.to_owned(),
+                    after: bound,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Every rank's `bytes`, in rank order, at rank 0 (`None` elsewhere).
+    /// Starts with a barrier bounded by `bound`, so that a rank that never
+    /// comes makes it an error rather than a hang.
+    pub fn gather(
+        &self,
+        bytes: &[u8],
+        bound: Duration,
+    ) -> Result<Option<Vec<Vec<u8>>>, ClusterError> {
+        self.barrier("collecting the ranks' results", bound)?;
+        let root = self.world.process_at_rank(0);
+        let len = bytes.len() as u64;
+        if self.rank != 0 {
+            root.gather_into(&len);
+            root.gather_varcount_into(bytes);
+            return Ok(None);
+        }
+        let mut lens = vec![0u64; self.size];
+        root.gather_into_root(&len, &mut lens[..]);
+        let counts: Vec<i32> = lens.iter().map(|&n| n as i32).collect();
+        let displs: Vec<i32> = counts
+            .iter()
+            .scan(0i32, |at, &n| {
+                let here = *at;
+                *at += n;
+                Some(here)
+            })
+            .collect();
+        let total = lens.iter().sum::<u64>() as usize;
+        let mut all = vec![0u8; total];
+        {
+            let mut partition = mpi::datatype::PartitionMut::new(&mut all[..], counts, &displs[..]);
+            root.gather_varcount_into_root(bytes, &mut partition);
+        }
+        let mut out = Vec::with_capacity(self.size);
+        let mut at = 0usize;
+        for &n in &lens {
+            out.push(all[at..at + n as usize].to_vec());
+            at += n as usize;
+        }
+        Ok(Some(out))
+    }
+
+    /// Ends every rank's process with `code` (MPI_Abort).
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+}

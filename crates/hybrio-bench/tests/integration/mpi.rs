@@ -1,0 +1,138 @@
+//! `hybrio --mpi` under Open MPI's `mpirun`, four ranks on this machine
+//! standing in for hosts (a build with the `mpi` feature; skipped, saying
+//! so, where `mpirun` is missing).
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use hybrio_bench::stats::fio_percentile_rank;
+use serde_json::Value;
+
+const RANKS: usize = 4;
+
+/// `mpirun` for `args` on RANKS ranks, or `None` (with the reason printed)
+/// where it is missing.
+fn mpirun(args: &[&str]) -> Option<std::process::Output> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpirun (apt-get install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    let output = Command::new("mpirun")
+        // Root in CI containers; more ranks than this machine's two cores.
+        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(RANKS.to_string())
+        .arg(env!("CARGO_BIN_EXE_hybrio"))
+        .arg("--mpi")
+        .args(args)
+        .output()
+        .expect("mpirun runs");
+    Some(output)
+}
+
+/// The value at fio's percentile `p` of the pooled buckets (value: count).
+fn pooled_percentile(bins: &BTreeMap<u64, u64>, p: f64) -> u64 {
+    let total: u64 = bins.values().sum();
+    let rank = fio_percentile_rank(p, total);
+    let mut sum = 0;
+    for (&value, &count) in bins {
+        sum += count;
+        if sum >= rank {
+            return value;
+        }
+    }
+    panic!("no bucket reaches rank {rank} of {total}");
+}
+
+#[test]
+fn every_rank_runs_its_own_files_and_rank_0_reports_them_merged_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("ranks.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=psync\nbs=4k\nsize=2m\nfilename={}/f.$rank.of.$nranks\n\
+             [lay]\nrw=write\n[read]\nstonewall\nrw=randread\nloops=6\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let Some(output) = mpirun(&["--output-format=json+", job.to_str().unwrap()]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "mpirun: {stderr}");
+    for rank in 0..RANKS {
+        let file = dir.path().join(format!("f.{rank}.of.{RANKS}"));
+        assert_eq!(
+            std::fs::metadata(&file).map(|m| m.len()).ok(),
+            Some(2 << 20),
+            "rank {rank}'s own file"
+        );
+    }
+    // Rank 0 alone writes: one document.
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    let per_rank = doc["hybrio"]["mpi"]["per_rank"]
+        .as_array()
+        .expect("per_rank");
+    assert_eq!(per_rank.len(), RANKS);
+    let read = &doc["jobs"][1]["read"];
+    let mut pooled = BTreeMap::new();
+    let mut ios = 0;
+    for (rank, entry) in per_rank.iter().enumerate() {
+        assert_eq!(entry["rank"], rank);
+        let mine = &entry["jobs"][1]["read"];
+        assert_eq!(
+            mine["total_ios"],
+            6 * 512,
+            "rank {rank}: six passes over 2 MiB"
+        );
+        ios += mine["total_ios"].as_u64().unwrap();
+        for (value, count) in mine["clat_bins"].as_object().unwrap() {
+            *pooled.entry(value.parse::<u64>().unwrap()).or_insert(0) += count.as_u64().unwrap();
+        }
+    }
+    // The aggregate is the sum of the ranks' own counts...
+    assert_eq!(read["total_ios"].as_u64(), Some(ios));
+    // ...its time the slowest rank's...
+    let slowest = per_rank
+        .iter()
+        .map(|r| r["jobs"][1]["read"]["runtime_ms"].as_u64().unwrap())
+        .max();
+    assert_eq!(read["runtime"].as_u64(), slowest);
+    let bins = read["clat_ns"]["bins"].as_object().expect("json+ bins");
+    let merged: BTreeMap<u64, u64> = bins
+        .iter()
+        .map(|(v, c)| (v.parse().unwrap(), c.as_u64().unwrap()))
+        .collect();
+    assert_eq!(merged, pooled, "the merged histogram is the pooled one");
+    // ...and its percentiles are those of every rank's latencies pooled.
+    for (label, p) in [
+        ("50.000000", 50.0),
+        ("99.000000", 99.0),
+        ("99.990000", 99.99),
+    ] {
+        assert_eq!(
+            read["clat_ns"]["percentile"][label].as_u64(),
+            Some(pooled_percentile(&pooled, p)),
+            "p{p}"
+        );
+    }
+}
+
+#[test]
+fn a_build_with_mpi_refuses_status_reports_in_one_line() {
+    let output = Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args([
+            "--mpi",
+            "--status-interval=1s",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--status-interval"), "{stderr}");
+}
