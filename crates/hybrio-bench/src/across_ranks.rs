@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::jobfile::{GlobalOptions, JobDef};
-use crate::output::RunReport;
+use crate::output::{ClientReport, RunReport};
 use crate::run::{self, RunFailure};
 use crate::stats::{self, DataDir, JobStats};
 
@@ -121,8 +121,28 @@ fn for_rank(jobs: &[JobDef], rank: usize, size: usize) -> Vec<JobDef> {
 }
 
 /// Rank 0's report with every rank's statistics merged into it, the groups'
-/// figures made again from them, and a line per rank under `hybrio.mpi`.
+/// figures made again from them, and each rank's own jobs as a client's
+/// (fio's client mode: JSON `client_stats`).
 fn merged(mut report: RunReport, ranks: &[RankResults]) -> RunReport {
+    // Every rank ran the same jobs: rank 0's reports, with each rank's figures.
+    report.clients = ranks
+        .iter()
+        .map(|rank| ClientReport {
+            hostname: rank.host.clone(),
+            port: rank.rank as u32,
+            jobs: report
+                .jobs
+                .iter()
+                .zip(&rank.jobs)
+                .map(|(job, (stats, error))| {
+                    let mut own = job.clone();
+                    own.stats = stats.clone();
+                    own.error = *error;
+                    own
+                })
+                .collect(),
+        })
+        .collect();
     for (index, job) in report.jobs.iter_mut().enumerate() {
         let mut stats = ranks[0].jobs[index].0.clone();
         for other in &ranks[1..] {
@@ -147,18 +167,7 @@ fn merged(mut report: RunReport, ranks: &[RankResults]) -> RunReport {
             .collect();
         group.summary = stats::group_summary(&members);
     }
-    let per_rank: Vec<serde_json::Value> = ranks
-        .iter()
-        .map(|r| {
-            let jobs: Vec<serde_json::Value> = r
-                .jobs
-                .iter()
-                .map(|(stats, error)| rank_job(stats, *error))
-                .collect();
-            serde_json::json!({"rank": r.rank, "host": r.host, "jobs": jobs})
-        })
-        .collect();
-    let mpi = serde_json::json!({"ranks": ranks.len(), "per_rank": per_rank});
+    let mpi = serde_json::json!({"ranks": ranks.len()});
     match &mut report.extra {
         Some(serde_json::Value::Object(extra)) => {
             extra.insert("mpi".into(), mpi);
@@ -168,70 +177,36 @@ fn merged(mut report: RunReport, ranks: &[RankResults]) -> RunReport {
     report
 }
 
-/// One rank's figures of one job: per direction its I/Os, bytes, time and
-/// completion-latency buckets (value in ns: count), which pooled over the
-/// ranks give the merged percentiles.
-fn rank_job(stats: &JobStats, error: i32) -> serde_json::Value {
-    let mut out = serde_json::Map::new();
-    for dir in DataDir::ALL {
-        let d = stats.dir(dir);
-        if d.total_ios() == 0 {
-            continue;
-        }
-        let bins: serde_json::Map<String, serde_json::Value> = d
-            .clat_hist()
-            .buckets()
-            .map(|(value, count)| (value.to_string(), count.into()))
-            .collect();
-        out.insert(
-            dir.name().into(),
-            serde_json::json!({
-                "total_ios": d.total_ios(),
-                "io_bytes": d.io_bytes(),
-                "runtime_ms": d.runtime_ms(),
-                "clat_bins": bins,
-            }),
-        );
-    }
-    out.insert("error".into(), error.into());
-    serde_json::Value::Object(out)
-}
-
 /// The normal output's lines per rank: each rank's host and, per job and
 /// direction, its IOPS, bandwidth and time.
 pub fn rank_lines(report: &RunReport) -> String {
-    let Some(per_rank) = report
-        .extra
-        .as_ref()
-        .and_then(|extra| extra.get("mpi"))
-        .and_then(|mpi| mpi.get("per_rank"))
-        .and_then(|p| p.as_array())
-    else {
+    if report.clients.is_empty() {
         return String::new();
-    };
+    }
     let mut text = String::from("\nRanks (each rank's own figures):\n");
-    for rank in per_rank {
-        let host = rank["host"].as_str().unwrap_or("?");
+    for client in &report.clients {
         let mut parts = Vec::new();
-        for (index, job) in rank["jobs"].as_array().into_iter().flatten().enumerate() {
+        for job in &client.jobs {
             for dir in DataDir::ALL {
-                let Some(d) = job.get(dir.name()) else {
+                let d = job.stats.dir(dir);
+                if d.total_ios() == 0 {
                     continue;
-                };
-                let ios = d["total_ios"].as_u64().unwrap_or(0);
-                let bytes = d["io_bytes"].as_u64().unwrap_or(0);
-                let ms = d["runtime_ms"].as_u64().unwrap_or(0).max(1);
+                }
+                let ms = d.runtime_ms().max(1) as f64;
                 parts.push(format!(
-                    "job {index} {}: IOPS={:.0}, BW={:.1}MiB/s, {ms}ms",
+                    "{} {}: IOPS={:.0}, BW={:.1}MiB/s, {}ms",
+                    job.desc.name,
                     dir.name(),
-                    ios as f64 * 1000.0 / ms as f64,
-                    bytes as f64 * 1000.0 / ms as f64 / (1 << 20) as f64,
+                    d.total_ios() as f64 * 1000.0 / ms,
+                    d.io_bytes() as f64 * 1000.0 / ms / f64::from(1 << 20),
+                    d.runtime_ms(),
                 ));
             }
         }
         text.push_str(&format!(
-            "  rank {} ({host}): {}\n",
-            rank["rank"],
+            "  rank {} ({}): {}\n",
+            client.port,
+            client.hostname,
             parts.join("; ")
         ));
     }

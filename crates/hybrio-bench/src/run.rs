@@ -823,6 +823,7 @@ fn report(
         groups,
         disk_util: Vec::new(),
         extra: Some(extra),
+        clients: Vec::new(),
     }
 }
 

@@ -37,17 +37,24 @@ fn render_with(report: &RunReport, plus: bool) -> String {
         Err(e) => -i128::try_from(e.duration().as_millis()).unwrap_or(i128::MAX),
     };
     root.int("timestamp", i128::from(secs));
-    root.int("timestamp_ms", ms);
+    // fio's client mode writes no timestamp_ms.
+    if report.clients.is_empty() {
+        root.int("timestamp_ms", ms);
+    }
     root.str("time", &ctime(report.time));
     if let Some(opts) = options(&report.global_options) {
         root.obj("global options", opts);
     }
-    let jobs = report
-        .jobs
-        .iter()
-        .map(|job| Json::Obj(job_object(job, report.group(job.groupid), plus)))
-        .collect();
-    root.push("jobs", Json::Arr(jobs));
+    if report.clients.is_empty() {
+        let jobs = report
+            .jobs
+            .iter()
+            .map(|job| Json::Obj(job_object(job, report.group(job.groupid), plus)))
+            .collect();
+        root.push("jobs", Json::Arr(jobs));
+    } else {
+        root.push("client_stats", Json::Arr(client_stats(report, plus)));
+    }
     if !report.disk_util.is_empty() {
         let disks = report
             .disk_util
@@ -62,6 +69,38 @@ fn render_with(report: &RunReport, plus: bool) -> String {
     let mut out = String::new();
     print_value(&mut out, &Json::Obj(root), 0);
     out.push('\n');
+    out
+}
+
+/// fio's client mode: every client's jobs, each with its `hostname` and
+/// `port`, then the jobs of all clients merged, named `All clients`.
+fn client_stats(report: &RunReport, plus: bool) -> Vec<Json> {
+    let mut out = Vec::new();
+    for client in &report.clients {
+        for job in &client.jobs {
+            // Its share of its own group, as each fio server reports it.
+            let members: Vec<&JobStats> = client
+                .jobs
+                .iter()
+                .filter(|j| j.groupid == job.groupid)
+                .map(|j| &j.stats)
+                .collect();
+            let group = crate::stats::group_summary(&members);
+            let mut o = job_object(job, Some(&group), plus);
+            o.str("hostname", &client.hostname);
+            o.uint("port", u64::from(client.port));
+            out.push(Json::Obj(o));
+        }
+    }
+    let host = report.clients.first().map_or("", |c| c.hostname.as_str());
+    for job in &report.jobs {
+        let mut merged = job.clone();
+        merged.desc.name = "All clients".into();
+        let mut o = job_object(&merged, report.group(job.groupid), plus);
+        o.str("hostname", host);
+        o.uint("port", 0);
+        out.push(Json::Obj(o));
+    }
     out
 }
 

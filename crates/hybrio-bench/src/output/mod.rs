@@ -95,6 +95,18 @@ pub struct GroupReport {
     pub summary: GroupSummary,
 }
 
+/// One client's (an MPI rank's) own job reports, as fio's client mode
+/// reports each server's.
+#[derive(Clone, Debug)]
+pub struct ClientReport {
+    /// Its host (JSON `hostname`).
+    pub hostname: String,
+    /// Its rank (JSON `port`, where fio puts the server's port).
+    pub port: u32,
+    /// Its jobs, in the run's job order.
+    pub jobs: Vec<JobReport>,
+}
+
 /// Everything one report prints.
 #[derive(Clone, Debug)]
 pub struct RunReport {
@@ -112,6 +124,10 @@ pub struct RunReport {
     pub disk_util: Vec<crate::diskstats::DiskUtil>,
     /// Emitted as a top-level `hybrio` key in JSON when present.
     pub extra: Option<serde_json::Value>,
+    /// fio's client mode (`hybrio --mpi`): each client's own jobs, with
+    /// [`RunReport::jobs`] all clients merged. When not empty, JSON has
+    /// fio's `client_stats` in the place of `jobs`.
+    pub clients: Vec<ClientReport>,
 }
 
 impl RunReport {
@@ -262,6 +278,7 @@ pub(crate) mod testutil {
                 summary,
             }],
             extra: Some(serde_json::json!({"engine": {"sync_ios": 12, "ratio": 0.25}})),
+            clients: Vec::new(),
         }
     }
 }

@@ -69,38 +69,48 @@ fn every_rank_runs_its_own_files_and_rank_0_reports_them_merged_exactly() {
             "rank {rank}'s own file"
         );
     }
-    // Rank 0 alone writes: one document.
+    // Rank 0 alone writes: one document, in fio's client-mode shape: every
+    // rank's jobs (hostname, port = rank), then all ranks merged.
     let doc: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
-    let per_rank = doc["hybrio"]["mpi"]["per_rank"]
-        .as_array()
-        .expect("per_rank");
-    assert_eq!(per_rank.len(), RANKS);
-    let read = &doc["jobs"][1]["read"];
+    assert!(doc.get("jobs").is_none() && doc.get("timestamp_ms").is_none());
+    let entries = doc["client_stats"].as_array().expect("client_stats");
+    assert_eq!(
+        entries.len(),
+        RANKS * 2 + 2,
+        "two jobs a rank, then two merged"
+    );
     let mut pooled = BTreeMap::new();
     let mut ios = 0;
-    for (rank, entry) in per_rank.iter().enumerate() {
-        assert_eq!(entry["rank"], rank);
-        let mine = &entry["jobs"][1]["read"];
+    let mut slowest = 0;
+    for rank in 0..RANKS {
+        let (lay, read) = (&entries[rank * 2], &entries[rank * 2 + 1]);
+        assert_eq!(
+            (lay["jobname"].as_str(), read["jobname"].as_str()),
+            (Some("lay"), Some("read"))
+        );
+        assert_eq!(read["port"], rank);
+        assert!(read["hostname"].as_str().is_some_and(|h| !h.is_empty()));
+        let mine = &read["read"];
         assert_eq!(
             mine["total_ios"],
             6 * 512,
             "rank {rank}: six passes over 2 MiB"
         );
         ios += mine["total_ios"].as_u64().unwrap();
-        for (value, count) in mine["clat_bins"].as_object().unwrap() {
+        slowest = slowest.max(mine["runtime"].as_u64().unwrap());
+        for (value, count) in mine["clat_ns"]["bins"].as_object().unwrap() {
             *pooled.entry(value.parse::<u64>().unwrap()).or_insert(0) += count.as_u64().unwrap();
         }
     }
-    // The aggregate is the sum of the ranks' own counts...
+    let all = &entries[RANKS * 2 + 1];
+    assert_eq!(all["jobname"], "All clients");
+    let read = &all["read"];
+    // The aggregate is the sum of the ranks' own counts, its time the slowest rank's...
     assert_eq!(read["total_ios"].as_u64(), Some(ios));
-    // ...its time the slowest rank's...
-    let slowest = per_rank
-        .iter()
-        .map(|r| r["jobs"][1]["read"]["runtime_ms"].as_u64().unwrap())
-        .max();
-    assert_eq!(read["runtime"].as_u64(), slowest);
-    let bins = read["clat_ns"]["bins"].as_object().expect("json+ bins");
-    let merged: BTreeMap<u64, u64> = bins
+    assert_eq!(read["runtime"].as_u64(), Some(slowest));
+    let merged: BTreeMap<u64, u64> = read["clat_ns"]["bins"]
+        .as_object()
+        .expect("json+ bins")
         .iter()
         .map(|(v, c)| (v.parse().unwrap(), c.as_u64().unwrap()))
         .collect();
@@ -117,6 +127,39 @@ fn every_rank_runs_its_own_files_and_rank_0_reports_them_merged_exactly() {
             "p{p}"
         );
     }
+}
+
+#[test]
+fn the_normal_output_has_a_line_per_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("--filename={}/g.$rank", dir.path().display());
+    let Some(output) = mpirun(&[
+        "--name=w",
+        "--ioengine=psync",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        &file,
+    ]) else {
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  rank "))
+        .collect();
+    assert_eq!(lines.len(), RANKS, "{stdout}");
+    for (rank, line) in lines.iter().enumerate() {
+        assert!(line.starts_with(&format!("  rank {rank} (")), "{line}");
+        assert!(line.contains("w write: IOPS="), "{line}");
+    }
+    // The group line: all four ranks' 1 MiB.
+    assert!(stdout.contains("io=4096KiB"), "{stdout}");
 }
 
 #[test]
