@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::cluster::{Cluster, ClusterError};
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::output::{ClientReport, RunReport};
-use crate::run::{self, RunFailure};
+use crate::run::{self, GroupStart, RunFailure};
 use crate::stats::{self, DataDir, JobStats};
 
 /// How long a rank waits for the others at a barrier: a group starts when
@@ -46,31 +46,86 @@ pub enum AcrossRanksError {
 struct RankResults {
     rank: usize,
     host: String,
-    /// Each job report's statistics and errno, in report order.
+    /// Each job report's statistics and errno, in report order (none when
+    /// this rank's run failed).
     jobs: Vec<(JobStats, i32)>,
+    /// What failed on this rank, a line each.
+    failures: Vec<String>,
 }
 
-/// The merged report (rank 0), or `None` on the other ranks.
+/// What rank 0 has at the end.
+#[derive(Debug)]
+pub struct RanksReport {
+    /// Every rank's figures merged (the ranks whose run failed left out);
+    /// `None` when rank 0's own run failed, as its report is the frame.
+    pub report: Option<RunReport>,
+    /// What failed, each line naming its rank and host.
+    pub failures: Vec<String>,
+}
+
+/// A rank's state at an agreement: all went well so far.
+const GOING: u32 = 0;
+/// A rank's state at an agreement: it has ended early (a failure, Ctrl-C,
+/// `exitall`), and so do the others.
+const STOPPED: u32 = 1;
+
+/// The merged report and what failed (rank 0), or `None` on the other ranks.
+///
+/// The ranks agree before each group and once at the end: a rank whose run
+/// ended early (it failed, or was interrupted) says so at its next
+/// agreement, which is the one the others reach next, and every rank then
+/// stops before its next group and sends what it measured.
 pub fn run(
     jobs: &[JobDef],
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
-) -> Result<Option<RunReport>, AcrossRanksError> {
+) -> Result<Option<RanksReport>, AcrossRanksError> {
     let cluster = Cluster::join()?;
     let jobs = for_rank(jobs, cluster.rank(), cluster.size());
-    let report = run::run_coordinated(&jobs, globals, notice, None, &mut |group| {
-        cluster
-            .barrier(&format!("start of group {group}"), BARRIER_BOUND)
-            .map_err(|e| RunFailure::Ranks(e.to_string()))
-    })?;
-    let mine = RankResults {
-        rank: cluster.rank(),
-        host: cluster.host().to_owned(),
-        jobs: report
-            .jobs
-            .iter()
-            .map(|job| (job.stats.clone(), job.error))
-            .collect(),
+    let groups = group_count(&jobs);
+    let mut started = 0;
+    let mut told_to_stop = false;
+    let outcome = run::run_coordinated(&jobs, globals, notice, None, &mut |group| {
+        let agreed = cluster
+            .agree(&format!("start of group {group}"), GOING, BARRIER_BOUND)
+            .map_err(|e| RunFailure::Ranks(e.to_string()))?;
+        if agreed == GOING {
+            started += 1;
+            Ok(GroupStart::Go)
+        } else {
+            told_to_stop = true;
+            Ok(GroupStart::Stop)
+        }
+    });
+    if let Err(RunFailure::Ranks(message)) = &outcome {
+        // The ranks have lost each other: no agreement is left to make.
+        return Err(AcrossRanksError::Run(RunFailure::Ranks(message.clone())));
+    }
+    if !told_to_stop {
+        let whole = outcome.is_ok() && started == groups && !hybrio::interrupt::requested();
+        cluster.agree(
+            "end of the run",
+            if whole { GOING } else { STOPPED },
+            BARRIER_BOUND,
+        )?;
+    }
+    let mine = match &outcome {
+        Ok(report) => RankResults {
+            rank: cluster.rank(),
+            host: cluster.host().to_owned(),
+            jobs: report
+                .jobs
+                .iter()
+                .map(|job| (job.stats.clone(), job.error))
+                .collect(),
+            failures: run::failures(report),
+        },
+        Err(failure) => RankResults {
+            rank: cluster.rank(),
+            host: cluster.host().to_owned(),
+            jobs: Vec::new(),
+            failures: vec![failure.to_string()],
+        },
     };
     let bytes = serde_json::to_vec(&mine).expect("statistics serialize");
     let Some(all) = cluster.gather(&bytes, BARRIER_BOUND)? else {
@@ -83,19 +138,53 @@ pub fn run(
                 rank,
                 message: e.to_string(),
             })?;
-        if results.jobs.len() != report.jobs.len() {
-            return Err(AcrossRanksError::Results {
-                rank,
-                message: format!(
-                    "{} job reports where rank 0 has {}",
-                    results.jobs.len(),
-                    report.jobs.len()
-                ),
-            });
-        }
         ranks.push(results);
     }
-    Ok(Some(merged(report, &ranks)))
+    let mut failures: Vec<String> = ranks
+        .iter()
+        .flat_map(|r| {
+            r.failures
+                .iter()
+                .map(move |line| format!("rank {} ({}): {line}", r.rank, r.host))
+        })
+        .collect();
+    let Ok(report) = outcome else {
+        return Ok(Some(RanksReport {
+            report: None,
+            failures,
+        }));
+    };
+    // A rank whose run failed has no figures to merge; one that ran other
+    // jobs than rank 0 (another job file?) neither.
+    let (complete, left_out): (Vec<RankResults>, Vec<RankResults>) = ranks
+        .into_iter()
+        .partition(|r| r.jobs.len() == report.jobs.len());
+    for rank in &left_out {
+        if !rank.jobs.is_empty() {
+            failures.push(format!(
+                "rank {} ({}): {} job reports where rank 0 has {}: left out of the report",
+                rank.rank,
+                rank.host,
+                rank.jobs.len(),
+                report.jobs.len()
+            ));
+        }
+    }
+    Ok(Some(RanksReport {
+        report: Some(merged(report, &complete)),
+        failures,
+    }))
+}
+
+/// How many groups of jobs run one after the other (a new one at each
+/// `stonewall`), as the run counts them.
+fn group_count(jobs: &[JobDef]) -> usize {
+    usize::from(!jobs.is_empty())
+        + jobs
+            .iter()
+            .skip(1)
+            .filter(|job| job.options.stonewall)
+            .count()
 }
 
 /// The jobs with `$rank`, `$nranks` and `$clientuid` replaced where files

@@ -101,6 +101,20 @@ impl Cluster {
         }
     }
 
+    /// Waits until every rank is here (at most `bound`) and returns the
+    /// largest of the ranks' `status`: how every rank learns at once that
+    /// one of them has stopped.
+    pub fn agree(&self, what: &str, status: u32, bound: Duration) -> Result<u32, ClusterError> {
+        self.barrier(what, bound)?;
+        let mut largest = 0u32;
+        self.world.all_reduce_into(
+            &status,
+            &mut largest,
+            mpi::collective::SystemOperation::max(),
+        );
+        Ok(largest)
+    }
+
     /// Every rank's `bytes`, in rank order, at rank 0 (`None` elsewhere).
     /// Starts with a barrier bounded by `bound`, so that a rank that never
     /// comes makes it an error rather than a hang.

@@ -198,19 +198,24 @@ fn run_across_ranks(
 ) -> anyhow::Result<ExitCode> {
     use hybrio_bench::across_ranks;
     hybrio::interrupt::catch_signals()?;
-    let Some(report) = across_ranks::run(jobs, globals, &mut |line| eprintln!("{line}"))? else {
+    // The other ranks end well once their figures are sent: rank 0 reports
+    // (mpirun kills every rank as soon as one exits with an error).
+    let Some(ranks) = across_ranks::run(jobs, globals, &mut |line| eprintln!("{line}"))? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let mut text = render(&report, formats, false);
-    if formats.contains(&Format::Normal) {
-        text.push_str(&across_ranks::rank_lines(&report));
+    if let Some(report) = &ranks.report {
+        let mut text = render(report, formats, false);
+        if formats.contains(&Format::Normal) {
+            text.push_str(&across_ranks::rank_lines(report));
+        }
+        write_to(output, &text)?;
     }
-    write_to(output, &text)?;
-    let failures = run::failures(&report);
-    for failure in &failures {
+    for failure in &ranks.failures {
         eprintln!("hybrio: {failure}");
     }
-    Ok(if failures.is_empty() {
+    Ok(if hybrio::interrupt::requested() {
+        ExitCode::from(130)
+    } else if ranks.failures.is_empty() && ranks.report.is_some() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -149,18 +149,28 @@ pub fn run_reporting(
     notice: &mut dyn FnMut(&str),
     status: Option<StatusReports>,
 ) -> Result<RunReport, RunFailure> {
-    run_coordinated(jobs, globals, notice, status, &mut |_| Ok(()))
+    run_coordinated(jobs, globals, notice, status, &mut |_| Ok(GroupStart::Go))
 }
 
-/// [`run_reporting`], calling `before_group` with each group's number
-/// before the group is set up and started: under MPI, a barrier across the
-/// ranks, so that no rank starts a group before every rank ended the last.
+/// Whether the next group starts ([`run_coordinated`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupStart {
+    /// It starts.
+    Go,
+    /// The run ends here; the report covers the groups that ran.
+    Stop,
+}
+
+/// [`run_reporting`], asking `before_group` with each group's number
+/// before the group is set up and started: under MPI, an agreement across
+/// the ranks, so that no rank starts a group before every rank ended the
+/// last, and all stop together when one has failed.
 pub fn run_coordinated(
     jobs: &[JobDef],
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
     mut status: Option<StatusReports>,
-    before_group: &mut dyn FnMut(usize) -> Result<(), RunFailure>,
+    before_group: &mut dyn FnMut(usize) -> Result<GroupStart, RunFailure>,
 ) -> Result<RunReport, RunFailure> {
     let mut clones: Vec<JobClone> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
@@ -236,7 +246,9 @@ pub fn run_coordinated(
         if hybrio::interrupt::requested() || stops.all_stopped() {
             break;
         }
-        before_group(number)?;
+        if before_group(number)? == GroupStart::Stop {
+            break;
+        }
         let done = Earlier {
             clones: &clones[..segment.start],
             outcomes: &outcomes,

@@ -163,6 +163,54 @@ fn the_normal_output_has_a_line_per_rank() {
 }
 
 #[test]
+fn a_rank_that_fails_ends_the_run_everywhere_named_and_rank_0_reports_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 2 cannot open its file: a directory stands in its place.
+    std::fs::create_dir(dir.path().join("f.2")).unwrap();
+    let job = dir.path().join("fails.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=psync\nbs=4k\nsize=1m\nfilename={}/f.$rank\n\
+             [lay]\nrw=write\n[read]\nstonewall\nrw=read\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let Some(output) = mpirun(&["--output-format=json", job.to_str().unwrap()]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{stderr}"
+    );
+    assert!(!output.status.success(), "{stderr}");
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("hybrio: "))
+        .collect();
+    assert_eq!(named.len(), 1, "{stderr}");
+    assert!(
+        named[0].starts_with("hybrio: rank 2 (") && named[0].contains("f.2"),
+        "{stderr}"
+    );
+    // What ran: the first group on the three other ranks; the second never started.
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
+    let entries = doc["client_stats"].as_array().unwrap();
+    let ports: Vec<u64> = entries[..3]
+        .iter()
+        .map(|e| e["port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ports, [0, 1, 3]);
+    assert_eq!(entries.len(), 4, "one job on three ranks, then All clients");
+    assert_eq!(entries[3]["jobname"], "All clients");
+    assert_eq!(entries[3]["write"]["total_ios"], 3 * 256);
+    assert!(dir.path().join("f.1").exists() && !dir.path().join("f.2").is_file());
+}
+
+#[test]
 fn a_build_with_mpi_refuses_status_reports_in_one_line() {
     let output = Command::new(env!("CARGO_BIN_EXE_hybrio"))
         .args([
