@@ -31,6 +31,19 @@ pub enum AcrossRanksError {
     /// This rank's run failed.
     #[error("{0}")]
     Run(#[from] RunFailure),
+    /// The launcher's environment does not give this process's rank, which
+    /// `$rank` and `$nranks` were read from when the jobs were read.
+    #[error(
+        "the MPI launcher's environment says rank {said:?} where MPI says {rank} of {size} (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE or SLURM_PROCID/NTASKS): $rank and $nranks cannot be known"
+    )]
+    Launcher {
+        /// What the environment said (rank, ranks), if anything.
+        said: Option<(u64, u64)>,
+        /// MPI's rank.
+        rank: usize,
+        /// MPI's number of ranks.
+        size: usize,
+    },
     /// A rank sent what rank 0 cannot read (a different hybrio?).
     #[error("rank {rank}'s results cannot be read: {message}")]
     Results {
@@ -81,6 +94,16 @@ pub fn run(
     notice: &mut dyn FnMut(&str),
 ) -> Result<Option<RanksReport>, AcrossRanksError> {
     let cluster = Cluster::join()?;
+    // The jobs were read with `$rank` and `$nranks` from the environment.
+    let said = crate::jobfile::launcher_rank();
+    let truth = (cluster.rank() as u64, cluster.size() as u64);
+    if said.unwrap_or((0, 1)) != truth {
+        return Err(AcrossRanksError::Launcher {
+            said,
+            rank: cluster.rank(),
+            size: cluster.size(),
+        });
+    }
     let jobs = for_rank(jobs, cluster.rank(), cluster.size());
     let groups = group_count(&jobs);
     let mut started = 0;

@@ -161,7 +161,8 @@ Job options are fio's: --name=JOB starts a job and the options after it apply to
 it; options before the first --name apply to every job. Job files use fio's ini
 format: [global] sections apply to the jobs below them in the same file, ';' and
 '#' start comments, 'include FILE' reads options into a section, and values may
-use ${VAR}, $ncpus, $pagesize, $mb_memory and arithmetic in parentheses.";
+use ${VAR}, $ncpus, $pagesize, $mb_memory, $rank and $nranks (under mpirun) and
+arithmetic in parentheses.";
 
 /// `hybrio compare --help`.
 pub const COMPARE_USAGE: &str = "\

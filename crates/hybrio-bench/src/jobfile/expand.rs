@@ -1,6 +1,10 @@
 //! Value expansion, as fio does it in job files and job options: `${VAR}`
 //! from the environment, the keywords `$ncpus`, `$pagesize` and
 //! `$mb_memory`, and arithmetic in parentheses (`size=($mb_memory/4)m`).
+//! hybrio adds `$rank` and `$nranks`: this process's rank among those an
+//! MPI launcher started and their number (0 and 1 outside one), so that
+//! `offset=($rank*64)m` gives each rank of `hybrio --mpi` its own part of
+//! a shared file.
 //!
 //! Expansion happens before a value reaches its option, so `--showcmd`
 //! prints what will run, and every option accepts it.
@@ -33,6 +37,11 @@ pub struct Keywords {
     pub pagesize: u64,
     /// `$mb_memory`: physical memory in MiB.
     pub mb_memory: u64,
+    /// `$rank`: this process's rank, as the MPI launcher's environment
+    /// says (0 outside one).
+    pub rank: u64,
+    /// `$nranks`: how many ranks the launcher started (1 outside one).
+    pub nranks: u64,
 }
 
 impl Keywords {
@@ -43,8 +52,24 @@ impl Keywords {
             ncpus: online_cpus().unwrap_or(1),
             pagesize: hybrio::probe::page_size() as u64,
             mb_memory: total_memory_kib().map_or(0, |kib| kib / 1024),
+            rank: launcher_rank().map_or(0, |(rank, _)| rank),
+            nranks: launcher_rank().map_or(1, |(_, size)| size),
         }
     }
+}
+
+/// This process's rank and the number of ranks, as an MPI launcher tells
+/// them in the environment: Open MPI's `mpirun`, the PMI of MPICH and
+/// Intel MPI, or Slurm's `srun`.
+pub fn launcher_rank() -> Option<(u64, u64)> {
+    let number = |name: &str| std::env::var(name).ok()?.trim().parse::<u64>().ok();
+    [
+        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+        ("PMI_RANK", "PMI_SIZE"),
+        ("SLURM_PROCID", "SLURM_NTASKS"),
+    ]
+    .iter()
+    .find_map(|(rank, size)| Some((number(rank)?, number(size)?)))
 }
 
 /// Counts the CPUs in `/sys/devices/system/cpu/online` ("0-3,6,8-9").
@@ -84,7 +109,9 @@ pub fn expand(
     let with_keywords = with_variables
         .replace("$ncpus", &keywords.ncpus.to_string())
         .replace("$pagesize", &keywords.pagesize.to_string())
-        .replace("$mb_memory", &keywords.mb_memory.to_string());
+        .replace("$mb_memory", &keywords.mb_memory.to_string())
+        .replace("$nranks", &keywords.nranks.to_string())
+        .replace("$rank", &keywords.rank.to_string());
     expand_arithmetic(&with_keywords)
 }
 
@@ -305,6 +332,8 @@ mod tests {
         ncpus: 2,
         pagesize: 4096,
         mb_memory: 24105,
+        rank: 3,
+        nranks: 4,
     };
 
     fn env(name: &str) -> Option<String> {
@@ -360,5 +389,13 @@ mod tests {
         assert!(machine.ncpus >= 1);
         assert!(machine.pagesize >= 4096 && machine.pagesize.is_power_of_two());
         assert!(machine.mb_memory > 0);
+    }
+
+    #[test]
+    fn rank_keywords_give_each_rank_its_part() {
+        assert_eq!(x("offset=($rank*64)m").unwrap(), "offset=192m");
+        assert_eq!(x("($rank*65536)").unwrap(), "196608");
+        assert_eq!(x("(($nranks-1)*4096)").unwrap(), "12288");
+        assert_eq!(x("f.$rank.of.$nranks").unwrap(), "f.3.of.4");
     }
 }

@@ -13,7 +13,7 @@ mod expand;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use expand::{ExpandError, Keywords};
+pub use expand::{ExpandError, Keywords, launcher_rank};
 
 use crate::options::{self, JobOptions, Kind};
 use crate::units::ValueError;

@@ -210,6 +210,71 @@ fn a_rank_that_fails_ends_the_run_everywhere_named_and_rank_0_reports_what_ran()
     assert!(dir.path().join("f.1").exists() && !dir.path().join("f.2").is_file());
 }
 
+/// The first byte of each 4 KiB block of `path`, checking the block is that byte throughout.
+fn block_owners(path: &std::path::Path) -> Vec<u8> {
+    let data = std::fs::read(path).unwrap();
+    data.chunks(4096)
+        .map(|block| {
+            assert!(
+                block.iter().all(|&b| b == block[0]),
+                "a block written by two ranks"
+            );
+            block[0]
+        })
+        .collect()
+}
+
+#[test]
+fn ranks_share_one_file_segmented_and_strided_by_rank_keywords() {
+    let dir = tempfile::tempdir().unwrap();
+    // IOR's two shared-file layouts in fio's options: each rank writes its
+    // rank + 1 in every byte, so the file shows which rank wrote each block.
+    let layouts = [
+        (
+            "segmented",
+            "offset=($rank*64)k\nsize=64k\n",
+            (0..64)
+                .map(|block| (block / 16) as u8 + 1)
+                .collect::<Vec<u8>>(),
+        ),
+        (
+            "strided",
+            "offset=($rank*4)k\nsize=(256-$rank*4)k\nio_size=64k\nzonemode=strided\n\
+             zonesize=4k\nzonerange=4k\nzoneskip=(($nranks-1)*4)k\n",
+            (0..64).map(|block| (block % 4) as u8 + 1).collect(),
+        ),
+    ];
+    for (name, layout, expected) in layouts {
+        let shared = dir.path().join(name);
+        let job = dir.path().join(format!("{name}.fio"));
+        std::fs::write(
+            &job,
+            format!(
+                "[{name}]\nioengine=psync\nrw=write\nbs=4k\nfilename={}\n{layout}buffer_pattern=($rank+1)\n",
+                shared.display()
+            ),
+        )
+        .unwrap();
+        let Some(output) = mpirun(&["--output-format=json", job.to_str().unwrap()]) else {
+            return;
+        };
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(block_owners(&shared), expected, "{name}");
+        let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let all = &doc["client_stats"][RANKS];
+        assert_eq!(all["jobname"], "All clients");
+        assert_eq!(
+            all["write"]["io_bytes"],
+            256 * 1024,
+            "{name}: every block once"
+        );
+    }
+}
+
 #[test]
 fn a_build_with_mpi_refuses_status_reports_in_one_line() {
     let output = Command::new(env!("CARGO_BIN_EXE_hybrio"))
