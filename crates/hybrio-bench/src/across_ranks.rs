@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{Cluster, ClusterError};
+use crate::cluster::{ClockOffset, Cluster, ClusterError};
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::output::{ClientReport, RunReport};
 use crate::run::{self, GroupStart, RunFailure};
@@ -132,6 +132,7 @@ pub fn run(
             BARRIER_BOUND,
         )?;
     }
+    let clocks = cluster.clock_offsets(BARRIER_BOUND)?.unwrap_or_default();
     let mine = match &outcome {
         Ok(report) => RankResults {
             rank: cluster.rank(),
@@ -194,7 +195,7 @@ pub fn run(
         }
     }
     Ok(Some(RanksReport {
-        report: Some(merged(report, &complete)),
+        report: Some(merged(report, &complete, &clocks)),
         failures,
     }))
 }
@@ -235,7 +236,7 @@ fn for_rank(jobs: &[JobDef], rank: usize, size: usize) -> Vec<JobDef> {
 /// Rank 0's report with every rank's statistics merged into it, the groups'
 /// figures made again from them, and each rank's own jobs as a client's
 /// (fio's client mode: JSON `client_stats`).
-fn merged(mut report: RunReport, ranks: &[RankResults]) -> RunReport {
+fn merged(mut report: RunReport, ranks: &[RankResults], clocks: &[ClockOffset]) -> RunReport {
     // Every rank ran the same jobs: rank 0's reports, with each rank's figures.
     report.clients = ranks
         .iter()
@@ -279,7 +280,14 @@ fn merged(mut report: RunReport, ranks: &[RankResults]) -> RunReport {
             .collect();
         group.summary = stats::group_summary(&members);
     }
-    let mpi = serde_json::json!({"ranks": ranks.len()});
+    let mpi = serde_json::json!({
+        "ranks": ranks.len(),
+        "clocks": {
+            "method": "rank 0 sends each rank 8 messages; the rank's CLOCK_REALTIME less the middle of the shortest round trip",
+            "offsets": clocks,
+        },
+        "stragglers": stragglers(&report),
+    });
     match &mut report.extra {
         Some(serde_json::Value::Object(extra)) => {
             extra.insert("mpi".into(), mpi);
@@ -289,12 +297,66 @@ fn merged(mut report: RunReport, ranks: &[RankResults]) -> RunReport {
     report
 }
 
+/// A rank whose time in a job's direction is this many times the ranks'
+/// median or more is a straggler.
+const STRAGGLER: f64 = 1.5;
+
+/// The ranks whose time in a job's direction is [`STRAGGLER`] times the
+/// median of the ranks' or more.
+fn stragglers(report: &RunReport) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for (index, job) in report.jobs.iter().enumerate() {
+        for dir in DataDir::ALL {
+            let mut times: Vec<(u32, &str, u64)> = report
+                .clients
+                .iter()
+                .map(|c| {
+                    (
+                        c.port,
+                        c.hostname.as_str(),
+                        c.jobs[index].stats.dir(dir).runtime_ms(),
+                    )
+                })
+                .filter(|&(_, _, ms)| ms > 0)
+                .collect();
+            if times.len() < 2 {
+                continue;
+            }
+            let mut sorted: Vec<u64> = times.iter().map(|t| t.2).collect();
+            sorted.sort_unstable();
+            let median = sorted[sorted.len() / 2];
+            times.retain(|&(_, _, ms)| ms as f64 >= STRAGGLER * median as f64);
+            for (rank, host, ms) in times {
+                out.push(serde_json::json!({
+                    "rank": rank, "host": host, "job": job.desc.name, "dir": dir.name(),
+                    "runtime_ms": ms, "median_ms": median,
+                }));
+            }
+        }
+    }
+    out
+}
+
 /// The normal output's lines per rank: each rank's host and, per job and
-/// direction, its IOPS, bandwidth and time.
+/// direction, its IOPS, bandwidth and time; its clock against rank 0's;
+/// the stragglers.
 pub fn rank_lines(report: &RunReport) -> String {
     if report.clients.is_empty() {
         return String::new();
     }
+    let mpi = report.extra.as_ref().and_then(|e| e.get("mpi"));
+    let clock_of = |rank: u32| {
+        mpi.and_then(|m| m["clocks"]["offsets"].as_array())
+            .and_then(|list| list.iter().find(|o| o["rank"] == rank))
+            .map(|o| {
+                format!(
+                    "; clock {:+.0} us from rank 0's (+-{:.0} us)",
+                    o["offset_ns"].as_i64().unwrap_or(0) as f64 / 1e3,
+                    o["round_trip_ns"].as_i64().unwrap_or(0) as f64 / 2e3
+                )
+            })
+            .unwrap_or_default()
+    };
     let mut text = String::from("\nRanks (each rank's own figures):\n");
     for client in &report.clients {
         let mut parts = Vec::new();
@@ -316,10 +378,26 @@ pub fn rank_lines(report: &RunReport) -> String {
             }
         }
         text.push_str(&format!(
-            "  rank {} ({}): {}\n",
+            "  rank {} ({}): {}{}\n",
             client.port,
             client.hostname,
-            parts.join("; ")
+            parts.join("; "),
+            clock_of(client.port)
+        ));
+    }
+    for straggler in mpi
+        .and_then(|m| m["stragglers"].as_array())
+        .into_iter()
+        .flatten()
+    {
+        text.push_str(&format!(
+            "  straggler: rank {} ({}), {} {}: {} ms, the ranks' median {} ms\n",
+            straggler["rank"],
+            straggler["host"].as_str().unwrap_or("?"),
+            straggler["job"].as_str().unwrap_or("?"),
+            straggler["dir"].as_str().unwrap_or("?"),
+            straggler["runtime_ms"],
+            straggler["median_ms"]
         ));
     }
     text

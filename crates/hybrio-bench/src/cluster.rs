@@ -27,6 +27,17 @@ pub enum ClusterError {
     },
 }
 
+/// A rank's wall clock against rank 0's ([`Cluster::clock_offsets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ClockOffset {
+    /// The rank.
+    pub rank: usize,
+    /// Its clock less rank 0's, in ns (positive: ahead).
+    pub offset_ns: i64,
+    /// The round trip the offset comes from: the offset is good to half of it.
+    pub round_trip_ns: i64,
+}
+
 /// This process's place among the ranks.
 pub struct Cluster {
     // Finalizes MPI when dropped: kept for the whole run.
@@ -153,6 +164,55 @@ impl Cluster {
         for &n in &lens {
             out.push(all[at..at + n as usize].to_vec());
             at += n as usize;
+        }
+        Ok(Some(out))
+    }
+
+    /// How far each rank's wall clock (`CLOCK_REALTIME`, which the
+    /// reports' times are in) is from rank 0's, at rank 0 (`None`
+    /// elsewhere): rank 0 sends each rank a message 8 times and notes its
+    /// clock before sending and after the answer, which carries the rank's
+    /// clock; the offset is the rank's clock less the middle of the round
+    /// trip that took least time (Cristian's method), to within half of it.
+    pub fn clock_offsets(&self, bound: Duration) -> Result<Option<Vec<ClockOffset>>, ClusterError> {
+        const TRIPS: usize = 8;
+        self.barrier("measuring the ranks' clocks", bound)?;
+        let now = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i64)
+        };
+        if self.rank != 0 {
+            let root = self.world.process_at_rank(0);
+            for _ in 0..TRIPS {
+                let (_ping, _) = root.receive::<i64>();
+                root.send(&now());
+            }
+            return Ok(None);
+        }
+        let mut out = vec![ClockOffset {
+            rank: 0,
+            offset_ns: 0,
+            round_trip_ns: 0,
+        }];
+        for rank in 1..self.size {
+            let peer = self.world.process_at_rank(rank as i32);
+            let mut best: Option<ClockOffset> = None;
+            for _ in 0..TRIPS {
+                let sent = now();
+                peer.send(&sent);
+                let (theirs, _) = peer.receive::<i64>();
+                let back = now();
+                let trip = ClockOffset {
+                    rank,
+                    offset_ns: theirs - (sent + (back - sent) / 2),
+                    round_trip_ns: back - sent,
+                };
+                if best.is_none_or(|b| trip.round_trip_ns < b.round_trip_ns) {
+                    best = Some(trip);
+                }
+            }
+            out.extend(best);
         }
         Ok(Some(out))
     }

@@ -276,6 +276,67 @@ fn ranks_share_one_file_segmented_and_strided_by_rank_keywords() {
 }
 
 #[test]
+fn a_rank_far_behind_the_median_is_named_and_the_clocks_are_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("--filename={}/s.$rank", dir.path().display());
+    // 64 reads each; rank 3 at a quarter of the others' rate ($rank/3 is 0 below 3).
+    let job = [
+        "--name=paced",
+        "--ioengine=psync",
+        "--rw=read",
+        "--bs=4k",
+        "--size=256k",
+        "--rate_iops=(1000-750*($rank/3))",
+        &file,
+    ];
+    let Some(normal) = mpirun(&job) else {
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&normal.stdout);
+    assert!(
+        normal.status.success(),
+        "{}",
+        String::from_utf8_lossy(&normal.stderr)
+    );
+    let stragglers: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("straggler:"))
+        .collect();
+    assert_eq!(stragglers.len(), 1, "{stdout}");
+    assert!(
+        stragglers[0].starts_with("  straggler: rank 3 ("),
+        "{stdout}"
+    );
+    assert!(stragglers[0].contains("paced read"), "{stdout}");
+    let ranks: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  rank "))
+        .collect();
+    assert!(ranks.iter().all(|l| l.contains("; clock ")), "{stdout}");
+    let mut args = vec!["--output-format=json"];
+    args.extend(job);
+    let Some(json) = mpirun(&args) else {
+        return;
+    };
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let mpi = &doc["hybrio"]["mpi"];
+    let offsets = mpi["clocks"]["offsets"].as_array().unwrap();
+    assert_eq!(offsets.len(), RANKS);
+    for (rank, offset) in offsets.iter().enumerate() {
+        assert_eq!(offset["rank"], rank);
+        // One machine, one clock: every offset within its round trip's
+        // uncertainty, and that well under a second.
+        let trip = offset["round_trip_ns"].as_i64().unwrap();
+        assert!((0..1_000_000_000).contains(&trip), "{offset}");
+        assert!(
+            offset["offset_ns"].as_i64().unwrap().abs() <= trip / 2 + 1,
+            "{offset}"
+        );
+    }
+    assert_eq!(mpi["stragglers"][0]["rank"], 3, "{mpi}");
+}
+
+#[test]
 fn a_build_with_mpi_refuses_status_reports_in_one_line() {
     let output = Command::new(env!("CARGO_BIN_EXE_hybrio"))
         .args([
