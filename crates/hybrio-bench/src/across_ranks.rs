@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{ClockOffset, Cluster, ClusterError};
+use crate::cluster::{ClockOffset, Cluster, ClusterError, StopListener};
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::output::{ClientReport, RunReport};
 use crate::run::{self, GroupStart, RunFailure};
@@ -85,9 +85,10 @@ const STOPPED: u32 = 1;
 /// The merged report and what failed (rank 0), or `None` on the other ranks.
 ///
 /// The ranks agree before each group and once at the end: a rank whose run
-/// ended early (it failed, or was interrupted) says so at its next
-/// agreement, which is the one the others reach next, and every rank then
-/// stops before its next group and sends what it measured.
+/// ended early (it failed, or was interrupted) sends the others a stop
+/// notice, which stops their jobs as Ctrl-C does, and says so at its next
+/// agreement, which is the one the others reach next; every rank then
+/// stops there and sends what it measured.
 pub fn run(
     jobs: &[JobDef],
     globals: &GlobalOptions,
@@ -108,6 +109,7 @@ pub fn run(
     let groups = group_count(&jobs);
     let mut started = 0;
     let mut told_to_stop = false;
+    let listener = cluster.listen_for_stop();
     let outcome = run::run_coordinated(&jobs, globals, notice, None, &mut |group| {
         let agreed = cluster
             .agree(&format!("start of group {group}"), GOING, BARRIER_BOUND)
@@ -124,8 +126,15 @@ pub fn run(
         // The ranks have lost each other: no agreement is left to make.
         return Err(AcrossRanksError::Run(RunFailure::Ranks(message.clone())));
     }
+    // Another rank's notice stopped this one's jobs: it is the one to name.
+    let heard = listener.is_some_and(StopListener::finish);
     if !told_to_stop {
         let whole = outcome.is_ok() && started == groups && !hybrio::interrupt::requested();
+        if !whole && !heard {
+            // This rank ended early on its own: the others stop now, not
+            // at the end of the group they are in.
+            cluster.tell_others_to_stop();
+        }
         cluster.agree(
             "end of the run",
             if whole { GOING } else { STOPPED },
@@ -152,7 +161,9 @@ pub fn run(
         },
     };
     let bytes = serde_json::to_vec(&mine).expect("statistics serialize");
-    let Some(all) = cluster.gather(&bytes, BARRIER_BOUND)? else {
+    let gathered = cluster.gather(&bytes, BARRIER_BOUND)?;
+    cluster.drain_stop_notices();
+    let Some(all) = gathered else {
         return Ok(None);
     };
     let mut ranks = Vec::with_capacity(all.len());

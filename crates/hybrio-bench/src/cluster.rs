@@ -2,6 +2,9 @@
 //! process is, a barrier that gives up instead of hanging, and the bytes
 //! every rank sends to rank 0. Built with the `mpi` feature only.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mpi::environment::Universe;
@@ -46,6 +49,31 @@ pub struct Cluster {
     rank: usize,
     size: usize,
     host: String,
+    /// MPI allows calls from several threads at once (a listener for
+    /// [`Cluster::tell_others_to_stop`]'s notices beside the run).
+    threads: bool,
+}
+
+/// The tag of the notice a rank whose run failed sends every other rank.
+const STOP_TAG: i32 = 77;
+
+/// A thread that waits for another rank's stop notice while this rank runs
+/// its jobs, and stops them (as Ctrl-C does) when one comes.
+#[derive(Debug)]
+pub struct StopListener {
+    done: Arc<AtomicBool>,
+    heard: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl StopListener {
+    /// Ends the listening; true when a notice came.
+    pub fn finish(self) -> bool {
+        self.done.store(true, Ordering::Relaxed);
+        // A listener that panicked heard nothing it could act on.
+        let _ = self.thread.join();
+        self.heard.load(Ordering::Relaxed)
+    }
 }
 
 impl std::fmt::Debug for Cluster {
@@ -61,7 +89,8 @@ impl std::fmt::Debug for Cluster {
 impl Cluster {
     /// Starts MPI and finds this rank.
     pub fn join() -> Result<Cluster, ClusterError> {
-        let universe = mpi::initialize().ok_or(ClusterError::Init)?;
+        let (universe, threading) =
+            mpi::initialize_with_threading(mpi::Threading::Multiple).ok_or(ClusterError::Init)?;
         let world = universe.world();
         let rank = usize::try_from(world.rank()).map_err(|_| ClusterError::Init)?;
         let size = usize::try_from(world.size()).map_err(|_| ClusterError::Init)?;
@@ -72,6 +101,7 @@ impl Cluster {
             rank,
             size,
             host,
+            threads: threading == mpi::Threading::Multiple,
         })
     }
 
@@ -215,6 +245,64 @@ impl Cluster {
             out.extend(best);
         }
         Ok(Some(out))
+    }
+
+    /// Listens for another rank's stop notice while this rank runs, and
+    /// stops this rank's jobs (raising SIGINT, as Ctrl-C does) when one
+    /// comes: a failure elsewhere ends the run here within moments rather
+    /// than at the end of the group. `None` where MPI cannot take calls
+    /// from two threads at once: the run then stops at its next group.
+    pub fn listen_for_stop(&self) -> Option<StopListener> {
+        if !self.threads || self.size < 2 {
+            return None;
+        }
+        let done = Arc::new(AtomicBool::new(false));
+        let heard = Arc::new(AtomicBool::new(false));
+        let (until, flag) = (Arc::clone(&done), Arc::clone(&heard));
+        let thread = std::thread::Builder::new()
+            .name("mpi-stop".into())
+            .spawn(move || {
+                let world = SimpleCommunicator::world();
+                while !until.load(Ordering::Relaxed) {
+                    if let Some(status) = world.any_process().immediate_probe_with_tag(STOP_TAG) {
+                        let from = world.process_at_rank(status.source_rank());
+                        let (_rank, _) = from.receive_with_tag::<u32>(STOP_TAG);
+                        flag.store(true, Ordering::Relaxed);
+                        let _ = rustix::process::kill_process(
+                            rustix::process::getpid(),
+                            rustix::process::Signal::INT,
+                        );
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+            .ok()?;
+        Some(StopListener {
+            done,
+            heard,
+            thread,
+        })
+    }
+
+    /// Tells every other rank that this one has stopped (its listener, if
+    /// it has one, stops its jobs).
+    pub fn tell_others_to_stop(&self) {
+        for rank in (0..self.size).filter(|&r| r != self.rank) {
+            self.world
+                .process_at_rank(rank as i32)
+                .send_with_tag(&(self.rank as u32), STOP_TAG);
+        }
+    }
+
+    /// Receives the stop notices nobody listened for any more (sent while
+    /// this rank was already past its run), so none is left at the end.
+    pub fn drain_stop_notices(&self) {
+        while let Some(status) = self.world.any_process().immediate_probe_with_tag(STOP_TAG) {
+            let (_rank, _) = self
+                .world
+                .process_at_rank(status.source_rank())
+                .receive_with_tag::<u32>(STOP_TAG);
+        }
     }
 
     /// Ends every rank's process with `code` (MPI_Abort).

@@ -213,12 +213,13 @@ fn run_across_ranks(
     for failure in &ranks.failures {
         eprintln!("hybrio: {failure}");
     }
-    Ok(if hybrio::interrupt::requested() {
-        ExitCode::from(130)
-    } else if ranks.failures.is_empty() && ranks.report.is_some() {
-        ExitCode::SUCCESS
-    } else {
+    // A failure first: another rank's stops this one's jobs as Ctrl-C does.
+    Ok(if !ranks.failures.is_empty() || ranks.report.is_none() {
         ExitCode::from(1)
+    } else if hybrio::interrupt::requested() {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 
