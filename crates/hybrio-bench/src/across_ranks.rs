@@ -82,20 +82,20 @@ const GOING: u32 = 0;
 /// `exitall`), and so do the others.
 const STOPPED: u32 = 1;
 
-/// The merged report and what failed (rank 0), or `None` on the other ranks.
-///
-/// The ranks agree before each group and once at the end: a rank whose run
-/// ended early (it failed, or was interrupted) sends the others a stop
-/// notice, which stops their jobs as Ctrl-C does, and says so at its next
-/// agreement, which is the one the others reach next; every rank then
-/// stops there and sends what it measured.
-pub fn run(
-    jobs: &[JobDef],
-    globals: &GlobalOptions,
-    notice: &mut dyn FnMut(&str),
-) -> Result<Option<RanksReport>, AcrossRanksError> {
+/// This rank's part of one run across the ranks.
+#[derive(Debug)]
+pub struct RankRun {
+    /// This rank's own report (`None` when its run failed).
+    pub own: Option<RunReport>,
+    /// At rank 0: every rank's figures merged, and what failed.
+    pub merged: Option<RanksReport>,
+}
+
+/// Joins the ranks, checking that the launcher's environment (which
+/// `$rank` and `$nranks` were read from when the jobs were read) names
+/// this rank as MPI does.
+pub fn join() -> Result<Cluster, AcrossRanksError> {
     let cluster = Cluster::join()?;
-    // The jobs were read with `$rank` and `$nranks` from the environment.
     let said = crate::jobfile::launcher_rank();
     let truth = (cluster.rank() as u64, cluster.size() as u64);
     if said.unwrap_or((0, 1)) != truth {
@@ -105,6 +105,65 @@ pub fn run(
             size: cluster.size(),
         });
     }
+    Ok(cluster)
+}
+
+/// The merged report and what failed (rank 0), or `None` on the other ranks.
+pub fn run(
+    jobs: &[JobDef],
+    globals: &GlobalOptions,
+    notice: &mut dyn FnMut(&str),
+) -> Result<Option<RanksReport>, AcrossRanksError> {
+    let cluster = join()?;
+    Ok(run_with(&cluster, jobs, globals, notice)?.merged)
+}
+
+/// A runner for `hybrio compare` across the ranks: each run made by
+/// [`run_with`], rank 0's report being every rank's merged. After each run
+/// the ranks agree whether any failed, so that all go on or all stop.
+pub fn compare_runner(
+    cluster: &Cluster,
+) -> impl FnMut(&[JobDef]) -> Result<RunReport, RunFailure> + '_ {
+    move |jobs| {
+        let run = run_with(cluster, jobs, &Vec::new(), &mut |_| {})
+            .map_err(|e| RunFailure::Ranks(e.to_string()))?;
+        let failures = run
+            .merged
+            .as_ref()
+            .map(|m| m.failures.clone())
+            .unwrap_or_default();
+        let failed = run.own.is_none() || !failures.is_empty();
+        let anyone = cluster
+            .agree("end of a compared run", u32::from(failed), BARRIER_BOUND)
+            .map_err(|e| RunFailure::Ranks(e.to_string()))?;
+        if anyone != 0 {
+            return Err(RunFailure::Ranks(if failures.is_empty() {
+                "a rank's run failed (rank 0 names it)".into()
+            } else {
+                failures.join("; ")
+            }));
+        }
+        match (run.merged.and_then(|m| m.report), run.own) {
+            (Some(report), _) | (None, Some(report)) => Ok(report),
+            (None, None) => Err(RunFailure::Ranks("this rank's run failed".into())),
+        }
+    }
+}
+
+/// One run across the ranks: this rank's report, and at rank 0 every
+/// rank's merged.
+///
+/// The ranks agree before each group and once at the end: a rank whose run
+/// ended early (it failed, or was interrupted) sends the others a stop
+/// notice, which stops their jobs as Ctrl-C does, and says so at its next
+/// agreement, which is the one the others reach next; every rank then
+/// stops there and sends what it measured.
+pub fn run_with(
+    cluster: &Cluster,
+    jobs: &[JobDef],
+    globals: &GlobalOptions,
+    notice: &mut dyn FnMut(&str),
+) -> Result<RankRun, AcrossRanksError> {
     let jobs = for_rank(jobs, cluster.rank(), cluster.size());
     let groups = group_count(&jobs);
     let mut started = 0;
@@ -163,8 +222,9 @@ pub fn run(
     let bytes = serde_json::to_vec(&mine).expect("statistics serialize");
     let gathered = cluster.gather(&bytes, BARRIER_BOUND)?;
     cluster.drain_stop_notices();
+    let own = outcome.as_ref().ok().cloned();
     let Some(all) = gathered else {
-        return Ok(None);
+        return Ok(RankRun { own, merged: None });
     };
     let mut ranks = Vec::with_capacity(all.len());
     for (rank, bytes) in all.iter().enumerate() {
@@ -184,10 +244,13 @@ pub fn run(
         })
         .collect();
     let Ok(report) = outcome else {
-        return Ok(Some(RanksReport {
-            report: None,
-            failures,
-        }));
+        return Ok(RankRun {
+            own,
+            merged: Some(RanksReport {
+                report: None,
+                failures,
+            }),
+        });
     };
     // A rank whose run failed has no figures to merge; one that ran other
     // jobs than rank 0 (another job file?) neither.
@@ -205,10 +268,13 @@ pub fn run(
             ));
         }
     }
-    Ok(Some(RanksReport {
-        report: Some(merged(report, &complete, &clocks)),
-        failures,
-    }))
+    Ok(RankRun {
+        own,
+        merged: Some(RanksReport {
+            report: Some(merged(report, &complete, &clocks)),
+            failures,
+        }),
+    })
 }
 
 /// How many groups of jobs run one after the other (a new one at each

@@ -59,6 +59,8 @@ pub enum Command {
         format: Format,
         /// Write the report here instead of stdout.
         output: Option<PathBuf>,
+        /// `--mpi`: every run across the ranks of `mpirun`.
+        mpi: bool,
         /// What the user should know of how the jobs were read (stderr).
         notes: Vec<String>,
     },
@@ -193,6 +195,9 @@ compare options:
                            html (a page: engines side by side, each round, the adaptive
                            engine's choices over time)
   --output=FILE            write the report to FILE instead of standard output
+  --mpi                    under mpirun: every run across the ranks (all switch engines
+                           together), figures of all ranks merged; rank 0 reports
+                           (a build with --features mpi)
   --help
 
 Progress goes to standard error; Ctrl-C stops between runs.
@@ -338,6 +343,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
     let mut rounds = DEFAULT_COMPARE_ROUNDS;
     let mut format = Format::Normal;
     let mut output = None;
+    let mut mpi = false;
     let mut job_args = JobArgs::default();
     let mut iter = args.iter().peekable();
     while let Some(arg) = iter.next() {
@@ -348,6 +354,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
         let mut value_for = |flag: &'static str| flag_value(flag, inline_value.clone(), &mut iter);
         match key {
             "help" | "h" => return Ok(Command::CompareHelp),
+            "mpi" => mpi = true,
             "engines" => engines = Some(parse_engines(&value_for("engines")?)?),
             "rounds" => rounds = parse_rounds(&value_for("rounds")?)?,
             "section" => job_args.only.push(value_for("section")?),
@@ -376,6 +383,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
         rounds,
         format,
         output,
+        mpi,
         notes: job_args.notes()?,
     })
 }

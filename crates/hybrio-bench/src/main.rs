@@ -58,14 +58,22 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             rounds,
             format,
             output,
+            mpi,
             notes,
         } => {
             for note in notes {
                 eprintln!("hybrio: note: {note}");
             }
             hybrio::interrupt::catch_signals()?;
-            let comparison =
-                compare::compare(&jobs, &engines, rounds, &mut |line| eprintln!("{line}"))?;
+            let comparison = if mpi {
+                // Rank 0 alone writes; the other ranks only run.
+                match compare_across_ranks(&jobs, &engines, rounds)? {
+                    Some(comparison) => comparison,
+                    None => return Ok(ExitCode::SUCCESS),
+                }
+            } else {
+                compare::compare(&jobs, &engines, rounds, &mut |line| eprintln!("{line}"))?
+            };
             let text = match format {
                 Format::Normal => comparison.text(),
                 Format::Json => comparison.json(),
@@ -221,6 +229,43 @@ fn run_across_ranks(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `hybrio compare --mpi`: this rank's part; the comparison at rank 0.
+#[cfg(feature = "mpi")]
+fn compare_across_ranks(
+    jobs: &[hybrio_bench::jobfile::JobDef],
+    engines: &[hybrio::engine::EngineKind],
+    rounds: usize,
+) -> anyhow::Result<Option<compare::Comparison>> {
+    use hybrio_bench::across_ranks;
+    let cluster = across_ranks::join()?;
+    let root = cluster.rank() == 0;
+    let mut runner = across_ranks::compare_runner(&cluster);
+    let comparison = compare::compare_with(
+        jobs,
+        engines,
+        rounds,
+        &mut |line| {
+            if root {
+                eprintln!("{line}");
+            }
+        },
+        &mut runner,
+    )?;
+    Ok(root.then_some(comparison))
+}
+
+/// `hybrio compare --mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+fn compare_across_ranks(
+    _jobs: &[hybrio_bench::jobfile::JobDef],
+    _engines: &[hybrio::engine::EngineKind],
+    _rounds: usize,
+) -> anyhow::Result<Option<compare::Comparison>> {
+    anyhow::bail!(
+        "--mpi: this hybrio was built without MPI (cargo build --release --features mpi, with Open MPI's libopenmpi-dev and libclang-dev installed)"
+    )
 }
 
 /// `hybrio --mpi` in a build without MPI.

@@ -14,6 +14,7 @@ use hybrio::engine::EngineKind;
 
 use crate::jobfile::JobDef;
 use crate::options::{JobOptions, RwMode};
+use crate::output::RunReport;
 use crate::run::{self, RunFailure};
 use crate::stats::JobStats;
 
@@ -237,6 +238,7 @@ pub fn measure(
     engines: &[EngineKind],
     rounds: usize,
     notice: &mut dyn FnMut(&str),
+    runner: &mut dyn FnMut(&[JobDef]) -> Result<RunReport, RunFailure>,
 ) -> Result<Vec<Vec<Measured>>, RunFailure> {
     let mut results: Vec<Vec<Measured>> =
         vec![vec![Measured::new(Vec::new(), Vec::new()); engines.len()]; cells.len()];
@@ -258,7 +260,7 @@ pub fn measure(
                     cell.name
                 ));
                 let before = hybrio::rusage::process_usage().ok();
-                let report = run::run(&jobs_on(cell, engine), &Vec::new(), &mut |_| {})?;
+                let report = runner(&jobs_on(cell, engine))?;
                 if let Some(failure) = run::failures(&report).first() {
                     notice(&format!("  {failure}"));
                 }
@@ -382,9 +384,23 @@ pub fn compare(
     rounds: usize,
     notice: &mut dyn FnMut(&str),
 ) -> Result<Comparison, RunFailure> {
+    compare_with(jobs, engines, rounds, notice, &mut |jobs| {
+        run::run(jobs, &Vec::new(), &mut |_| {})
+    })
+}
+
+/// [`compare`], each run made by `runner` (under MPI: across the ranks,
+/// every rank's figures merged).
+pub fn compare_with(
+    jobs: &[JobDef],
+    engines: &[EngineKind],
+    rounds: usize,
+    notice: &mut dyn FnMut(&str),
+    runner: &mut dyn FnMut(&[JobDef]) -> Result<RunReport, RunFailure>,
+) -> Result<Comparison, RunFailure> {
     let cells = cells(jobs);
     let engines = engines_for(jobs, engines, notice)?;
-    let results = measure(&cells, &engines, rounds, notice)?;
+    let results = measure(&cells, &engines, rounds, notice, runner)?;
     Ok(Comparison {
         rounds,
         engines,
@@ -517,7 +533,8 @@ pub fn default_comparison(
         ));
         cells.retain(|c| !c.jobs.iter().any(|j| j.options.direct));
     }
-    let results = measure(&cells, &engines, ROUNDS, notice)?;
+    let mut here = |jobs: &[JobDef]| run::run(jobs, &Vec::new(), &mut |_| {});
+    let results = measure(&cells, &engines, ROUNDS, notice, &mut here)?;
     let overhead = JobOptions {
         name: "null-overhead".into(),
         ioengine: "null".into(),
@@ -532,6 +549,7 @@ pub fn default_comparison(
         &[EngineKind::Null],
         ROUNDS,
         notice,
+        &mut here,
     )?;
     let mut text = format!(
         "hybrio {}: engines compared on {} (median of {ROUNDS} alternating rounds of {seconds} s per cell)\n\n",

@@ -25,7 +25,10 @@ fn every_cell_is_measured_and_ranked() {
     assert_eq!(cells.len(), 2);
     assert!(cells[1].warm_cache && !cells[0].warm_cache);
     let engines = [EngineKind::Psync, EngineKind::Null];
-    let results = measure(&cells, &engines, 1, &mut |_| {}).unwrap();
+    let results = measure(&cells, &engines, 1, &mut |_| {}, &mut |jobs| {
+        run::run(jobs, &Vec::new(), &mut |_| {})
+    })
+    .unwrap();
     assert_eq!(results.len(), cells.len());
     for row in &results {
         assert!(

@@ -339,6 +339,61 @@ fn a_rank_far_behind_the_median_is_named_and_the_clocks_are_measured() {
 }
 
 #[test]
+fn compare_switches_engines_together_on_every_rank_and_rank_0_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("--filename={}/c.$rank", dir.path().display());
+    let args = [
+        "--mpi",
+        "--engines=psync,sync",
+        "--rounds=2",
+        "--output-format=json",
+        "--name=r",
+        "--rw=read",
+        "--bs=4k",
+        "--size=256k",
+        &file,
+    ];
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpirun");
+        return;
+    }
+    let output = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(RANKS.to_string())
+        .arg(env!("CARGO_BIN_EXE_hybrio"))
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // Rank 0 alone tells the progress: one line a run, 2 engines x 2 rounds.
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("round ")).count(),
+        4,
+        "{stderr}"
+    );
+    for rank in 0..RANKS {
+        assert!(
+            dir.path().join(format!("c.{rank}")).exists(),
+            "rank {rank} ran"
+        );
+    }
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("one document, rank 0's");
+    let results = doc["cells"][0]["results"].as_array().unwrap();
+    let engines: Vec<&str> = results
+        .iter()
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(engines, ["psync", "sync"]);
+    for result in results {
+        let samples = result["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(|s| s["iops"].as_f64().unwrap() > 0.0));
+    }
+}
+
+#[test]
 fn a_build_with_mpi_refuses_status_reports_in_one_line() {
     let output = Command::new(env!("CARGO_BIN_EXE_hybrio"))
         .args([
