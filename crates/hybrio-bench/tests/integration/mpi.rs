@@ -10,9 +10,16 @@ use serde_json::Value;
 
 const RANKS: usize = 4;
 
-/// `mpirun` for `args` on RANKS ranks, or `None` (with the reason printed)
-/// where it is missing.
+/// `hybrio --mpi ARGS` under `mpirun` on RANKS ranks, or `None` (with the
+/// reason printed) where `mpirun` is missing.
 fn mpirun(args: &[&str]) -> Option<std::process::Output> {
+    let mut all = vec!["--mpi"];
+    all.extend_from_slice(args);
+    ranks_run(&all)
+}
+
+/// `hybrio ARGS` under `mpirun` on RANKS ranks, or `None` where `mpirun` is missing.
+fn ranks_run(args: &[&str]) -> Option<std::process::Output> {
     if Command::new("mpirun").arg("--version").output().is_err() {
         eprintln!("skipped: no mpirun (apt-get install openmpi-bin libopenmpi-dev)");
         return None;
@@ -22,7 +29,6 @@ fn mpirun(args: &[&str]) -> Option<std::process::Output> {
         .args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(RANKS.to_string())
         .arg(env!("CARGO_BIN_EXE_hybrio"))
-        .arg("--mpi")
         .args(args)
         .output()
         .expect("mpirun runs");
@@ -342,7 +348,8 @@ fn a_rank_far_behind_the_median_is_named_and_the_clocks_are_measured() {
 fn compare_switches_engines_together_on_every_rank_and_rank_0_reports() {
     let dir = tempfile::tempdir().unwrap();
     let file = format!("--filename={}/c.$rank", dir.path().display());
-    let args = [
+    let Some(output) = ranks_run(&[
+        "compare",
         "--mpi",
         "--engines=psync,sync",
         "--rounds=2",
@@ -352,19 +359,9 @@ fn compare_switches_engines_together_on_every_rank_and_rank_0_reports() {
         "--bs=4k",
         "--size=256k",
         &file,
-    ];
-    if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: no mpirun");
+    ]) else {
         return;
-    }
-    let output = Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(RANKS.to_string())
-        .arg(env!("CARGO_BIN_EXE_hybrio"))
-        .arg("compare")
-        .args(args)
-        .output()
-        .unwrap();
+    };
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     // Rank 0 alone tells the progress: one line a run, 2 engines x 2 rounds.
