@@ -1,11 +1,13 @@
 //! `hybrio --mpi`: one run across the ranks of `mpirun`. Every rank runs
-//! the same jobs (`$rank`, `$nranks` and fio's `$clientuid` in `filename`,
-//! `filename_format` and `directory` name each rank's own files); each
-//! group of jobs starts after a barrier across the ranks; at the end every
-//! rank sends its jobs' statistics to rank 0, which merges them job by job
-//! (histograms bucket by bucket, so the percentiles are those of every
-//! rank's latencies pooled, and each direction's time is the slowest
-//! rank's) and reports them with a line per rank.
+//! the same jobs (`$rank` and `$nranks` in their values, read when the jobs
+//! were read, give each rank its files or its part of a shared one); each
+//! group of jobs starts after the ranks agree, and a rank that stops early
+//! stops the others; at the end every rank sends its jobs' statistics to
+//! rank 0, which merges them job by job (histograms bucket by bucket, so
+//! the percentiles are those of every rank's latencies pooled, and each
+//! direction's time is the slowest rank's) and reports them as fio's client
+//! mode does, with a line per rank. [`compare_runner`] makes each run of
+//! `hybrio compare --mpi` such a run.
 
 use std::time::Duration;
 
