@@ -171,9 +171,16 @@ pub fn run_with(
     let mut started = 0;
     let mut told_to_stop = false;
     let listener = cluster.listen_for_stop();
-    let outcome = run::run_coordinated(&jobs, globals, notice, None, &mut |group| {
+    let outcome = run::run_coordinated(&jobs, globals, notice, None, &mut |group, ready| {
+        // A rank whose group could not get ready says so here, where the
+        // others wait to start the group's I/O.
+        let state = if ready { GOING } else { STOPPED };
         let agreed = cluster
-            .agree(&format!("start of group {group}"), GOING, BARRIER_BOUND)
+            .agree(
+                &format!("start of group {group}'s I/O"),
+                state,
+                BARRIER_BOUND,
+            )
             .map_err(|e| RunFailure::Ranks(e.to_string()))?;
         if agreed == GOING {
             started += 1;

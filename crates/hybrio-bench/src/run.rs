@@ -149,7 +149,9 @@ pub fn run_reporting(
     notice: &mut dyn FnMut(&str),
     status: Option<StatusReports>,
 ) -> Result<RunReport, RunFailure> {
-    run_coordinated(jobs, globals, notice, status, &mut |_| Ok(GroupStart::Go))
+    run_coordinated(jobs, globals, notice, status, &mut |_, _| {
+        Ok(GroupStart::Go)
+    })
 }
 
 /// Whether the next group starts ([`run_coordinated`]).
@@ -161,16 +163,19 @@ pub enum GroupStart {
     Stop,
 }
 
-/// [`run_reporting`], asking `before_group` with each group's number
-/// before the group is set up and started: under MPI, an agreement across
-/// the ranks, so that no rank starts a group before every rank ended the
-/// last, and all stop together when one has failed.
+/// [`run_reporting`], asking `before_io` whether each group starts once its
+/// files are laid out and its jobs are ready (or could not get ready:
+/// the flag says which), just before their I/O: under MPI, an agreement
+/// across the ranks, so that a group's I/O starts together on every rank
+/// (as IOR's barrier before the timed phase), and all stop together when
+/// one could not get ready. With [`GroupStart::Stop`] the group's jobs
+/// quit without I/O and the report covers the groups before it.
 pub fn run_coordinated(
     jobs: &[JobDef],
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
     mut status: Option<StatusReports>,
-    before_group: &mut dyn FnMut(usize) -> Result<GroupStart, RunFailure>,
+    before_io: &mut dyn FnMut(usize, bool) -> Result<GroupStart, RunFailure>,
 ) -> Result<RunReport, RunFailure> {
     let mut clones: Vec<JobClone> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
@@ -246,23 +251,24 @@ pub fn run_coordinated(
         if hybrio::interrupt::requested() || stops.all_stopped() {
             break;
         }
-        if before_group(number)? == GroupStart::Stop {
-            break;
-        }
         let done = Earlier {
             clones: &clones[..segment.start],
             outcomes: &outcomes,
             globals,
             disks: &disks,
         };
-        let (new, setup) = run_together(
+        let Some((new, setup)) = run_together(
             &clones[segment],
             &mut run_start,
             &stops,
             &flows,
             notice,
             status.as_mut().map(|s| (s, done)),
-        )?;
+            &mut |ready| before_io(number, ready),
+        )?
+        else {
+            break;
+        };
         stops.segment_done();
         outcomes.extend(new);
         setups.push(setup);
@@ -340,7 +346,8 @@ fn resident_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// Lays out the files of `clones`, then runs them all at once.
+/// Lays out the files of `clones`, then runs them all at once; `None` when
+/// `before_io` stopped them before their I/O.
 fn run_together(
     clones: &[JobClone],
     run_start: &mut Option<Instant>,
@@ -348,7 +355,8 @@ fn run_together(
     flows: &Arc<runner::flow::Flows>,
     notice: &mut dyn FnMut(&str),
     mut status: Option<(&mut StatusReports, Earlier)>,
-) -> Result<(Vec<JobOutcome>, Setup), RunFailure> {
+    before_io: &mut dyn FnMut(bool) -> Result<GroupStart, RunFailure>,
+) -> Result<Option<(Vec<JobOutcome>, Setup)>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
     for clone in clones {
         let options = &clone.def.options;
@@ -503,7 +511,11 @@ fn run_together(
         rss_kib_before,
         rss_kib_ready: resident_kib(),
     };
-    let go = start_error.is_none() && spawn_error.is_none();
+    let ready = start_error.is_none() && spawn_error.is_none();
+    // Asked even when this group could not get ready, so that the others
+    // (MPI ranks) hear it at the same point; the jobs quit on an error.
+    let start = before_io(ready);
+    let go = ready && matches!(start, Ok(GroupStart::Go));
     gate.open(go.then(|| *run_start.get_or_insert_with(Instant::now)));
     let show_line = std::io::stderr().is_terminal();
     if go && (show_line || status.is_some()) {
@@ -558,6 +570,9 @@ fn run_together(
     if let Some(error) = start_error {
         return Err(error.into());
     }
+    if start? == GroupStart::Stop {
+        return Ok(None);
+    }
     if let Some(name) = crashed {
         return Err(RunFailure::Crashed(name));
     }
@@ -571,7 +586,7 @@ fn run_together(
             });
         }
     }
-    Ok((outcomes, setup))
+    Ok(Some((outcomes, setup)))
 }
 
 /// The seed of a clone's offsets: `randseed` plus its number, or (with

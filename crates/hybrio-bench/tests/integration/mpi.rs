@@ -169,16 +169,17 @@ fn the_normal_output_has_a_line_per_rank() {
 }
 
 #[test]
-fn a_rank_that_fails_ends_the_run_everywhere_named_and_rank_0_reports_what_ran() {
+fn a_rank_that_cannot_start_a_group_ends_the_run_everywhere_named() {
     let dir = tempfile::tempdir().unwrap();
-    // Rank 2 cannot open its file: a directory stands in its place.
-    std::fs::create_dir(dir.path().join("f.2")).unwrap();
+    // The second group reads g.$rank: rank 2's is a directory.
+    std::fs::create_dir(dir.path().join("g.2")).unwrap();
     let job = dir.path().join("fails.fio");
     std::fs::write(
         &job,
         format!(
-            "[global]\nioengine=psync\nbs=4k\nsize=1m\nfilename={}/f.$rank\n\
-             [lay]\nrw=write\nruntime=60\ntime_based\n[read]\nstonewall\nrw=read\n",
+            "[global]\nioengine=psync\nbs=4k\nsize=1m\n\
+             [lay]\nrw=write\nfilename={0}/f.$rank\n\
+             [again]\nstonewall\nrw=write\nfilename={0}/g.$rank\nruntime=60\ntime_based\n",
             dir.path().display()
         ),
     )
@@ -199,23 +200,87 @@ fn a_rank_that_fails_ends_the_run_everywhere_named_and_rank_0_reports_what_ran()
         .collect();
     assert_eq!(named.len(), 1, "{stderr}");
     assert!(
-        named[0].starts_with("hybrio: rank 2 (") && named[0].contains("f.2"),
+        named[0].starts_with("hybrio: rank 2 (") && named[0].contains("g.2"),
         "{stderr}"
     );
-    // What ran: the first group on the three other ranks, stopped by rank 2's
-    // notice long before its 60 s; the second never started.
+    // What ran: the first group, on the ranks whose run did not fail (the
+    // failed rank's run leaves no report). The second starts nowhere: its
+    // I/O starts together on all ranks or on none.
     let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
     let entries = doc["client_stats"].as_array().unwrap();
+    assert!(entries.iter().all(|e| e["jobname"] != "again"), "{doc}");
     let ports: Vec<u64> = entries[..3]
         .iter()
         .map(|e| e["port"].as_u64().unwrap())
         .collect();
     assert_eq!(ports, [0, 1, 3]);
-    assert_eq!(entries.len(), 4, "one job on three ranks, then All clients");
     assert_eq!(entries[3]["jobname"], "All clients");
-    assert!(entries[3]["write"]["total_ios"].as_u64().unwrap() > 0);
-    assert!(entries[3]["write"]["runtime"].as_u64().unwrap() < 10_000);
-    assert!(dir.path().join("f.1").exists() && !dir.path().join("f.2").is_file());
+    assert_eq!(entries[3]["write"]["total_ios"], 3 * 256);
+}
+
+#[test]
+fn a_rank_interrupted_mid_group_stops_the_others_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("long.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[long]\nioengine=psync\nrw=write\nbs=4k\nsize=1m\nfilename={}/l.$rank\n\
+             runtime=60\ntime_based\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: no mpirun");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(RANKS.to_string())
+        .arg(env!("CARGO_BIN_EXE_hybrio"))
+        .args(["--mpi", "--output-format=json", job.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Rank 2's process, found by its job file and MPI's rank in its
+    // environment, interrupted once the I/O runs.
+    let rank_2 = (0..100)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::fs::read_dir("/proc")
+                .ok()?
+                .flatten()
+                .find_map(|entry| {
+                    let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+                    let mine = String::from_utf8_lossy(&cmdline).contains(job.to_str().unwrap())
+                        && environ
+                            .split(|&b| b == 0)
+                            .any(|v| v == b"OMPI_COMM_WORLD_RANK=2");
+                    mine.then_some(pid)
+                })
+        })
+        .expect("rank 2 runs");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    Command::new("kill")
+        .args(["-INT", &rank_2.to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The others stopped long before their 60 s, and rank 0 reported.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
+    let all = &doc["client_stats"][RANKS];
+    assert_eq!(all["jobname"], "All clients", "{doc}");
+    assert!(all["write"]["runtime"].as_u64().unwrap() < 10_000, "{doc}");
 }
 
 /// The first byte of each 4 KiB block of `path`, checking the block is that byte throughout.
