@@ -190,14 +190,22 @@ pub fn run_with(
             Ok(GroupStart::Stop)
         }
     });
-    if let Err(RunFailure::Ranks(message)) = &outcome {
+    // The groups that ran, and what ended the run early, if anything did.
+    let (report, failure) = match outcome {
+        Ok(run::Ended { report, failure }) => (Some(report), failure),
+        Err(failure) => (None, Some(failure)),
+    };
+    if let Some(RunFailure::Ranks(message)) = &failure {
         // The ranks have lost each other: no agreement is left to make.
         return Err(AcrossRanksError::Run(RunFailure::Ranks(message.clone())));
     }
     // Another rank's notice stopped this one's jobs: it is the one to name.
     let heard = listener.is_some_and(StopListener::finish);
     if !told_to_stop {
-        let whole = outcome.is_ok() && started == groups && !hybrio::interrupt::requested();
+        let whole = failure.is_none()
+            && report.is_some()
+            && started == groups
+            && !hybrio::interrupt::requested();
         if !whole && !heard {
             // This rank ended early on its own: the others stop now, not
             // at the end of the group they are in.
@@ -210,28 +218,26 @@ pub fn run_with(
         )?;
     }
     let clocks = cluster.clock_offsets(BARRIER_BOUND)?.unwrap_or_default();
-    let mine = match &outcome {
-        Ok(report) => RankResults {
-            rank: cluster.rank(),
-            host: cluster.host().to_owned(),
-            jobs: report
-                .jobs
-                .iter()
-                .map(|job| (job.stats.clone(), job.error))
-                .collect(),
-            failures: run::failures(report),
-        },
-        Err(failure) => RankResults {
-            rank: cluster.rank(),
-            host: cluster.host().to_owned(),
-            jobs: Vec::new(),
-            failures: vec![failure.to_string()],
-        },
+    let mut mine = RankResults {
+        rank: cluster.rank(),
+        host: cluster.host().to_owned(),
+        jobs: Vec::new(),
+        failures: Vec::new(),
     };
+    if let Some(report) = &report {
+        mine.jobs = report
+            .jobs
+            .iter()
+            .map(|job| (job.stats.clone(), job.error))
+            .collect();
+        mine.failures = run::failures(report);
+    }
+    mine.failures
+        .extend(failure.iter().map(ToString::to_string));
     let bytes = serde_json::to_vec(&mine).expect("statistics serialize");
     let gathered = cluster.gather(&bytes, BARRIER_BOUND)?;
     cluster.drain_stop_notices();
-    let own = outcome.as_ref().ok().cloned();
+    let own = report.clone();
     let Some(all) = gathered else {
         return Ok(RankRun { own, merged: None });
     };
@@ -252,7 +258,7 @@ pub fn run_with(
                 .map(move |line| format!("rank {} ({}): {line}", r.rank, r.host))
         })
         .collect();
-    let Ok(report) = outcome else {
+    let Some(report) = report else {
         return Ok(RankRun {
             own,
             merged: Some(RanksReport {
@@ -261,8 +267,8 @@ pub fn run_with(
             }),
         });
     };
-    // A rank whose run failed has no figures to merge; one that ran other
-    // jobs than rank 0 (another job file?) neither.
+    // A rank whose run failed before any group has no figures to merge;
+    // one that ran other jobs than rank 0 (another job file?) neither.
     let (complete, left_out): (Vec<RankResults>, Vec<RankResults>) = ranks
         .into_iter()
         .partition(|r| r.jobs.len() == report.jobs.len());

@@ -149,9 +149,24 @@ pub fn run_reporting(
     notice: &mut dyn FnMut(&str),
     status: Option<StatusReports>,
 ) -> Result<RunReport, RunFailure> {
-    run_coordinated(jobs, globals, notice, status, &mut |_, _| {
+    let ended = run_coordinated(jobs, globals, notice, status, &mut |_, _| {
         Ok(GroupStart::Go)
-    })
+    })?;
+    match ended.failure {
+        Some(failure) => Err(failure),
+        None => Ok(ended.report),
+    }
+}
+
+/// How a coordinated run ended ([`run_coordinated`]): the report of the
+/// groups that ran, and the failure that ended it before the rest, if one
+/// did.
+#[derive(Debug)]
+pub struct Ended {
+    /// The groups that ran.
+    pub report: RunReport,
+    /// What stopped the run before its last group, if anything did.
+    pub failure: Option<RunFailure>,
 }
 
 /// Whether the next group starts ([`run_coordinated`]).
@@ -176,7 +191,7 @@ pub fn run_coordinated(
     notice: &mut dyn FnMut(&str),
     mut status: Option<StatusReports>,
     before_io: &mut dyn FnMut(usize, bool) -> Result<GroupStart, RunFailure>,
-) -> Result<RunReport, RunFailure> {
+) -> Result<Ended, RunFailure> {
     let mut clones: Vec<JobClone> = Vec::new();
     let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
     let mut groupid = 0;
@@ -245,6 +260,7 @@ pub fn run_coordinated(
         groupid as usize + 1,
         clones.iter().any(|c| c.def.options.exitall),
     );
+    let mut failure = None;
     for (number, segment) in segments.into_iter().enumerate() {
         // After Ctrl-C, or a job's exit_what=all, the groups not yet
         // started are not started.
@@ -257,7 +273,7 @@ pub fn run_coordinated(
             globals,
             disks: &disks,
         };
-        let Some((new, setup)) = run_together(
+        let (new, setup) = match run_together(
             &clones[segment],
             &mut run_start,
             &stops,
@@ -265,9 +281,14 @@ pub fn run_coordinated(
             notice,
             status.as_mut().map(|s| (s, done)),
             &mut |ready| before_io(number, ready),
-        )?
-        else {
-            break;
+        ) {
+            Ok(Some(ran)) => ran,
+            Ok(None) => break,
+            // The groups before it are reported all the same.
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
         };
         stops.segment_done();
         outcomes.extend(new);
@@ -276,7 +297,7 @@ pub fn run_coordinated(
     // Groups run in order, so the jobs that ran are the first ones.
     let mut report = report(&clones[..outcomes.len()], outcomes, globals, &setups);
     report.disk_util = disks.finish();
-    Ok(report)
+    Ok(Ended { report, failure })
 }
 
 /// The groups that ran before the one running: what a status report also shows.

@@ -203,19 +203,19 @@ fn a_rank_that_cannot_start_a_group_ends_the_run_everywhere_named() {
         named[0].starts_with("hybrio: rank 2 (") && named[0].contains("g.2"),
         "{stderr}"
     );
-    // What ran: the first group, on the ranks whose run did not fail (the
-    // failed rank's run leaves no report). The second starts nowhere: its
-    // I/O starts together on all ranks or on none.
+    // What ran: the first group, on every rank, the failed one included.
+    // The second starts nowhere: its I/O starts together on all ranks or
+    // on none.
     let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
     let entries = doc["client_stats"].as_array().unwrap();
     assert!(entries.iter().all(|e| e["jobname"] != "again"), "{doc}");
-    let ports: Vec<u64> = entries[..3]
+    let ports: Vec<u64> = entries[..RANKS]
         .iter()
         .map(|e| e["port"].as_u64().unwrap())
         .collect();
-    assert_eq!(ports, [0, 1, 3]);
-    assert_eq!(entries[3]["jobname"], "All clients");
-    assert_eq!(entries[3]["write"]["total_ios"], 3 * 256);
+    assert_eq!(ports, [0, 1, 2, 3]);
+    assert_eq!(entries[RANKS]["jobname"], "All clients");
+    assert_eq!(entries[RANKS]["write"]["total_ios"], RANKS * 256);
 }
 
 #[test]
