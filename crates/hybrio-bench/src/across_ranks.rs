@@ -166,12 +166,11 @@ pub fn run_with(
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<RankRun, AcrossRanksError> {
-    let jobs = for_rank(jobs, cluster.rank(), cluster.size());
-    let groups = group_count(&jobs);
+    let groups = group_count(jobs);
     let mut started = 0;
     let mut told_to_stop = false;
     let listener = cluster.listen_for_stop();
-    let outcome = run::run_coordinated(&jobs, globals, notice, None, &mut |group, ready| {
+    let outcome = run::run_coordinated(jobs, globals, notice, None, &mut |group, ready| {
         // A rank whose group could not get ready says so here, where the
         // others wait to start the group's I/O.
         let state = if ready { GOING } else { STOPPED };
@@ -301,28 +300,6 @@ fn group_count(jobs: &[JobDef]) -> usize {
             .skip(1)
             .filter(|job| job.options.stonewall)
             .count()
-}
-
-/// The jobs with `$rank`, `$nranks` and `$clientuid` replaced where files
-/// are named.
-fn for_rank(jobs: &[JobDef], rank: usize, size: usize) -> Vec<JobDef> {
-    let name = |text: &mut Option<String>| {
-        if let Some(text) = text {
-            *text = text
-                .replace("$nranks", &size.to_string())
-                .replace("$rank", &rank.to_string())
-                .replace("$clientuid", &rank.to_string());
-        }
-    };
-    jobs.iter()
-        .cloned()
-        .map(|mut job| {
-            name(&mut job.options.filename);
-            name(&mut job.options.filename_format);
-            name(&mut job.options.directory);
-            job
-        })
-        .collect()
 }
 
 /// Rank 0's report with every rank's statistics merged into it, the groups'

@@ -122,7 +122,13 @@ pub fn file_names(options: &JobOptions, job_number: u32) -> Vec<PathBuf> {
                     .replace("$jobname", &options.name)
                     .replace("$jobnum", &job_number.to_string())
                     .replace("$filenum", &filenum.to_string())
-                    .replace("$clientuid", "0");
+                    // fio's client number; under MPI the rank (0 elsewhere).
+                    .replace(
+                        "$clientuid",
+                        &crate::jobfile::launcher_rank()
+                            .map_or(0, |(rank, _)| rank)
+                            .to_string(),
+                    );
                 let dir = directory.unwrap_or(Path::new("."));
                 if Path::new(&name).is_absolute() {
                     PathBuf::from(name)

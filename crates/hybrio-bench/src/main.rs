@@ -231,6 +231,10 @@ fn run_across_ranks(
     })
 }
 
+/// What `--mpi` says in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+const NO_MPI: &str = "--mpi: this hybrio was built without MPI (cargo build --release --features mpi, with Open MPI's libopenmpi-dev and libclang-dev installed)";
+
 /// `hybrio compare --mpi`: this rank's part; the comparison at rank 0.
 #[cfg(feature = "mpi")]
 fn compare_across_ranks(
@@ -263,9 +267,7 @@ fn compare_across_ranks(
     _engines: &[hybrio::engine::EngineKind],
     _rounds: usize,
 ) -> anyhow::Result<Option<compare::Comparison>> {
-    anyhow::bail!(
-        "--mpi: this hybrio was built without MPI (cargo build --release --features mpi, with Open MPI's libopenmpi-dev and libclang-dev installed)"
-    )
+    anyhow::bail!(NO_MPI)
 }
 
 /// `hybrio --mpi` in a build without MPI.
@@ -276,9 +278,7 @@ fn run_across_ranks(
     _formats: &[Format],
     _output: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
-    anyhow::bail!(
-        "--mpi: this hybrio was built without MPI (cargo build --release --features mpi, with Open MPI's libopenmpi-dev and libclang-dev installed)"
-    )
+    anyhow::bail!(NO_MPI)
 }
 
 /// `text` into `path`, or to standard output.
