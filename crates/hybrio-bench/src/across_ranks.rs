@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{ClockOffset, Cluster, ClusterError, StopListener};
+use crate::cluster::{ClockOffset, Cluster, ClusterError, LostRank};
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::output::{ClientReport, RunReport};
 use crate::run::{self, GroupStart, RunFailure};
@@ -110,16 +110,6 @@ pub fn join() -> Result<Cluster, AcrossRanksError> {
     Ok(cluster)
 }
 
-/// The merged report and what failed (rank 0), or `None` on the other ranks.
-pub fn run(
-    jobs: &[JobDef],
-    globals: &GlobalOptions,
-    notice: &mut dyn FnMut(&str),
-) -> Result<Option<RanksReport>, AcrossRanksError> {
-    let cluster = join()?;
-    Ok(run_with(&cluster, jobs, globals, notice)?.merged)
-}
-
 /// A runner for `hybrio compare` across the ranks: each run made by
 /// [`run_with`], rank 0's report being every rank's merged. After each run
 /// the ranks agree whether any failed, so that all go on or all stop.
@@ -159,7 +149,9 @@ pub fn compare_runner(
 /// ended early (it failed, or was interrupted) sends the others a stop
 /// notice, which stops their jobs as Ctrl-C does, and says so at its next
 /// agreement, which is the one the others reach next; every rank then
-/// stops there and sends what it measured.
+/// stops there and sends what it measured. A rank lost meanwhile (killed,
+/// its host down) is found by rank 0's watch, which stops the others' jobs
+/// too: they regroup without it and report what they measured.
 pub fn run_with(
     cluster: &Cluster,
     jobs: &[JobDef],
@@ -169,24 +161,26 @@ pub fn run_with(
     let groups = group_count(jobs);
     let mut started = 0;
     let mut told_to_stop = false;
-    let listener = cluster.listen_for_stop();
     let outcome = run::run_coordinated(jobs, globals, notice, None, &mut |group, ready| {
         // A rank whose group could not get ready says so here, where the
         // others wait to start the group's I/O.
         let state = if ready { GOING } else { STOPPED };
-        let agreed = cluster
-            .agree(
-                &format!("start of group {group}'s I/O"),
-                state,
-                BARRIER_BOUND,
-            )
-            .map_err(|e| RunFailure::Ranks(e.to_string()))?;
-        if agreed == GOING {
-            started += 1;
-            Ok(GroupStart::Go)
-        } else {
-            told_to_stop = true;
-            Ok(GroupStart::Stop)
+        match cluster.agree(
+            &format!("start of group {group}'s I/O"),
+            state,
+            BARRIER_BOUND,
+        ) {
+            Ok(GOING) => {
+                started += 1;
+                Ok(GroupStart::Go)
+            }
+            Ok(_) => {
+                told_to_stop = true;
+                Ok(GroupStart::Stop)
+            }
+            // The ranks still answering meet again at the end.
+            Err(ClusterError::Lost { .. }) => Ok(GroupStart::Stop),
+            Err(e) => Err(RunFailure::Ranks(e.to_string())),
         }
     });
     // The groups that ran, and what ended the run early, if anything did.
@@ -198,25 +192,18 @@ pub fn run_with(
         // The ranks have lost each other: no agreement is left to make.
         return Err(AcrossRanksError::Run(RunFailure::Ranks(message.clone())));
     }
-    // Another rank's notice stopped this one's jobs: it is the one to name.
-    let heard = listener.is_some_and(StopListener::finish);
-    if !told_to_stop {
-        let whole = failure.is_none()
-            && report.is_some()
-            && started == groups
-            && !hybrio::interrupt::requested();
-        if !whole && !heard {
-            // This rank ended early on its own: the others stop now, not
-            // at the end of the group they are in.
-            cluster.tell_others_to_stop();
-        }
-        cluster.agree(
-            "end of the run",
-            if whole { GOING } else { STOPPED },
-            BARRIER_BOUND,
-        )?;
+    let lost_before = !cluster.lost().is_empty();
+    let whole = failure.is_none()
+        && report.is_some()
+        && started == groups
+        && !lost_before
+        && !hybrio::interrupt::requested();
+    if !told_to_stop && !whole && !cluster.stop_heard() && !lost_before {
+        // This rank ended early on its own: the others stop now, not at
+        // the end of the group they are in. (Another rank's notice, or a
+        // lost rank, names what stopped the run.)
+        cluster.tell_others_to_stop();
     }
-    let clocks = cluster.clock_offsets(BARRIER_BOUND)?.unwrap_or_default();
     let mut mine = RankResults {
         rank: cluster.rank(),
         host: cluster.host().to_owned(),
@@ -234,29 +221,37 @@ pub fn run_with(
     mine.failures
         .extend(failure.iter().map(ToString::to_string));
     let bytes = serde_json::to_vec(&mine).expect("statistics serialize");
-    let gathered = cluster.gather(&bytes, BARRIER_BOUND)?;
-    cluster.drain_stop_notices();
+    let (clocks, gathered) = finish(cluster, told_to_stop, whole, &bytes)?;
     let own = report.clone();
     let Some(all) = gathered else {
         return Ok(RankRun { own, merged: None });
     };
     let mut ranks = Vec::with_capacity(all.len());
-    for (rank, bytes) in all.iter().enumerate() {
+    for bytes in &all {
         let results: RankResults =
             serde_json::from_slice(bytes).map_err(|e| AcrossRanksError::Results {
-                rank,
+                rank: ranks.len(),
                 message: e.to_string(),
             })?;
         ranks.push(results);
     }
-    let mut failures: Vec<String> = ranks
+    let lost = cluster.lost();
+    let mut failures: Vec<String> = lost
         .iter()
-        .flat_map(|r| {
-            r.failures
-                .iter()
-                .map(move |line| format!("rank {} ({}): {line}", r.rank, r.host))
+        .map(|l| {
+            format!(
+                "rank {} ({}): not heard from since {:.1} s after the ranks joined (killed, or its host is down): its figures are left out",
+                l.rank,
+                l.host,
+                l.last_heard_ms as f64 / 1e3
+            )
         })
         .collect();
+    failures.extend(ranks.iter().flat_map(|r| {
+        r.failures
+            .iter()
+            .map(move |line| format!("rank {} ({}): {line}", r.rank, r.host))
+    }));
     let Some(report) = report else {
         return Ok(RankRun {
             own,
@@ -285,10 +280,50 @@ pub fn run_with(
     Ok(RankRun {
         own,
         merged: Some(RanksReport {
-            report: Some(merged(report, &complete, &clocks)),
+            report: Some(merged(report, &complete, &clocks, &lost)),
             failures,
         }),
     })
+}
+
+/// The ranks' clocks and, at rank 0, every rank's results as it sent them.
+type Finished = (Vec<ClockOffset>, Option<Vec<Vec<u8>>>);
+
+/// The run's end among the ranks still answering: they agree the run is
+/// over (unless they already did, stopping at a group's start), rank 0
+/// measures their clocks and collects their results. A rank lost
+/// meanwhile makes them regroup without it and start this again.
+fn finish(
+    cluster: &Cluster,
+    told_to_stop: bool,
+    whole: bool,
+    bytes: &[u8],
+) -> Result<Finished, AcrossRanksError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        cluster.regroup()?;
+        // Once a rank is lost, every rank agrees here again, whatever it
+        // did before: not every rank may have heard of the loss at the
+        // same agreement.
+        let agree = !told_to_stop || !cluster.lost().is_empty();
+        let tried = (|| {
+            if agree {
+                cluster.agree(
+                    "end of the run",
+                    if whole { GOING } else { STOPPED },
+                    BARRIER_BOUND,
+                )?;
+            }
+            let clocks = cluster.clock_offsets(BARRIER_BOUND)?.unwrap_or_default();
+            let gathered = cluster.gather(bytes, BARRIER_BOUND)?;
+            Ok((clocks, gathered))
+        })();
+        match tried {
+            Err(ClusterError::Lost { .. }) if attempt < cluster.size() => continue,
+            other => return other.map_err(AcrossRanksError::Cluster),
+        }
+    }
 }
 
 /// How many groups of jobs run one after the other (a new one at each
@@ -305,7 +340,12 @@ fn group_count(jobs: &[JobDef]) -> usize {
 /// Rank 0's report with every rank's statistics merged into it, the groups'
 /// figures made again from them, and each rank's own jobs as a client's
 /// (fio's client mode: JSON `client_stats`).
-fn merged(mut report: RunReport, ranks: &[RankResults], clocks: &[ClockOffset]) -> RunReport {
+fn merged(
+    mut report: RunReport,
+    ranks: &[RankResults],
+    clocks: &[ClockOffset],
+    lost: &[LostRank],
+) -> RunReport {
     // Every rank ran the same jobs: rank 0's reports, with each rank's figures.
     report.clients = ranks
         .iter()
@@ -356,6 +396,7 @@ fn merged(mut report: RunReport, ranks: &[RankResults], clocks: &[ClockOffset]) 
             "offsets": clocks,
         },
         "stragglers": stragglers(&report),
+        "lost": lost,
     });
     match &mut report.extra {
         Some(serde_json::Value::Object(extra)) => {
@@ -452,6 +493,14 @@ pub fn rank_lines(report: &RunReport) -> String {
             client.hostname,
             parts.join("; "),
             clock_of(client.port)
+        ));
+    }
+    for lost in mpi.and_then(|m| m["lost"].as_array()).into_iter().flatten() {
+        text.push_str(&format!(
+            "  rank {} ({}): lost, not heard from since {:.1} s after the ranks joined\n",
+            lost["rank"],
+            lost["host"].as_str().unwrap_or("?"),
+            lost["last_heard_ms"].as_u64().unwrap_or(0) as f64 / 1e3
         ));
     }
     for straggler in mpi

@@ -1,9 +1,13 @@
 //! The ranks of an MPI job (`hybrio --mpi` under `mpirun`): who this
-//! process is, a barrier that gives up instead of hanging, and the bytes
-//! every rank sends to rank 0. Built with the `mpi` feature only.
+//! process is, agreements that give up instead of hanging, the bytes every
+//! rank sends to rank 0, and a watch on the other ranks. A rank that stops
+//! answering (killed, its host gone) is noticed within [`SILENCE`]: rank 0
+//! names it, stops the others' jobs, and the ranks still answering finish
+//! the run among themselves. Built with the `mpi` feature only.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -19,7 +23,7 @@ pub enum ClusterError {
     Init,
     /// A barrier waited its whole bound.
     #[error(
-        "{what}: not every rank arrived within {} s (a rank failed, was killed, or is far behind; with Open MPI, mpirun --enable-recovery lets the others report)",
+        "{what}: not every rank arrived within {} s (a rank is stuck or far behind)",
         .after.as_secs()
     )]
     Timeout {
@@ -27,6 +31,15 @@ pub enum ClusterError {
         what: String,
         /// How long it waited.
         after: Duration,
+    },
+    /// Ranks stopped answering while this one waited for them: the others
+    /// go on without them ([`Cluster::regroup`]).
+    #[error("{what}: rank(s) {ranks:?} stopped answering")]
+    Lost {
+        /// What this rank was waiting for.
+        what: String,
+        /// The ranks lost so far.
+        ranks: Vec<usize>,
     },
 }
 
@@ -41,39 +54,96 @@ pub struct ClockOffset {
     pub round_trip_ns: i64,
 }
 
-/// This process's place among the ranks.
-pub struct Cluster {
-    // Finalizes MPI when dropped: kept for the whole run.
-    _universe: Universe,
-    world: SimpleCommunicator,
-    rank: usize,
-    size: usize,
-    host: String,
-    /// MPI allows calls from several threads at once (a listener for
-    /// [`Cluster::tell_others_to_stop`]'s notices beside the run).
-    threads: bool,
+/// A rank that stopped answering.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LostRank {
+    /// The rank.
+    pub rank: usize,
+    /// Its host.
+    pub host: String,
+    /// When rank 0 last heard from it, in ms after the ranks joined.
+    pub last_heard_ms: u64,
 }
 
-/// The tag of the notice a rank whose run failed sends every other rank.
-const STOP_TAG: i32 = 77;
+/// How often each rank tells rank 0 it is alive, and rank 0 tells each rank.
+const BEAT_EVERY: Duration = Duration::from_millis(500);
 
-/// A thread that waits for another rank's stop notice while this rank runs
-/// its jobs, and stops them (as Ctrl-C does) when one comes.
+/// A rank not heard from for this long is lost: killed, or its host is
+/// down (a rank busy with I/O still answers, as a thread of its own does).
+pub const SILENCE: Duration = Duration::from_secs(4);
+
+/// After a rank is lost, how long the others have to finish the run and
+/// report before every rank is ended (MPI_Abort): the last resort, should
+/// a second rank be lost while the others regroup.
+const WIND_UP: Duration = Duration::from_secs(60);
+
+/// The tag of the notice a rank whose run ended early sends every other rank.
+const STOP_TAG: i32 = 77;
+/// The tag of "I am alive" (each rank to rank 0, rank 0 to each rank).
+const BEAT_TAG: i32 = 78;
+/// The tag of rank 0's notice that a rank is lost: its rank and when it
+/// was last heard from.
+const LOST_TAG: i32 = 79;
+/// The tag of "I am done, expect no more from me" (at [`Cluster`]'s end).
+const BYE_TAG: i32 = 80;
+
+/// What a rank's watch has heard, shared with the rank's own thread.
+#[derive(Debug, Default)]
+struct Heard {
+    /// Tells the watch to say goodbye and end.
+    done: AtomicBool,
+    /// Another rank's stop notice came.
+    stop: AtomicBool,
+    /// The ranks lost so far, in the order they were found lost.
+    lost: Mutex<Vec<LostRank>>,
+    /// How many are in `lost` (read at every poll of a barrier).
+    lost_count: AtomicUsize,
+}
+
+impl Heard {
+    fn lose(&self, rank: usize, host: &str, last_heard_ms: u64) {
+        let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+        if lost.iter().all(|l| l.rank != rank) {
+            lost.push(LostRank {
+                rank,
+                host: host.to_owned(),
+                last_heard_ms,
+            });
+            self.lost_count.store(lost.len(), Ordering::Release);
+        }
+    }
+}
+
+/// The thread that keeps in touch with the other ranks.
 #[derive(Debug)]
-pub struct StopListener {
-    done: Arc<AtomicBool>,
-    heard: Arc<AtomicBool>,
+struct Watch {
+    heard: Arc<Heard>,
     thread: JoinHandle<()>,
 }
 
-impl StopListener {
-    /// Ends the listening; true when a notice came.
-    pub fn finish(self) -> bool {
-        self.done.store(true, Ordering::Relaxed);
-        // A listener that panicked heard nothing it could act on.
-        let _ = self.thread.join();
-        self.heard.load(Ordering::Relaxed)
-    }
+/// The ranks still answering, once some are lost: a communicator of their
+/// own, so that agreements among them never wait for the lost.
+struct Living {
+    comm: SimpleCommunicator,
+    /// The members' ranks in the whole job, in order (rank 0 first).
+    members: Vec<usize>,
+}
+
+/// This process's place among the ranks.
+pub struct Cluster {
+    world: SimpleCommunicator,
+    living: RefCell<Option<Living>>,
+    rank: usize,
+    size: usize,
+    /// Every rank's host, by rank.
+    hosts: Vec<String>,
+    /// `None` where MPI cannot take calls from two threads at once, or
+    /// where there is one rank: a failure then ends the others at their
+    /// next agreement, and a lost rank is not noticed.
+    watch: Option<Watch>,
+    // Finalizes MPI when dropped, after everything above, unless a rank
+    // was lost: MPI_Finalize waits for every rank, the lost one too.
+    universe: Option<Universe>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -81,13 +151,22 @@ impl std::fmt::Debug for Cluster {
         f.debug_struct("Cluster")
             .field("rank", &self.rank)
             .field("size", &self.size)
-            .field("host", &self.host)
+            .field("host", &self.host())
             .finish()
     }
 }
 
+/// Stops this process's jobs as Ctrl-C does.
+fn interrupt_own_jobs() {
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::INT);
+}
+
+/// The longest host name the ranks exchange.
+const HOST_BYTES: usize = 256;
+
 impl Cluster {
-    /// Starts MPI and finds this rank.
+    /// Starts MPI, finds this rank and every rank's host, and starts
+    /// keeping in touch with the others.
     pub fn join() -> Result<Cluster, ClusterError> {
         let (universe, threading) =
             mpi::initialize_with_threading(mpi::Threading::Multiple).ok_or(ClusterError::Init)?;
@@ -95,13 +174,29 @@ impl Cluster {
         let rank = usize::try_from(world.rank()).map_err(|_| ClusterError::Init)?;
         let size = usize::try_from(world.size()).map_err(|_| ClusterError::Init)?;
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        let mut mine = [0u8; HOST_BYTES];
+        let len = host.len().min(HOST_BYTES);
+        mine[..len].copy_from_slice(&host.as_bytes()[..len]);
+        let mut all = vec![0u8; HOST_BYTES * size];
+        world.all_gather_into(&mine[..], &mut all[..]);
+        let hosts: Vec<String> = all
+            .chunks(HOST_BYTES)
+            .map(|name| {
+                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                String::from_utf8_lossy(&name[..end]).into_owned()
+            })
+            .collect();
+        let watch = (threading == mpi::Threading::Multiple && size > 1)
+            .then(|| Watch::start(rank, size, hosts.clone()))
+            .flatten();
         Ok(Cluster {
-            _universe: universe,
             world,
+            living: RefCell::new(None),
             rank,
             size,
-            host,
-            threads: threading == mpi::Threading::Multiple,
+            hosts,
+            watch,
+            universe: Some(universe),
         })
     }
 
@@ -117,93 +212,176 @@ impl Cluster {
 
     /// The host this rank runs on (MPI's processor name).
     pub fn host(&self) -> &str {
-        &self.host
+        &self.hosts[self.rank]
     }
 
-    /// Waits until every rank is here, at most `bound`.
+    /// The ranks lost so far (rank 0 finds them; the others hear it).
+    pub fn lost(&self) -> Vec<LostRank> {
+        self.watch.as_ref().map_or_else(Vec::new, |w| {
+            w.heard
+                .lost
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        })
+    }
+
+    /// True when another rank's stop notice has come (and stopped this
+    /// rank's jobs).
+    pub fn stop_heard(&self) -> bool {
+        self.watch
+            .as_ref()
+            .is_some_and(|w| w.heard.stop.load(Ordering::Relaxed))
+    }
+
+    /// How many ranks are lost but still in the communicator agreements use.
+    fn unaccounted_losses(&self) -> bool {
+        let lost = self
+            .watch
+            .as_ref()
+            .map_or(0, |w| w.heard.lost_count.load(Ordering::Acquire));
+        let left_out = self
+            .living
+            .borrow()
+            .as_ref()
+            .map_or(0, |l| self.size - l.members.len());
+        lost > left_out
+    }
+
+    /// Makes the ranks still answering the ones agreements are among, when
+    /// ranks were lost since the last time. Every rank still answering
+    /// calls it, having heard of the same losses.
+    pub fn regroup(&self) -> Result<(), ClusterError> {
+        if !self.unaccounted_losses() {
+            return Ok(());
+        }
+        let lost: Vec<i32> = self.lost().iter().map(|l| l.rank as i32).collect();
+        let group = self.world.group().exclude(&lost);
+        let comm = self
+            .world
+            .split_by_subgroup(&group)
+            .ok_or(ClusterError::Init)?;
+        let members = (0..self.size)
+            .filter(|r| !lost.contains(&(*r as i32)))
+            .collect();
+        *self.living.borrow_mut() = Some(Living { comm, members });
+        Ok(())
+    }
+
+    /// `f` on the communicator agreements are among (every rank, or those
+    /// still answering) and its members' ranks in the whole job.
+    fn among_living<R>(&self, f: impl FnOnce(&SimpleCommunicator, &[usize]) -> R) -> R {
+        match &*self.living.borrow() {
+            Some(living) => f(&living.comm, &living.members),
+            None => f(&self.world, &(0..self.size).collect::<Vec<_>>()),
+        }
+    }
+
+    /// Waits until every rank still answering is here, at most `bound`;
+    /// gives up at once (with [`ClusterError::Lost`]) when a rank is lost
+    /// meanwhile, or was before: call [`Cluster::regroup`] and try again.
     pub fn barrier(&self, what: &str, bound: Duration) -> Result<(), ClusterError> {
         let start = Instant::now();
-        let mut request = self.world.immediate_barrier();
+        let lost = |cluster: &Cluster| ClusterError::Lost {
+            what: what.to_owned(),
+            ranks: cluster.lost().iter().map(|l| l.rank).collect(),
+        };
+        if self.unaccounted_losses() {
+            return Err(lost(self));
+        }
+        let mut request = self.among_living(|comm, _| comm.immediate_barrier());
         loop {
             match request.test() {
                 Ok(_) => return Ok(()),
                 Err(pending) => request = pending,
             }
-            if start.elapsed() >= bound {
+            let lost_meanwhile = self.unaccounted_losses();
+            if lost_meanwhile || start.elapsed() >= bound {
                 // MPI still owns the request: dropping it unfinished aborts
                 // the process, so it is left to the job's end.
                 std::mem::forget(request);
-                return Err(ClusterError::Timeout {
-                    what: what.to_owned(),
-                    after: bound,
+                return Err(if lost_meanwhile {
+                    lost(self)
+                } else {
+                    ClusterError::Timeout {
+                        what: what.to_owned(),
+                        after: bound,
+                    }
                 });
             }
             std::thread::sleep(Duration::from_millis(1));
         }
     }
 
-    /// Waits until every rank is here (at most `bound`) and returns the
-    /// largest of the ranks' `status`: how every rank learns at once that
-    /// one of them has stopped.
+    /// Waits until every rank still answering is here (at most `bound`)
+    /// and returns the largest of the ranks' `status`: how every rank
+    /// learns at once that one of them has stopped.
     pub fn agree(&self, what: &str, status: u32, bound: Duration) -> Result<u32, ClusterError> {
         self.barrier(what, bound)?;
         let mut largest = 0u32;
-        self.world.all_reduce_into(
-            &status,
-            &mut largest,
-            mpi::collective::SystemOperation::max(),
-        );
+        self.among_living(|comm, _| {
+            comm.all_reduce_into(
+                &status,
+                &mut largest,
+                mpi::collective::SystemOperation::max(),
+            );
+        });
         Ok(largest)
     }
 
-    /// Every rank's `bytes`, in rank order, at rank 0 (`None` elsewhere).
-    /// Starts with a barrier bounded by `bound`, so that a rank that never
-    /// comes makes it an error rather than a hang.
+    /// Every rank's `bytes`, in rank order, at rank 0 (`None` elsewhere),
+    /// from the ranks still answering. Starts with a barrier bounded by
+    /// `bound`, so that a rank that never comes makes it an error rather
+    /// than a hang.
     pub fn gather(
         &self,
         bytes: &[u8],
         bound: Duration,
     ) -> Result<Option<Vec<Vec<u8>>>, ClusterError> {
         self.barrier("collecting the ranks' results", bound)?;
-        let root = self.world.process_at_rank(0);
-        let len = bytes.len() as u64;
-        if self.rank != 0 {
-            root.gather_into(&len);
-            root.gather_varcount_into(bytes);
-            return Ok(None);
-        }
-        let mut lens = vec![0u64; self.size];
-        root.gather_into_root(&len, &mut lens[..]);
-        let counts: Vec<i32> = lens.iter().map(|&n| n as i32).collect();
-        let displs: Vec<i32> = counts
-            .iter()
-            .scan(0i32, |at, &n| {
-                let here = *at;
-                *at += n;
-                Some(here)
-            })
-            .collect();
-        let total = lens.iter().sum::<u64>() as usize;
-        let mut all = vec![0u8; total];
-        {
-            let mut partition = mpi::datatype::PartitionMut::new(&mut all[..], counts, &displs[..]);
-            root.gather_varcount_into_root(bytes, &mut partition);
-        }
-        let mut out = Vec::with_capacity(self.size);
-        let mut at = 0usize;
-        for &n in &lens {
-            out.push(all[at..at + n as usize].to_vec());
-            at += n as usize;
-        }
-        Ok(Some(out))
+        Ok(self.among_living(|comm, members| {
+            let root = comm.process_at_rank(0);
+            let len = bytes.len() as u64;
+            if self.rank != 0 {
+                root.gather_into(&len);
+                root.gather_varcount_into(bytes);
+                return None;
+            }
+            let mut lens = vec![0u64; members.len()];
+            root.gather_into_root(&len, &mut lens[..]);
+            let counts: Vec<i32> = lens.iter().map(|&n| n as i32).collect();
+            let displs: Vec<i32> = counts
+                .iter()
+                .scan(0i32, |at, &n| {
+                    let here = *at;
+                    *at += n;
+                    Some(here)
+                })
+                .collect();
+            let total = lens.iter().sum::<u64>() as usize;
+            let mut all = vec![0u8; total];
+            {
+                let mut partition =
+                    mpi::datatype::PartitionMut::new(&mut all[..], counts, &displs[..]);
+                root.gather_varcount_into_root(bytes, &mut partition);
+            }
+            let mut out = Vec::with_capacity(members.len());
+            let mut at = 0usize;
+            for &n in &lens {
+                out.push(all[at..at + n as usize].to_vec());
+                at += n as usize;
+            }
+            Some(out)
+        }))
     }
 
     /// How far each rank's wall clock (`CLOCK_REALTIME`, which the
     /// reports' times are in) is from rank 0's, at rank 0 (`None`
-    /// elsewhere): rank 0 sends each rank a message 8 times and notes its
-    /// clock before sending and after the answer, which carries the rank's
-    /// clock; the offset is the rank's clock less the middle of the round
-    /// trip that took least time (Cristian's method), to within half of it.
+    /// elsewhere), for the ranks still answering: rank 0 sends each rank a
+    /// message 8 times and notes its clock before sending and after the
+    /// answer, which carries the rank's clock; the offset is the rank's
+    /// clock less the middle of the round trip that took least time
+    /// (Cristian's method), to within half of it.
     pub fn clock_offsets(&self, bound: Duration) -> Result<Option<Vec<ClockOffset>>, ClusterError> {
         const TRIPS: usize = 8;
         self.barrier("measuring the ranks' clocks", bound)?;
@@ -212,101 +390,208 @@ impl Cluster {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as i64)
         };
-        if self.rank != 0 {
-            let root = self.world.process_at_rank(0);
-            for _ in 0..TRIPS {
-                let (_ping, _) = root.receive::<i64>();
-                root.send(&now());
-            }
-            return Ok(None);
-        }
-        let mut out = vec![ClockOffset {
-            rank: 0,
-            offset_ns: 0,
-            round_trip_ns: 0,
-        }];
-        for rank in 1..self.size {
-            let peer = self.world.process_at_rank(rank as i32);
-            let mut best: Option<ClockOffset> = None;
-            for _ in 0..TRIPS {
-                let sent = now();
-                peer.send(&sent);
-                let (theirs, _) = peer.receive::<i64>();
-                let back = now();
-                let trip = ClockOffset {
-                    rank,
-                    offset_ns: theirs - (sent + (back - sent) / 2),
-                    round_trip_ns: back - sent,
-                };
-                if best.is_none_or(|b| trip.round_trip_ns < b.round_trip_ns) {
-                    best = Some(trip);
+        Ok(self.among_living(|comm, members| {
+            if self.rank != 0 {
+                let root = comm.process_at_rank(0);
+                for _ in 0..TRIPS {
+                    let (_ping, _) = root.receive::<i64>();
+                    root.send(&now());
                 }
+                return None;
             }
-            out.extend(best);
-        }
-        Ok(Some(out))
-    }
-
-    /// Listens for another rank's stop notice while this rank runs, and
-    /// stops this rank's jobs (raising SIGINT, as Ctrl-C does) when one
-    /// comes: a failure elsewhere ends the run here within moments rather
-    /// than at the end of the group. `None` where MPI cannot take calls
-    /// from two threads at once: the run then stops at its next group.
-    pub fn listen_for_stop(&self) -> Option<StopListener> {
-        if !self.threads || self.size < 2 {
-            return None;
-        }
-        let done = Arc::new(AtomicBool::new(false));
-        let heard = Arc::new(AtomicBool::new(false));
-        let (until, flag) = (Arc::clone(&done), Arc::clone(&heard));
-        let thread = std::thread::Builder::new()
-            .name("mpi-stop".into())
-            .spawn(move || {
-                let world = SimpleCommunicator::world();
-                while !until.load(Ordering::Relaxed) {
-                    if let Some(status) = world.any_process().immediate_probe_with_tag(STOP_TAG) {
-                        let from = world.process_at_rank(status.source_rank());
-                        let (_rank, _) = from.receive_with_tag::<u32>(STOP_TAG);
-                        flag.store(true, Ordering::Relaxed);
-                        let _ = rustix::process::kill_process(
-                            rustix::process::getpid(),
-                            rustix::process::Signal::INT,
-                        );
+            let mut out = vec![ClockOffset {
+                rank: 0,
+                offset_ns: 0,
+                round_trip_ns: 0,
+            }];
+            for (index, &rank) in members.iter().enumerate().skip(1) {
+                let peer = comm.process_at_rank(index as i32);
+                let mut best: Option<ClockOffset> = None;
+                for _ in 0..TRIPS {
+                    let sent = now();
+                    peer.send(&sent);
+                    let (theirs, _) = peer.receive::<i64>();
+                    let back = now();
+                    let trip = ClockOffset {
+                        rank,
+                        offset_ns: theirs - (sent + (back - sent) / 2),
+                        round_trip_ns: back - sent,
+                    };
+                    if best.is_none_or(|b| trip.round_trip_ns < b.round_trip_ns) {
+                        best = Some(trip);
                     }
-                    std::thread::sleep(Duration::from_millis(20));
                 }
-            })
-            .ok()?;
-        Some(StopListener {
-            done,
-            heard,
-            thread,
-        })
+                out.extend(best);
+            }
+            Some(out)
+        }))
     }
 
-    /// Tells every other rank that this one has stopped (its listener, if
-    /// it has one, stops its jobs).
+    /// Tells every other rank still answering that this one has stopped
+    /// (their watch stops their jobs).
     pub fn tell_others_to_stop(&self) {
-        for rank in (0..self.size).filter(|&r| r != self.rank) {
+        let lost: Vec<usize> = self.lost().iter().map(|l| l.rank).collect();
+        for rank in (0..self.size).filter(|r| *r != self.rank && !lost.contains(r)) {
             self.world
                 .process_at_rank(rank as i32)
                 .send_with_tag(&(self.rank as u32), STOP_TAG);
         }
     }
 
-    /// Receives the stop notices nobody listened for any more (sent while
-    /// this rank was already past its run), so none is left at the end.
-    pub fn drain_stop_notices(&self) {
-        while let Some(status) = self.world.any_process().immediate_probe_with_tag(STOP_TAG) {
-            let (_rank, _) = self
-                .world
-                .process_at_rank(status.source_rank())
-                .receive_with_tag::<u32>(STOP_TAG);
-        }
-    }
-
     /// Ends every rank's process with `code` (MPI_Abort).
     pub fn abort(&self, code: i32) -> ! {
         self.world.abort(code)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let lost = !self.lost().is_empty();
+        // The watch says goodbye before MPI ends.
+        if let Some(watch) = self.watch.take() {
+            watch.heard.done.store(true, Ordering::Relaxed);
+            // A watch that panicked has nothing left to say.
+            let _ = watch.thread.join();
+        }
+        *self.living.get_mut() = None;
+        if lost {
+            // Not finalized: the process ends without MPI_Finalize, which
+            // `mpirun --enable-recovery` allows.
+            std::mem::forget(self.universe.take());
+        }
+    }
+}
+
+impl Watch {
+    /// Starts the thread that keeps in touch with the other ranks: `None`
+    /// when no thread can be started (the run goes on without it).
+    fn start(rank: usize, size: usize, hosts: Vec<String>) -> Option<Watch> {
+        let heard = Arc::new(Heard::default());
+        let shared = Arc::clone(&heard);
+        let thread = std::thread::Builder::new()
+            .name("mpi-watch".into())
+            .spawn(move || watch(&shared, rank, size, &hosts))
+            .ok()?;
+        Some(Watch { heard, thread })
+    }
+}
+
+/// The watch's loop: takes the other ranks' notices (stop, lost, alive,
+/// goodbye), says this rank is alive, and at rank 0 finds the ranks not
+/// heard from for [`SILENCE`], which it tells the others are lost. A rank
+/// that no longer hears from rank 0 ends the job: nobody else can report.
+fn watch(heard: &Heard, rank: usize, size: usize, hosts: &[String]) {
+    let world = SimpleCommunicator::world();
+    let start = Instant::now();
+    let mut last_heard = vec![start; size];
+    // Ranks not to expect anything from any more (lost, or said goodbye),
+    // and not to send to.
+    let mut quiet = vec![false; size];
+    quiet[rank] = true;
+    let mut next_beat = start;
+    let mut first_loss: Option<Instant> = None;
+    // The ranks this one keeps in touch with: rank 0 with all, the others with rank 0.
+    let peers: Vec<usize> = if rank == 0 {
+        (1..size).collect()
+    } else {
+        vec![0]
+    };
+    loop {
+        let now = Instant::now();
+        while let Some((message, status)) = world
+            .any_process()
+            .immediate_matched_probe_with_tag(STOP_TAG)
+        {
+            let _ = message.matched_receive::<u32>();
+            let _ = status;
+            heard.stop.store(true, Ordering::Relaxed);
+            interrupt_own_jobs();
+        }
+        while let Some((message, status)) = world
+            .any_process()
+            .immediate_matched_probe_with_tag(BEAT_TAG)
+        {
+            let _ = message.matched_receive::<u32>();
+            last_heard[status.source_rank() as usize] = now;
+        }
+        while let Some((message, status)) = world
+            .any_process()
+            .immediate_matched_probe_with_tag(BYE_TAG)
+        {
+            let _ = message.matched_receive::<u32>();
+            quiet[status.source_rank() as usize] = true;
+        }
+        while let Some((message, _)) = world
+            .any_process()
+            .immediate_matched_probe_with_tag(LOST_TAG)
+        {
+            let mut lost = [0u64; 2];
+            message.matched_receive_into(&mut lost[..]);
+            let who = lost[0] as usize;
+            if who < size {
+                quiet[who] = true;
+                heard.lose(who, &hosts[who], lost[1]);
+                first_loss.get_or_insert(now);
+                interrupt_own_jobs();
+            }
+        }
+        let done = heard.done.load(Ordering::Relaxed);
+        if done {
+            break;
+        }
+        if now >= next_beat {
+            next_beat = now + BEAT_EVERY;
+            for &peer in peers.iter().filter(|&&p| !quiet[p]) {
+                world
+                    .process_at_rank(peer as i32)
+                    .send_with_tag(&(rank as u32), BEAT_TAG);
+            }
+        }
+        if rank == 0 {
+            let silent: Vec<usize> = peers
+                .iter()
+                .copied()
+                .filter(|&p| !quiet[p] && now.duration_since(last_heard[p]) > SILENCE)
+                .collect();
+            for &lost in &silent {
+                quiet[lost] = true;
+                let last_heard_ms = last_heard[lost].duration_since(start).as_millis() as u64;
+                heard.lose(lost, &hosts[lost], last_heard_ms);
+                for &peer in peers.iter().filter(|&&p| !quiet[p]) {
+                    world
+                        .process_at_rank(peer as i32)
+                        .send_with_tag(&[lost as u64, last_heard_ms][..], LOST_TAG);
+                }
+            }
+            if !silent.is_empty() {
+                first_loss.get_or_insert(now);
+                interrupt_own_jobs();
+            }
+        } else if !quiet[0] && now.duration_since(last_heard[0]) > SILENCE {
+            // Every rank finds this on its own, so each ends itself: an
+            // MPI_Abort could end a rank 0 that only gave this one up
+            // (stopped for a while, it came back too late) mid-report.
+            eprintln!(
+                "hybrio: rank {rank} ({}): rank 0 ({}) has not been heard from for {} s (killed, or its host is down): there is no report",
+                hosts[rank],
+                hosts[0],
+                SILENCE.as_secs()
+            );
+            std::process::exit(1);
+        }
+        if first_loss.is_some_and(|at| now.duration_since(at) > WIND_UP) {
+            eprintln!(
+                "hybrio: rank {rank} ({}): the ranks still answering could not finish within {} s of losing one: ending every rank",
+                hosts[rank],
+                WIND_UP.as_secs()
+            );
+            world.abort(1);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for &peer in peers.iter().filter(|&&p| !quiet[p]) {
+        world
+            .process_at_rank(peer as i32)
+            .send_with_tag(&(rank as u32), BYE_TAG);
     }
 }

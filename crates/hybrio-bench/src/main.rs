@@ -206,9 +206,12 @@ fn run_across_ranks(
 ) -> anyhow::Result<ExitCode> {
     use hybrio_bench::across_ranks;
     hybrio::interrupt::catch_signals()?;
+    // Kept until the report is written: MPI ends when it is dropped.
+    let cluster = across_ranks::join()?;
+    let run = across_ranks::run_with(&cluster, jobs, globals, &mut |line| eprintln!("{line}"))?;
     // The other ranks end well once their figures are sent: rank 0 reports
     // (mpirun kills every rank as soon as one exits with an error).
-    let Some(ranks) = across_ranks::run(jobs, globals, &mut |line| eprintln!("{line}"))? else {
+    let Some(ranks) = run.merged else {
         return Ok(ExitCode::SUCCESS);
     };
     if let Some(report) = &ranks.report {

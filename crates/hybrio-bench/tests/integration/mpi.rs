@@ -218,26 +218,30 @@ fn a_rank_that_cannot_start_a_group_ends_the_run_everywhere_named() {
     assert_eq!(entries[RANKS]["write"]["total_ios"], RANKS * 256);
 }
 
-#[test]
-fn a_rank_interrupted_mid_group_stops_the_others_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("long.fio");
+/// RANKS ranks under `mpirun` (with `launcher_args` too) writing their
+/// own files for 60 s in `dir`, their JSON piped; `None` without mpirun.
+fn start_long_write(
+    dir: &std::path::Path,
+    launcher_args: &[&str],
+) -> Option<(std::path::PathBuf, std::process::Child)> {
+    let job = dir.join("long.fio");
     std::fs::write(
         &job,
         format!(
             "[long]\nioengine=psync\nrw=write\nbs=4k\nsize=1m\nfilename={}/l.$rank\n\
              runtime=60\ntime_based\n",
-            dir.path().display()
+            dir.display()
         ),
     )
     .unwrap();
     if Command::new("mpirun").arg("--version").output().is_err() {
         eprintln!("skipped: no mpirun");
-        return;
+        return None;
     }
-    let started = std::time::Instant::now();
     let child = Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .args(["--allow-run-as-root", "--oversubscribe"])
+        .args(launcher_args)
+        .arg("-np")
         .arg(RANKS.to_string())
         .arg(env!("CARGO_BIN_EXE_hybrio"))
         .args(["--mpi", "--output-format=json", job.to_str().unwrap()])
@@ -245,32 +249,34 @@ fn a_rank_interrupted_mid_group_stops_the_others_at_once() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Rank 2's process, found by its job file and MPI's rank in its
-    // environment, interrupted once the I/O runs.
-    let rank_2 = (0..100)
-        .find_map(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            std::fs::read_dir("/proc")
-                .ok()?
-                .flatten()
-                .find_map(|entry| {
-                    let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
-                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-                    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-                    let mine = String::from_utf8_lossy(&cmdline).contains(job.to_str().unwrap())
-                        && environ
-                            .split(|&b| b == 0)
-                            .any(|v| v == b"OMPI_COMM_WORLD_RANK=2");
-                    mine.then_some(pid)
-                })
-        })
-        .expect("rank 2 runs");
+    Some((job, child))
+}
+
+/// Sends rank 2 `signal` 1 s into its I/O, then waits for the ranks'
+/// end: their output, and when the signal was sent.
+fn signal_rank_2(
+    job: &std::path::Path,
+    ranks: std::process::Child,
+    signal: &str,
+) -> (std::process::Output, std::time::Instant) {
+    let rank_2 = rank_pid(job, 2);
     std::thread::sleep(std::time::Duration::from_secs(1));
+    let sent = std::time::Instant::now();
     Command::new("kill")
-        .args(["-INT", &rank_2.to_string()])
+        .args([signal, &rank_2.to_string()])
         .status()
         .unwrap();
-    let output = child.wait_with_output().unwrap();
+    (ranks.wait_with_output().unwrap(), sent)
+}
+
+#[test]
+fn a_rank_interrupted_mid_group_stops_the_others_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let Some((job, child)) = start_long_write(dir.path(), &[]) else {
+        return;
+    };
+    let (output, _) = signal_rank_2(&job, child, "-INT");
     let stderr = String::from_utf8_lossy(&output.stderr);
     // The others stopped long before their 60 s, and rank 0 reported.
     assert!(
@@ -281,6 +287,74 @@ fn a_rank_interrupted_mid_group_stops_the_others_at_once() {
     let all = &doc["client_stats"][RANKS];
     assert_eq!(all["jobname"], "All clients", "{doc}");
     assert!(all["write"]["runtime"].as_u64().unwrap() < 10_000, "{doc}");
+}
+
+/// The process of `rank` running `job` (found by the job file in its
+/// command line and MPI's rank in its environment), waiting up to 5 s for it.
+fn rank_pid(job: &std::path::Path, rank: usize) -> u32 {
+    let rank_var = format!("OMPI_COMM_WORLD_RANK={rank}");
+    (0..100)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::fs::read_dir("/proc")
+                .ok()?
+                .flatten()
+                .find_map(|entry| {
+                    let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+                    let mine = String::from_utf8_lossy(&cmdline).contains(job.to_str().unwrap())
+                        && environ.split(|&b| b == 0).any(|v| v == rank_var.as_bytes());
+                    mine.then_some(pid)
+                })
+        })
+        .unwrap_or_else(|| panic!("rank {rank} runs"))
+}
+
+/// A rank killed outright (SIGKILL: no goodbye) under `mpirun
+/// --enable-recovery`, which lets the others live on: rank 0 stops hearing
+/// from it, names it, stops the others' jobs, and they report without it,
+/// all within 10 s of the kill.
+#[test]
+fn a_rank_killed_outright_is_named_and_the_others_report_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((job, child)) = start_long_write(dir.path(), &["--enable-recovery"]) else {
+        return;
+    };
+    let (output, killed) = signal_rank_2(&job, child, "-KILL");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        killed.elapsed() < std::time::Duration::from_secs(10),
+        "{:?} after the kill: {stderr}",
+        killed.elapsed()
+    );
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("hybrio: "))
+        .collect();
+    assert_eq!(named.len(), 1, "{stderr}");
+    assert!(
+        named[0].starts_with("hybrio: rank 2 (") && named[0].contains("not heard from"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
+    let entries = doc["client_stats"].as_array().unwrap();
+    let ports: Vec<u64> = entries[..RANKS - 1]
+        .iter()
+        .map(|e| e["port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ports, [0, 1, 3], "{doc}");
+    let all = &entries[RANKS - 1];
+    assert_eq!(all["jobname"], "All clients", "{doc}");
+    let sum: u64 = entries[..RANKS - 1]
+        .iter()
+        .map(|e| e["write"]["total_ios"].as_u64().unwrap())
+        .sum();
+    assert!(sum > 0);
+    assert_eq!(all["write"]["total_ios"].as_u64(), Some(sum));
+    let lost = &doc["hybrio"]["mpi"]["lost"];
+    assert_eq!(lost.as_array().map(Vec::len), Some(1), "{doc}");
+    assert_eq!(lost[0]["rank"], 2);
 }
 
 /// The first byte of each 4 KiB block of `path`, checking the block is that byte throughout.
