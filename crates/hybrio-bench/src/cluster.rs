@@ -94,6 +94,8 @@ struct Heard {
     done: AtomicBool,
     /// Another rank's stop notice came.
     stop: AtomicBool,
+    /// This rank asks its watch to tell the others it has stopped.
+    send_stop: AtomicBool,
     /// The ranks lost so far, in the order they were found lost.
     lost: Mutex<Vec<LostRank>>,
     /// How many are in `lost` (read at every poll of a barrier).
@@ -428,13 +430,13 @@ impl Cluster {
     }
 
     /// Tells every other rank still answering that this one has stopped
-    /// (their watch stops their jobs).
+    /// (their watch stops their jobs). This rank's watch sends the notices,
+    /// within moments, without waiting on a rank that is gone.
     pub fn tell_others_to_stop(&self) {
-        let lost: Vec<usize> = self.lost().iter().map(|l| l.rank).collect();
-        for rank in (0..self.size).filter(|r| *r != self.rank && !lost.contains(r)) {
-            self.world
-                .process_at_rank(rank as i32)
-                .send_with_tag(&(self.rank as u32), STOP_TAG);
+        // No watch: one rank, or MPI without threads, where nobody listens
+        // for the notices either.
+        if let Some(watch) = &self.watch {
+            watch.heard.send_stop.store(true, Ordering::Relaxed);
         }
     }
 
@@ -476,12 +478,69 @@ impl Watch {
     }
 }
 
+/// The payload of the notices whose sender and tag say it all.
+static EMPTY_NOTICE: [u64; 1] = [0];
+
+/// Notices on their way. They are sent without waiting for them to
+/// arrive, so that a rank that is gone (over TCP: its connection refused,
+/// and a blocking send never returns) cannot hold up the watch.
+#[derive(Default)]
+struct Outbox {
+    pending: Vec<(
+        usize,
+        mpi::request::Request<'static, [u64], mpi::request::StaticScope>,
+    )>,
+}
+
+impl Outbox {
+    /// Starts sending `payload` to `rank`.
+    fn send(&mut self, world: &SimpleCommunicator, rank: usize, payload: &'static [u64], tag: i32) {
+        let request = world.process_at_rank(rank as i32).immediate_send_with_tag(
+            mpi::request::StaticScope,
+            payload,
+            tag,
+        );
+        self.pending.push((rank, request));
+    }
+
+    /// Lets go of the notices that have left.
+    fn poll(&mut self) {
+        let mut still = Vec::with_capacity(self.pending.len());
+        for (rank, request) in self.pending.drain(..) {
+            if let Err(request) = request.test() {
+                still.push((rank, request));
+            }
+        }
+        self.pending = still;
+    }
+
+    /// Gives up the notices to `rank`, which is gone: MPI keeps them, as a
+    /// request dropped unfinished would abort the process.
+    fn give_up(&mut self, rank: usize) {
+        let (gone, still): (Vec<_>, Vec<_>) =
+            self.pending.drain(..).partition(|(to, _)| *to == rank);
+        self.pending = still;
+        gone.into_iter().for_each(std::mem::forget);
+    }
+
+    /// Waits up to `bound` for every notice to leave, then gives up the rest.
+    fn settle(mut self, bound: Duration) {
+        let start = Instant::now();
+        while !self.pending.is_empty() && start.elapsed() < bound {
+            self.poll();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.pending.into_iter().for_each(std::mem::forget);
+    }
+}
+
 /// The watch's loop: takes the other ranks' notices (stop, lost, alive,
 /// goodbye), says this rank is alive, and at rank 0 finds the ranks not
 /// heard from for [`SILENCE`], which it tells the others are lost. A rank
-/// that no longer hears from rank 0 ends the job: nobody else can report.
+/// that no longer hears from rank 0 ends itself: nobody else can report.
 fn watch(heard: &Heard, rank: usize, size: usize, hosts: &[String]) {
     let world = SimpleCommunicator::world();
+    let mut outbox = Outbox::default();
     let start = Instant::now();
     let mut last_heard = vec![start; size];
     // Ranks not to expect anything from any more (lost, or said goodbye),
@@ -496,55 +555,51 @@ fn watch(heard: &Heard, rank: usize, size: usize, hosts: &[String]) {
     } else {
         vec![0]
     };
+    let take = |tag: i32| {
+        world
+            .any_process()
+            .immediate_matched_probe_with_tag(tag)
+            .map(|(message, status)| {
+                let mut payload = [0u64; 2];
+                message.matched_receive_into(&mut payload[..]);
+                (status.source_rank() as usize, payload)
+            })
+    };
     loop {
         let now = Instant::now();
-        while let Some((message, status)) = world
-            .any_process()
-            .immediate_matched_probe_with_tag(STOP_TAG)
-        {
-            let _ = message.matched_receive::<u32>();
-            let _ = status;
+        outbox.poll();
+        while take(STOP_TAG).is_some() {
             heard.stop.store(true, Ordering::Relaxed);
             interrupt_own_jobs();
         }
-        while let Some((message, status)) = world
-            .any_process()
-            .immediate_matched_probe_with_tag(BEAT_TAG)
-        {
-            let _ = message.matched_receive::<u32>();
-            last_heard[status.source_rank() as usize] = now;
+        while let Some((from, _)) = take(BEAT_TAG) {
+            last_heard[from] = now;
         }
-        while let Some((message, status)) = world
-            .any_process()
-            .immediate_matched_probe_with_tag(BYE_TAG)
-        {
-            let _ = message.matched_receive::<u32>();
-            quiet[status.source_rank() as usize] = true;
+        while let Some((from, _)) = take(BYE_TAG) {
+            quiet[from] = true;
         }
-        while let Some((message, _)) = world
-            .any_process()
-            .immediate_matched_probe_with_tag(LOST_TAG)
-        {
-            let mut lost = [0u64; 2];
-            message.matched_receive_into(&mut lost[..]);
-            let who = lost[0] as usize;
+        while let Some((_, [who, last_heard_ms])) = take(LOST_TAG) {
+            let who = who as usize;
             if who < size {
                 quiet[who] = true;
-                heard.lose(who, &hosts[who], lost[1]);
+                outbox.give_up(who);
+                heard.lose(who, &hosts[who], last_heard_ms);
                 first_loss.get_or_insert(now);
                 interrupt_own_jobs();
             }
         }
-        let done = heard.done.load(Ordering::Relaxed);
-        if done {
+        if heard.send_stop.swap(false, Ordering::Relaxed) {
+            for other in (0..size).filter(|&r| !quiet[r]) {
+                outbox.send(&world, other, &EMPTY_NOTICE, STOP_TAG);
+            }
+        }
+        if heard.done.load(Ordering::Relaxed) {
             break;
         }
         if now >= next_beat {
             next_beat = now + BEAT_EVERY;
             for &peer in peers.iter().filter(|&&p| !quiet[p]) {
-                world
-                    .process_at_rank(peer as i32)
-                    .send_with_tag(&(rank as u32), BEAT_TAG);
+                outbox.send(&world, peer, &EMPTY_NOTICE, BEAT_TAG);
             }
         }
         if rank == 0 {
@@ -555,12 +610,13 @@ fn watch(heard: &Heard, rank: usize, size: usize, hosts: &[String]) {
                 .collect();
             for &lost in &silent {
                 quiet[lost] = true;
+                outbox.give_up(lost);
                 let last_heard_ms = last_heard[lost].duration_since(start).as_millis() as u64;
                 heard.lose(lost, &hosts[lost], last_heard_ms);
+                // Kept for MPI until sent: 16 bytes per lost rank and rank told.
                 for &peer in peers.iter().filter(|&&p| !quiet[p]) {
-                    world
-                        .process_at_rank(peer as i32)
-                        .send_with_tag(&[lost as u64, last_heard_ms][..], LOST_TAG);
+                    let notice: &'static [u64] = Box::leak(Box::new([lost as u64, last_heard_ms]));
+                    outbox.send(&world, peer, notice, LOST_TAG);
                 }
             }
             if !silent.is_empty() {
@@ -590,8 +646,7 @@ fn watch(heard: &Heard, rank: usize, size: usize, hosts: &[String]) {
         std::thread::sleep(Duration::from_millis(20));
     }
     for &peer in peers.iter().filter(|&&p| !quiet[p]) {
-        world
-            .process_at_rank(peer as i32)
-            .send_with_tag(&(rank as u32), BYE_TAG);
+        outbox.send(&world, peer, &EMPTY_NOTICE, BYE_TAG);
     }
+    outbox.settle(Duration::from_secs(1));
 }
