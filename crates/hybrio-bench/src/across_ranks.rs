@@ -66,6 +66,8 @@ struct RankResults {
     jobs: Vec<(JobStats, i32)>,
     /// What failed on this rank, a line each.
     failures: Vec<String>,
+    /// What the block devices under this rank's files did.
+    disks: Vec<crate::diskstats::DiskUtil>,
 }
 
 /// What rank 0 has at the end.
@@ -209,6 +211,7 @@ pub fn run_with(
         host: cluster.host().to_owned(),
         jobs: Vec::new(),
         failures: Vec::new(),
+        disks: Vec::new(),
     };
     if let Some(report) = &report {
         mine.jobs = report
@@ -217,6 +220,7 @@ pub fn run_with(
             .map(|job| (job.stats.clone(), job.error))
             .collect();
         mine.failures = run::failures(report);
+        mine.disks = report.disk_util.clone();
     }
     mine.failures
         .extend(failure.iter().map(ToString::to_string));
@@ -363,8 +367,11 @@ fn merged(
                     own
                 })
                 .collect(),
+            disk_util: rank.disks.clone(),
         })
         .collect();
+    // Each rank's devices are its own client's: none stands for all.
+    report.disk_util.clear();
     for (index, job) in report.jobs.iter_mut().enumerate() {
         let mut stats = ranks[0].jobs[index].0.clone();
         for other in &ranks[1..] {
@@ -494,6 +501,12 @@ pub fn rank_lines(report: &RunReport) -> String {
             parts.join("; "),
             clock_of(client.port)
         ));
+        for disk in &client.disk_util {
+            text.push_str(&format!(
+                "    disk {}\n",
+                crate::output::normal::disk_line(disk)
+            ));
+        }
     }
     for lost in mpi.and_then(|m| m["lost"].as_array()).into_iter().flatten() {
         text.push_str(&format!(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// One device's counters (the fields of `/sys/block/<dev>/stat` fio uses).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DiskCounters {
     /// Reads completed.
     pub read_ios: u64,
@@ -68,7 +68,7 @@ impl DiskCounters {
 }
 
 /// What one device did during the run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DiskUtil {
     /// Device name, e.g. `vda`.
     pub name: String,

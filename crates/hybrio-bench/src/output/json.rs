@@ -55,12 +55,28 @@ fn render_with(report: &RunReport, plus: bool) -> String {
     } else {
         root.push("client_stats", Json::Arr(client_stats(report, plus)));
     }
-    if !report.disk_util.is_empty() {
-        let disks = report
+    // fio's client mode: every client's devices, each with its client.
+    let disks: Vec<Json> = if report.clients.is_empty() {
+        report
             .disk_util
             .iter()
             .map(|d| Json::Obj(disk_object(d)))
-            .collect();
+            .collect()
+    } else {
+        report
+            .clients
+            .iter()
+            .flat_map(|client| {
+                client.disk_util.iter().map(|d| {
+                    let mut o = disk_object(d);
+                    o.str("hostname", &client.hostname);
+                    o.uint("port", u64::from(client.port));
+                    Json::Obj(o)
+                })
+            })
+            .collect()
+    };
+    if !disks.is_empty() {
         root.push("disk_util", Json::Arr(disks));
     }
     if let Some(extra) = &report.extra {

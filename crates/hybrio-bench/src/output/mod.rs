@@ -105,6 +105,9 @@ pub struct ClientReport {
     pub port: u32,
     /// Its jobs, in the run's job order.
     pub jobs: Vec<JobReport>,
+    /// What the block devices under its files did (JSON `disk_util`, each
+    /// with its `hostname` and `port`).
+    pub disk_util: Vec<crate::diskstats::DiskUtil>,
 }
 
 /// Everything one report prints.

@@ -58,22 +58,27 @@ pub fn render(report: &RunReport) -> String {
     if !report.disk_util.is_empty() {
         out.push_str("\nDisk stats (read/write):\n");
         for disk in &report.disk_util {
-            let c = &disk.counters;
-            out.push_str(&format!(
-                "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%\n",
-                disk.name,
-                c.read_ios,
-                c.write_ios,
-                c.read_merges,
-                c.write_merges,
-                c.read_ticks,
-                c.write_ticks,
-                c.time_in_queue,
-                disk.util
-            ));
+            out.push_str(&format!("  {}\n", disk_line(disk)));
         }
     }
     out
+}
+
+/// A device's line of fio's "Disk stats", without its indent.
+pub fn disk_line(disk: &crate::diskstats::DiskUtil) -> String {
+    let c = &disk.counters;
+    format!(
+        "{}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+        disk.name,
+        c.read_ios,
+        c.write_ios,
+        c.read_merges,
+        c.write_merges,
+        c.read_ticks,
+        c.write_ticks,
+        c.time_in_queue,
+        disk.util
+    )
 }
 
 fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {

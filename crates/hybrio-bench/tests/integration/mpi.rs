@@ -133,6 +133,27 @@ fn every_rank_runs_its_own_files_and_rank_0_reports_them_merged_exactly() {
             "p{p}"
         );
     }
+    // Each rank's devices, named by its client as fio's client mode does
+    // (where the files are on a block device, as a temporary directory is).
+    let disks = doc["disk_util"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    if disks.is_empty() {
+        eprintln!(
+            "note: no block device under {}: no disk_util",
+            dir.path().display()
+        );
+    } else {
+        let mut ports: Vec<u64> = disks.iter().map(|d| d["port"].as_u64().unwrap()).collect();
+        ports.dedup();
+        assert_eq!(ports, [0, 1, 2, 3], "{disks:?}");
+        assert!(
+            disks
+                .iter()
+                .all(|d| d["hostname"].as_str().is_some_and(|h| !h.is_empty()))
+        );
+    }
 }
 
 #[test]
