@@ -17,7 +17,7 @@ use crate::cluster::{ClockOffset, Cluster, ClusterError, LostRank};
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::output::{ClientReport, RunReport};
 use crate::run::{self, GroupStart, RunFailure};
-use crate::stats::{self, DataDir, JobStats};
+use crate::stats::{DataDir, JobStats};
 
 /// How long a rank waits for the others at a barrier: a group starts when
 /// the slowest rank ended the last one, so this also bounds how far behind
@@ -388,13 +388,7 @@ fn merged(
         }
     }
     for group in &mut report.groups {
-        let members: Vec<&JobStats> = report
-            .jobs
-            .iter()
-            .filter(|j| j.groupid == group.groupid)
-            .map(|j| &j.stats)
-            .collect();
-        group.summary = stats::group_summary(&members);
+        group.summary = crate::output::summary_of_group(&report.jobs, group.groupid);
     }
     let mpi = serde_json::json!({
         "ranks": ranks.len(),

@@ -2,7 +2,7 @@
 //! takes the other ranks' notices, and at rank 0 finds the ranks that went
 //! silent. Its messages never wait on a rank that is gone.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -45,20 +45,21 @@ struct Heard {
     send_stop: AtomicBool,
     /// The ranks lost so far, in the order they were found lost.
     lost: Mutex<Vec<LostRank>>,
-    /// How many are in `lost` (read at every poll of a barrier).
-    lost_count: AtomicUsize,
 }
 
 impl Heard {
+    fn lost(&self) -> std::sync::MutexGuard<'_, Vec<LostRank>> {
+        self.lost.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn lose(&self, rank: usize, host: &str, last_heard_ms: u64) {
-        let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lost = self.lost();
         if lost.iter().all(|l| l.rank != rank) {
             lost.push(LostRank {
                 rank,
                 host: host.to_owned(),
                 last_heard_ms,
             });
-            self.lost_count.store(lost.len(), Ordering::Release);
         }
     }
 }
@@ -90,16 +91,12 @@ impl Watch {
 
     /// The ranks lost so far.
     pub(super) fn lost(&self) -> Vec<LostRank> {
-        self.heard
-            .lost
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.heard.lost().clone()
     }
 
     /// How many ranks are lost so far.
     pub(super) fn lost_count(&self) -> usize {
-        self.heard.lost_count.load(Ordering::Acquire)
+        self.heard.lost().len()
     }
 
     /// True when another rank's stop notice has come.

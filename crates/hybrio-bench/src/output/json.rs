@@ -95,13 +95,7 @@ fn client_stats(report: &RunReport, plus: bool) -> Vec<Json> {
     for client in &report.clients {
         for job in &client.jobs {
             // Its share of its own group, as each fio server reports it.
-            let members: Vec<&JobStats> = client
-                .jobs
-                .iter()
-                .filter(|j| j.groupid == job.groupid)
-                .map(|j| &j.stats)
-                .collect();
-            let group = crate::stats::group_summary(&members);
+            let group = super::summary_of_group(&client.jobs, job.groupid);
             let mut o = job_object(job, Some(&group), plus);
             o.str("hostname", &client.hostname);
             o.uint("port", u64::from(client.port));

@@ -143,6 +143,18 @@ impl RunReport {
     }
 }
 
+/// The group line's figures of the jobs of group `groupid` in `jobs`, made
+/// from their statistics (a client's own share of its group, or a group
+/// whose jobs' statistics were merged from several processes).
+pub fn summary_of_group(jobs: &[JobReport], groupid: u32) -> GroupSummary {
+    let members: Vec<&JobStats> = jobs
+        .iter()
+        .filter(|j| j.groupid == groupid)
+        .map(|j| &j.stats)
+        .collect();
+    crate::stats::group_summary(&members)
+}
+
 /// A JSON document on one line, for JSON Lines: the whitespace between
 /// tokens goes, strings and numbers stay as written (so fio's number
 /// formats, `0.000000`, survive, which a parse and re-print would lose).

@@ -35,6 +35,16 @@ fn ranks_run(args: &[&str]) -> Option<std::process::Output> {
     Some(output)
 }
 
+/// The one line of stderr that is hybrio's (mpirun and MPI add their own).
+fn the_one_hybrio_line(stderr: &str) -> &str {
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("hybrio: "))
+        .collect();
+    assert_eq!(named.len(), 1, "{stderr}");
+    named[0]
+}
+
 /// The value at fio's percentile `p` of the pooled buckets (value: count).
 fn pooled_percentile(bins: &BTreeMap<u64, u64>, p: f64) -> u64 {
     let total: u64 = bins.values().sum();
@@ -215,13 +225,9 @@ fn a_rank_that_cannot_start_a_group_ends_the_run_everywhere_named() {
         "{stderr}"
     );
     assert!(!output.status.success(), "{stderr}");
-    let named: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("hybrio: "))
-        .collect();
-    assert_eq!(named.len(), 1, "{stderr}");
+    let named = the_one_hybrio_line(&stderr);
     assert!(
-        named[0].starts_with("hybrio: rank 2 (") && named[0].contains("g.2"),
+        named.starts_with("hybrio: rank 2 (") && named.contains("g.2"),
         "{stderr}"
     );
     // What ran: the first group, on every rank, the failed one included.
@@ -370,13 +376,9 @@ fn killed_rank_2_is_left_out(launcher: &[&str]) -> bool {
         "{launcher:?}: {:?} after the kill: {stderr}",
         killed.elapsed()
     );
-    let named: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("hybrio: "))
-        .collect();
-    assert_eq!(named.len(), 1, "{stderr}");
+    let named = the_one_hybrio_line(&stderr);
     assert!(
-        named[0].starts_with("hybrio: rank 2 (") && named[0].contains("not heard from"),
+        named.starts_with("hybrio: rank 2 (") && named.contains("not heard from"),
         "{stderr}"
     );
     let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
