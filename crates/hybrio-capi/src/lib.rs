@@ -13,9 +13,11 @@
 //! [`hybrio_reap`]: what an engine completes inside a queue call waits
 //! there for the next reap.
 //!
-//! Threads: a `hybrio_engine` may move between threads, but the calls that
-//! take one must not run on two threads at once for the same engine (give
-//! each thread its own engine, as each job of the benchmark has). Calls on
+//! Threads: a `hybrio_engine` may move between threads at any time, with
+//! requests in flight too, and be closed on any thread (its io_uring ring is
+//! built for that: without `SINGLE_ISSUER`), but the calls that take one
+//! must not run on two threads at once for the same engine (give each thread
+//! its own engine, as each job of the benchmark has). Calls on
 //! different engines, [`hybrio_buffer_alloc`], [`hybrio_buffer_free`] and
 //! [`hybrio_last_error`] (whose message is per thread) may run anywhere at
 //! any time.
@@ -65,6 +67,9 @@ pub const HYBRIO_OP_FDATASYNC: u32 = 4;
 #[derive(Debug)]
 pub struct hybrio_engine {
     engine: Box<dyn Engine>,
+    /// The depth asked: what the engine holds plus what waits in `ready`
+    /// never exceeds it.
+    depth: usize,
     /// Completions made inside a queue call, as C sees them (their buffers
     /// are the caller's memory, so nothing is held by keeping only this).
     ready: VecDeque<hybrio_completion>,
@@ -127,6 +132,7 @@ fn errno_of(error: &hybrio::Error) -> c_int {
         hybrio::Error::FileBusy { .. } => libc::EBUSY,
         hybrio::Error::Unavailable { .. } | hybrio::Error::Unsupported { .. } => libc::ENOSYS,
         hybrio::Error::Limit { .. } => libc::EAGAIN,
+        hybrio::Error::FileRefused { reason, .. } => errno_of(reason),
         _ => libc::EIO,
     }
 }
@@ -150,9 +156,15 @@ fn open_engine(name: Option<&str>, depth: u32) -> Result<Box<hybrio_engine>, c_i
     if depth == 0 {
         return Err(fail(libc::EINVAL, "depth must be at least 1"));
     }
-    match engine::open(kind, &EngineConfig::with_depth(depth), None) {
+    let config = EngineConfig {
+        // The header lets an engine move between threads.
+        any_thread: true,
+        ..EngineConfig::with_depth(depth)
+    };
+    match engine::open(kind, &config, None) {
         Ok(engine) => Ok(Box::new(hybrio_engine {
             engine,
+            depth: depth as usize,
             ready: VecDeque::new(),
             reaped: Vec::new(),
         })),
@@ -204,6 +216,11 @@ fn close_file(e: &mut hybrio_engine, file: c_int) -> c_int {
 /// caller's).
 #[inline(always)]
 fn queue(e: &mut hybrio_engine, request: Request) -> c_int {
+    // What an engine completed inside `queue` waits here until reaped: it
+    // counts against the depth, as requests in flight do.
+    if !e.ready.is_empty() && e.engine.in_flight() + e.ready.len() >= e.depth {
+        return fail(libc::EBUSY, "the engine is full: reap first");
+    }
     match e.engine.queue(request) {
         QueueOutcome::Completed(completion) => {
             e.ready.push_back(record(&completion));

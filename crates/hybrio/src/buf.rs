@@ -388,7 +388,50 @@ impl fmt::Debug for Buf {
 }
 
 #[cfg(test)]
+/// Tests: the caller's own memory, as a C program brings it.
+pub(crate) mod caller {
+    use super::*;
+
+    /// Tests: page-aligned memory of the caller's own, freed when dropped, for
+    /// requests over [`Buf::from_raw_parts`].
+    pub(crate) struct Caller {
+        ptr: NonNull<u8>,
+        layout: Layout,
+    }
+
+    impl Caller {
+        pub(crate) fn new(len: usize) -> Caller {
+            let layout = Layout::from_size_align(len, ALIGN).unwrap();
+            // SAFETY: `len` is not 0 in these tests.
+            let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) }).unwrap();
+            Caller { ptr, layout }
+        }
+
+        pub(crate) fn buf(&self) -> Buf {
+            // SAFETY: the memory lives until `self` drops, after every
+            // request using it completed (each test reaps them all first);
+            // only those requests' engines touch it meanwhile (writes that
+            // share it only read it).
+            unsafe { Buf::from_raw_parts(self.ptr, self.layout.size()) }
+        }
+
+        pub(crate) fn bytes(&self) -> &[u8] {
+            // SAFETY: as in `buf`; no request is in flight when it is read.
+            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+        }
+    }
+
+    impl Drop for Caller {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `new` with this layout, freed once.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
+    use super::caller::Caller;
     use super::*;
 
     #[test]
@@ -502,40 +545,6 @@ mod tests {
                 }) => assert_eq!((c, s), (count, size)),
                 other => panic!("{count} x {size}: expected a BufPool error, got {other:?}"),
             }
-        }
-    }
-
-    /// Page-aligned memory of the caller's own, freed when dropped.
-    struct Caller {
-        ptr: NonNull<u8>,
-        layout: Layout,
-    }
-
-    impl Caller {
-        fn new(len: usize) -> Caller {
-            let layout = Layout::from_size_align(len, ALIGN).unwrap();
-            // SAFETY: `len` is not 0 in these tests.
-            let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) }).unwrap();
-            Caller { ptr, layout }
-        }
-
-        fn buf(&self) -> Buf {
-            // SAFETY: the memory lives until `self` drops, after every
-            // request using it completed (each test reaps them all first),
-            // and nothing else touches it meanwhile.
-            unsafe { Buf::from_raw_parts(self.ptr, self.layout.size()) }
-        }
-
-        fn bytes(&self) -> &[u8] {
-            // SAFETY: as in `buf`; no request is in flight when it is read.
-            unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
-        }
-    }
-
-    impl Drop for Caller {
-        fn drop(&mut self) {
-            // SAFETY: allocated in `new` with this layout, freed once.
-            unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) };
         }
     }
 

@@ -39,6 +39,7 @@
 //! each read's buffer becomes a write).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::Error;
 use crate::buf::{Buf, BufPool};
@@ -62,23 +63,47 @@ pub enum Order {
 /// up. Completions not yet taken are dropped with the driver (their
 /// buffers go back to their pool); requests still in flight stay with the
 /// engine, whose drop waits for them.
+///
+/// A driver knows its own requests by sequence numbers no other driver in
+/// the process uses. A completion it did not submit (of a request a dropped
+/// driver left in the engine, or one queued on the engine by hand before
+/// the driver was made) is not its to hand back: it is dropped when met,
+/// its buffer back to its pool. So make a driver over an engine with
+/// nothing in flight when those completions matter.
 #[derive(Debug)]
 pub struct Driver<'e> {
     engine: &'e mut dyn Engine,
     order: Order,
-    /// The caller's `user_data` of each request not yet handed back, by
-    /// sequence number from `first`; `None` once it has been handed back.
-    tags: VecDeque<Option<u64>>,
+    /// Each request not yet handed back, by sequence number from `first`.
+    tags: VecDeque<Tag>,
     first: u64,
     /// Completions taken from the engine, not yet handed back: by sequence
     /// number from `first` (submission order), or in arrival order.
     ready: VecDeque<Option<Completion>>,
     /// Requests submitted and not yet handed back.
     outstanding: usize,
-    /// Requests queued since the last commit.
-    uncommitted: usize,
     reaped: Vec<Completion>,
 }
+
+/// Where a request the driver submitted is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    /// In the engine; the caller's `user_data`.
+    Out(u64),
+    /// Taken from the engine, not yet handed back.
+    Back(u64),
+    /// Handed back.
+    Done,
+}
+
+/// `Busy` answers in a row, each after a wait that took no completion,
+/// before [`Driver::submit`] gives up with [`Error::Stalled`] rather than
+/// spin: the engine is full of requests none of which can complete.
+const MAX_FRUITLESS_WAITS: u32 = 1000;
+
+/// The next driver's first sequence number, in units of 2^32: each driver
+/// numbers its requests in a range of its own.
+static NEXT_RANGE: AtomicU64 = AtomicU64::new(1);
 
 impl<'e> Driver<'e> {
     /// A driver over `engine` handing completions back in `order`.
@@ -87,10 +112,9 @@ impl<'e> Driver<'e> {
             engine,
             order,
             tags: VecDeque::new(),
-            first: 0,
+            first: NEXT_RANGE.fetch_add(1, Ordering::Relaxed).wrapping_shl(32),
             ready: VecDeque::new(),
             outstanding: 0,
-            uncommitted: 0,
             reaped: Vec::new(),
         }
     }
@@ -103,10 +127,11 @@ impl<'e> Driver<'e> {
     /// Hands `request` to the engine. When the engine is full, it first
     /// waits for a completion (kept for [`next_completion`](Driver::next_completion)).
     pub fn submit(&mut self, mut request: Request) -> Result<(), Error> {
-        let seq = self.first + self.tags.len() as u64;
-        self.tags.push_back(Some(request.user_data));
+        let seq = self.first.wrapping_add(self.tags.len() as u64);
+        self.tags.push_back(Tag::Out(request.user_data));
         self.outstanding += 1;
         request.user_data = seq;
+        let mut fruitless = 0;
         loop {
             match self.engine.queue(request) {
                 QueueOutcome::Completed(completion) => {
@@ -114,14 +139,27 @@ impl<'e> Driver<'e> {
                     return Ok(());
                 }
                 QueueOutcome::Queued => {
-                    self.uncommitted += 1;
                     return Ok(());
                 }
                 QueueOutcome::Busy(back) => {
                     // Full: what is out must come back first (Busy only comes
                     // with the engine at its depth, so there is some).
                     request = back;
-                    self.take_some(1)?;
+                    let waited = self.take_some(1).and_then(|reaped| {
+                        fruitless = if reaped == 0 { fruitless + 1 } else { 0 };
+                        if fruitless > MAX_FRUITLESS_WAITS {
+                            return Err(Error::Stalled {
+                                in_flight: self.engine.in_flight(),
+                            });
+                        }
+                        Ok(())
+                    });
+                    if let Err(error) = waited {
+                        // Never submitted: not the driver's to hand back.
+                        self.tags.pop_back();
+                        self.outstanding -= 1;
+                        return Err(error);
+                    }
                 }
             }
         }
@@ -227,30 +265,42 @@ impl<'e> Driver<'e> {
     }
 
     /// Commits what is queued and takes at least `min` completions from
-    /// the engine (0: what is there, without waiting).
-    fn take_some(&mut self, min: usize) -> Result<(), Error> {
+    /// the engine (0: what is there, without waiting); returns how many it
+    /// took.
+    ///
+    /// It commits even when the driver queued nothing since its last
+    /// commit: requests left queued on the engine by a dropped driver (or
+    /// by hand) must go down for the room they hold to come back, and a
+    /// commit with nothing queued costs no system call.
+    fn take_some(&mut self, min: usize) -> Result<usize, Error> {
         let mut reaped = std::mem::take(&mut self.reaped);
-        let result = if self.uncommitted > 0 {
-            self.uncommitted = 0;
-            // One system call where the engine can (io_uring).
-            self.engine.commit_and_reap(min, usize::MAX, &mut reaped)
-        } else {
-            self.engine.reap(min, usize::MAX, &mut reaped)
-        };
+        // One system call where the engine can (io_uring).
+        let result = self.engine.commit_and_reap(min, usize::MAX, &mut reaped);
+        let taken = reaped.len();
         // Completions appended before an error are the caller's all the same.
         for completion in reaped.drain(..) {
             self.keep(completion);
         }
         self.reaped = reaped;
-        result.map(drop)
+        result.map(|_| taken)
     }
 
-    /// Keeps a completion from the engine for `next_completion`.
+    /// Keeps a completion from the engine for `next_completion`; drops one
+    /// the driver is not waiting for (see [`Driver`]).
     fn keep(&mut self, completion: Completion) {
+        let Some(at) = usize::try_from(completion.user_data.wrapping_sub(self.first))
+            .ok()
+            .filter(|&at| at < self.tags.len())
+        else {
+            return;
+        };
+        let Tag::Out(tag) = self.tags[at] else {
+            return;
+        };
+        self.tags[at] = Tag::Back(tag);
         match self.order {
             Order::Completion => self.ready.push_back(Some(completion)),
             Order::Submission => {
-                let at = (completion.user_data - self.first) as usize;
                 if self.ready.len() <= at {
                     self.ready.resize_with(at + 1, || None);
                 }
@@ -270,13 +320,74 @@ impl<'e> Driver<'e> {
             }
         };
         self.outstanding -= 1;
-        let at = (completion.user_data - self.first) as usize;
-        completion.user_data = self.tags[at].take().expect("each request completes once");
+        // `keep` took only completions of requests out, and marked them back.
+        let at = completion.user_data.wrapping_sub(self.first) as usize;
+        let Tag::Back(tag) = std::mem::replace(&mut self.tags[at], Tag::Done) else {
+            unreachable!("a kept completion's request is marked back");
+        };
+        completion.user_data = tag;
         // Sequence numbers handed back from the front are done with.
-        while let Some(None) = self.tags.front() {
+        while let Some(Tag::Done) = self.tags.front() {
             self.tags.pop_front();
-            self.first += 1;
+            self.first = self.first.wrapping_add(1);
         }
         Some(completion)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::engine::EngineKind;
+    use crate::file::FileHandle;
+
+    /// Full, with one request of its own in flight whose reap fails.
+    #[derive(Debug)]
+    struct Broken;
+
+    impl Engine for Broken {
+        fn kind(&self) -> EngineKind {
+            EngineKind::Null
+        }
+        fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
+            Ok(FileHandle(0))
+        }
+        fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+            Err(Error::BadHandle(handle.0))
+        }
+        fn queue(&mut self, request: Request) -> QueueOutcome {
+            QueueOutcome::Busy(request)
+        }
+        fn commit(&mut self) -> Result<usize, Error> {
+            Ok(0)
+        }
+        fn reap(&mut self, _: usize, _: usize, _: &mut Vec<Completion>) -> Result<usize, Error> {
+            Err(Error::Engine {
+                engine: "broken",
+                op: "reap",
+                source: std::io::Error::from_raw_os_error(libc::EIO),
+            })
+        }
+        fn in_flight(&self) -> usize {
+            1
+        }
+        fn is_synchronous(&self) -> bool {
+            false
+        }
+    }
+
+    /// Issue 44, defect 3: a submit that failed while waiting for room kept
+    /// its request counted, so `next_completion` waited for it for ever.
+    #[test]
+    fn a_submit_that_fails_leaves_nothing_outstanding() {
+        let mut engine = Broken;
+        let mut driver = Driver::new(&mut engine, Order::Submission);
+        let read = Request::read(FileHandle(0), 0, Buf::empty(), 7);
+        assert!(driver.submit(read).is_err());
+        assert_eq!(driver.outstanding(), 0);
+        assert!(driver.next_completion().unwrap().is_none());
     }
 }

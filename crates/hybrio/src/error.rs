@@ -50,6 +50,15 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// The engine answered "busy" again and again, and waiting took none of
+    /// its requests back: none of them can complete.
+    #[error(
+        "the engine is full and none of its {in_flight} requests in flight completes: nothing more can be submitted"
+    )]
+    Stalled {
+        /// The engine's requests in flight.
+        in_flight: usize,
+    },
     /// A file handle that is not (or no longer) in the engine's file table.
     #[error("file handle {0} is not open in this engine")]
     BadHandle(u32),

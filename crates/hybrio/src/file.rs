@@ -398,7 +398,16 @@ pub fn open(path: &Path, opts: &OpenOptions) -> Result<File, Error> {
     if opts.direct {
         options.custom_flags(libc::O_DIRECT);
     }
-    options.open(path).map_err(|e| Error::io("open", path, e))
+    let file = options.open(path).map_err(|e| Error::io("open", path, e))?;
+    // open(2) opens a directory for reading; its every request would fail.
+    if sys::file_type(file.as_raw_fd()).is_ok_and(|kind| kind == libc::S_IFDIR) {
+        return Err(Error::io(
+            "open",
+            path,
+            std::io::Error::from_raw_os_error(libc::EISDIR),
+        ));
+    }
+    Ok(file)
 }
 
 /// Drops the file's clean pages from the page cache (`posix_fadvise(DONTNEED)`
@@ -484,6 +493,22 @@ fn uncached_refusal(fd: RawFd, error: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// open(2) opens a directory for reading; its requests would each fail
+    /// with EISDIR (through the C API, which opens by path, too).
+    #[test]
+    fn a_directory_is_refused_when_it_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        for options in [OpenOptions::default(), OpenOptions::new().read(true)] {
+            match open(dir.path(), &options) {
+                Err(Error::Io { op, source, .. }) => {
+                    assert_eq!(op, "open");
+                    assert_eq!(source.raw_os_error(), Some(libc::EISDIR));
+                }
+                other => panic!("a directory opened: {other:?}"),
+            }
+        }
+    }
 
     /// A small ext4 filesystem on a loop device, unmounted when dropped:
     /// this machine's root ext4 refuses to move extents (EBUSY), a fresh

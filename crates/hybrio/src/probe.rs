@@ -179,22 +179,36 @@ fn libaio_status() -> &'static Result<(), String> {
 
 /// Why `io_setup` failed, naming the cause where it can be found.
 pub(crate) fn explain_aio_setup_error(err: &io::Error) -> String {
+    explain_aio_setup_error_at(err, 1)
+}
+
+/// Why `io_setup(depth)` failed: the system-wide limit on events counts a
+/// context's `depth` whole, so a depth above it is refused however few are
+/// in use, and a depth within it when others hold the rest.
+pub(crate) fn explain_aio_setup_error_at(err: &io::Error, depth: u32) -> String {
     let what = describe(err);
     match err.raw_os_error() {
         Some(libc::ENOSYS) => {
             "this kernel has no native AIO (io_setup: ENOSYS; it was built without CONFIG_AIO)"
                 .to_owned()
         }
-        Some(libc::EAGAIN) => {
-            let usage = match (read_sysctl("fs/aio-nr"), read_sysctl("fs/aio-max-nr")) {
-                (Some(used), Some(max)) => format!("{used} of {max} events in use; "),
-                _ => String::new(),
-            };
-            format!(
-                "io_setup failed: {what} (the fs.aio-max-nr sysctl, the system-wide limit on AIO \
-                 events, is exhausted: {usage}raise it with `sysctl -w fs.aio-max-nr=N`)"
-            )
-        }
+        Some(libc::EAGAIN) => match (read_sysctl("fs/aio-nr"), read_sysctl("fs/aio-max-nr")) {
+            (_, Some(max)) if u64::from(depth) > max => format!(
+                "io_setup failed: {what} (depth {depth} asks for more AIO events than the \
+                 fs.aio-max-nr sysctl allows the whole system, {max}: lower the depth, or raise \
+                 the limit with `sysctl -w fs.aio-max-nr=N`)"
+            ),
+            (used, max) => {
+                let usage = match (used, max) {
+                    (Some(used), Some(max)) => format!("{used} of {max} events in use; "),
+                    _ => String::new(),
+                };
+                format!(
+                    "io_setup failed: {what} (the fs.aio-max-nr sysctl, the system-wide limit on \
+                     AIO events, is exhausted: {usage}raise it with `sysctl -w fs.aio-max-nr=N`)"
+                )
+            }
+        },
         Some(libc::EPERM) => format!(
             "io_setup failed: {what} (blocked, probably by a seccomp filter such as a container's)"
         ),
@@ -365,6 +379,17 @@ mod tests {
         assert!(eagain.contains("fs.aio-max-nr"), "{eagain}");
         if read_sysctl("fs/aio-max-nr").is_some() {
             assert!(eagain.contains(" events in use; "), "{eagain}");
+        }
+        if let Some(max) = read_sysctl("fs/aio-max-nr")
+            && let Ok(depth) = u32::try_from(max + 1)
+        {
+            let above =
+                explain_aio_setup_error_at(&io::Error::from_raw_os_error(libc::EAGAIN), depth);
+            assert!(
+                above.contains(&format!("depth {depth} asks for more AIO events than")),
+                "{above}"
+            );
+            assert!(!above.contains("exhausted"), "{above}");
         }
         let eperm = explain_aio_setup_error(&io::Error::from_raw_os_error(libc::EPERM));
         assert!(eperm.contains("seccomp"), "{eperm}");

@@ -290,6 +290,8 @@ impl PreparedJob {
             adaptive_memory: options.adaptive_memory.clone(),
             // Checked when the option was read.
             inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
+            // A job's engine stays on its thread.
+            any_thread: false,
         };
         let engine: Box<dyn Engine> = if options.offload {
             let config = config.clone();

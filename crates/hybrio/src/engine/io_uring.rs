@@ -6,7 +6,8 @@
 //! default) and disabled (`R_DISABLED`): it is enabled at the first commit, by
 //! the thread that commits, which is the thread a `SINGLE_ISSUER` ring then
 //! belongs to. An engine may therefore be built on one thread and driven from
-//! another, but must then stay on that one.
+//! another, but must then stay on that one, unless it was built for
+//! [`any_thread`](super::EngineConfig::any_thread) (no `SINGLE_ISSUER`).
 
 use std::fs::File;
 use std::io;
@@ -93,6 +94,9 @@ impl Setup {
     fn ladder(config: &EngineConfig) -> &'static [Setup] {
         if config.sq_thread_poll {
             &Setup::SQPOLL_LADDER
+        } else if config.any_thread {
+            // Not the first: DEFER_TASKRUN needs SINGLE_ISSUER.
+            &Setup::LADDER[1..]
         } else {
             &Setup::LADDER
         }

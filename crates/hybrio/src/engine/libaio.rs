@@ -61,7 +61,8 @@ impl LibaioEngine {
     pub(crate) fn new(config: &EngineConfig) -> Result<LibaioEngine, Error> {
         let depth = config.depth.max(1);
         let device = config.completion_latency.map(EmulatedDevice::new);
-        let aio = AioContext::new(depth, config.nowait, device).map_err(setup_error)?;
+        let aio =
+            AioContext::new(depth, config.nowait, device).map_err(|e| setup_error(e, depth))?;
         Ok(LibaioEngine {
             aio,
             files: FileTable::new(),
@@ -71,8 +72,8 @@ impl LibaioEngine {
     }
 }
 
-/// The error for a context the kernel would not make.
-fn setup_error(err: std::io::Error) -> Error {
+/// The error for a context of `depth` events the kernel would not make.
+fn setup_error(err: std::io::Error, depth: u32) -> Error {
     match err.raw_os_error() {
         // If even a one-event context is refused, AIO as a whole is
         // unavailable, and the probe knows how to say why.
@@ -81,8 +82,12 @@ fn setup_error(err: std::io::Error) -> Error {
             .unwrap_or_else(|| engine_error("io_setup", err)),
         Some(libc::EAGAIN) => Error::Limit {
             engine: ENGINE,
-            reason: probe::explain_aio_setup_error(&err),
+            reason: probe::explain_aio_setup_error_at(&err, depth),
         },
+        Some(libc::EINVAL) if depth > 1 => engine_error(
+            "io_setup (the depth is more events than the kernel puts in one AIO context)",
+            err,
+        ),
         _ => engine_error("io_setup", err),
     }
 }
@@ -127,6 +132,20 @@ impl Engine for LibaioEngine {
                 path: path.to_owned(),
                 reason: "Linux AIO has no socket commands (io_submit says EINVAL); \
                          io_uring, the pool, adaptive and the synchronous engines take sockets",
+            }));
+        }
+        let kind = self
+            .files
+            .get(handle)
+            .map_or(Ok(0), |entry| crate::sys::file_type(entry.fd()));
+        if matches!(kind, Ok(libc::S_IFIFO | libc::S_IFCHR)) {
+            return Err(self.files.refuse(handle, |path| Error::Unsupported {
+                what: "ioengine libaio",
+                path: path.to_owned(),
+                reason: "Linux AIO runs a read or write of a pipe, FIFO or character device \
+                         inside io_submit, which then waits for the data to come, for ever if \
+                         it never does; io_uring, the pool, adaptive and the synchronous \
+                         engines take them",
             }));
         }
         if self
@@ -226,6 +245,7 @@ impl Engine for LibaioEngine {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsRawFd;
     use std::path::Path;
     use std::time::Duration;
 
@@ -807,6 +827,51 @@ mod tests {
                 "misaligned O_DIRECT"
             );
         }
+    }
+
+    /// Issue 44, defect 8: a pipe was taken, and the commit of a read of it
+    /// waited inside io_submit for data that never came.
+    #[test]
+    fn pipes_fifos_and_character_devices_are_refused_and_given_back() {
+        if probe::engine_available(EngineKind::Libaio).is_err() {
+            eprintln!("skipping: libaio is not available here");
+            return;
+        }
+        let dir = scratch();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|status| status.success()), "mkfifo");
+        let (pipe, _writer) = std::io::pipe().unwrap();
+        let opened = [
+            (File::from(std::os::fd::OwnedFd::from(pipe)), "pipe"),
+            (
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&fifo)
+                    .unwrap(),
+                "fifo",
+            ),
+            (
+                File::open("/dev/tty")
+                    .or_else(|_| File::open("/dev/zero"))
+                    .unwrap(),
+                "chr",
+            ),
+        ];
+        let mut engine = engine_at(2);
+        for (file, what) in opened {
+            let fd = file.as_raw_fd();
+            match engine.add_file(file, what.into()) {
+                Err(Error::FileRefused { file, reason, .. }) => {
+                    assert_eq!(file.as_raw_fd(), fd, "{what}: the same file back");
+                    let text = reason.to_string();
+                    assert!(text.contains("io_submit"), "{what}: {text}");
+                }
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        assert_eq!(engine.in_flight(), 0);
     }
 
     #[test]

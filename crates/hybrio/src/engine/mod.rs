@@ -556,6 +556,12 @@ impl std::fmt::Display for EngineKind {
     }
 }
 
+/// Requests an engine makes room for when it is built; lists of requests
+/// grow past it as requests come. A depth is a limit, not a promise of use:
+/// room made up front for any depth asked (`u32::MAX` from C) would fail to
+/// allocate where it is never needed.
+pub(crate) const PREALLOCATED: usize = 1024;
+
 /// How to build an engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
@@ -586,6 +592,14 @@ pub struct EngineConfig {
     pub completion_latency: Option<Duration>,
     /// Inject faults into the engine's completions (the `inject` module).
     pub inject: Option<inject::FaultPlan>,
+    /// The engine may be driven from one thread and then another (never two
+    /// at once), and dropped from any: its io_uring ring is built without
+    /// `SINGLE_ISSUER|DEFER_TASKRUN` (completions are run at the next kernel
+    /// entry instead, `COOP_TASKRUN`), which bind a ring to the thread that
+    /// first commits and leave a drop elsewhere unable to cancel or wait for
+    /// what it has in flight. Off (the default), an engine stays on the
+    /// thread that first commits. The C API sets it: its engines may move.
+    pub any_thread: bool,
     /// What the adaptive engine's classes of requests start from.
     pub adaptive_memory: AdaptiveMemory,
 }
@@ -629,6 +643,7 @@ impl EngineConfig {
             recv_multishot: false,
             completion_latency: None,
             inject: None,
+            any_thread: false,
             adaptive_memory: AdaptiveMemory::Process,
         }
     }

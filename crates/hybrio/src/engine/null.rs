@@ -35,7 +35,7 @@ impl NullEngine {
         NullEngine {
             files: FileTable::new(),
             depth,
-            pending: VecDeque::with_capacity(depth),
+            pending: VecDeque::with_capacity(depth.min(super::PREALLOCATED)),
             committed: 0,
         }
     }

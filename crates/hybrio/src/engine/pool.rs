@@ -694,10 +694,10 @@ impl PoolEngine {
             depth,
             files: FileTable::new(),
             device: config.completion_latency.map(EmulatedDevice::new),
-            pending: Vec::with_capacity(depth),
+            pending: Vec::with_capacity(depth.min(super::PREALLOCATED)),
             committed: 0,
-            ready: VecDeque::with_capacity(depth),
-            spare: Vec::with_capacity(depth),
+            ready: VecDeque::with_capacity(depth.min(super::PREALLOCATED)),
+            spare: Vec::with_capacity(depth.min(super::PREALLOCATED)),
             reap_odds: ODDS_ONE,
             reap_skipped: 0,
         };

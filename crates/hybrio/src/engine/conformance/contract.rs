@@ -250,3 +250,42 @@ fn truncate_cuts_the_old_tail_and_mode_sets_the_permissions() {
         0o600
     );
 }
+
+/// Issue 44, defect 2: the pool and null engines made room for the whole
+/// depth up front, so the largest depth C can ask for (`u32::MAX`) ended the
+/// process with Rust's out-of-memory abort. Every engine either opens at that
+/// depth and works, or refuses it in an error.
+#[test]
+fn the_largest_depth_opens_and_works_or_is_refused_in_an_error() {
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 8192);
+    for kind in EngineKind::ALL {
+        if let Err(reason) = probe::engine_available(kind) {
+            eprintln!("skipping {kind}: {reason}");
+            continue;
+        }
+        let mut engine = match crate::engine::open(kind, &EngineConfig::with_depth(u32::MAX), None)
+        {
+            Ok(engine) => engine,
+            Err(error) => {
+                // Refused: in words, naming the engine.
+                let text = error.to_string();
+                assert!(text.contains(kind.name()), "{kind}: {text}");
+                eprintln!("{kind} at depth u32::MAX: {text}");
+                continue;
+            }
+        };
+        let file = engine.open_file(&path, &OpenOptions::default()).unwrap();
+        let pool = BufPool::new(2, 4096).unwrap();
+        let reads = (0..2u64).map(|i| Request::read(file, i * 4096, take(&pool, 4096), i));
+        let done = run(engine.as_mut(), reads);
+        assert_eq!(done.len(), 2, "{kind}");
+        for completion in &done {
+            assert_eq!(completion.result, 4096, "{kind}");
+            if kind != EngineKind::Null {
+                let at = completion.offset as usize;
+                assert_eq!(completion.data(), &contents[at..at + 4096], "{kind}");
+            }
+        }
+    }
+}

@@ -168,3 +168,69 @@ fn a_pool_the_caller_holds_whole_is_an_error_not_a_hang() {
         assert_eq!(pool.available(), 2, "{name}: back once dropped");
     }
 }
+
+/// Issue 44, defect 3: a driver dropped with requests in the engine left
+/// their completions, tagged with its sequence numbers, to the next driver,
+/// which handed them back as its own (another request's offset and data)
+/// and then panicked on a sequence number it never gave.
+#[test]
+fn a_driver_dropped_with_requests_in_flight_leaves_the_next_one_its_own() {
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 16 * 4096);
+    for order in [Order::Submission, Order::Completion] {
+        for flavour in all_flavours() {
+            let name = format!("{} {order:?}", flavour.name());
+            let depth = flavour.config.depth as usize;
+            let pool = BufPool::new(2 * depth + 2, 4096).unwrap();
+            let Some(mut engine) = flavour.open(Some(&pool)) else {
+                continue;
+            };
+            let file = engine.open_file(&path, &OpenOptions::default()).unwrap();
+            {
+                let mut first = Driver::new(engine.as_mut(), order);
+                // One more than the depth: the last submit commits the others
+                // to make room and takes one back.
+                for i in 0..depth as u64 + 1 {
+                    let block = 15 - i % 16;
+                    first
+                        .submit(Request::read(file, block * 4096, take(&pool, 4096), i))
+                        .unwrap();
+                }
+                assert_eq!(first.outstanding(), depth + 1, "{name}");
+                // Takes what is done without waiting, which commits the last
+                // one too.
+                while first.ready_completion().unwrap().is_some() {}
+            }
+            let mut second = Driver::new(engine.as_mut(), order);
+            let reads = (0..depth as u64 + 2)
+                .map(|i| Request::read(file, (i % 16) * 4096, take(&pool, 4096), 500 + i));
+            let mut seen = Vec::new();
+            second
+                .run(reads, |done| {
+                    let i = done.user_data - 500;
+                    assert_eq!(done.offset, (i % 16) * 4096, "{name}: tag {i}'s offset");
+                    if flavour.kind != EngineKind::Null {
+                        let at = done.offset as usize;
+                        assert_eq!(done.outcome().unwrap(), 4096, "{name}");
+                        assert_eq!(done.data(), &contents[at..at + 4096], "{name}: tag {i}");
+                    }
+                    seen.push(done.user_data);
+                    Ok::<(), Error>(())
+                })
+                .unwrap();
+            assert_eq!(second.outstanding(), 0, "{name}");
+            drop(second);
+            if order == Order::Completion {
+                seen.sort_unstable();
+            }
+            assert_eq!(
+                seen,
+                (500..500 + depth as u64 + 2).collect::<Vec<_>>(),
+                "{name}: each of the second driver's requests once, none of the first's"
+            );
+            // The first driver's requests are the engine's until it drops.
+            drop(engine);
+            assert_eq!(pool.available(), pool.count(), "{name}: buffers back");
+        }
+    }
+}

@@ -446,10 +446,12 @@ impl<E: Engine> Inject<E> {
                 {
                     return self.inner.queue(request);
                 }
-                let key = Key::of_request(&request);
                 if let Some(buf) = request.buffer_mut() {
                     buf.set_len(whole / 2 / SECTOR * SECTOR);
                 }
+                // Named as it goes down, shortened (the caller's memory is
+                // known by its window).
+                let key = Key::of_request(&request);
                 match self.inner.queue(request) {
                     QueueOutcome::Completed(mut done) => {
                         self.counts.short += 1;

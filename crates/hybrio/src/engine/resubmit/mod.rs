@@ -72,49 +72,59 @@ fn pause(pause: Duration) {
 
 /// Names a request in flight, for the layers that keep a record of some.
 ///
-/// Reads and writes are named by their buffer, which no other request in
-/// flight can hold. Requests without one (syncs, malformed reads) by what
-/// they are; two such requests alike in everything cannot be told apart,
-/// but then neither can their records, so either may take either.
+/// A pool's buffer belongs to one request at a time, so it names its
+/// request by itself, and finding its record costs an index. The caller's
+/// own memory does not: two writes of one source buffer (zeros, a pattern)
+/// may be in flight at once, so such a request, and one without a buffer
+/// (a sync, a trim), is named by all it is: operation, file, offset, the
+/// window's first byte and length, and the caller's tag. Two requests alike
+/// in all of that are the same I/O, so either may take either record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Key {
-    /// A request carrying a buffer: a pool's slot, or the caller's memory
-    /// (pool 0, index `u32::MAX`), told apart by where it starts (no two
-    /// requests in flight share a buffer).
-    Buf {
-        /// [`Buf::pool_id`].
+    /// A request carrying a pool's buffer.
+    Slot {
+        /// [`Buf::pool_id`] (never 0).
         pool: u64,
         /// [`Buf::index`].
         index: u32,
-        /// The buffer's first byte.
-        addr: usize,
     },
-    /// A request without a buffer.
-    Tag {
-        /// Its operation.
+    /// A request carrying the caller's memory, or no buffer.
+    Whole {
         op: Op,
-        /// Its file.
         file: FileHandle,
+        offset: u64,
+        /// The window's first byte (0 without a buffer).
+        addr: usize,
+        /// The window's length.
+        len: usize,
         /// The caller's tag.
         user_data: u64,
     },
 }
 
 impl Key {
-    fn new(op: Op, file: FileHandle, user_data: u64, buf: Option<&Buf>) -> Key {
+    fn new(op: Op, file: FileHandle, offset: u64, user_data: u64, buf: &Buf) -> Key {
+        let pool = buf.pool_id();
         // A completion of a sync or a trim carries the empty buffer, which
         // tells no two requests apart.
-        match buf.filter(|_| op.moves_data()) {
-            Some(buf) => Key::Buf {
-                pool: buf.pool_id(),
+        if pool != 0 && op.moves_data() {
+            return Key::Slot {
+                pool,
                 index: buf.index(),
-                addr: buf.base_addr(),
-            },
-            None => Key::Tag {
-                op,
-                file,
-                user_data,
-            },
+            };
+        }
+        let (addr, len) = if op.moves_data() {
+            (buf.base_addr() + buf.start(), buf.len())
+        } else {
+            (0, 0)
+        };
+        Key::Whole {
+            op,
+            file,
+            offset,
+            addr,
+            len,
+            user_data,
         }
     }
 
@@ -123,29 +133,32 @@ impl Key {
         Key::new(
             request.op,
             request.file,
+            request.offset,
             request.user_data,
-            Some(&request.buf),
+            &request.buf,
         )
     }
 
-    /// The key of the request a completion answers.
+    /// The key of the request a completion answers (engines hand back the
+    /// offset and the window as they were queued).
     pub(super) fn of_completion(completion: &Completion) -> Key {
         Key::new(
             completion.op,
             completion.file,
+            completion.offset,
             completion.user_data,
-            Some(&completion.buf),
+            &completion.buf,
         )
     }
 }
 
 /// Records about some of the requests in flight, by [`Key`].
 ///
-/// Records of buffers are kept in a table indexed by the buffer's slot in its
-/// pool, so finding one costs an index whatever the depth; the table grows
-/// to the highest slot that ever had a record, so slots beyond
+/// Records of pool buffers are kept in a table indexed by the buffer's slot
+/// in its pool, so finding one costs an index whatever the depth; the table
+/// grows to the highest slot that ever had a record, so slots beyond
 /// [`InFlight::MAX_SLOTS`], records of a second pool's buffers that meet a
-/// taken slot, and requests without a buffer go to a list searched in order.
+/// taken slot, and the other requests go to a list searched in order.
 #[derive(Debug)]
 pub(super) struct InFlight<T> {
     /// By [`Buf::index`]: the pool id of the buffer, and its record.
@@ -180,7 +193,7 @@ impl<T> InFlight<T> {
     /// Keeps `value` for the request named `key`, which has no record yet.
     pub(super) fn insert(&mut self, key: Key, value: T) {
         self.len += 1;
-        if let Key::Buf { pool, index, .. } = key {
+        if let Key::Slot { pool, index } = key {
             let slot = index as usize;
             if slot < Self::MAX_SLOTS {
                 if self.slots.len() <= slot {
@@ -200,7 +213,7 @@ impl<T> InFlight<T> {
         if self.len == 0 {
             return None;
         }
-        if let Key::Buf { pool, index, .. } = *key
+        if let Key::Slot { pool, index } = *key
             && let Some(slot) = self.slots.get_mut(index as usize)
             && matches!(slot, Some((owner, _)) if *owner == pool)
         {
@@ -216,7 +229,6 @@ impl<T> InFlight<T> {
 /// What the layer remembers of a request it sent again.
 #[derive(Debug, Clone, Copy)]
 struct Track {
-    key: Key,
     /// The offset the caller asked for.
     offset: u64,
     /// The buffer's window as the caller queued it.
@@ -234,7 +246,6 @@ impl Track {
     fn of(completion: &Completion) -> Track {
         let (start, len) = (completion.buf.start(), completion.buf.len());
         Track {
-            key: Key::of_completion(completion),
             offset: completion.offset,
             start,
             len,
@@ -425,13 +436,16 @@ impl<E: Engine> Resubmit<E> {
                 Settled::Done(done) => return QueueOutcome::Completed(done),
                 Settled::Again(request, again) => {
                     pause(backoff(again.retries));
+                    // Named as it goes down: the caller's memory is known by
+                    // the rest's offset and window, not by where it starts.
+                    let key = Key::of_request(&request);
                     match self.inner.queue(request) {
                         QueueOutcome::Completed(next) => {
                             completion = next;
                             track = Some(again);
                         }
                         QueueOutcome::Queued => {
-                            self.tracker.insert(again.key, again);
+                            self.tracker.insert(key, again);
                             return QueueOutcome::Queued;
                         }
                         QueueOutcome::Busy(request) => {
@@ -458,9 +472,10 @@ impl<E: Engine> Resubmit<E> {
             fresh,
         }) = self.requeue.pop_front()
         {
+            let key = Key::of_request(&request);
             match self.inner.queue(request) {
                 QueueOutcome::Queued => {
-                    self.tracker.insert(track.key, track);
+                    self.tracker.insert(key, track);
                     if !fresh {
                         self.dirty += 1;
                     }

@@ -1013,3 +1013,45 @@ fn a_write_that_runs_out_of_space_half_way_completes_short_and_keeps_enospc() {
     assert_eq!(errno(&done[0]), Some(libc::ENOSPC));
     assert_eq!(engine.counters().short_errors.count, [0, 1]);
 }
+
+/// Issue 44, defect 1: records were named by the buffer's first byte, so
+/// with two writes of one caller's buffer in flight, the whole one took the
+/// record of the one sent again for its rest: it came back with the other's
+/// offset and 6144 bytes, and the other's rest as its error.
+#[test]
+fn two_writes_of_one_callers_buffer_each_get_their_own_completion() {
+    use crate::buf::caller::Caller;
+    let contents = vec![0; 16384];
+    let (mut engine, handle) = mem_stack(&contents, 2, usize::MAX);
+    // Writes end at 6144 (as RLIMIT_FSIZE ends them): the first write gets
+    // 2048 bytes in, and its rest fails.
+    engine.inner.space = 6144;
+    let source = Caller::new(8192);
+    let window = |len: usize| {
+        let mut buf = source.buf();
+        buf.set_len(len);
+        buf
+    };
+    for request in [
+        Request::write(handle, 4096, window(4096), 1),
+        Request::write(handle, 0, window(4096), 2),
+    ] {
+        assert!(matches!(engine.queue(request), QueueOutcome::Queued));
+    }
+    assert_eq!(engine.commit().unwrap(), 2);
+    let mut done = Vec::new();
+    while engine.in_flight() > 0 {
+        let before = done.len();
+        engine.reap(1, 1, &mut done).unwrap();
+        assert!(done.len() <= before + 1, "reaped more than asked");
+    }
+    let by_tag: BTreeMap<u64, &Completion> = done.iter().map(|c| (c.user_data, c)).collect();
+    assert_eq!(by_tag.len(), 2, "{done:?}");
+    let cut = by_tag[&1];
+    assert_eq!((cut.result, cut.offset), (2048, 4096), "{cut:?}");
+    assert_eq!((cut.buf.start(), cut.buf.len()), (0, 4096));
+    let whole = by_tag[&2];
+    assert_eq!((whole.result, whole.offset), (4096, 0), "{whole:?}");
+    assert_eq!((whole.buf.start(), whole.buf.len()), (0, 4096));
+    assert_eq!(engine.counters().short_errors.count, [0, 1]);
+}
