@@ -279,15 +279,24 @@ fn auto_caching_keeps_what_is_read_again_cached() {
             16 * MIB / 4096,
             "{name}: re-read"
         );
-        // Dropped from the cache, mostly: DONTNEED leaves a page another
-        // CPU still holds in its LRU batch. The cold reads below fill it again.
+        // Dropped from the cache, if the kernel will: DONTNEED leaves what
+        // another CPU still holds in its LRU batch (on a busy machine, all
+        // 2048 pages, as large folios, were seen to stay). Whether the reads
+        // below are cold is the kernel's; what is checked is hybrio's.
         let opened = std::fs::File::open(&small).unwrap();
-        crate::file::drop_page_cache(&opened, &small).unwrap();
+        for _ in 0..20 {
+            crate::file::drop_page_cache(&opened, &small).unwrap();
+            if resident_of(&small, 16 * MIB) == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let left = resident_of(&small, 16 * MIB);
-        assert!(
-            left <= 16 * MIB / 4096 / 4,
-            "{name}: {left} pages still cached after DONTNEED"
-        );
+        if left > 0 {
+            eprintln!(
+                "{name}: the kernel kept {left} pages after DONTNEED: the reads are not all cold"
+            );
+        }
         let uncached = engine.counters().paths.unwrap().uncached;
         read_mib(engine.as_mut(), &pool, file, 0, &data);
         assert_eq!(
