@@ -79,21 +79,33 @@ fn timeval_ns(tv: &libc::timeval) -> u64 {
 mod tests {
     use super::*;
     use std::hint::black_box;
-    use std::time::{Duration, Instant};
 
     #[test]
     fn cpu_time_grows_after_a_busy_loop() {
+        use crate::sys::time::thread_cpu_ns;
+        // Spins for 60 ms of this thread's own CPU time, not of the wall
+        // clock: on a busy machine the thread may get a fraction of that.
+        let first = thread_cpu_ns();
         let before = thread_usage().unwrap();
-        let start = Instant::now();
+        let start = thread_cpu_ns();
         let mut x = 0u64;
-        while start.elapsed() < Duration::from_millis(60) {
-            x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        while thread_cpu_ns() - start < 60_000_000 {
+            for _ in 0..1000 {
+                x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
         }
         let delta = thread_usage().unwrap().since(&before);
+        let spun = thread_cpu_ns() - first;
         // RUSAGE_THREAD is tick-sampled, so ask for much less than the 60 ms spun.
         assert!(
             delta.cpu_ns() >= 10_000_000,
             "only {} ns of CPU after 60 ms of spinning",
+            delta.cpu_ns()
+        );
+        // And no more than the thread had (plus the sampling's rounding).
+        assert!(
+            delta.cpu_ns() <= spun + 10_000_000,
+            "{} ns of CPU in {spun} ns of the thread's CPU time",
             delta.cpu_ns()
         );
     }

@@ -220,8 +220,9 @@ fn a_rank_that_cannot_start_a_group_ends_the_run_everywhere_named() {
         return;
     };
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Far from both a failure's second or two and the second group's 60 s.
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(10),
+        started.elapsed() < std::time::Duration::from_secs(30),
         "{stderr}"
     );
     assert!(!output.status.success(), "{stderr}");
@@ -305,15 +306,16 @@ fn a_rank_interrupted_mid_group_stops_the_others_at_once() {
     };
     let (output, _) = signal_rank_2(&job, child, "-INT");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    // The others stopped long before their 60 s, and rank 0 reported.
+    // The others stopped long before their 60 s, and rank 0 reported (the
+    // bound is far from both, so that a busy machine cannot break it).
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(15),
+        started.elapsed() < std::time::Duration::from_secs(30),
         "{stderr}"
     );
     let doc: Value = serde_json::from_slice(&output.stdout).expect("rank 0's report");
     let all = &doc["client_stats"][RANKS];
     assert_eq!(all["jobname"], "All clients", "{doc}");
-    assert!(all["write"]["runtime"].as_u64().unwrap() < 10_000, "{doc}");
+    assert!(all["write"]["runtime"].as_u64().unwrap() < 30_000, "{doc}");
 }
 
 /// The process of `rank` running `job` (found by the job file in its
@@ -341,8 +343,9 @@ fn rank_pid(job: &std::path::Path, rank: usize) -> u32 {
 /// A rank killed outright (SIGKILL: no goodbye) under `mpirun
 /// --enable-recovery`, which lets the others live on: rank 0 stops hearing
 /// from it, names it, stops the others' jobs, and they report without it,
-/// all within 10 s of the kill. Over shared memory, and over TCP (as
-/// between hosts), where a message to the dead rank is refused.
+/// all long before their runtime (about 4 s after the kill here). Over
+/// shared memory, and over TCP (as between hosts), where a message to the
+/// dead rank is refused.
 #[test]
 fn a_rank_killed_outright_is_named_and_the_others_report_without_it() {
     let tcp = [
@@ -371,8 +374,9 @@ fn killed_rank_2_is_left_out(launcher: &[&str]) -> bool {
     };
     let (output, killed) = signal_rank_2(&job, child, "-KILL");
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // About 4 s here; the others would otherwise write for their 60 s.
     assert!(
-        killed.elapsed() < std::time::Duration::from_secs(10),
+        killed.elapsed() < std::time::Duration::from_secs(30),
         "{launcher:?}: {:?} after the kill: {stderr}",
         killed.elapsed()
     );

@@ -39,7 +39,9 @@ fn cpuio_burns_its_share_of_a_cpu_in_both_modes() {
 fn exec_runs_its_program_and_ends_it_with_the_runtime() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("prog.sh");
-    std::fs::write(&script, "#!/bin/sh\necho \"$@\"\nexec sleep 60\n").unwrap();
+    // Left alone, the program would run 300 s; the bound below only tells
+    // that from being ended at the runtime (1 s and a 1 s grace).
+    std::fs::write(&script, "#!/bin/sh\necho \"$@\"\nexec sleep 300\n").unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let started = Instant::now();
     let doc = run_json(
@@ -55,7 +57,7 @@ fn exec_runs_its_program_and_ends_it_with_the_runtime() {
     );
     assert_eq!(doc["jobs"][0]["error"], 0);
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        started.elapsed() < Duration::from_secs(120),
         "the program was not ended"
     );
     let out = std::fs::read_to_string(dir.path().join("prog.stdout")).unwrap();
@@ -69,12 +71,13 @@ fn exec_runs_its_program_and_ends_it_with_the_runtime() {
             "--name=f",
             "--ioengine=exec",
             "--program=/bin/false",
-            "--runtime=30",
+            "--runtime=300",
         ],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0));
-    assert!(started.elapsed() < Duration::from_secs(20));
+    // Far from both the moment /bin/false takes and the runtime.
+    assert!(started.elapsed() < Duration::from_secs(120));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("/bin/false exited before its runtime was over"),

@@ -93,6 +93,7 @@ impl Flavour {
             (c.sq_thread_poll, "sqpoll"),
             (c.hipri, "hipri"),
             (c.recv_multishot, "multishot receive"),
+            (c.nowait, "nowait"),
         ] {
             if on {
                 name.push_str(", ");
@@ -219,6 +220,53 @@ fn run_one(engine: &mut dyn Engine, request: Request) -> Completion {
 
 fn errno(completion: &Completion) -> Option<i32> {
     completion.error().and_then(|e| e.raw_os_error())
+}
+
+/// With `nowait`, a read that would block comes back as `EAGAIN`, once:
+/// the resubmission layer hands it to the caller rather than sending it
+/// again; with bytes there, the same read gets them. An empty pipe is such
+/// a read every time (a file's page-cache miss is not: the kernel may serve
+/// it, when the readahead it started lands before it looks again).
+/// pvsync2, and the adaptive engine's inline path, read at an offset, which
+/// a pipe refuses (`ESPIPE`): the resubmission layer's own tests hand them
+/// an injected `EAGAIN` instead.
+#[test]
+fn nowait_hands_a_read_that_would_block_back_as_eagain() {
+    use std::os::fd::OwnedFd;
+    for kind in [EngineKind::Libaio, EngineKind::IoUring] {
+        for depth in [1, 4] {
+            let mut flavour = Flavour::new(kind, depth);
+            flavour.config.nowait = true;
+            let name = flavour.name();
+            let pool = BufPool::new(2, 4096).unwrap();
+            let Some(mut engine) = flavour.open(Some(&pool)) else {
+                continue;
+            };
+            let (reader, mut writer) = std::io::pipe().unwrap();
+            let pipe = engine
+                .add_file(File::from(OwnedFd::from(reader)), "pipe".into())
+                .unwrap();
+            let done = run_one(
+                engine.as_mut(),
+                Request::read(pipe, 0, take(&pool, 4096), 1),
+            );
+            if errno(&done) == Some(libc::EOPNOTSUPP) {
+                eprintln!("skipping {name}: no RWF_NOWAIT read of a pipe here");
+                continue;
+            }
+            assert_eq!(errno(&done), Some(libc::EAGAIN), "{name}: {done:?}");
+            assert_eq!(engine.counters().retries, 0, "{name}: EAGAIN sent again");
+            let mut sent = vec![0; 4096];
+            pattern(6, &mut sent);
+            std::io::Write::write_all(&mut writer, &sent).unwrap();
+            let done = run_one(
+                engine.as_mut(),
+                Request::read(pipe, 0, take(&pool, 4096), 2),
+            );
+            assert_eq!(done.result, 4096, "{name}: {done:?}");
+            assert!(done.buf.as_slice() == sent.as_slice(), "{name}: the bytes");
+        }
+    }
 }
 
 #[test]

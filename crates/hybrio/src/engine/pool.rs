@@ -272,6 +272,8 @@ struct Shared {
     /// The engine is being dropped: drain the queue and exit.
     shutdown: AtomicBool,
     idle_timeout: Duration,
+    /// [`HOLD`], in nanoseconds (tests set it to either extreme).
+    hold_ns: u64,
     /// Origin of the `*_ns` times.
     epoch: Instant,
     /// Requests each worker ran, to test the wake-up order.
@@ -280,6 +282,10 @@ struct Shared {
     /// Batches posted, to test that quick requests share one.
     #[cfg(test)]
     posts: AtomicU64,
+    /// The shortest time a worker sat idle before it exited (ns), to test
+    /// the idle timeout without timing the test itself.
+    #[cfg(test)]
+    shortest_idle_exit_ns: AtomicU64,
     /// Test hook: the worker that takes the request with this user_data panics.
     #[cfg(test)]
     panic_on: Mutex<Option<u64>>,
@@ -344,7 +350,7 @@ enum Wake {
 }
 
 impl Shared {
-    fn new(idle_timeout: Duration) -> Shared {
+    fn new(idle_timeout: Duration, hold: Duration) -> Shared {
         Shared {
             queue: Padded::default(),
             queued: Padded::default(),
@@ -359,11 +365,14 @@ impl Shared {
             failed: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
             idle_timeout,
+            hold_ns: hold.as_nanos() as u64,
             epoch: Instant::now(),
             #[cfg(test)]
             runs: std::array::from_fn(|_| AtomicU64::new(0)),
             #[cfg(test)]
             posts: AtomicU64::new(0),
+            #[cfg(test)]
+            shortest_idle_exit_ns: AtomicU64::new(u64::MAX),
             #[cfg(test)]
             panic_on: Mutex::new(None),
         }
@@ -408,7 +417,7 @@ impl Shared {
     /// Runs queued requests until the queue is empty, posting completions in
     /// batches of quick ones.
     fn run_queue(&self, me: usize, batch: &mut Vec<Completion>, claimed: bool) {
-        let hold_ns = HOLD.as_nanos() as u64;
+        let hold_ns = self.hold_ns;
         let mut batch_start = 0;
         let mut first = self.pop();
         if claimed {
@@ -585,6 +594,9 @@ impl Shared {
                 if roster.idle.fetch_and(!bit, Ordering::SeqCst) & bit == 0 {
                     return Wake::Claimed;
                 }
+                #[cfg(test)]
+                self.shortest_idle_exit_ns
+                    .fetch_min(idle_for.as_nanos() as u64, Ordering::Relaxed);
                 return Wake::Exit;
             }
         }
@@ -682,13 +694,19 @@ impl PoolEngine {
     /// A pool for `config.depth` requests in flight, with one worker to start.
     /// With `config.completion_latency`, its files are an emulated device.
     pub(crate) fn new(config: &EngineConfig) -> Result<PoolEngine, Error> {
-        Self::with_idle_timeout(config, IDLE_TIMEOUT)
+        Self::with_timing(config, IDLE_TIMEOUT, HOLD)
     }
 
-    fn with_idle_timeout(config: &EngineConfig, idle_timeout: Duration) -> Result<Self, Error> {
+    /// A pool whose workers exit after `idle_timeout` idle and hold
+    /// completions of requests quicker than `hold`.
+    fn with_timing(
+        config: &EngineConfig,
+        idle_timeout: Duration,
+        hold: Duration,
+    ) -> Result<Self, Error> {
         let depth = config.depth.max(1) as usize;
         let mut engine = PoolEngine {
-            shared: Arc::new(Shared::new(idle_timeout)),
+            shared: Arc::new(Shared::new(idle_timeout, hold)),
             workers: (0..MAX_WORKERS).map(|_| None).collect(),
             max_workers: depth.min(MAX_WORKERS),
             depth,
@@ -1028,15 +1046,34 @@ impl PoolEngine {
         *lock(&self.shared.panic_on) = Some(user_data);
     }
 
-    /// Waits (up to 5 s) until every worker is parked.
+    /// Waits until every worker is parked.
     fn settle(&self) {
         let roster = &self.shared.roster;
-        let started = Instant::now();
-        while roster.idle.load(Ordering::SeqCst) != roster.alive.load(Ordering::SeqCst)
-            && started.elapsed() < Duration::from_secs(5)
-        {
-            thread::sleep(Duration::from_millis(1));
-        }
+        wait_until("every worker parked", || {
+            roster.idle.load(Ordering::SeqCst) == roster.alive.load(Ordering::SeqCst)
+        });
+    }
+
+    /// Waits until workers have taken every committed request.
+    fn all_taken(&self) {
+        wait_until("every request taken by a worker", || {
+            self.shared.queued.load(Ordering::SeqCst) == 0
+        });
+    }
+}
+
+/// Polls `done` until it is true; fails after a minute. Only for what
+/// must come: a minute is not a bound on how long it may take, it turns a
+/// wait that would never end into a failure.
+#[cfg(test)]
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "still waiting after a minute: {what}"
+        );
+        thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -1044,6 +1081,7 @@ impl PoolEngine {
 mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::FileExt;
+    use std::os::unix::net::UnixDatagram;
     use std::path::Path;
     use std::sync::mpsc;
 
@@ -1214,72 +1252,132 @@ mod tests {
         engine.remove_file(handle).unwrap();
     }
 
+    /// Runs `body` on a thread of its own; fails if it has not returned
+    /// within a minute. For tests whose failure is a wait that never ends.
+    fn within_a_minute(what: &str, body: impl FnOnce() + Send + 'static) {
+        let (finished, done) = mpsc::channel();
+        let runner = thread::spawn(move || {
+            body();
+            let _ = finished.send(());
+        });
+        match done.recv_timeout(Duration::from_secs(60)) {
+            Ok(()) => runner.join().unwrap(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(runner.join().unwrap_err())
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still waiting after a minute"),
+        }
+    }
+
+    /// A datagram socket in `engine`, and its peer outside.
+    fn socket_in(engine: &mut PoolEngine) -> (FileHandle, UnixDatagram) {
+        let (ours, peer) = UnixDatagram::pair().unwrap();
+        let handle = engine
+            .add_socket(std::os::fd::OwnedFd::from(ours), "datagrams")
+            .unwrap();
+        (handle, peer)
+    }
+
+    /// Commits `n` receives on `socket` and waits until workers have taken
+    /// them all; returns the requests each of the first `slots` workers took.
+    /// Nothing has been sent, so each worker that took one is blocked in it:
+    /// `n` taken are `n` workers side by side, whatever the scheduler did.
+    fn receives_taken(
+        engine: &mut PoolEngine,
+        pool: &BufPool,
+        socket: FileHandle,
+        n: u64,
+        slots: usize,
+    ) -> Vec<u64> {
+        let before = engine.runs();
+        for tag in 0..n {
+            let receive = Request::recv(socket, take(pool, 64), tag);
+            assert!(matches!(engine.queue(receive), QueueOutcome::Queued));
+        }
+        assert_eq!(engine.commit().unwrap(), n as usize);
+        engine.all_taken();
+        let after = engine.runs();
+        after
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| a - b)
+            .take(slots)
+            .collect()
+    }
+
+    /// Sends `n` one-byte datagrams to the receives out, and reaps them.
+    fn answer(engine: &mut PoolEngine, peer: &UnixDatagram, n: u64) {
+        for tag in 0..n {
+            peer.send(&[tag as u8]).unwrap();
+        }
+        let done = run(engine, Vec::new());
+        assert_eq!(done.len(), n as usize);
+        let mut got: Vec<u8> = done
+            .iter()
+            .map(|c| {
+                assert_eq!(c.result, 1, "{c:?}");
+                c.buf.as_slice()[0]
+            })
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..n as u8).collect::<Vec<_>>());
+    }
+
     #[test]
     fn reap_zero_never_blocks_and_reap_waits_only_for_committed_requests() {
-        let latency = Duration::from_millis(200);
-        let dir = scratch();
-        let (path, _) = data_file(dir.path(), 8192);
-        let pool = BufPool::new(2, 4096).unwrap();
-        let mut engine = engine(2, Some(latency));
-        let handle = add(&mut engine, &path, &OpenOptions::default());
-        let mut done = Vec::new();
-        assert!(matches!(
-            engine.queue(Request::read(handle, 0, take(&pool, 4096), 1)),
-            QueueOutcome::Queued
-        ));
-        let start = Instant::now();
-        assert_eq!(
-            engine.reap(1, 4, &mut done).unwrap(),
-            0,
-            "nothing committed"
-        );
-        assert_eq!(engine.commit().unwrap(), 1);
-        assert!(matches!(
-            engine.queue(Request::read(handle, 4096, take(&pool, 4096), 2)),
-            QueueOutcome::Queued
-        ));
-        for _ in 0..100 {
-            assert_eq!(engine.reap(0, 4, &mut done).unwrap(), 0);
-        }
-        assert!(
-            start.elapsed() < latency / 2,
-            "reap(0) blocked: {:?}",
-            start.elapsed()
-        );
-        // Waits for the committed one only, although two are in flight.
-        assert_eq!(engine.reap(2, 4, &mut done).unwrap(), 1);
-        assert!(
-            start.elapsed() >= latency / 2,
-            "came back early: {:?}",
-            start.elapsed()
-        );
-        assert_eq!((done[0].user_data, done[0].result), (1, 4096));
-        assert_eq!(engine.in_flight(), 1);
-        done.extend(run(&mut engine, Vec::new()));
-        assert_eq!(done.len(), 2);
+        // What must not be waited for here never completes: a wrong wait
+        // hangs, so the test runs on a thread of its own.
+        within_a_minute("reap", || {
+            let dir = scratch();
+            let (path, contents) = data_file(dir.path(), 8192);
+            let pool = BufPool::new(2, 4096).unwrap();
+            let mut engine = engine(2, None);
+            let file = add(&mut engine, &path, &OpenOptions::default());
+            let (socket, peer) = socket_in(&mut engine);
+            let mut done = Vec::new();
+            assert!(matches!(
+                engine.queue(Request::recv(socket, take(&pool, 4096), 1)),
+                QueueOutcome::Queued
+            ));
+            assert_eq!(
+                engine.reap(1, 4, &mut done).unwrap(),
+                0,
+                "nothing committed"
+            );
+            assert_eq!(engine.commit().unwrap(), 1);
+            assert!(matches!(
+                engine.queue(Request::read(file, 4096, take(&pool, 4096), 2)),
+                QueueOutcome::Queued
+            ));
+            // The receive waits for a datagram nobody has sent.
+            for _ in 0..100 {
+                assert_eq!(engine.reap(0, 4, &mut done).unwrap(), 0);
+            }
+            peer.send(b"late").unwrap();
+            // Waits for the committed one only, although two are in flight.
+            assert_eq!(engine.reap(2, 4, &mut done).unwrap(), 1);
+            assert_eq!((done[0].user_data, done[0].result), (1, 4));
+            assert_eq!(&done[0].buf.as_slice()[..4], b"late");
+            assert_eq!(engine.in_flight(), 1);
+            done.extend(run(&mut engine, Vec::new()));
+            assert_eq!(done.len(), 2);
+            assert!(done[1].buf.as_slice() == &contents[4096..]);
+        });
     }
 
     #[test]
     fn the_pool_grows_under_load_and_shrinks_when_idle() {
-        let latency = Duration::from_millis(20);
         let idle_timeout = Duration::from_millis(50);
-        let dir = scratch();
-        let (path, _) = data_file(dir.path(), 64 * 1024);
-        let pool = BufPool::new(8, 4096).unwrap();
-        let mut config = EngineConfig::with_depth(8);
-        config.completion_latency = Some(latency);
-        let mut engine = PoolEngine::with_idle_timeout(&config, idle_timeout).unwrap();
-        let handle = add(&mut engine, &path, &OpenOptions::default());
-        assert_eq!(
-            engine.description(),
-            "pool (workers 1-8, now 1, emulated device 20ms)"
-        );
+        let pool = BufPool::new(8, 64).unwrap();
+        let config = EngineConfig::with_depth(8);
+        let mut engine = PoolEngine::with_timing(&config, idle_timeout, HOLD).unwrap();
+        let (socket, peer) = socket_in(&mut engine);
+        assert_eq!(engine.description(), "pool (workers 1-8, now 1)");
         for round in 0..2 {
             let before = engine.runs();
-            let start = Instant::now();
             for tag in 0..8 {
-                let read = Request::read(handle, tag * 4096, take(&pool, 4096), tag);
-                assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+                let receive = Request::recv(socket, take(&pool, 64), tag);
+                assert!(matches!(engine.queue(receive), QueueOutcome::Queued));
             }
             engine.commit().unwrap();
             assert_eq!(
@@ -1287,19 +1385,9 @@ mod tests {
                 8,
                 "round {round}: 8 waiting requests, 8 workers"
             );
-            assert_eq!(
-                engine.description(),
-                "pool (workers 1-8, now 8, emulated device 20ms)"
-            );
-            let done = run(&mut engine, Vec::new());
-            let took = start.elapsed();
-            assert_eq!(done.len(), 8);
-            assert!(
-                took < latency * 4,
-                "round {round}: 8 requests took {took:?}"
-            );
-            drop(done);
-            // Each worker ran one: they ran side by side.
+            assert_eq!(engine.description(), "pool (workers 1-8, now 8)");
+            // Each blocks in its receive: all 8 taken means 8 side by side.
+            engine.all_taken();
             let ran: Vec<u64> = engine
                 .runs()
                 .iter()
@@ -1308,47 +1396,35 @@ mod tests {
                 .collect();
             assert_eq!(ran[..8], [1; 8], "round {round}: {ran:?}");
             assert!(ran[8..].iter().all(|&r| r == 0));
-            // Idle, all but worker 0 exit.
-            let idle_since = Instant::now();
-            while engine.workers() > 1 && idle_since.elapsed() < Duration::from_secs(5) {
-                thread::sleep(Duration::from_millis(5));
-            }
-            assert_eq!(
-                engine.workers(),
-                1,
-                "round {round}: the pool did not shrink"
-            );
+            answer(&mut engine, &peer, 8);
+            // Idle, all but worker 0 exit, none before its idle timeout.
+            wait_until("the pool shrinking", || engine.workers() == 1);
             assert_eq!(
                 engine.shared.roster.alive.load(Ordering::SeqCst),
                 1,
                 "worker 0 stays"
             );
-            assert!(idle_since.elapsed() >= idle_timeout / 2);
+            let shortest = engine.shared.shortest_idle_exit_ns.load(Ordering::Relaxed);
+            assert!(
+                shortest >= idle_timeout.as_nanos() as u64,
+                "round {round}: a worker exited after {shortest} ns idle"
+            );
         }
-        engine.remove_file(handle).unwrap();
+        engine.remove_file(socket).unwrap();
     }
 
     #[test]
     fn the_lowest_numbered_idle_worker_is_woken() {
-        let dir = scratch();
-        let (path, _) = data_file(dir.path(), 64 * 1024);
-        let pool = BufPool::new(4, 4096).unwrap();
-        let mut engine = engine(4, Some(Duration::from_millis(20)));
-        let handle = add(&mut engine, &path, &OpenOptions::default());
+        // Idle workers never time out here, so only a commit wakes one.
+        let config = EngineConfig::with_depth(4);
+        let mut engine = PoolEngine::with_timing(&config, Duration::from_secs(3600), HOLD).unwrap();
+        let pool = BufPool::new(4, 64).unwrap();
+        let (socket, peer) = socket_in(&mut engine);
         let burst = |engine: &mut PoolEngine, n: u64| {
-            let requests: Vec<Request> = (0..n)
-                .map(|tag| Request::read(handle, 0, take(&pool, 4096), tag))
-                .collect();
-            let before = engine.runs();
-            drop(run(engine, requests));
+            let taken = receives_taken(engine, &pool, socket, n, 4);
+            answer(engine, &peer, n);
             engine.settle();
-            let after = engine.runs();
-            after
-                .iter()
-                .zip(&before)
-                .map(|(a, b)| a - b)
-                .take(4)
-                .collect::<Vec<u64>>()
+            taken
         };
         assert_eq!(burst(&mut engine, 4), [1, 1, 1, 1], "grown to 4");
         assert_eq!(engine.workers(), 4);
@@ -1364,25 +1440,32 @@ mod tests {
     }
 
     #[test]
-    fn quick_requests_are_posted_in_batches() {
+    fn quick_requests_are_posted_in_batches_and_slow_ones_at_once() {
         let dir = scratch();
         let (path, _) = data_file(dir.path(), 256 * 1024);
         let pool = BufPool::new(32, 4096).unwrap();
-        let mut engine = engine(32, None);
-        // One worker, so that it runs all 32 back to back.
-        engine.max_workers = 1;
-        let handle = add(&mut engine, &path, &OpenOptions::default());
-        let mut fewest = u64::MAX;
-        for _ in 0..5 {
-            let posts = engine.shared.posts.load(Ordering::Relaxed);
-            let reads =
-                (0..32).map(|tag| Request::read(handle, tag * 4096, take(&pool, 4096), tag));
-            let done = run(&mut engine, reads);
-            assert!(done.iter().all(|c| c.result == 4096));
-            fewest = fewest.min(engine.shared.posts.load(Ordering::Relaxed) - posts);
+        // How quick a request is depends on the machine and its load: the
+        // hold is set so that every request is quick, then so that none is.
+        for (hold, posts_per_round) in [(Duration::from_secs(3600), 1), (Duration::ZERO, 32)] {
+            let config = EngineConfig::with_depth(32);
+            let mut engine = PoolEngine::with_timing(&config, IDLE_TIMEOUT, hold).unwrap();
+            // One worker, so that it runs all 32 back to back.
+            engine.max_workers = 1;
+            let handle = add(&mut engine, &path, &OpenOptions::default());
+            for round in 0..3 {
+                let posts = engine.shared.posts.load(Ordering::Relaxed);
+                let reads =
+                    (0..32).map(|tag| Request::read(handle, tag * 4096, take(&pool, 4096), tag));
+                let done = run(&mut engine, reads);
+                assert!(done.iter().all(|c| c.result == 4096));
+                assert_eq!(
+                    engine.shared.posts.load(Ordering::Relaxed) - posts,
+                    posts_per_round,
+                    "hold {hold:?}, round {round}: posts of 32 reads"
+                );
+            }
+            assert_eq!(engine.workers(), 1);
         }
-        assert_eq!(engine.workers(), 1);
-        assert!(fewest < 16, "32 cached reads took {fewest} posts at best");
     }
 
     #[test]
@@ -1513,14 +1596,9 @@ mod tests {
         engine.commit().unwrap();
         // The worker is in recv(2): no datagram will ever come.
         thread::sleep(Duration::from_millis(20));
-        let started = Instant::now();
         drop(engine);
-        // Joined once the socket's shutdown woke it, not DROP_WAIT later.
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "{:?}",
-            started.elapsed()
-        );
+        // Joined once the socket's shutdown woke it: a worker still blocked
+        // after DROP_WAIT is left running with its request, and its buffer.
         assert_eq!(pool.available(), 1, "the receive's buffer came back");
     }
 }

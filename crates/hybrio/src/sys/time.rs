@@ -18,6 +18,20 @@ pub(crate) fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) in
+/// nanoseconds: exact, where `getrusage` is sampled.
+#[cfg(test)]
+pub(crate) fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a live, writable timespec; the calling thread's CPU
+    // clock always exists, so the call cannot fail on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// A `CLOCK_MONOTONIC` time in nanoseconds as a `timespec`.
 #[inline]
 pub(crate) fn timespec(ns: u64) -> libc::timespec {

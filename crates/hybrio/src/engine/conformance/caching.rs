@@ -32,26 +32,27 @@ fn takes_uncached(flavour: &Flavour) -> bool {
 }
 
 /// Checks that the uncached requests left the file's pages out of the
-/// cache (cached I/O leaves all 256). The kernel drops an uncached page only
-/// when nothing else holds it: one request at a time leaves none; requests
-/// side by side (a pool's workers) may leave some that another held or read
-/// ahead (up to 31 seen). Injected faults are not checked: a short read is
-/// read again from where it stopped, over pages the first one read ahead
-/// (up to 120 left, with the pool).
+/// cache: fewer than half of them, where cached I/O leaves all 256. How many
+/// is the kernel's business: it drops an uncached page only when nothing
+/// else holds it and it gets the page's lock at once (the end of a write's
+/// writeback may not); one request at a time mostly leaves none, requests
+/// side by side (a pool's workers) some that another held or read ahead
+/// (up to 31 seen). Injected faults are not checked: a short read is read
+/// again from where it stopped, over pages the first one read ahead (up to
+/// 120 left, with the pool).
 fn assert_uncached(flavour: &Flavour, path: &Path, what: &str) {
     let name = flavour.name();
     let left = resident(path);
     if flavour.config.inject.is_some() {
         return;
     }
-    if flavour.config.depth == 1 {
-        assert_eq!(left, 0, "{name}: pages left after the uncached {what}");
-    } else {
-        assert!(
-            left < LEN / 4096 / 2,
-            "{name}: {left} pages left after the uncached {what}"
-        );
+    if left > 0 {
+        eprintln!("{name}: {left} pages left after the uncached {what}");
     }
+    assert!(
+        left < LEN / 4096 / 2,
+        "{name}: {left} pages left after the uncached {what}"
+    );
 }
 
 #[test]
@@ -278,14 +279,31 @@ fn auto_caching_keeps_what_is_read_again_cached() {
             16 * MIB / 4096,
             "{name}: re-read"
         );
+        // Dropped from the cache, if the kernel will: DONTNEED leaves what
+        // another CPU still holds in its LRU batch (on a busy machine, all
+        // 2048 pages, as large folios, were seen to stay). Whether the reads
+        // below are cold is the kernel's; what is checked is hybrio's.
         let opened = std::fs::File::open(&small).unwrap();
-        crate::file::drop_page_cache(&opened, &small).unwrap();
-        assert_eq!(
-            resident_of(&small, 16 * MIB),
-            0,
-            "{name}: the cache dropped"
-        );
+        for _ in 0..20 {
+            crate::file::drop_page_cache(&opened, &small).unwrap();
+            if resident_of(&small, 16 * MIB) == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let left = resident_of(&small, 16 * MIB);
+        if left > 0 {
+            eprintln!(
+                "{name}: the kernel kept {left} pages after DONTNEED: the reads are not all cold"
+            );
+        }
+        let uncached = engine.counters().paths.unwrap().uncached;
         read_mib(engine.as_mut(), &pool, file, 0, &data);
+        assert_eq!(
+            engine.counters().paths.unwrap().uncached,
+            uncached,
+            "{name}: a cold read went uncached"
+        );
         assert_eq!(
             resident_of(&small, 16 * MIB),
             16 * MIB / 4096,
@@ -299,7 +317,13 @@ fn auto_caching_keeps_what_is_read_again_cached() {
         let data = write_mib(engine.as_mut(), &pool, file, 0, head + 16, 2);
         let before = resident_of(&stream, (head + 16) * MIB);
         read_mib(engine.as_mut(), &pool, file, head, &data[head * MIB..]);
+        let uncached = engine.counters().paths.unwrap().uncached;
         let more = write_mib(engine.as_mut(), &pool, file, head + 16, 16, 3);
+        assert_eq!(
+            engine.counters().paths.unwrap().uncached,
+            uncached,
+            "{name}: a write went uncached after the uncached part was read again"
+        );
         let len = (head + 32) * MIB;
         let after = resident_of(&stream, len);
         assert_eq!(
@@ -348,9 +372,10 @@ fn auto_caching_reads_ahead_of_a_read_stream_and_cached_does_not() {
             let asked = engine.counters().paths.unwrap().read_ahead;
             read_mib(engine.as_mut(), &pool, file, 0, &data[..read * MIB]);
             let asked = engine.counters().paths.unwrap().read_ahead - asked;
-            // The helper reads on its own time: give it up to 5 s.
+            // The helper reads on its own time, from a disk a busy machine
+            // may keep busy: a minute, only so that it does not wait for ever.
             let mut past = pages_past(&path);
-            for _ in 0..50 {
+            for _ in 0..600 {
                 if caching == Caching::Cached || past * 2 > (window - beyond) * MIB / 4096 {
                     break;
                 }

@@ -85,8 +85,8 @@ fn with_io_uring_completions_come_back_as_queued_while_files_come_and_go() {
         return;
     }
     let dir = testkit::scratch();
-    // The emulated device at depth 8: the asynchronous path wins, so nearly
-    // every request goes straight to io_uring, untimed.
+    // The emulated device at depth 8: the asynchronous path mostly wins, so
+    // most requests go straight to io_uring, untimed.
     let config = EngineConfig {
         completion_latency: Some(std::time::Duration::from_micros(100)),
         ..EngineConfig::with_depth(8)
@@ -134,8 +134,12 @@ fn with_io_uring_completions_come_back_as_queued_while_files_come_and_go() {
         }
     }
     assert_eq!(seen, 800);
+    // How many went to io_uring depends on the prices the engine measured on
+    // the real clock, which a busy machine moves (279 of 800 seen under two
+    // busy loops); what is checked here is that those that did came back
+    // right. How it chooses is learning.rs's, on a virtual clock.
     let paths = engine.counters().paths.unwrap();
-    assert!(paths.asynchronous > 400, "{paths:?}");
+    assert!(paths.asynchronous > 0, "{paths:?}");
     assert_eq!(engine.timed_out, 0, "a timed request was not recorded");
     for file in [b, c, d] {
         engine.remove_file(file).unwrap();
