@@ -52,6 +52,15 @@ fn pkg_config_file(dir: &Path) {
 /// Builds example `name` with gcc, flags from pkg-config (static: no
 /// library path to set when it runs).
 fn build(name: &str, dir: &Path) -> PathBuf {
+    build_from(
+        &manifest_dir().join(format!("examples/c/{name}.c")),
+        name,
+        dir,
+    )
+}
+
+/// Builds the C program `source` as `dir/name`, as [`build`] does.
+fn build_from(source: &Path, name: &str, dir: &Path) -> PathBuf {
     let flags = Command::new("pkg-config")
         .args(["--cflags", "--libs", "--static", "hybrio"])
         .env("PKG_CONFIG_PATH", dir)
@@ -82,7 +91,7 @@ fn build(name: &str, dir: &Path) -> PathBuf {
             "-O1",
             "-g",
         ])
-        .arg(manifest_dir().join(format!("examples/c/{name}.c")))
+        .arg(source)
         .args(&flags)
         .arg("-o")
         .arg(&program)
@@ -197,4 +206,34 @@ fn the_c_examples_copy_and_read_every_byte_on_every_engine_under_memcheck() {
         String::from_utf8_lossy(&out.stderr).trim(),
         "copy: open engine: unknown engine \"bogus\" (Invalid argument)"
     );
+}
+
+/// Issue 44 (defects 1, 2, 5, 6 and a directory opened): the C program
+/// `tests/c/edges.c` checks, on every engine, two writes of one buffer (one
+/// cut short by RLIMIT_FSIZE) each completing as itself, the depth holding
+/// when engines complete inside the queue call, the largest depth opening
+/// or refused without an abort, an engine moving between threads after its
+/// first commit and closing on another thread, and a directory refused.
+#[test]
+fn the_contracts_edges_hold_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    pkg_config_file(dir.path());
+    let edges = build_from(&manifest_dir().join("tests/c/edges.c"), "edges", dir.path());
+    let mut engines = engines();
+    engines.extend(["pvsync2", "sync", "null"]);
+    for engine in engines {
+        let scratch = tempfile::tempdir_in(dir.path()).unwrap();
+        let out = run(
+            &edges,
+            &[engine, &scratch.path().display().to_string()],
+            dir.path(),
+            false,
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        eprint!("{said}");
+        assert!(
+            said.contains(&format!("{engine}: every edge held")),
+            "{said}"
+        );
+    }
 }

@@ -1057,12 +1057,27 @@ fn uncommitted_requests_are_not_performed_when_an_io_uring_engine_is_dropped() {
 
 #[test]
 fn io_uring_dropped_by_a_foreign_thread_never_frees_in_flight_buffers() {
+    for any_thread in [false, true] {
+        dropped_by_a_foreign_thread(any_thread);
+    }
+}
+
+/// Issue 44, defect 6: an engine made for `any_thread` is driven by one
+/// thread, then another, and dropped by a third that cancels and waits.
+fn dropped_by_a_foreign_thread(any_thread: bool) {
     let pool = BufPool::new(2, 4096).unwrap();
-    let Some(mut engine) = uring(EngineConfig::with_depth(2), None) else {
+    let config = EngineConfig {
+        any_thread,
+        ..EngineConfig::with_depth(2)
+    };
+    let Some(mut engine) = uring(config, None) else {
         return;
     };
     let (read_end, write_end) = silent_pipe();
     let handle = engine.add_file(read_end, "pipe".into()).unwrap();
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 8192);
+    let data = add(engine.as_mut(), &path, &read_write());
     let read = Request::read(handle, 0, take(&pool, 4096), 1);
     let (send_engine, engine_back) = std::sync::mpsc::channel();
     let (send_done, dropped) = std::sync::mpsc::channel::<()>();
@@ -1074,13 +1089,24 @@ fn io_uring_dropped_by_a_foreign_thread_never_frees_in_flight_buffers() {
         send_engine.send(engine).unwrap();
         dropped.recv().unwrap();
     });
-    let engine = engine_back.recv().unwrap();
+    let mut engine = engine_back.recv().unwrap();
     let description = engine.description();
+    if any_thread {
+        // Driven from here now, with the other thread's read in flight.
+        let read = Request::read(data, 4096, take(&pool, 4096), 2);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+        assert_eq!(engine.commit().unwrap(), 1, "{description}");
+        let mut done = Vec::new();
+        assert_eq!(engine.reap(1, 1, &mut done).unwrap(), 1, "{description}");
+        assert_eq!(done[0].result, 4096, "{description}");
+        assert_eq!(done[0].data(), &contents[4096..], "{description}");
+    }
     drop(engine);
     // A DEFER_TASKRUN ring can be neither cancelled nor waited on from here:
     // its request and buffer must be leaked, not freed. Other rings cancel
     // the read and give the buffer back.
     let expected = if description.contains("DEFER_TASKRUN") {
+        assert!(!any_thread, "{description}");
         1
     } else {
         2

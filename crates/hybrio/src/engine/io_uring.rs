@@ -21,7 +21,7 @@ use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
-use crate::sys::uring::{FileRef, Push, Receive, Ring};
+use crate::sys::uring::{FileRef, Messages, Push, Receive, Ring};
 use crate::{Error, probe};
 
 const ENGINE: &str = "io_uring";
@@ -161,14 +161,15 @@ impl IoUringEngine {
         ladder: &[Setup],
     ) -> Result<Self, Error> {
         let requested = config.depth.max(1);
-        // A socket's standing receive holds a slot of its own beside the
-        // requests: with multishot receive, the ring has room for as many.
-        let slots = if config.recv_multishot {
+        // A socket's standing receive takes an SQ entry beside the requests
+        // (and a slot of its own, past theirs): with multishot receive, the
+        // SQ has room for as many.
+        let sq_slots = if config.recv_multishot {
             requested.saturating_mul(2)
         } else {
             requested
         };
-        let mut sq_entries = slots.checked_next_power_of_two().unwrap_or(1 << 31);
+        let mut sq_entries = sq_slots.checked_next_power_of_two().unwrap_or(1 << 31);
         if config.sq_thread_poll {
             // The SQPOLL thread moves the SQ head past a batch (at most
             // `depth` entries) only after posting its completions: twice the
@@ -179,7 +180,7 @@ impl IoUringEngine {
         let params = ring.params();
         // The kernel may clamp the rings; one CQE per request in flight must always fit.
         let depth = requested.min(params.sq_entries()).min(params.cq_entries()) as usize;
-        let capacity = slots.min(params.sq_entries()).min(params.cq_entries()) as usize;
+        let capacity = depth;
         let mut ring = Ring::new(
             ring,
             capacity,
@@ -264,12 +265,18 @@ impl IoUringEngine {
     /// Starts socket `handle` receiving through a standing multishot receive.
     fn listen(&mut self, handle: FileHandle, fd: RawFd) -> Result<(), Refusal> {
         let datagram = crate::sys::keeps_message_boundaries(fd).map_err(Refusal::Io)?;
+        let largest = crate::sys::largest_datagram(fd).map_err(Refusal::Io)?;
         let file = if self.registered_files > 0 {
             FileRef::Fixed(handle.0)
         } else {
             FileRef::Fd(fd)
         };
-        self.ring.listen(handle.0, fd, file, datagram).map_err(|e| {
+        let kind = match (datagram, largest) {
+            (false, _) => Messages::Stream,
+            (true, Some(largest)) => Messages::Bounded(largest),
+            (true, None) => Messages::Unbounded,
+        };
+        self.ring.listen(handle.0, fd, file, kind).map_err(|e| {
             if e.raw_os_error() == Some(libc::EINVAL) {
                 Refusal::Unsupported
             } else {
@@ -584,6 +591,9 @@ impl Engine for IoUringEngine {
         self.ring
             .submit_all()
             .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
+        // A standing receive the full SQ had no room for goes in now (and
+        // down at once, with nothing else left in the SQ).
+        self.ring.rearm();
         Ok(self.ring.in_kernel().saturating_sub(before))
     }
 

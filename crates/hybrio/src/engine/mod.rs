@@ -584,8 +584,12 @@ pub struct EngineConfig {
     /// buffers the ring provides (io_uring; provided-buffer rings, Linux
     /// 5.19, multishot receive, 6.0), instead of one receive per request: a
     /// datagram then costs a completion and a copy. A socket's buffers are
-    /// as large as its first receive's. The adaptive engine leaves it off
-    /// (its inline tries would overtake data waiting in the buffers).
+    /// as large as its first receive, or a UDP socket's largest datagram if
+    /// larger, so that no datagram is cut short of a receive's length; on a
+    /// Unix datagram socket, a receive longer than the first completes with
+    /// `EMSGSIZE`. Standing receives take no room of the depth. The adaptive
+    /// engine leaves it off (its inline tries would overtake data waiting in
+    /// the buffers).
     pub recv_multishot: bool,
     /// Replace the medium by an emulated device whose requests complete this
     /// long after submission (see the `device` module); `None`: real I/O.

@@ -24,7 +24,8 @@ pub(crate) use fd::{is_tmpfs, resident_pages};
 pub(crate) use rusage::{locked_memory_limit, open_file_limit, process_rusage, thread_rusage};
 pub(crate) use socket::{
     UDP_GRO, UDP_SEGMENT, is_datagram_socket, is_shut_for_reading, is_socket,
-    keeps_message_boundaries, recv, send, set_int_option, shutdown_both, wait_ready,
+    keeps_message_boundaries, largest_datagram, recv, send, set_int_option, shutdown_both,
+    wait_ready,
 };
 
 use std::io;

@@ -105,9 +105,29 @@ pub(crate) fn keeps_message_boundaries(fd: RawFd) -> io::Result<bool> {
     ))
 }
 
+/// The largest datagram socket `fd` can receive, where its protocol sets
+/// one: a UDP datagram's payload fits in IP's 16-bit length (65,507 bytes
+/// over IPv4, 65,527 over IPv6). `None` for other sockets (a Unix
+/// datagram's size is bounded by the sender's buffer only).
+pub(crate) fn largest_datagram(fd: RawFd) -> io::Result<Option<u32>> {
+    if socket_type(fd)? != libc::SOCK_DGRAM {
+        return Ok(None);
+    }
+    Ok(match socket_option(fd, libc::SO_DOMAIN)? {
+        libc::AF_INET => Some(65_507),
+        libc::AF_INET6 => Some(65_527),
+        _ => None,
+    })
+}
+
 /// The socket's `SO_TYPE`.
 fn socket_type(fd: RawFd) -> io::Result<i32> {
-    let mut kind: i32 = 0;
+    socket_option(fd, libc::SO_TYPE)
+}
+
+/// An integer socket option at `SOL_SOCKET` level.
+fn socket_option(fd: RawFd, name: i32) -> io::Result<i32> {
+    let mut value: i32 = 0;
     let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
     // SAFETY: the kernel writes at most `len` bytes (one int) at the
     // pointer, which points at a live `i32`, and updates `len`, a live local.
@@ -115,15 +135,15 @@ fn socket_type(fd: RawFd) -> io::Result<i32> {
         libc::getsockopt(
             fd,
             libc::SOL_SOCKET,
-            libc::SO_TYPE,
-            std::ptr::from_mut(&mut kind).cast(),
+            name,
+            std::ptr::from_mut(&mut value).cast(),
             &mut len,
         )
     };
     if ret < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(kind)
+    Ok(value)
 }
 
 /// True when `fd` is a socket (`fstat`'s `S_IFSOCK`).

@@ -367,3 +367,137 @@ fn a_reap_waits_for_its_batch_before_draining_what_arrived_since_the_last() {
     let order: Vec<u32> = done.iter().map(received).collect();
     assert_eq!(order, (0..DEPTH).collect::<Vec<_>>());
 }
+
+/// Queues `request` on a committed-as-it-goes engine and reaps its
+/// completion (a receive waits for what arrives).
+fn complete(engine: &mut IoUringEngine, request: Request) -> Completion {
+    let mut done = Vec::new();
+    match engine.queue(request) {
+        QueueOutcome::Completed(completion) => return completion,
+        QueueOutcome::Queued => {}
+        QueueOutcome::Busy(_) => panic!("busy with {} in flight", engine.in_flight()),
+    }
+    engine.commit().unwrap();
+    while done.is_empty() {
+        engine.reap(1, 1, &mut done).unwrap();
+    }
+    done.pop().unwrap()
+}
+
+/// Issue 44, defect 4: each socket's standing receive held one of the
+/// ring's slots, of which there were twice the depth: at depth 1 with two
+/// sockets listening, a send was refused as busy with nothing in flight
+/// (and a driver spun for ever), and a third socket's receive failed with
+/// EAGAIN although a datagram waited for it.
+#[test]
+fn standing_receives_take_no_room_of_the_depth() {
+    let pool = BufPool::new(4, 4096).unwrap();
+    let Some(mut engine) = multishot_engine(1, &pool) else {
+        return;
+    };
+    let mut sockets = Vec::new();
+    for n in 0..3 {
+        let Some((sender, socket)) = datagrams_into(&mut engine) else {
+            return;
+        };
+        sender.send(&datagram(n)).unwrap();
+        sockets.push((sender, socket));
+    }
+    // One receive at a time: each leaves its socket's receive standing.
+    for (n, (_, socket)) in sockets.iter().enumerate() {
+        assert_eq!(engine.in_flight(), 0);
+        let done = complete(&mut engine, Request::recv(*socket, take(&pool, 4096), 0));
+        assert_eq!(received(&done), n as u32);
+    }
+    assert_eq!(engine.standing_receives_started(), 3);
+    // Three receives stand; the depth's one request still has its room.
+    let mut message = take(&pool, 4096);
+    message.set_len(5);
+    message.as_mut_slice().copy_from_slice(b"hello");
+    let (peer, socket) = &sockets[0];
+    let sent = complete(&mut engine, Request::send(*socket, message, 7));
+    assert_eq!(sent.result, 5);
+    let mut back = [0u8; 16];
+    assert_eq!(peer.recv(&mut back).unwrap(), 5);
+    assert_eq!(&back[..5], b"hello");
+    // And a receive on each again, the datagrams sent first.
+    for (n, (sender, socket)) in sockets.iter().enumerate() {
+        sender.send(&datagram(10 + n as u32)).unwrap();
+        let done = complete(&mut engine, Request::recv(*socket, take(&pool, 4096), 0));
+        assert_eq!(received(&done), 10 + n as u32);
+    }
+    let mut done = Vec::new();
+    finish(&mut engine, &mut done);
+}
+
+/// Issue 44, defect 7: a socket's buffers were as large as its first
+/// receive, so a UDP datagram of 1000 bytes came into a later receive of
+/// 4096 cut to the first's 64, silently.
+#[test]
+fn a_udp_datagram_comes_whole_into_a_receive_longer_than_the_first() {
+    let pool = BufPool::new(2, 4096).unwrap();
+    let Some(mut engine) = multishot_engine(2, &pool) else {
+        return;
+    };
+    let receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender.connect(receiver.local_addr().unwrap()).unwrap();
+    let Some(socket) = add(&mut engine, OwnedFd::from(receiver)) else {
+        return;
+    };
+    let first = datagram(1);
+    let mut short = take(&pool, 4096);
+    short.set_len(64);
+    sender.send(&first).unwrap();
+    let done = complete(&mut engine, Request::recv(socket, short, 0));
+    assert_eq!(received(&done), 1);
+    drop(done);
+    let long: Vec<u8> = (0..1000u32).map(|i| (i * 13 + 5) as u8).collect();
+    sender.send(&long).unwrap();
+    let done = complete(&mut engine, Request::recv(socket, take(&pool, 4096), 0));
+    assert_eq!(done.result, 1000, "the datagram whole");
+    assert_eq!(&done.buf.as_slice()[..1000], long.as_slice());
+    drop(done);
+    // A receive shorter than its datagram takes what fits, as recv does.
+    sender.send(&long).unwrap();
+    let mut shorter = take(&pool, 4096);
+    shorter.set_len(100);
+    let done = complete(&mut engine, Request::recv(socket, shorter, 0));
+    assert_eq!(done.result, 100);
+    assert_eq!(done.buf.as_slice(), &long[..100]);
+    drop(done);
+    let mut done = Vec::new();
+    finish(&mut engine, &mut done);
+}
+
+/// On a Unix datagram socket, whose datagrams have no bound but the
+/// sender's buffer, a receive longer than the buffers the first one set
+/// could get a datagram cut short: it is refused with EMSGSIZE at once, and
+/// the datagram waits for a receive that fits.
+#[test]
+fn a_unix_receive_longer_than_the_first_is_refused_not_cut() {
+    let pool = BufPool::new(2, 4096).unwrap();
+    let Some(mut engine) = multishot_engine(2, &pool) else {
+        return;
+    };
+    let Some((sender, socket)) = datagrams_into(&mut engine) else {
+        return;
+    };
+    sender.send(&datagram(1)).unwrap();
+    let mut first = take(&pool, 4096);
+    first.set_len(128);
+    let done = complete(&mut engine, Request::recv(socket, first, 0));
+    assert_eq!(received(&done), 1);
+    drop(done);
+    sender.send(&datagram(2)).unwrap();
+    let refused = complete(&mut engine, Request::recv(socket, take(&pool, 4096), 0));
+    assert_eq!(refused.result, -i64::from(libc::EMSGSIZE));
+    drop(refused);
+    let mut fits = take(&pool, 4096);
+    fits.set_len(128);
+    let done = complete(&mut engine, Request::recv(socket, fits, 0));
+    assert_eq!(received(&done), 2, "the datagram waited");
+    drop(done);
+    let mut done = Vec::new();
+    finish(&mut engine, &mut done);
+}

@@ -21,8 +21,8 @@ use io_uring::{IoUring, Submitter, opcode, squeue, types};
 use crate::buf::{Buf, BufPool};
 use crate::request::{Completion, Request};
 use entry::build_entry;
-pub(crate) use multishot::Receive;
 use multishot::Receivers;
+pub(crate) use multishot::{Messages, Receive};
 
 /// Largest single registered buffer the kernel accepts.
 const MAX_REGISTERED_IOVEC: usize = 1 << 30;
@@ -72,12 +72,19 @@ pub(crate) struct Ring {
     // Declared first so the ring closes before the slab and the registered
     // pool are dropped (after `Drop::drop` has waited for every request).
     ring: IoUring,
+    /// The requests' slots: as many as the engine's depth.
     slots: Vec<Option<Request>>,
     free: Vec<u32>,
+    /// Slots past the requests', one for each listening socket's standing
+    /// receive, that are free: a standing receive never takes a request's
+    /// room (a ring of depth 1 receives on any number of sockets).
+    arm_free: Vec<u32>,
+    /// Slots pushed, requests' and standing receives'.
     occupied: usize,
     /// Slots pushed and not yet handed to the kernel, in SQ order; a slot
     /// is in it exactly when `awaiting_submit[slot]` is set.
     unsubmitted: VecDeque<u32>,
+    /// Per slot, requests' and standing receives' alike.
     awaiting_submit: Vec<bool>,
     enabled: bool,
     defer_taskrun: bool,
@@ -139,6 +146,7 @@ impl Ring {
             ring,
             slots: std::iter::repeat_with(|| None).take(capacity).collect(),
             free: (0..slot_count).rev().collect(),
+            arm_free: Vec::new(),
             occupied: 0,
             unsubmitted: VecDeque::with_capacity(capacity),
             awaiting_submit: vec![false; capacity],
@@ -604,7 +612,7 @@ impl Ring {
                     if std::mem::take(&mut self.awaiting_submit[slot as usize]) {
                         self.unsubmitted.retain(|&s| u64::from(s) != slot);
                     }
-                    self.free.push(slot as u32);
+                    self.arm_free.push(slot as u32);
                     self.occupied -= 1;
                 }
                 continue;

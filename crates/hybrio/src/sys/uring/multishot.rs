@@ -11,7 +11,6 @@
 //! of buffers (`ENOBUFS`), on an error, or at the end of a stream; it is
 //! started again as soon as a request waits for it.
 
-use std::alloc::{self, Layout};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
@@ -29,14 +28,12 @@ use crate::request::{Completion, Request};
 /// 32768); the socket uses [`buffer_count`] of them.
 const RING_ENTRIES: u16 = 1024;
 
-/// Memory a socket's buffers may take in all.
+/// Memory a socket's buffers take in all when what arrives is as long as
+/// its first receive (the count of buffers is set by it).
 const BUFFER_MEMORY: usize = 4 << 20;
 
 /// Fewest buffers a socket gets, however large its receives.
 const MIN_BUFFERS: usize = 8;
-
-/// Alignment of the ring's entries (the kernel wants a page) and buffers.
-const PAGE: usize = 4096;
 
 /// Layout of `struct io_uring_buf`, which the crate's `BufRingEntry` wraps:
 /// `addr` at 0, `len` at 8, `bid` at 12, and `resv` at 14 (in entry 0,
@@ -52,36 +49,65 @@ fn buffer_count(size: usize) -> usize {
     1 << fit.ilog2()
 }
 
-/// A zeroed, page-aligned allocation.
+/// Zeroed, page-aligned memory mapped for the ring: a page is backed only
+/// once written, so buffers sized for the largest datagram cost what the
+/// datagrams that arrive fill.
 struct Region {
     base: NonNull<u8>,
-    layout: Layout,
+    len: usize,
 }
 
-// SAFETY: `Region` owns its allocation; the pointer is only a handle to it,
+// SAFETY: `Region` owns its mapping; the pointer is only a handle to it,
 // and the memory moves with the owner (the ring), used by one thread at a time.
 unsafe impl Send for Region {}
 
 impl Region {
     fn new(len: usize) -> io::Result<Region> {
-        let layout = Layout::from_size_align(len.max(1), PAGE)
-            .map_err(|_| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        // SAFETY: the layout's size is not zero.
-        let base = unsafe { alloc::alloc_zeroed(layout) };
-        let base = NonNull::new(base).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        Ok(Region { base, layout })
+        let len = len.max(1);
+        // SAFETY: an anonymous private mapping at an address of the kernel's
+        // choosing: it touches no memory of ours, and is unmapped once, in
+        // `drop`.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base =
+            NonNull::new(base.cast()).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        Ok(Region { base, len })
     }
 
     fn len(&self) -> usize {
-        self.layout.size()
+        self.len
     }
 }
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // SAFETY: `base` came from `alloc_zeroed(self.layout)` and is freed once.
-        unsafe { alloc::dealloc(self.base.as_ptr(), self.layout) };
+        // SAFETY: `base` and `len` are the mapping `new` made, unmapped once;
+        // the ring keeps a region until the kernel is done with it (see the
+        // receivers' registration), and no slice of it outlives `self`.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
     }
+}
+
+/// What one receive of a socket takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Messages {
+    /// A stream's next bytes.
+    Stream,
+    /// One datagram (or message) of at most this many bytes (UDP's).
+    Bounded(u32),
+    /// One datagram (or message) of any size (a Unix socket's).
+    Unbounded,
 }
 
 /// What a socket received that no request has taken yet.
@@ -104,6 +130,8 @@ pub(super) struct Receiver {
     shut: bool,
     group: u16,
     datagram: bool,
+    /// The largest datagram it can receive, where its protocol bounds it.
+    largest: Option<u32>,
     /// `RING_ENTRIES` entries, registered with the kernel as `group`.
     entries: Region,
     /// `count` buffers of `size` bytes, made for the first request (whose
@@ -140,7 +168,7 @@ impl Receiver {
         fd: RawFd,
         file: FileRef,
         group: u16,
-        datagram: bool,
+        messages: Messages,
     ) -> io::Result<Receiver> {
         let entries = Region::new(usize::from(RING_ENTRIES) * ENTRY_SIZE)?;
         // SAFETY: `entries` is a page-aligned allocation of RING_ENTRIES
@@ -161,7 +189,11 @@ impl Receiver {
             fd,
             shut: false,
             group,
-            datagram,
+            datagram: messages != Messages::Stream,
+            largest: match messages {
+                Messages::Bounded(largest) => Some(largest),
+                _ => None,
+            },
             entries,
             buffers: None,
             size: 0,
@@ -177,15 +209,24 @@ impl Receiver {
         self.group
     }
 
-    /// Makes the buffers, `size` bytes each, and hands them all to the
-    /// kernel; done once, for the first request.
-    pub(super) fn provide_buffers(&mut self, size: usize) -> io::Result<()> {
+    /// Makes the buffers and hands them all to the kernel; done once, for
+    /// the first request, whose length `len` sets how many there are (see
+    /// [`buffer_count`]) and their size: `len` bytes, or for a datagram
+    /// socket whose protocol bounds its datagrams, the largest datagram, so
+    /// that none is ever cut below what a request asks (their pages cost
+    /// only once a datagram fills them).
+    pub(super) fn provide_buffers(&mut self, len: usize) -> io::Result<()> {
         if self.buffers.is_some() {
             return Ok(());
         }
-        let size = size.clamp(1, u32::MAX as usize);
-        let count = buffer_count(size);
-        self.buffers = Some(Region::new(count * size)?);
+        let count = buffer_count(len);
+        let size = len
+            .max(self.largest.unwrap_or(0) as usize)
+            .clamp(1, u32::MAX as usize);
+        let bytes = count
+            .checked_mul(size)
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        self.buffers = Some(Region::new(bytes)?);
         self.size = size as u32;
         for bid in 0..count {
             // count <= RING_ENTRIES, which fits in u16.
@@ -381,8 +422,8 @@ pub(crate) enum Receive {
     Done(Completion),
     /// The request waits for what arrives next.
     Waiting,
-    /// The standing receive could not be started (no free slot, no room in
-    /// the SQ): the request is handed back with the reason.
+    /// The standing receive could not be started (the kernel refused it):
+    /// the request is handed back with the reason.
     Refused(Request, io::Error),
 }
 
@@ -513,18 +554,18 @@ impl Receivers {
 impl Ring {
     /// Receives on socket `handle` (named by `file` in SQEs) through a
     /// standing multishot receive from now on: registers its provided-buffer
-    /// ring. `datagram` says whether each arrival is a datagram.
+    /// ring. `messages` says what one receive takes.
     pub(crate) fn listen(
         &mut self,
         handle: u32,
         fd: RawFd,
         file: FileRef,
-        datagram: bool,
+        messages: Messages,
     ) -> io::Result<()> {
         // Buffer groups are 16 bits: the handle names the socket's group.
         let group =
             u16::try_from(handle).map_err(|_| io::Error::from_raw_os_error(libc::EMFILE))?;
-        let receiver = Receiver::register(&self.ring.submitter(), fd, file, group, datagram)?;
+        let receiver = Receiver::register(&self.ring.submitter(), fd, file, group, messages)?;
         let receivers = &mut self.receivers;
         let index = handle as usize;
         if receivers.by_handle.len() <= index {
@@ -532,9 +573,16 @@ impl Ring {
         }
         receivers.by_handle[index] = Some(Box::new(receiver));
         receivers.listening.push(handle);
-        if receivers.arm_of.is_empty() {
-            receivers.arm_of = vec![None; self.slots.len()];
+        // A slot of its own for its standing receive, past the requests'
+        // (one forgotten socket's is taken again).
+        let arm_slots = self.awaiting_submit.len() - self.slots.len();
+        if arm_slots < receivers.listening.len() {
+            let slot = u32::try_from(self.awaiting_submit.len())
+                .map_err(|_| io::Error::from_raw_os_error(libc::EMFILE))?;
+            self.awaiting_submit.push(false);
+            self.arm_free.push(slot);
         }
+        receivers.arm_of.resize(self.awaiting_submit.len(), None);
         Ok(())
     }
 
@@ -595,9 +643,24 @@ impl Ring {
     /// Offers a receive on a listening socket: it takes what arrived, if
     /// anything did, or waits for what arrives next (starting the socket's
     /// standing receive if none stands).
+    ///
+    /// A datagram socket's buffers are as large as its first receive, or as
+    /// its protocol's largest datagram (UDP's) if larger. A later receive
+    /// longer than them, on a socket whose datagrams may be as long (a Unix
+    /// socket's), could get a datagram cut short of its length, which a
+    /// `recv` of that length would not: it completes with `EMSGSIZE` at
+    /// once, and nothing is taken from the socket.
     pub(crate) fn receive(&mut self, request: Request) -> Receive {
         let handle = request.file.0;
         let receiver = self.receivers.receiver(handle);
+        let len = request.buffer().map_or(0, |buf| buf.len());
+        if receiver.datagram
+            && receiver.largest.is_none()
+            && receiver.buffers.is_some()
+            && len > receiver.size as usize
+        {
+            return Receive::Done(request.complete(-i64::from(libc::EMSGSIZE)));
+        }
         if receiver.waiting.is_empty() && receiver.has_arrivals() {
             return Receive::Done(receiver.take(request));
         }
@@ -610,20 +673,35 @@ impl Ring {
         receiver.waiting.push_back(request);
         let stands = receiver.arm.is_some();
         self.receivers.waiting += 1;
-        if !stands && let Err(error) = self.arm(handle) {
-            let receiver = self.receivers.receiver(handle);
-            let request = receiver.waiting.pop_back().expect("just queued");
-            self.receivers.waiting -= 1;
-            return Receive::Refused(request, error);
+        match self.arm_unless(stands, handle) {
+            Ok(()) => {}
+            // The SQ is full of requests not yet committed: the standing
+            // receive goes in after them, at the commit.
+            Err(error) if error.raw_os_error() == Some(libc::EAGAIN) => {
+                self.receivers.rearm = true;
+            }
+            Err(error) => {
+                let receiver = self.receivers.receiver(handle);
+                let request = receiver.waiting.pop_back().expect("just queued");
+                self.receivers.waiting -= 1;
+                return Receive::Refused(request, error);
+            }
         }
         Receive::Waiting
     }
 
-    /// Puts socket `handle`'s standing receive into the SQ.
+    /// [`Ring::arm`] unless a receive `stands` already.
+    fn arm_unless(&mut self, stands: bool, handle: u32) -> io::Result<()> {
+        if stands { Ok(()) } else { self.arm(handle) }
+    }
+
+    /// Puts socket `handle`'s standing receive into the SQ: `EAGAIN` when
+    /// the SQ has no room for it (requests not yet committed fill it).
     fn arm(&mut self, handle: u32) -> io::Result<()> {
-        let Some(slot) = self.free.pop() else {
-            return Err(io::Error::from_raw_os_error(libc::EAGAIN));
-        };
+        let slot = self
+            .arm_free
+            .pop()
+            .expect("each listening socket has a slot for its standing receive");
         let entry = self.receivers.receiver(handle).entry(slot);
         // SAFETY: a standing receive points at no memory of ours but its
         // buffer group's, which the receiver registered and keeps until the
@@ -631,7 +709,7 @@ impl Ring {
         // has ended; a ring dropped with one still out closes first, or
         // leaks the receivers when it cannot wait for the kernel.
         if let Err(error) = unsafe { self.push_entry(&entry) } {
-            self.free.push(slot);
+            self.arm_free.push(slot);
             return Err(error);
         }
         self.receivers.arm_of[slot as usize] = Some(handle);
@@ -658,25 +736,37 @@ impl Ring {
         if !std::mem::take(&mut self.receivers.rearm) || self.receivers.closing {
             return;
         }
-        for index in 0..self.receivers.listening.len() {
-            let handle = self.receivers.listening[index];
-            let receiver = self.receivers.receiver(handle);
-            if receiver.arm.is_none()
-                && !receiver.waiting.is_empty()
-                && !receiver.has_ended()
-                && self.arm(handle).is_err()
-            {
-                // Tried again at the next drain or commit.
-                self.receivers.rearm = true;
+        // More sockets may wait than the SQ has room for: what fits goes
+        // down, then the rest, a round for each SQ-full.
+        for _ in 0..=self.receivers.listening.len() {
+            let mut left = false;
+            for index in 0..self.receivers.listening.len() {
+                let handle = self.receivers.listening[index];
+                let receiver = self.receivers.receiver(handle);
+                if receiver.arm.is_none()
+                    && !receiver.waiting.is_empty()
+                    && !receiver.has_ended()
+                    && self.arm(handle).is_err()
+                {
+                    left = true;
+                }
+            }
+            // Down at once unless requests not yet committed are in the SQ
+            // before them (the next commit takes them with those).
+            let (unsubmitted_arms, _) = self.receivers.census(&self.awaiting_submit);
+            let only_arms = unsubmitted_arms > 0 && unsubmitted_arms == self.unsubmitted.len();
+            if only_arms && self.submit_all().is_err() {
+                left = true;
+            }
+            if !left {
+                return;
+            }
+            if !only_arms {
+                break;
             }
         }
-        let (unsubmitted_arms, _) = self.receivers.census(&self.awaiting_submit);
-        if unsubmitted_arms > 0
-            && unsubmitted_arms == self.unsubmitted.len()
-            && self.submit_all().is_err()
-        {
-            self.receivers.rearm = true;
-        }
+        // Tried again at the next drain or commit.
+        self.receivers.rearm = true;
     }
 
     /// Ends the standing receives of sockets shut down for reading, whose

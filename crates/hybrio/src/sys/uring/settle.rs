@@ -171,8 +171,11 @@ impl Ring {
     /// uncommitted requests are handed over first, and cancelled with the rest.
     fn cancel_each(&mut self) -> io::Result<()> {
         self.submit_all()?;
-        let targets: Vec<u64> = (0..self.slots.len() as u64)
-            .filter(|&i| self.slots[i as usize].is_some() || self.receivers.arm_of(i).is_some())
+        let targets: Vec<u64> = (0..self.awaiting_submit.len() as u64)
+            .filter(|&i| {
+                self.slots.get(i as usize).is_some_and(Option::is_some)
+                    || self.receivers.arm_of(i).is_some()
+            })
             .collect();
         for target in targets {
             let entry = opcode::AsyncCancel::new(target)
