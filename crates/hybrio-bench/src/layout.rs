@@ -58,6 +58,23 @@ pub enum LayoutError {
         /// The block size.
         bs: u64,
     },
+    /// A region that ends past the largest offset a file can have.
+    #[error(
+        "job '{job}': {path}: {} ends past the largest file offset ({max}, 8 EiB)",
+        match start {
+            Some(start) => format!("the region from offset {start}"),
+            None => "the clone's offset (offset + offset_increment)".to_string(),
+        },
+        max = crate::units::MAX_VALUE
+    )]
+    PastEnd {
+        /// The job.
+        job: String,
+        /// The file.
+        path: String,
+        /// Where the region starts, when that is still an offset.
+        start: Option<u64>,
+    },
     /// A file that does not exist, with `allow_file_create=0`.
     #[error("job '{job}': {path} does not exist, and allow_file_create=0 says not to create it")]
     NoFile {
@@ -193,7 +210,16 @@ fn size_files(
                     at - at % options.min_block_size().max(1)
                 }
             };
-            let start = offset + u64::from(clone) * options.offset_increment;
+            let past_end = |start: Option<u64>| LayoutError::PastEnd {
+                job: options.name.clone(),
+                path: path.display().to_string(),
+                start,
+            };
+            let start = u64::from(clone)
+                .checked_mul(options.offset_increment)
+                .and_then(|increment| increment.checked_add(offset))
+                .filter(|&start| start <= crate::units::MAX_VALUE)
+                .ok_or_else(|| past_end(None))?;
             let size = match (options.filesize, options.size) {
                 (Some(size), _) => size,
                 (None, Some(total)) => total / count,
@@ -225,6 +251,14 @@ fn size_files(
                 crate::options::Offset::Percent(_) => size.saturating_sub(start),
                 crate::options::Offset::Bytes(_) => size,
             };
+            // As fio ("you need to specify valid offset="): no file can
+            // reach past the largest offset, 8 EiB.
+            if start
+                .checked_add(size)
+                .is_none_or(|end| end > crate::units::MAX_VALUE)
+            {
+                return Err(past_end(Some(start)));
+            }
             let bs = options.min_block_size();
             if size < bs && options.ioengine != "null" {
                 return Err(LayoutError::TooSmall {

@@ -399,7 +399,9 @@ fn run_together(
                 .filter(|p| holds_data_first(options) && needs_layout(p))
                 .collect();
             if !needs_data.is_empty() {
-                let total: u64 = needs_data.iter().map(|p| p.size).sum();
+                let total = needs_data
+                    .iter()
+                    .fold(0u64, |sum, p| sum.saturating_add(p.size));
                 let plural = if needs_data.len() == 1 { "" } else { "s" };
                 notice(&format!(
                     "{}: Laying out IO file ({} file{plural} / {}MiB)",

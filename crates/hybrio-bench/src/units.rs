@@ -26,6 +26,10 @@ pub enum ValueError {
     /// Too large for the option.
     #[error("value '{0}' is out of range")]
     Range(String),
+    /// Past the largest number fio reads (a signed 64-bit one): no file
+    /// offset or size can be larger.
+    #[error("'{0}' is too large (at most {max}, 8 EiB less one byte, as fio)", max = MAX_VALUE)]
+    TooLarge(String),
     /// Not one of the allowed words.
     #[error("invalid value '{value}' (allowed: {allowed})")]
     Choice {
@@ -42,6 +46,10 @@ pub enum ValueError {
     Invalid(String),
 }
 
+/// The largest value fio reads (its parser's `strtoll`); also the largest
+/// file offset (`off_t`), so a size or offset past it could never be used.
+pub const MAX_VALUE: u64 = i64::MAX as u64;
+
 /// Splits a leading decimal or hexadecimal number from its suffix.
 fn split_number(text: &str) -> Option<(u64, Option<f64>, &str)> {
     let text = text.trim();
@@ -49,7 +57,11 @@ fn split_number(text: &str) -> Option<(u64, Option<f64>, &str)> {
         let end = hex
             .find(|c: char| !c.is_ascii_hexdigit())
             .unwrap_or(hex.len());
-        let value = u64::from_str_radix(&hex[..end], 16).ok()?;
+        if end == 0 {
+            return None;
+        }
+        // Too many digits for 64 bits: a number all the same, too large.
+        let value = u64::from_str_radix(&hex[..end], 16).unwrap_or(u64::MAX);
         return Some((value, None, &hex[end..]));
     }
     let end = text
@@ -63,7 +75,9 @@ fn split_number(text: &str) -> Option<(u64, Option<f64>, &str)> {
         let value: f64 = digits.parse().ok()?;
         Some((value as u64, Some(value), &text[end..]))
     } else {
-        Some((digits.parse().ok()?, None, &text[end..]))
+        // Only digits: what does not fit in 64 bits is too large, not
+        // malformed (u64::MAX is past MAX_VALUE and refused as such).
+        Some((digits.parse().unwrap_or(u64::MAX), None, &text[end..]))
     }
 }
 
@@ -102,22 +116,26 @@ pub fn parse_size_in(text: &str, kb_base: u32) -> Result<u64, ValueError> {
     } else {
         return Err(err());
     };
-    let multiplier = base
-        .checked_pow(power)
-        .ok_or_else(|| ValueError::Range(text.to_string()))?;
-    match fraction {
+    let too_large = || ValueError::TooLarge(text.trim().to_string());
+    let multiplier = base.checked_pow(power).ok_or_else(too_large)?;
+    let bytes = match fraction {
         Some(value) if power > 0 => {
             let bytes = value * multiplier as f64;
-            if bytes >= u64::MAX as f64 {
-                return Err(ValueError::Range(text.to_string()));
+            if bytes >= MAX_VALUE as f64 {
+                return Err(too_large());
             }
-            Ok(bytes as u64)
+            bytes as u64
         }
-        Some(_) => Err(err()),
-        None => whole
-            .checked_mul(multiplier)
-            .ok_or_else(|| ValueError::Range(text.to_string())),
+        Some(_) => return Err(err()),
+        None => whole.checked_mul(multiplier).ok_or_else(too_large)?,
+    };
+    // fio refuses such a number (`failed parsing`) rather than let it wrap
+    // negative; past it, std's file calls would fail with a message about
+    // integer conversions that names nothing the user wrote.
+    if bytes > MAX_VALUE {
+        return Err(too_large());
     }
+    Ok(bytes)
 }
 
 /// Reads a time; a bare number is in `default_unit` (seconds for most fio options).
@@ -154,13 +172,16 @@ pub fn parse_bool(text: &str) -> Result<bool, ValueError> {
 
 /// Reads a non-negative integer that fits in `u32` (suffixes as sizes, e.g. `1k`).
 pub fn parse_u32(text: &str) -> Result<u32, ValueError> {
-    let value = parse_size(text).map_err(|_| ValueError::Int(text.to_string()))?;
+    let value = parse_u64(text)?;
     u32::try_from(value).map_err(|_| ValueError::Range(text.to_string()))
 }
 
-/// Reads a non-negative integer that fits in `u64`.
+/// Reads a non-negative integer up to fio's largest, [`MAX_VALUE`].
 pub fn parse_u64(text: &str) -> Result<u64, ValueError> {
-    parse_size(text).map_err(|_| ValueError::Int(text.to_string()))
+    parse_size(text).map_err(|e| match e {
+        ValueError::TooLarge(_) => e,
+        _ => ValueError::Int(text.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -201,6 +222,42 @@ mod tests {
         ] {
             assert!(parse_size(bad).is_err(), "{bad} should not parse");
         }
+    }
+
+    #[test]
+    fn sizes_past_fios_largest_are_too_large() {
+        assert_eq!(parse_size("9223372036854775807"), Ok(i64::MAX as u64));
+        assert_eq!(parse_size("0x7fffffffffffffff"), Ok(i64::MAX as u64));
+        for big in [
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "9223372036854775808",
+            "0xffffffffffffffff",
+            "0x10000000000000000",
+            "8388608t",
+            "8192p",
+            "8192.5p",
+            "20000000p",
+        ] {
+            assert_eq!(
+                parse_size(big),
+                Err(ValueError::TooLarge(big.into())),
+                "{big}"
+            );
+            assert_eq!(
+                parse_u64(big),
+                Err(ValueError::TooLarge(big.into())),
+                "{big}"
+            );
+        }
+        assert_eq!(parse_size("8191p"), Ok(8191 << 50));
+        assert_eq!(
+            ValueError::TooLarge("18446744073709551615".into()).to_string(),
+            "'18446744073709551615' is too large (at most 9223372036854775807, 8 EiB less one byte, as fio)"
+        );
+        // Not numbers at all stay malformed.
+        assert_eq!(parse_size("0x"), Err(ValueError::Size("0x".into())));
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Copies a file through one hybrio engine, the way a storage program uses the
-//! library for one short task: reads of `--bs` bytes, each feeding a write of
-//! the same bytes at the same offset, `--depth` requests in flight.
+//! library for one short task: reads of `--bs` bytes, each read's buffer
+//! becoming the write of the same bytes at the same offset, `--depth`
+//! requests in flight. The [`Driver`]'s `submit` and `next_completion` keep
+//! them there, as the crate docs advise for a loop whose completions lead to
+//! more requests; both files are opened by the engine (`open_file`), each
+//! path given once.
 //!
 //! ```text
 //! cargo run --release -p hybrio --example copy -- [--engine NAME] [--direct]
@@ -17,19 +21,18 @@
 //!
 //! It prints the copy's time and, for the adaptive engine, which path its
 //! requests took (`--json`: one JSON object per run, for scripts that compare
-//! engines round by round). The engine is opened after the files, and its
-//! time counts from the first request: what a caller that opens an engine for
-//! one task pays, learning included.
+//! engines round by round). Its time counts from the first request: what a
+//! caller that opens an engine for one task pays, learning included.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use hybrio::buf::BufPool;
-use hybrio::engine::{self, EngineConfig, EngineKind, QueueOutcome};
-use hybrio::file::Caching;
-use hybrio::request::{Completion, Op, Request};
+use hybrio::buf::{Buf, BufPool};
+use hybrio::driver::{Driver, Order};
+use hybrio::engine::{self, EngineConfig, EngineKind};
+use hybrio::file::{Caching, FileHandle, OpenOptions};
+use hybrio::request::{Op, Request};
 
 /// `O_DIRECT` buffers and offsets must be aligned to the device's block; 4096
 /// covers every device this runs on.
@@ -125,33 +128,6 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Options, String> {
     Ok(options)
 }
 
-fn open_files(options: &Options) -> Result<(File, File, u64), String> {
-    let flags = if options.direct { libc::O_DIRECT } else { 0 };
-    let src = OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(&options.src)
-        .map_err(|e| format!("open {}: {e}", options.src))?;
-    let size = src
-        .metadata()
-        .map_err(|e| format!("stat {}: {e}", options.src))?
-        .len();
-    if options.direct && !size.is_multiple_of(DIRECT_ALIGN) {
-        return Err(format!(
-            "{} is {size} bytes: --direct copies only whole {DIRECT_ALIGN}-byte blocks",
-            options.src
-        ));
-    }
-    let dst = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(flags)
-        .open(&options.dst)
-        .map_err(|e| format!("open {}: {e}", options.dst))?;
-    Ok((src, dst, size))
-}
-
 /// What one copy did.
 struct Copied {
     bytes: u64,
@@ -161,17 +137,31 @@ struct Copied {
 }
 
 fn copy(options: &Options) -> Result<Copied, String> {
-    let (src, dst, size) = open_files(options)?;
-    let depth = options.depth as usize;
-    let pool = BufPool::new(depth, options.bs).map_err(|e| e.to_string())?;
+    let (src_path, dst_path) = (Path::new(&options.src), Path::new(&options.dst));
+    let pool = BufPool::new(options.depth as usize, options.bs).map_err(|e| e.to_string())?;
     let config = EngineConfig::with_depth(options.depth);
     let mut engine =
         engine::open(options.engine, &config, Some(&pool)).map_err(|e| e.to_string())?;
+    let reading = OpenOptions::new().read(true).direct(options.direct);
     let src = engine
-        .add_file(src, options.src.clone().into())
+        .open_file(src_path, &reading)
         .map_err(|e| e.to_string())?;
+    let size = std::fs::metadata(src_path)
+        .map_err(|e| format!("stat {}: {e}", options.src))?
+        .len();
+    if options.direct && !size.is_multiple_of(DIRECT_ALIGN) {
+        return Err(format!(
+            "{} is {size} bytes: --direct copies only whole {DIRECT_ALIGN}-byte blocks",
+            options.src
+        ));
+    }
+    let writing = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .direct(options.direct);
     let dst = engine
-        .add_file(dst, options.dst.clone().into())
+        .open_file(dst_path, &writing)
         .map_err(|e| e.to_string())?;
     for file in [src, dst] {
         // Before any I/O: a filesystem or engine that refuses uncached I/O
@@ -182,75 +172,62 @@ fn copy(options: &Options) -> Result<Copied, String> {
     }
 
     let start = Instant::now();
+    let mut driver = Driver::new(engine.as_mut(), Order::Completion);
     let mut next_read = 0u64;
     let mut written = 0u64;
-    let mut done: Vec<Completion> = Vec::with_capacity(depth);
-    // Requests to offer, in order: writes of data read, then new reads.
-    let mut writes: Vec<Request> = Vec::new();
-    while written < size {
-        let mut offered = false;
-        while let Some(request) = writes.pop().or_else(|| {
-            let buf = (next_read < size).then(|| pool.take()).flatten()?;
-            Some(read_request(src, &mut next_read, size, buf))
-        }) {
-            offered = true;
-            match engine.queue(request) {
-                QueueOutcome::Queued => {}
-                QueueOutcome::Completed(completion) => done.push(completion),
-                QueueOutcome::Busy(request) => {
-                    // Full: it goes again after the next reap.
-                    if request.op == Op::Read {
-                        next_read = request.offset;
-                    } else {
-                        writes.push(request);
-                    }
-                    break;
-                }
-            }
-        }
-        if offered {
-            engine.commit().map_err(|e| e.to_string())?;
-        }
-        if done.is_empty() {
-            let min = usize::from(engine.in_flight() > 0);
-            engine
-                .reap(min, depth, &mut done)
+    loop {
+        // Every free buffer reads on; the driver waits for room itself.
+        while next_read < size
+            && let Some(buf) = pool.take()
+        {
+            driver
+                .submit(read_request(src, &mut next_read, size, buf))
                 .map_err(|e| e.to_string())?;
         }
-        for completion in done.drain(..) {
-            let path = if completion.file == src {
-                &options.src
-            } else {
-                &options.dst
-            };
-            if let Some(error) = completion.error() {
-                return Err(format!(
-                    "{} {path} at offset {}: {error}",
-                    completion.op.name(),
-                    completion.offset
-                ));
-            }
-            let mut buf = completion.buf;
-            let moved = completion.result as usize;
-            match completion.op {
-                Op::Read if moved == 0 => {
-                    return Err(format!(
-                        "{path} ended at {} while {size} bytes were to be copied",
-                        completion.offset
-                    ));
-                }
-                Op::Read => {
-                    buf.rewind();
-                    buf.set_len(moved);
-                    writes.push(Request::write(dst, completion.offset, buf, 0));
-                }
-                _ => written += moved as u64,
-            }
+        let Some(mut done) = driver.next_completion().map_err(|e| e.to_string())? else {
+            break;
+        };
+        let path = if done.file == src { src_path } else { dst_path };
+        // The error names the operation, the file's handle and the offset;
+        // the path says which of the two files that is.
+        let moved = done
+            .outcome()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if done.op == Op::Write {
+            written += moved as u64;
+            continue;
         }
+        if moved == 0 {
+            return Err(format!(
+                "{} ended at {} while {size} bytes were to be copied",
+                options.src, done.offset
+            ));
+        }
+        // The read's buffer becomes the write of the same bytes: it comes
+        // back with its window as the read had it, so only its length (a
+        // short read's) changes.
+        let mut buf = done.take_buf();
+        buf.set_len(moved);
+        driver
+            .submit(Request::write(dst, done.offset, buf, 0))
+            .map_err(|e| e.to_string())?;
+    }
+    if written != size {
+        return Err(format!(
+            "{} changed size during the copy: {written} of {size} bytes copied",
+            options.src
+        ));
     }
     if options.fsync {
-        sync(engine.as_mut(), dst).map_err(|e| format!("fsync {}: {e}", options.dst))?;
+        driver
+            .submit(Request::sync(dst, false, 0))
+            .map_err(|e| e.to_string())?;
+        if let Some(done) = driver.next_completion().map_err(|e| e.to_string())? {
+            done.outcome()
+                .map_err(|e| format!("{}: {e}", options.dst))?;
+        }
     }
+    drop(driver);
     let seconds = start.elapsed().as_secs_f64();
     Ok(Copied {
         bytes: written,
@@ -260,34 +237,13 @@ fn copy(options: &Options) -> Result<Copied, String> {
     })
 }
 
-fn read_request(
-    src: hybrio::file::FileHandle,
-    next_read: &mut u64,
-    size: u64,
-    mut buf: hybrio::buf::Buf,
-) -> Request {
+/// The next read of the source: a buffer's worth, or what is left.
+fn read_request(src: FileHandle, next_read: &mut u64, size: u64, mut buf: Buf) -> Request {
     let len = (buf.capacity() as u64).min(size - *next_read);
     buf.set_len(len as usize);
     let request = Request::read(src, *next_read, buf, 0);
     *next_read += len;
     request
-}
-
-fn sync(engine: &mut dyn engine::Engine, file: hybrio::file::FileHandle) -> Result<(), String> {
-    let completion = match engine.queue(Request::sync(file, false, 0)) {
-        QueueOutcome::Completed(completion) => completion,
-        QueueOutcome::Queued => {
-            engine.commit().map_err(|e| e.to_string())?;
-            let mut done = Vec::new();
-            engine.reap(1, 1, &mut done).map_err(|e| e.to_string())?;
-            done.pop().ok_or("no completion")?
-        }
-        QueueOutcome::Busy(_) => return Err("the engine is full with nothing in flight".into()),
-    };
-    match completion.error() {
-        Some(error) => Err(error.to_string()),
-        None => Ok(()),
-    }
 }
 
 fn main() -> ExitCode {

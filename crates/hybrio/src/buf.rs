@@ -283,7 +283,12 @@ impl Buf {
         self.start += n;
     }
 
-    /// Moves the start of the window back to the start of the buffer.
+    /// Moves the start of the window back to the start of the buffer, after
+    /// [`advance`](Buf::advance): for a caller that sends the rest of a
+    /// short transfer itself and then wants the whole buffer again. A
+    /// completion hands its buffer back with the window its request had
+    /// (the engines' own resending of short transfers undone), so a read's
+    /// buffer becomes a write with [`set_len`](Buf::set_len) alone.
     pub fn rewind(&mut self) {
         self.start = 0;
     }

@@ -3,8 +3,10 @@ use std::path::PathBuf;
 
 /// Everything the library can fail with, each carrying what was being done.
 ///
-/// Errors of individual requests do not appear here: they travel as a negative
-/// errno in [`Completion::result`](crate::request::Completion::result).
+/// A request's own error travels as a negative errno in
+/// [`Completion::result`](crate::request::Completion::result);
+/// [`Completion::outcome`](crate::request::Completion::outcome) makes it an
+/// [`Error::Request`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -17,6 +19,23 @@ pub enum Error {
         path: PathBuf,
         /// The byte offset, where the operation has one (a read, a
         /// write; not an open).
+        offset: Option<u64>,
+        /// What the kernel said.
+        #[source]
+        source: io::Error,
+    },
+    /// A request failed: its completion's error, as
+    /// [`Completion::outcome`](crate::request::Completion::outcome) gives it,
+    /// naming the operation, the file (by its handle: the engine's table
+    /// maps it to the path the caller added) and the offset.
+    #[error("{} file handle {}{}: {source}", .op.name(), .file.0, at_offset(*.offset))]
+    Request {
+        /// What the request did.
+        op: crate::request::Op,
+        /// The file (or socket) it was done on.
+        file: crate::file::FileHandle,
+        /// The byte offset, where the operation has one (not a sync, a
+        /// send or a receive); a truncation's is the size it asked for.
         offset: Option<u64>,
         /// What the kernel said.
         #[source]
@@ -236,6 +255,30 @@ mod tests {
         assert!(enfile.to_string().contains("fs.file-max"), "{enfile}");
         let other = Error::io("open", "f", io::Error::from_raw_os_error(libc::ENOENT));
         assert!(!other.to_string().contains("limit"), "{other}");
+    }
+
+    #[test]
+    fn a_failed_request_names_its_operation_file_and_offset() {
+        use crate::file::FileHandle;
+        use crate::request::Op;
+        let eio = || io::Error::from_raw_os_error(libc::EIO);
+        let read = Error::Request {
+            op: Op::Read,
+            file: FileHandle(3),
+            offset: Some(8192),
+            source: eio(),
+        };
+        assert_eq!(
+            read.to_string(),
+            format!("read file handle 3 (offset 8192): {}", eio())
+        );
+        let sync = Error::Request {
+            op: Op::Fsync,
+            file: FileHandle(0),
+            offset: None,
+            source: eio(),
+        };
+        assert_eq!(sync.to_string(), format!("fsync file handle 0: {}", eio()));
     }
 
     #[test]

@@ -147,12 +147,12 @@
 //! engines whose every answer it draws, checking these after every step.
 //!
 //! ```no_run
-//! use hybrio::{buf::BufPool, engine::{self, EngineConfig, EngineKind, QueueOutcome}, request::Request};
+//! use hybrio::{buf::BufPool, engine::{self, EngineConfig, EngineKind, QueueOutcome}};
+//! use hybrio::{file::OpenOptions, request::Request};
 //! # fn main() -> Result<(), hybrio::Error> {
 //! let pool = BufPool::new(8, 4096)?;
 //! let mut engine = engine::open(EngineKind::IoUring, &EngineConfig::with_depth(8), Some(&pool))?;
-//! let file = std::fs::File::open("/etc/hostname").map_err(|e| hybrio::Error::io("open", "/etc/hostname", e))?;
-//! let handle = engine.add_file(file, "/etc/hostname".into())?;
+//! let handle = engine.open_file("/etc/hostname".as_ref(), &OpenOptions::default())?;
 //! let buf = pool.take().expect("pool has free buffers");
 //! match engine.queue(Request::read(handle, 0, buf, 1)) {
 //!     QueueOutcome::Completed(done) => println!("read {} bytes inline", done.result),
@@ -184,3 +184,14 @@ pub mod socket;
 mod sys;
 
 pub use error::Error;
+
+/// The READMEs' programs, compiled with the doc tests so that what a new
+/// user copies from them builds as written.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;
+
+/// See [`CrateReadme`]: the workspace's README.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct WorkspaceReadme;

@@ -316,10 +316,20 @@ impl Completion {
     }
 
     /// The result as a `Result`: the bytes transferred (or covered, for a
-    /// trim or an allocation; 0 for a sync or a truncation), or the error.
-    pub fn outcome(&self) -> std::io::Result<usize> {
+    /// trim or an allocation; 0 for a sync or a truncation), or an
+    /// [`Error::Request`](crate::Error::Request) naming the operation, the
+    /// file's handle and the offset, so that `?` works in a loop that
+    /// returns the crate's [`Error`](crate::Error) (the kernel's error alone
+    /// is [`error`](Completion::error)).
+    pub fn outcome(&self) -> Result<usize, crate::Error> {
         match self.error() {
-            Some(error) => Err(error),
+            Some(source) => Err(crate::Error::Request {
+                op: self.op,
+                file: self.file,
+                offset: (!matches!(self.op, Op::Fsync | Op::Fdatasync) && !self.op.is_socket())
+                    .then_some(self.offset),
+                source,
+            }),
             None => Ok(self.result as usize),
         }
     }
@@ -352,5 +362,59 @@ impl Completion {
     /// True when fewer bytes moved than were asked for (and no error).
     pub fn is_short(&self) -> bool {
         self.result >= 0 && (self.result as usize) < self.buf.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(op: Op, result: i64) -> Completion {
+        Completion {
+            op,
+            file: FileHandle(2),
+            offset: 4096,
+            buf: Buf::empty(),
+            user_data: 9,
+            span: 0,
+            result,
+        }
+    }
+
+    #[test]
+    fn a_failed_outcome_is_the_crates_error_naming_op_file_and_offset() {
+        match failed(Op::Read, -i64::from(libc::EIO)).outcome() {
+            Err(crate::Error::Request {
+                op: Op::Read,
+                file: FileHandle(2),
+                offset: Some(4096),
+                source,
+            }) => assert_eq!(source.raw_os_error(), Some(libc::EIO)),
+            other => panic!("{other:?}"),
+        }
+        // A sync has no offset to name.
+        match failed(Op::Fdatasync, -i64::from(libc::ENOSPC)).outcome() {
+            Err(crate::Error::Request {
+                offset: None,
+                source,
+                ..
+            }) => assert_eq!(source.raw_os_error(), Some(libc::ENOSPC)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(failed(Op::Write, 512).outcome().unwrap(), 512);
+    }
+
+    /// What README.md's first program does: `?` on an outcome inside a
+    /// closure whose error is the crate's.
+    #[test]
+    fn an_outcome_goes_through_question_mark_as_the_crates_error() {
+        let check = |done: Completion| -> Result<usize, crate::Error> { Ok(done.outcome()? + 1) };
+        assert_eq!(check(failed(Op::Read, 7)).unwrap(), 8);
+        let err = check(failed(Op::Read, -i64::from(libc::EIO))).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("read file handle 2 (offset 4096): "),
+            "{err}"
+        );
     }
 }

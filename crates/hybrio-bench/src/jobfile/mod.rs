@@ -392,6 +392,9 @@ pub struct JobDef {
 /// Options that `[global]` sections set, in order ("global options" in JSON).
 pub type GlobalOptions = Vec<(String, String)>;
 
+/// The most jobs (clones counted) one run may have: fio's `REAL_MAX_JOBS`.
+pub const MAX_JOBS: u64 = 4096;
+
 /// Resolves the command line's sections and each job file's into jobs, as
 /// fio 3.33 does (its `parse_options()` resets the defaults before every job
 /// file but the first): the command line's global options apply to its own
@@ -429,6 +432,21 @@ pub fn resolve(
     }
     if unit.jobs.is_empty() {
         return Err(JobError::NoJobs);
+    }
+    // As fio (REAL_MAX_JOBS): each clone is a thread with its buffers, so a
+    // numjobs of billions would exhaust memory before any limit is checked.
+    let mut clones = 0u64;
+    for job in &unit.jobs {
+        clones += u64::from(job.options.numjobs);
+        if clones > MAX_JOBS {
+            return Err(JobError::Invalid {
+                job: job.options.name.clone(),
+                message: format!(
+                    "numjobs={}: the run would have {clones} jobs, and fio runs at most {MAX_JOBS}",
+                    job.options.numjobs
+                ),
+            });
+        }
     }
     // As fio: a job waits for one defined before it, so that it can start.
     for (index, job) in unit.jobs.iter().enumerate() {

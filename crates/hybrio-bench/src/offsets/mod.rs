@@ -13,6 +13,7 @@ use crate::fio_rand::FioRand;
 use crate::options::{BlockSplit, Distribution, FileService, JobOptions, RwMode};
 use distribution::{BlockDraw, FioDraw};
 use random_map::FioOffsets;
+pub use random_map::MapTooLarge;
 
 /// The direction of one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -387,7 +388,7 @@ impl IoPlan {
         file_sizes: &[u64],
         random_map: bool,
         seed: u64,
-    ) -> IoPlan {
+    ) -> Result<IoPlan, MapTooLarge> {
         let (trims, writes_after_trim) = (mode.trims(), mode.writes_after_trim());
         let mode = mode.offsets_as();
         let sizing = sizing.map(Into::into);
@@ -421,13 +422,13 @@ impl IoPlan {
             &map_bits,
             mode.is_random() && random_map,
             false,
-        );
+        )?;
         let mix = FioMix::new(FioRand::new(seed ^ 0x6d69, false), false);
         let fixed_len = [0, 1].map(|dir| match sizing[dir] {
             BlockSizing::Fixed(size) => size,
             _ => 0,
         });
-        IoPlan {
+        Ok(IoPlan {
             mode,
             read_percent,
             sizing,
@@ -469,7 +470,7 @@ impl IoPlan {
             trims,
             writes_after_trim,
             then_write: None,
-        }
+        })
     }
 
     /// fio's generators of varying sizes, reads' and writes' (or trims'),

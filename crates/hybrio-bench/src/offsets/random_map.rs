@@ -13,12 +13,28 @@ pub(super) struct BlockMap {
     bits: u64,
 }
 
+/// A random map that cannot be allocated: a file of too many blocks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "fio's random map of {blocks} blocks ({} bytes) cannot be allocated: set norandommap=1, a larger bs or a smaller size",
+    blocks.div_ceil(8)
+)]
+pub struct MapTooLarge {
+    /// The blocks it would map.
+    pub blocks: u64,
+}
+
 impl BlockMap {
-    pub(super) fn new(bits: u64) -> BlockMap {
-        BlockMap {
-            words: vec![0; bits.div_ceil(64) as usize],
-            bits,
-        }
+    /// A map of `bits` blocks, none done; as fio's `axmap_new`, an error
+    /// rather than an abort when there is no memory for it (a huge file in
+    /// small blocks: 2^63 bytes in 4 KiB blocks take 256 TiB).
+    pub(super) fn new(bits: u64) -> Result<BlockMap, MapTooLarge> {
+        let too_large = MapTooLarge { blocks: bits };
+        let len = usize::try_from(bits.div_ceil(64)).map_err(|_| too_large.clone())?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(len).map_err(|_| too_large)?;
+        words.resize(len, 0);
+        Ok(BlockMap { words, bits })
     }
 
     pub(super) fn reset(&mut self) {
@@ -106,17 +122,17 @@ impl FioOffsets {
         map_bits: &[u64],
         random_map: bool,
         repeat: bool,
-    ) -> FioOffsets {
-        FioOffsets {
+    ) -> Result<FioOffsets, MapTooLarge> {
+        Ok(FioOffsets {
             seeded: rand.clone(),
             rand,
             repeat,
             maps: map_bits
                 .iter()
-                .map(|&bits| random_map.then(|| BlockMap::new(bits)))
-                .collect(),
+                .map(|&bits| random_map.then(|| BlockMap::new(bits)).transpose())
+                .collect::<Result<_, _>>()?,
             lfsrs: Vec::new(),
-        }
+        })
     }
 
     /// Draws from another generator from now on.
@@ -222,7 +238,7 @@ mod tests {
 
     #[test]
     fn the_next_free_block_is_after_the_drawn_one_then_from_the_start() {
-        let mut map = BlockMap::new(130);
+        let mut map = BlockMap::new(130).unwrap();
         assert_eq!(map.set_run(0, 3), 3);
         assert_eq!(map.set_run(2, 5), 0, "stops at a block already done");
         assert_eq!(map.next_free(0), Some(3));
@@ -254,7 +270,7 @@ mod tests {
 
     #[test]
     fn a_pass_visits_every_block_once_and_a_repeated_pass_repeats_it() {
-        let mut offsets = FioOffsets::new(FioRand::new(7, false), &[1000], true, true);
+        let mut offsets = FioOffsets::new(FioRand::new(7, false), &[1000], true, true).unwrap();
         let first: Vec<u64> = (0..1000).map(|_| offsets.next_block(0, 1000, 1)).collect();
         let mut sorted = first.clone();
         sorted.sort_unstable();

@@ -5,7 +5,8 @@ use crate::options::ZoneSize;
 fn random_offsets_stay_inside_the_file_and_aligned() {
     let size = 10 * 4096 + 1000; // a partial block at the end must never be used
     for random_map in [true, false] {
-        let mut plan = IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[size], random_map, 7);
+        let mut plan =
+            IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[size], random_map, 7).unwrap();
         for _ in 0..10_000 {
             let io = plan.next_io();
             assert_eq!(io.offset % 4096, 0);
@@ -16,7 +17,7 @@ fn random_offsets_stay_inside_the_file_and_aligned() {
 
 #[test]
 fn random_map_covers_each_block_once_per_pass() {
-    let mut plan = IoPlan::new(RwMode::RandWrite, 0, [512, 512], &[512 * 100], true, 1);
+    let mut plan = IoPlan::new(RwMode::RandWrite, 0, [512, 512], &[512 * 100], true, 1).unwrap();
     for _pass in 0..3 {
         let mut offsets: Vec<u64> = (0..100).map(|_| plan.next_io().offset).collect();
         offsets.sort();
@@ -26,7 +27,7 @@ fn random_map_covers_each_block_once_per_pass() {
 
 #[test]
 fn sequential_wraps_and_round_robins_files() {
-    let mut plan = IoPlan::new(RwMode::Write, 0, [4096, 8192], &[16384, 16384], false, 0);
+    let mut plan = IoPlan::new(RwMode::Write, 0, [4096, 8192], &[16384, 16384], false, 0).unwrap();
     let got: Vec<(usize, u64)> = (0..6)
         .map(|_| plan.next_io())
         .map(|io| (io.file, io.offset))
@@ -39,12 +40,12 @@ fn sequential_wraps_and_round_robins_files() {
 
 #[test]
 fn restart_begins_a_new_pass_at_offset_zero() {
-    let mut plan = IoPlan::new(RwMode::Read, 100, [4096, 4096], &[4096 * 8], false, 0);
+    let mut plan = IoPlan::new(RwMode::Read, 100, [4096, 4096], &[4096 * 8], false, 0).unwrap();
     plan.next_io();
     plan.next_io();
     plan.restart();
     assert_eq!(plan.next_io().offset, 0);
-    let mut plan = IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[4096 * 8], true, 0);
+    let mut plan = IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[4096 * 8], true, 0).unwrap();
     plan.next_io();
     plan.restart();
     let mut offsets: Vec<u64> = (0..8).map(|_| plan.next_io().offset).collect();
@@ -58,7 +59,8 @@ fn restart_begins_a_new_pass_at_offset_zero() {
 
 #[test]
 fn mix_follows_rwmixread() {
-    let mut plan = IoPlan::new(RwMode::RandReadWrite, 70, [4096, 4096], &[1 << 20], true, 3);
+    let mut plan =
+        IoPlan::new(RwMode::RandReadWrite, 70, [4096, 4096], &[1 << 20], true, 3).unwrap();
     let reads = (0..10_000)
         .filter(|_| plan.next_io().direction == Direction::Read)
         .count();
@@ -82,7 +84,8 @@ fn a_range_draws_multiples_of_its_smallest_size_as_fio_does() {
         &[size],
         false,
         9,
-    );
+    )
+    .unwrap();
     let mut counts = [0u32; 5];
     for _ in 0..12_000 {
         let io = plan.next_io();
@@ -110,7 +113,8 @@ fn a_split_gives_each_size_its_share() {
         &[1 << 24],
         false,
         4,
-    );
+    )
+    .unwrap();
     let small = (0..10_000).filter(|_| plan.next_io().len == 4096).count();
     assert!((5_700..6_300).contains(&small), "{small} of 10000 at 60%");
 }
@@ -119,7 +123,7 @@ fn a_split_gives_each_size_its_share() {
 fn sequential_sizes_follow_each_other_and_the_last_is_cut_at_the_end() {
     let split = BlockSizing::Split(vec![(4096, 50), (12288, 100)]);
     let size = 4096 * 10;
-    let mut plan = IoPlan::new(RwMode::Write, 0, [4096.into(), split], &[size], false, 2);
+    let mut plan = IoPlan::new(RwMode::Write, 0, [4096.into(), split], &[size], false, 2).unwrap();
     let mut expected = 0;
     let mut wraps = 0;
     for _ in 0..200 {
@@ -146,6 +150,7 @@ fn hits(distribution: &Distribution) -> Vec<u32> {
         true,
         11,
     )
+    .unwrap()
     .with_distributions([distribution, distribution])
     .with_distribution_seeds(&[11]);
     let mut hits = vec![0u32; 1000];
@@ -238,6 +243,7 @@ fn aligned_offsets_stay_aligned_and_inside_the_file() {
             true,
             3,
         )
+        .unwrap()
         .with_distributions([distribution, distribution])
         .with_block_align([4096, 4096]);
         for _ in 0..10_000 {
@@ -252,7 +258,8 @@ fn aligned_offsets_stay_aligned_and_inside_the_file() {
 #[test]
 fn same_seed_same_sequence() {
     let run = |seed| {
-        let mut plan = IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[1 << 24], true, seed);
+        let mut plan =
+            IoPlan::new(RwMode::RandRead, 100, [4096, 4096], &[1 << 24], true, seed).unwrap();
         (0..100).map(|_| plan.next_io().offset).collect::<Vec<_>>()
     };
     assert_eq!(run(5), run(5));

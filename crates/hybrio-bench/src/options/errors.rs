@@ -114,7 +114,10 @@ impl ErrorPolicy {
                 let errno = if name.starts_with('E') {
                     NAMES.iter().position(|n| *n == name).map(|i| i as i32 + 1)
                 } else {
-                    name.parse::<i32>().ok().map(i32::abs).filter(|&e| e != 0)
+                    name.parse::<i32>()
+                        .ok()
+                        .and_then(i32::checked_abs)
+                        .filter(|&e| e != 0)
                 };
                 errors.push(errno.ok_or_else(|| {
                     ValueError::Invalid(format!(

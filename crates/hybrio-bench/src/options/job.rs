@@ -703,6 +703,14 @@ impl JobOptions {
         self.verify.interval_for(write, read)
     }
 
+    /// The `bs` index of the job's writes (or trims): a trimming job's I/Os
+    /// are its trims, and trimwrite writes each trimmed block again at the
+    /// trim's size (fio's `get_next_buflen` takes the write's length from
+    /// the trim), so its writes' sizes are bs's third value, not its second.
+    fn changes_dir(&self) -> usize {
+        if self.rw.trims() { 2 } else { 1 }
+    }
+
     /// Largest block size of any direction the job uses: the size of its buffers.
     pub fn max_block_size(&self) -> u64 {
         let read = if self.rw.reads() {
@@ -711,7 +719,7 @@ impl JobOptions {
             0
         };
         let write = if self.rw.writes() {
-            self.block_range(1).1
+            self.block_range(self.changes_dir()).1
         } else {
             0
         };
@@ -727,7 +735,7 @@ impl JobOptions {
             0
         };
         let write = if self.rw.writes() {
-            self.block_range(1).0
+            self.block_range(self.changes_dir()).0
         } else {
             0
         };

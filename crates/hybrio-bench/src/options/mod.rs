@@ -246,6 +246,21 @@ mod tests {
     }
 
     #[test]
+    fn a_trimming_jobs_blocks_are_its_trims_sizes() {
+        let mut job = apply("bs", "4k,2k,8k").unwrap();
+        assert_eq!((job.min_block_size(), job.max_block_size()), (4096, 4096));
+        for rw in ["randtrimwrite", "trimwrite", "trim"] {
+            find("rw").unwrap().apply(&mut job, rw).unwrap();
+            // trimwrite's writes are its trims' size: its buffers must hold one.
+            assert_eq!(
+                (job.min_block_size(), job.max_block_size()),
+                (8192, 8192),
+                "{rw}"
+            );
+        }
+    }
+
+    #[test]
     fn block_size_ranges_and_splits() {
         let job = apply("bsrange", "4k-16k,8k-32k").unwrap();
         let ranges = [0, 1, 2].map(|d| job.block_range(d));

@@ -233,6 +233,9 @@ pub struct PreparedJob {
     /// (`invalidate`) and once mid-run (`drop_cache_after`).
     cache_files: Vec<(File, PathBuf)>,
     plan: IoPlan,
+    /// The steady state window (`steadystate_duration`), made here, where a
+    /// window too large for memory can still fail the job with one line.
+    steady: Option<crate::stats::SteadyState>,
     /// Bytes of one pass over the files.
     pass_bytes: u64,
     /// Each file's region (start, bytes), for `unlink_each_loop` to make it again.
@@ -393,6 +396,10 @@ impl PreparedJob {
             !options.norandommap,
             seed,
         )
+        .map_err(|e| RunError::Setup {
+            job: options.name.clone(),
+            message: e.to_string(),
+        })?
         .with_distributions([
             &options.random_distribution[0],
             &options.random_distribution[1],
@@ -419,7 +426,11 @@ impl PreparedJob {
                 Generator::Sizes(if options.rw.trims() { 2 } else { 1 }),
             ),
         ]);
-        let pass_bytes = options.size.unwrap_or_else(|| sizes.iter().sum());
+        // Files up to 8 EiB each can add up past 64 bits: such a pass
+        // never ends anyway, so it stops at the most that can be counted.
+        let pass_bytes = options
+            .size
+            .unwrap_or_else(|| sizes.iter().fold(0, |sum, &s| sum.saturating_add(s)));
         let mut plan = plan;
         if options.random_lfsr
             && options.rw.is_random()
@@ -451,7 +462,10 @@ impl PreparedJob {
         let pass_bytes = if sizes.len() > 1 && endpoint.is_none() && options.rw.is_random() {
             // Each file's share, in whole blocks, as fio's random map
             // rounds each file's.
-            let whole: u64 = sizes.iter().map(|s| s - s % unit.max(1)).sum();
+            let whole = sizes
+                .iter()
+                .map(|s| s - s % unit.max(1))
+                .fold(0, u64::saturating_add);
             whole.min(pass_bytes)
         } else if pass_bytes >= unit {
             pass_bytes - pass_bytes % unit
@@ -468,6 +482,13 @@ impl PreparedJob {
             job: options.name.clone(),
             source,
         })?;
+        let steady = (options.steady.seconds > 0)
+            .then(|| crate::stats::SteadyState::new(options.steady))
+            .transpose()
+            .map_err(|message| RunError::Setup {
+                job: options.name.clone(),
+                message,
+            })?;
         Ok(PreparedJob {
             options,
             engine,
@@ -475,6 +496,7 @@ impl PreparedJob {
             files: handles,
             cache_files,
             plan,
+            steady,
             pass_bytes,
             zones: zones.map(|z| (z, sizes.first().copied().unwrap_or(0))),
             regions,

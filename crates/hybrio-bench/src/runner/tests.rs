@@ -123,13 +123,15 @@ fn run_job(
             &[1 << 20],
             !options.norandommap,
             1,
-        );
+        )
+        .unwrap();
         let job = PreparedJob {
             engine: engine(depth),
             pool: BufPool::new(depth, 4096).unwrap(),
             files: vec![(FileHandle(0), PathBuf::from("misbehaving"))],
             cache_files: Vec::new(),
             plan,
+            steady: None,
             pass_bytes: 1 << 20,
             zones: None,
             regions: Vec::new(),

@@ -112,13 +112,26 @@ pub struct SteadyState {
 }
 
 impl SteadyState {
-    /// An empty window, for a job whose clock starts now.
-    pub fn new(settings: SteadySettings) -> SteadyState {
-        let len = settings.seconds.max(1) as usize;
-        SteadyState {
+    /// An empty window, for a job whose clock starts now; an error, not an
+    /// abort, when there is no memory for one sample per second of it.
+    pub fn new(settings: SteadySettings) -> Result<SteadyState, String> {
+        let seconds = settings.seconds.max(1);
+        let window = || {
+            let len = usize::try_from(seconds).ok()?;
+            let mut samples = Vec::new();
+            samples.try_reserve_exact(len).ok()?;
+            samples.resize(len, 0);
+            Some(samples)
+        };
+        let (Some(iops), Some(bw)) = (window(), window()) else {
+            return Err(format!(
+                "steadystate_duration={seconds}s: no memory for its window (a sample per second)"
+            ));
+        };
+        Ok(SteadyState {
             settings,
-            iops: vec![0; len],
-            bw: vec![0; len],
+            iops,
+            bw,
             head: 0,
             tail: 0,
             full: false,
@@ -132,7 +145,7 @@ impl SteadyState {
             prev_ns: 0,
             prev_ios: 0,
             prev_bytes: 0,
-        }
+        })
     }
 
     /// Takes the second's sample at `now_ns` on the job's clock, from the
@@ -329,8 +342,17 @@ mod tests {
     }
 
     #[test]
+    fn a_window_too_large_for_memory_is_an_error_not_an_abort() {
+        let err = SteadyState::new(settings(Criterion::Iops, 1.0, false, u64::MAX)).unwrap_err();
+        assert_eq!(
+            err,
+            "steadystate_duration=18446744073709551615s: no memory for its window (a sample per second)"
+        );
+    }
+
+    #[test]
     fn a_flat_rate_is_steady_once_the_window_is_full() {
-        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 0.1, true, 5));
+        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 0.1, true, 5)).unwrap();
         assert_eq!(run(&mut ss, &[1000; 10]), Some(5));
         assert_eq!(ss.slope, 0.0);
         assert!(ss.attained);
@@ -341,21 +363,21 @@ mod tests {
 
     #[test]
     fn a_rising_rate_is_not_steady_until_it_levels_off() {
-        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 1.0, true, 4));
+        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 1.0, true, 4)).unwrap();
         let rising: Vec<u64> = (1..=8).map(|i| i * 100).chain([800; 8]).collect();
         // Rising 100 per second, 12-25% of the mean: not steady; then flat.
         assert_eq!(run(&mut ss, &rising), Some(11));
         // The slope of 1, 2, 3, 4 is 1.
-        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 0.5, false, 4));
+        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 0.5, false, 4)).unwrap();
         assert_eq!(run(&mut ss, &[1, 1, 1, 1]), Some(4));
-        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 0.5, false, 4));
+        let mut ss = SteadyState::new(settings(Criterion::IopsSlope, 0.5, false, 4)).unwrap();
         assert_eq!(run(&mut ss, &[1, 2, 3, 4, 5, 6]), None);
         assert!((ss.slope - 1.0).abs() < 1e-9, "{}", ss.slope);
     }
 
     #[test]
     fn the_deviation_is_the_largest_distance_from_the_mean() {
-        let mut ss = SteadyState::new(settings(Criterion::Iops, 10.0, true, 4));
+        let mut ss = SteadyState::new(settings(Criterion::Iops, 10.0, true, 4)).unwrap();
         // 90, 110, 90, 110: mean 100, 10% off at most: not under 10%.
         assert_eq!(run(&mut ss, &[90, 110, 90, 110]), None);
         assert!((ss.deviation - 10.0).abs() < 1e-9);
@@ -379,7 +401,7 @@ mod tests {
     fn samples_start_a_second_after_the_ramp() {
         let mut s = settings(Criterion::Bw, 1.0, true, 2);
         s.ramp_seconds = 3;
-        let mut ss = SteadyState::new(s);
+        let mut ss = SteadyState::new(s).unwrap();
         assert_eq!(run(&mut ss, &[100; 10]), Some(5));
     }
 

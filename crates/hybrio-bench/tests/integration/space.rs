@@ -77,6 +77,96 @@ fn trimwrite_writes_each_block_again_after_its_trim() {
     assert_eq!(allocated(&path), 1 << 20);
 }
 
+/// fio's t0023 (`t/jobs/t0023.fio`): randtrimwrite writes each trimmed block
+/// at the trim's offset and the trim's size, whatever `bs` says for writes
+/// (fio's `get_next_buflen` takes the write's length from the trim). With
+/// `bs=4k,4k,8k` the writes are 8 KiB, twice their buffers' size before.
+#[test]
+fn randtrimwrite_writes_each_trim_again_at_the_trims_size() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t0023.fio"),
+        "[global]\nfilesize=1M\nioengine=null\nrw=randtrimwrite\nrandrepeat=0\n\
+         log_offset=1\nwrite_lat_log=lat\n\
+         [bs]\nbs=8k,8k,8k\n\
+         [bs_no_rm]\nbs=4k,4k,8k\nnorandommap=1\n\
+         [bs_rm]\nbs=4k,4k,8k\n\
+         [bsrange_no_rm]\nbsrange=512-4k\nnorandommap=1\n",
+    )
+    .unwrap();
+    let out = hybrio(&["--output-format=json", "t0023.fio"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (n, (name, trim_size)) in [
+        ("bs", Some(8192)),
+        ("bs_no_rm", Some(8192)),
+        ("bs_rm", Some(8192)),
+        ("bsrange_no_rm", None),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let job = &doc["jobs"][n];
+        assert_eq!(job["jobname"], name);
+        // The size counts the trims; each trim's write comes with it. As
+        // fio, a size drawn at random without the map may take the last
+        // trim past the size.
+        let trimmed = job["trim"]["io_bytes"].as_u64().unwrap();
+        assert!(
+            (1 << 20..(1 << 20) + 4096).contains(&trimmed),
+            "{name}: {trimmed}"
+        );
+        if trim_size.is_some() {
+            assert_eq!(trimmed, 1 << 20, "{name}");
+        }
+        assert_eq!(job["write"]["io_bytes"], trimmed, "{name}");
+        assert_eq!(
+            job["write"]["total_ios"], job["trim"]["total_ios"],
+            "{name}"
+        );
+        // The lat log: time, latency, direction (1 write, 2 trim), size, offset.
+        let log =
+            std::fs::read_to_string(dir.path().join(format!("lat_lat.{}.log", n + 1))).unwrap();
+        let ios: Vec<(u64, u64, u64)> = log
+            .lines()
+            .map(|line| {
+                let f: Vec<u64> = line.split(',').map(|f| f.trim().parse().unwrap()).collect();
+                (f[2], f[3], f[4])
+            })
+            .collect();
+        assert!(!ios.is_empty(), "{name}: no I/O logged");
+        let mut trimmed = Vec::new();
+        for pair in ios.chunks(2) {
+            let [(trim, len, at), write] = pair else {
+                panic!("{name}: a trim without its write: {pair:?}")
+            };
+            assert_eq!(*trim, 2, "{name}: {pair:?}");
+            assert_eq!(
+                *write,
+                (1, *len, *at),
+                "{name}: the write is not the trim's"
+            );
+            if let Some(size) = trim_size {
+                assert_eq!(*len, size, "{name}: {pair:?}");
+            }
+            trimmed.push((*at, *len));
+        }
+        if name.ends_with("_no_rm") {
+            continue;
+        }
+        // With the random map every block is trimmed (and written) once.
+        trimmed.sort_unstable();
+        let mut end = 0;
+        for (at, len) in trimmed {
+            assert_eq!(at, end, "{name}: a block trimmed twice or not at all");
+            end += len;
+        }
+        assert_eq!(end, 1 << 20, "{name}");
+    }
+}
+
 #[test]
 fn falloc_allocates_and_ftruncate_sets_the_size() {
     let dir = tempfile::tempdir().unwrap();

@@ -218,8 +218,7 @@ impl<'a> IoLoop<'a> {
                 0,
             )
         });
-        let steady = (job.options.steady.seconds > 0)
-            .then(|| crate::stats::SteadyState::new(job.options.steady));
+        let steady = job.steady.take();
         IoLoop {
             write_data,
             min_write,
