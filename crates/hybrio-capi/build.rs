@@ -4,7 +4,8 @@
 fn main() {
     let crate_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    println!("cargo:rerun-if-changed=src/lib.rs");
+    // The whole source: the functions C calls are in src/sys/.
+    println!("cargo:rerun-if-changed=src");
     let config = cbindgen::Config {
         language: cbindgen::Language::C,
         include_guard: Some("HYBRIO_H".to_owned()),

@@ -127,8 +127,12 @@ const char *hybrio_last_error(void);
 /**
  * Opens engine `name` ("adaptive", "io_uring", "libaio", "pool", "psync",
  * "pvsync2", "sync", "null"; NULL for "adaptive") keeping up to `depth`
- * requests in flight, into `*out`. Returns 0, or -errno (`-ENOSYS` when
- * this system refuses the engine).
+ * requests in flight (completed ones not yet reaped count), into `*out`.
+ * Returns 0, or -errno (`-ENOSYS` when this system refuses the engine; a
+ * depth the engine cannot hold, such as `UINT32_MAX` on libaio, is an
+ * error too, never an abort). The engine may move between threads at any
+ * time, with requests in flight, and be closed on any thread; one thread
+ * at a time uses it.
  *
  * # Safety
  *
@@ -138,8 +142,9 @@ const char *hybrio_last_error(void);
 int hybrio_open(const char *name, uint32_t depth, struct hybrio_engine **out);
 
 /**
- * Closes an engine: waits for the requests it has in flight (10 s at
- * most), closes its files. NULL is ignored.
+ * Closes an engine, on any thread: cancels what it can of the requests it
+ * has in flight and waits for them (10 s at most), closes its files. NULL
+ * is ignored.
  *
  * # Safety
  *
@@ -153,7 +158,9 @@ void hybrio_close(struct hybrio_engine *engine);
 /**
  * Opens `path` (`flags`: `HYBRIO_READ`, `HYBRIO_WRITE`, `HYBRIO_CREATE`,
  * `HYBRIO_TRUNCATE`, `HYBRIO_DIRECT`; `mode` for a created file) and adds
- * it to the engine. Returns the file's handle (>= 0), or -errno.
+ * it to the engine. Returns the file's handle (>= 0), or -errno
+ * (`-EISDIR` for a directory; libaio refuses pipes, FIFOs and character
+ * devices, whose I/O it would run inside its commit).
  *
  * # Safety
  *

@@ -67,9 +67,11 @@ pub const HYBRIO_OP_FDATASYNC: u32 = 4;
 #[derive(Debug)]
 pub struct hybrio_engine {
     engine: Box<dyn Engine>,
-    /// The depth asked: what the engine holds plus what waits in `ready`
-    /// never exceeds it.
+    /// The depth asked: requests taken and not yet reaped (what the engine
+    /// holds plus what waits in `ready`) never exceed it.
     depth: usize,
+    /// Requests taken and not yet reaped.
+    taken: usize,
     /// Completions made inside a queue call, as C sees them (their buffers
     /// are the caller's memory, so nothing is held by keeping only this).
     ready: VecDeque<hybrio_completion>,
@@ -165,6 +167,7 @@ fn open_engine(name: Option<&str>, depth: u32) -> Result<Box<hybrio_engine>, c_i
         Ok(engine) => Ok(Box::new(hybrio_engine {
             engine,
             depth: depth as usize,
+            taken: 0,
             ready: VecDeque::new(),
             reaped: Vec::new(),
         })),
@@ -218,15 +221,19 @@ fn close_file(e: &mut hybrio_engine, file: c_int) -> c_int {
 fn queue(e: &mut hybrio_engine, request: Request) -> c_int {
     // What an engine completed inside `queue` waits here until reaped: it
     // counts against the depth, as requests in flight do.
-    if !e.ready.is_empty() && e.engine.in_flight() + e.ready.len() >= e.depth {
+    if e.taken >= e.depth {
         return fail(libc::EBUSY, "the engine is full: reap first");
     }
     match e.engine.queue(request) {
         QueueOutcome::Completed(completion) => {
             e.ready.push_back(record(&completion));
+            e.taken += 1;
             0
         }
-        QueueOutcome::Queued => 0,
+        QueueOutcome::Queued => {
+            e.taken += 1;
+            0
+        }
         QueueOutcome::Busy(request) => {
             // The caller's buffer goes back untouched: dropping this `Buf`
             // leaves its memory alone.
@@ -272,7 +279,8 @@ fn reap(
         // taken, those go back now and the next call meets the error.
         return fail_with(&error);
     }
-    if count < max && (wait > 0 || e.engine.in_flight() > 0) {
+    // The engine holds what was taken and not delivered from `ready`.
+    if count < max && (wait > 0 || e.taken > count) {
         // The engine's list, kept between calls: no allocation per reap.
         let reaped = &mut e.reaped;
         let result = if commit && wait > 0 {
@@ -299,6 +307,7 @@ fn reap(
             return fail_with(&error);
         }
     }
+    e.taken -= count;
     c_int::try_from(count).unwrap_or(c_int::MAX)
 }
 
@@ -326,7 +335,7 @@ fn record(completion: &Completion) -> hybrio_completion {
 
 /// Requests taken and not reaped, completed ones waiting included.
 fn in_flight(e: &hybrio_engine) -> u32 {
-    u32::try_from(e.engine.in_flight() + e.ready.len()).unwrap_or(u32::MAX)
+    u32::try_from(e.taken).unwrap_or(u32::MAX)
 }
 
 /// The engine's counters as C sees them.

@@ -200,6 +200,9 @@ pub(crate) fn explain_aio_setup_error_at(err: &io::Error, depth: u32) -> String 
             ),
             (used, max) => {
                 let usage = match (used, max) {
+                    (Some(used), Some(max)) if depth > 1 => format!(
+                        "{used} of {max} events in use, and depth {depth} asks for {depth} more; "
+                    ),
                     (Some(used), Some(max)) => format!("{used} of {max} events in use; "),
                     _ => String::new(),
                 };
@@ -379,6 +382,11 @@ mod tests {
         assert!(eagain.contains("fs.aio-max-nr"), "{eagain}");
         if read_sysctl("fs/aio-max-nr").is_some() {
             assert!(eagain.contains(" events in use; "), "{eagain}");
+        }
+        if read_sysctl("fs/aio-max-nr").is_some_and(|max| max >= 2) {
+            let within = explain_aio_setup_error_at(&io::Error::from_raw_os_error(libc::EAGAIN), 2);
+            assert!(within.contains("exhausted"), "{within}");
+            assert!(within.contains("depth 2 asks for 2 more"), "{within}");
         }
         if let Some(max) = read_sysctl("fs/aio-max-nr")
             && let Ok(depth) = u32::try_from(max + 1)
