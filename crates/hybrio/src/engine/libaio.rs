@@ -51,6 +51,9 @@ pub(crate) struct LibaioEngine {
     depth: usize,
     /// A file without O_DIRECT was added: its I/O completes inside io_submit.
     buffered: bool,
+    /// Reads and writes carry `RWF_NOWAIT`: one that would wait fails with
+    /// `EAGAIN` instead, inside io_submit too.
+    nowait: bool,
 }
 
 impl LibaioEngine {
@@ -68,6 +71,7 @@ impl LibaioEngine {
             files: FileTable::new(),
             depth: depth as usize,
             buffered: false,
+            nowait: config.nowait,
         })
     }
 }
@@ -138,14 +142,14 @@ impl Engine for LibaioEngine {
             .files
             .get(handle)
             .map_or(Ok(0), |entry| crate::sys::file_type(entry.fd()));
-        if matches!(kind, Ok(libc::S_IFIFO | libc::S_IFCHR)) {
+        if !self.nowait && matches!(kind, Ok(libc::S_IFIFO | libc::S_IFCHR)) {
             return Err(self.files.refuse(handle, |path| Error::Unsupported {
                 what: "ioengine libaio",
                 path: path.to_owned(),
                 reason: "Linux AIO runs a read or write of a pipe, FIFO or character device \
                          inside io_submit, which then waits for the data to come, for ever if \
-                         it never does; io_uring, the pool, adaptive and the synchronous \
-                         engines take them",
+                         it never does (with nowait it fails with EAGAIN instead: that takes \
+                         them); io_uring, the pool, adaptive and the synchronous engines take them",
             }));
         }
         if self
