@@ -90,7 +90,13 @@
 //!   [`EngineConfig::recv_multishot`](engine::EngineConfig::recv_multishot),
 //!   io_uring receives through one standing multishot receive per socket into
 //!   buffers the ring provides, and each receive request takes what arrived
-//!   by copy, in order (at once when data was waiting).
+//!   by copy, in order (at once when data was waiting); the standing
+//!   receives take no room of the depth, and no datagram is cut short of a
+//!   receive's length.
+//! * An engine moves between threads (it is `Send`) but an io_uring ring
+//!   stays with the thread that first commits, unless built with
+//!   [`EngineConfig::any_thread`](engine::EngineConfig::any_thread), as the
+//!   C API builds its engines.
 //! * Requests on a file's space and size go through every engine too:
 //!   [`Request::trim`](request::Request::trim) (a hole punched in a file, a
 //!   `BLKDISCARD` on a block device), [`Request::allocate`](request::Request::allocate)
