@@ -24,9 +24,12 @@ fn cpuio_burns_its_share_of_a_cpu_in_both_modes() {
         let job = &doc["jobs"][0];
         assert_eq!(job["error"], 0, "{mode}");
         assert!(job["job_runtime"].as_u64().unwrap() >= 1000, "{mode}");
-        // Busy about half the time: well above idle, well below all of it.
+        // Busy half of the wall time, asleep the other half: it burns (an
+        // idle job uses hundredths of a percent) and it sleeps (never all of
+        // a CPU). How much of the CPU its busy half gets is the scheduler's
+        // business: 9% with four other busy processes on two cores.
         let busy = job["usr_cpu"].as_f64().unwrap() + job["sys_cpu"].as_f64().unwrap();
-        assert!((10.0..95.0).contains(&busy), "{mode}: {busy}% of a CPU");
+        assert!((1.0..95.0).contains(&busy), "{mode}: {busy}% of a CPU");
         assert_eq!(job["read"]["total_ios"], 0, "{mode}: no I/O");
     }
     let out = hybrio(&["--name=b", "--ioengine=cpuio", "--runtime=1"], dir.path());
