@@ -8,7 +8,9 @@
 //! says. After every step it checks:
 //!
 //! - every request completes exactly once, with its own tag, operation, file,
-//!   offset and buffer window, and a read's bytes are the file's;
+//!   offset and buffer window (a pool's buffer, or a window of the caller's
+//!   own memory that other writes in flight share), and a read's bytes are
+//!   the file's;
 //! - `in_flight()` is exactly what the caller has queued and not seen complete
 //!   (so a drained engine reports zero);
 //! - `Busy` comes only with `in_flight() >= depth`, the request untouched;
@@ -130,6 +132,7 @@ struct Caller<'a> {
     engine: Option<Box<dyn Engine>>,
     stack: Stack,
     script: Arc<Script>,
+    files: &'a Files,
     forced: Option<ForcedPath>,
     clock: Arc<AtomicU64>,
     pool: BufPool,
@@ -157,11 +160,19 @@ struct Tally {
     reap_errors: AtomicU64,
     drops_with_requests_out: AtomicU64,
     held_reaps: AtomicU64,
+    /// Writes of a file's mirror, the caller's memory that others share.
+    mirror_writes: AtomicU64,
 }
 
 impl Tally {
     fn add(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn add_if(yes: bool, counter: &AtomicU64) {
+        if yes {
+            Tally::add(counter);
+        }
     }
 }
 
@@ -170,10 +181,11 @@ impl std::fmt::Display for Tally {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         write!(
             f,
-            "{} steps, {} completions ({} failed), {} Busy, {} reap errors, {} reaps of held completions, {} drops with requests out",
+            "{} steps, {} completions ({} failed), {} writes of shared caller memory, {} Busy, {} reap errors, {} reaps of held completions, {} drops with requests out",
             get(&self.steps),
             get(&self.completions),
             get(&self.failed),
+            get(&self.mirror_writes),
             get(&self.busy),
             get(&self.reap_errors),
             get(&self.held_reaps),
@@ -184,7 +196,7 @@ impl std::fmt::Display for Tally {
 
 impl<'a> Caller<'a> {
     /// The stack for `case`, or `None` when the system refuses its bottom.
-    fn new(stack: Stack, case: &Case, files: &Files, tally: &'a Tally) -> Option<Caller<'a>> {
+    fn new(stack: Stack, case: &Case, files: &'a Files, tally: &'a Tally) -> Option<Caller<'a>> {
         let depth = case.depth;
         let script = Script::new(case.tape.clone());
         let built = stack::build(stack, depth, case.faults, case.fault_seed, &script, files)?;
@@ -193,6 +205,7 @@ impl<'a> Caller<'a> {
             engine: Some(built.engine),
             stack,
             script,
+            files,
             forced: built.forced,
             clock: built.clock,
             pool: BufPool::new(pool_size, LARGEST).unwrap(),
@@ -241,7 +254,16 @@ impl<'a> Caller<'a> {
     fn queue(&mut self, file: u8, op: u8, at: u16, size: u8, path: u8) -> Checked {
         let tag = self.next_tag;
         self.next_tag += 1;
-        let made = request::make(&self.handles, &self.pool, file, op, at, size, tag);
+        let made = request::make(
+            self.files,
+            &self.handles,
+            &self.pool,
+            file,
+            op,
+            at,
+            size,
+            tag,
+        );
         let Some((request, expected)) = made else {
             return Err(TestCaseError::fail(format!(
                 "no free buffer with {} requests out of a depth of {}",
@@ -250,6 +272,7 @@ impl<'a> Caller<'a> {
             )));
         };
         let (handle, offset, len) = (expected.file, expected.offset, expected.len);
+        let mirror = expected.mirror.is_some();
         if let Some(forced) = &self.forced {
             forced.set(match path {
                 1 => Some(Path::Inline),
@@ -259,10 +282,12 @@ impl<'a> Caller<'a> {
         }
         match self.engine().queue(request) {
             QueueOutcome::Completed(completion) => {
+                Tally::add_if(mirror, &self.tally.mirror_writes);
                 self.outstanding.insert(tag, expected);
                 self.check_completion(completion)?;
             }
             QueueOutcome::Queued => {
+                Tally::add_if(mirror, &self.tally.mirror_writes);
                 self.outstanding.insert(tag, expected);
             }
             QueueOutcome::Busy(back) => {

@@ -2,7 +2,7 @@
 //! completion must be.
 
 use super::scripted::byte_at;
-use super::stack::FILE_SIZE;
+use super::stack::{FILE_SIZE, Files};
 use crate::buf::BufPool;
 use crate::file::FileHandle;
 use crate::request::{Completion, Op, Request};
@@ -11,9 +11,10 @@ use proptest::test_runner::TestCaseError;
 /// Largest request.
 pub(super) const LARGEST: usize = 4096;
 
-/// How many values a step's `op` draws from: 0-5 a read, 6-8 a write, 9 an
-/// fsync.
-pub(super) const OPS: u8 = 10;
+/// How many values a step's `op` draws from: 0-5 a read, 6-8 a write of a
+/// pool's buffer, 9 an fsync, 10-11 a write of the file's mirror (the
+/// caller's own memory, which other writes in flight may share).
+pub(super) const OPS: u8 = 12;
 
 /// A request the caller has out, as it queued it.
 #[derive(Debug)]
@@ -23,6 +24,10 @@ pub(super) struct Expected {
     pub(super) offset: u64,
     pub(super) len: usize,
     pub(super) salt: u8,
+    /// Where its window starts in its buffer.
+    pub(super) start: usize,
+    /// The mirror's first byte, for a write of the caller's own memory.
+    pub(super) mirror: Option<usize>,
     pub(super) committed: bool,
 }
 
@@ -32,7 +37,9 @@ pub(super) type Handles = [(FileHandle, u8, bool)];
 /// The request a step asks for on model file `file` (see [`OPS`]), tagged
 /// `tag`, and what its completion must be; `None` when it needs a buffer
 /// of `pool` and none is free.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn make(
+    files: &Files,
     handles: &Handles,
     pool: &BufPool,
     file: u8,
@@ -56,6 +63,8 @@ pub(super) fn make(
         offset,
         len,
         salt,
+        start: 0,
+        mirror: None,
         committed: false,
     };
     let request = match op % OPS {
@@ -63,6 +72,12 @@ pub(super) fn make(
             expected.op = Op::Fsync;
             (expected.offset, expected.len) = (0, 0);
             Request::sync(handle, false, tag)
+        }
+        10.. => {
+            let buf = files.mirror(usize::from(file), offset, len);
+            expected.start = buf.start();
+            expected.mirror = Some(buf.base_addr());
+            Request::write(handle, offset, buf, tag)
         }
         op => {
             let write = op >= 6;
@@ -110,12 +125,20 @@ pub(super) fn check(expected: &Expected, completion: &Completion) -> Result<(), 
     }
     let buf = &completion.buf;
     check!(
-        buf.start() == 0 && buf.len() == expected.len,
-        "completion {tag}: buffer window {}..{} instead of 0..{}",
+        buf.start() == expected.start && buf.len() == expected.len,
+        "completion {tag}: buffer window {}..{} instead of {}..{}",
         buf.start(),
         buf.start() + buf.len(),
-        expected.len
+        expected.start,
+        expected.start + expected.len
     );
+    if let Some(mirror) = expected.mirror {
+        check!(
+            buf.pool_id() == 0 && buf.base_addr() == mirror,
+            "completion {tag} of the caller's memory at {mirror:#x} carries another buffer: {buf:?} at {:#x}",
+            buf.base_addr()
+        );
+    }
     check!(
         (result > 0 && result as usize <= expected.len) || (result < 0 && allowed_errno(result)),
         "completion {tag} of {} bytes: result {result}",

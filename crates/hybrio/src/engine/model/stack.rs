@@ -11,6 +11,8 @@ use proptest::test_runner::RngSeed;
 use tempfile::TempDir;
 
 use super::scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
+use crate::buf::Buf;
+use crate::buf::caller::Caller as CallerMemory;
 use crate::engine::adaptive::ForcedPath;
 use crate::engine::{Engine, EngineConfig, wrap};
 use crate::file::{FileHandle, OpenOptions};
@@ -55,24 +57,33 @@ pub(super) struct ModelFile {
 }
 
 /// The files every run uses: two buffered, one `O_DIRECT` where the
-/// filesystem allows it.
+/// filesystem allows it; and for each, the caller's own memory holding the
+/// same bytes, from which writes of the file's own bytes may come (many at
+/// once, as a C program writes one pattern buffer over and over).
 pub(super) struct Files {
     _dir: TempDir,
     pub(super) files: Vec<ModelFile>,
     pub(super) direct_supported: bool,
+    /// Page-aligned, as `O_DIRECT` needs. It outlives every engine of the
+    /// run (each dropped, after its requests, within its case).
+    mirrors: Vec<CallerMemory>,
 }
 
 impl Files {
     pub(super) fn new() -> Files {
         let dir = crate::engine::testkit::scratch();
         let direct_supported = crate::probe::o_direct_supported(dir.path());
+        let mut mirrors = Vec::new();
         let files = (0..3u8)
             .map(|salt| {
                 let direct = salt == 2;
                 let name = format!("{}{salt}", if direct { 'd' } else { 'f' });
                 let path = dir.path().join(name);
                 let bytes: Vec<u8> = (0..FILE_SIZE).map(|at| byte_at(salt, at)).collect();
-                std::fs::write(&path, bytes).unwrap();
+                std::fs::write(&path, &bytes).unwrap();
+                let mirror = CallerMemory::new(bytes.len());
+                mirror.buf().as_mut_slice().copy_from_slice(&bytes);
+                mirrors.push(mirror);
                 ModelFile { path, salt, direct }
             })
             .collect();
@@ -80,7 +91,17 @@ impl Files {
             _dir: dir,
             files,
             direct_supported,
+            mirrors,
         }
+    }
+
+    /// A window of `len` bytes at `offset` of file `file`'s mirror: the
+    /// file's own bytes there, in memory other requests may share.
+    pub(super) fn mirror(&self, file: usize, offset: u64, len: usize) -> Buf {
+        let mut buf = self.mirrors[file].buf();
+        buf.advance(offset as usize);
+        buf.set_len(len);
+        buf
     }
 }
 
