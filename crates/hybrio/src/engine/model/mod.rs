@@ -31,6 +31,7 @@ macro_rules! check {
     };
 }
 
+mod driver;
 mod request;
 mod scripted;
 mod stack;
@@ -40,7 +41,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use super::adaptive::{ForcedPath, Path};
 use super::{Engine, EngineKind, QueueOutcome};
@@ -475,12 +476,7 @@ fn model(stack: Stack, cases: u32) {
     if !files.direct_supported {
         eprintln!("model: no O_DIRECT in the scratch directory: the O_DIRECT file is buffered");
     }
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        rng_seed: seed,
-        ..Config::default()
-    });
+    let mut runner = TestRunner::new(stack::config(cases, seed));
     let started = std::time::Instant::now();
     let tally = Tally::default();
     match runner.run(&case(), |case| run_case(stack, &case, &files, &tally)) {

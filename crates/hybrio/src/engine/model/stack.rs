@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use proptest::test_runner::RngSeed;
+use proptest::test_runner::{Config, RngSeed};
 use tempfile::TempDir;
 
 use super::scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
@@ -222,4 +222,17 @@ pub(super) fn cases(cases: u32) -> u32 {
     std::env::var("HYBRIO_MODEL_CASES")
         .ok()
         .map_or(cases, |n| n.parse().expect("HYBRIO_MODEL_CASES: a number"))
+}
+
+/// The runner's configuration for `cases` cases from `seed`.
+pub(super) fn config(cases: u32, seed: RngSeed) -> Config {
+    Config {
+        cases,
+        failure_persistence: None,
+        rng_seed: seed,
+        // Proptest's own limit is 4 tries a case: a failure found in a
+        // run of 32 cases on a real engine would stay 100 steps long.
+        max_shrink_iters: cases.max(4096),
+        ..Config::default()
+    }
 }
