@@ -32,6 +32,7 @@ macro_rules! check {
 }
 
 mod driver;
+mod receives;
 mod request;
 mod scripted;
 mod stack;
