@@ -377,7 +377,7 @@ fn model_of_drivers_taking_turns_over_scripted_stacks() {
                 adaptive,
                 bottom: Bottom::Scripted,
             },
-            512,
+            1024,
         );
     }
 }
@@ -393,6 +393,6 @@ fn model_of_drivers_taking_turns_over_real_engines() {
         stacks.extend([(false, Bottom::Libaio), (true, Bottom::Pool)]);
     }
     for (adaptive, bottom) in stacks {
-        model(Stack { adaptive, bottom }, 32);
+        model(Stack { adaptive, bottom }, 64);
     }
 }
