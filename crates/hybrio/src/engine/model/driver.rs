@@ -371,15 +371,11 @@ fn model(stack: Stack, cases: u32) {
 
 #[test]
 fn model_of_drivers_taking_turns_over_scripted_stacks() {
-    for adaptive in [false, true] {
-        model(
-            Stack {
-                adaptive,
-                bottom: Bottom::Scripted,
-            },
-            1024,
-        );
-    }
+    let stacks = [false, true].map(|adaptive| {
+        let bottom = Bottom::Scripted;
+        (Stack { adaptive, bottom }, 1024)
+    });
+    stack::on_each(stacks, model);
 }
 
 #[test]
@@ -392,7 +388,8 @@ fn model_of_drivers_taking_turns_over_real_engines() {
     if crate::probe::engine_available(EngineKind::Libaio).is_ok() {
         stacks.extend([(false, Bottom::Libaio), (true, Bottom::Pool)]);
     }
-    for (adaptive, bottom) in stacks {
-        model(Stack { adaptive, bottom }, 64);
-    }
+    let stacks = stacks
+        .into_iter()
+        .map(|(adaptive, bottom)| (Stack { adaptive, bottom }, 64));
+    stack::on_each(stacks, model);
 }

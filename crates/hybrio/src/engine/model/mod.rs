@@ -519,15 +519,11 @@ fn model_of_the_stacks_over_an_sqpoll_ring_that_publishes_late() {
     if super::io_uring::tests::sqpoll_engine(1, None).is_none() {
         return;
     }
-    for adaptive in [false, true] {
-        model(
-            Stack {
-                adaptive,
-                bottom: Bottom::SqpollRing,
-            },
-            128,
-        );
-    }
+    let stacks = [false, true].map(|adaptive| {
+        let bottom = Bottom::SqpollRing;
+        (Stack { adaptive, bottom }, 128)
+    });
+    stack::on_each(stacks, model);
 }
 
 #[test]
@@ -540,13 +536,14 @@ fn model_of_the_stacks_over_the_pool_and_libaio() {
     if libaio.is_ok() {
         stacks.extend([(false, Bottom::Libaio), (true, Bottom::Pool)]);
     }
-    for (adaptive, bottom) in stacks {
+    let stacks = stacks.into_iter().map(|(adaptive, bottom)| {
         // libaio's context setup and teardown make its cases slower.
         let cases = if bottom == Bottom::Pool && !adaptive {
             128
         } else {
             64
         };
-        model(Stack { adaptive, bottom }, cases);
-    }
+        (Stack { adaptive, bottom }, cases)
+    });
+    stack::on_each(stacks, model);
 }

@@ -224,6 +224,18 @@ pub(super) fn cases(cases: u32) -> u32 {
         .map_or(cases, |n| n.parse().expect("HYBRIO_MODEL_CASES: a number"))
 }
 
+/// Runs `model` on each stack for its count of cases, every one even
+/// when an earlier one fails, so that a failure names every stack that
+/// catches it (each one's report is printed as it fails).
+pub(super) fn on_each(stacks: impl IntoIterator<Item = (Stack, u32)>, model: fn(Stack, u32)) {
+    let failed: Vec<Stack> = stacks
+        .into_iter()
+        .filter(|&(stack, cases)| std::panic::catch_unwind(|| model(stack, cases)).is_err())
+        .map(|(stack, _)| stack)
+        .collect();
+    assert!(failed.is_empty(), "the model failed on {failed:?}");
+}
+
 /// The runner's configuration for `cases` cases from `seed`.
 pub(super) fn config(cases: u32, seed: RngSeed) -> Config {
     Config {
