@@ -8,7 +8,9 @@
 //! says. After every step it checks:
 //!
 //! - every request completes exactly once, with its own tag, operation, file,
-//!   offset and buffer window, and a read's bytes are the file's;
+//!   offset and buffer window (a pool's buffer, or a window of the caller's
+//!   own memory that other writes in flight share), and a read's bytes are
+//!   the file's;
 //! - `in_flight()` is exactly what the caller has queued and not seen complete
 //!   (so a drained engine reports zero);
 //! - `Busy` comes only with `in_flight() >= depth`, the request untouched;
@@ -21,42 +23,47 @@
 //! Seeded and shrinking (proptest). CI runs a fixed budget from a fixed seed;
 //! `docs/model-test.md` says how to run it long, from fresh seeds.
 
+macro_rules! check {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(TestCaseError::fail(format!($($msg)+)));
+        }
+    };
+}
+
+mod driver;
+mod receives;
+mod request;
 mod scripted;
+mod stack;
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed, TestCaseError, TestError, TestRunner};
-use tempfile::TempDir;
+use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use super::adaptive::{ForcedPath, Path};
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome};
+use super::{Engine, EngineKind, QueueOutcome};
 use crate::buf::BufPool;
-use crate::file::{FileHandle, OpenOptions};
-use crate::request::{Completion, Op, Request};
-use scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
+use crate::file::FileHandle;
+use crate::request::Completion;
+use request::{Expected, LARGEST, OPS};
+use scripted::Script;
+use stack::{Bottom, Files, Stack};
 
-/// Size of every model file.
-const FILE_SIZE: u64 = 64 * 1024;
-/// Largest request.
-const LARGEST: usize = 4096;
 /// `reap(min >= 1)` calls in a row that may return nothing while committed
 /// requests are outstanding.
 const MAX_FRUITLESS_REAPS: u32 = 3;
 /// Calls the final drain may take.
 const MAX_DRAIN_CALLS: u32 = 10_000;
-/// Seed of the CI runs; `HYBRIO_MODEL_SEED` picks another (`random`: a fresh one).
-const CI_SEED: u64 = 20;
 
 /// One thing the caller does.
 #[derive(Debug, Clone)]
 enum Step {
-    /// Queue a request: `op` 0-5 read, 6-8 write, 9 fsync; `path` 0 lets
-    /// the adaptive engine choose, 1 forces inline, 2 asynchronous.
+    /// Queue a request: `op` as [`request::OPS`] says; `path` 0 lets the
+    /// adaptive engine choose, 1 forces inline, 2 asynchronous.
     Queue {
         file: u8,
         op: u8,
@@ -90,7 +97,7 @@ struct Case {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        60 => (0u8..3, 0u8..10, any::<u16>(), any::<u8>(), 0u8..3)
+        60 => (0u8..3, 0u8..OPS, any::<u16>(), any::<u8>(), 0u8..3)
             .prop_map(|(file, op, at, size, path)| Step::Queue { file, op, at, size, path }),
         20 => Just(Step::Commit),
         30 => (0u8..4, 1u8..9).prop_map(|(min, max)| Step::Reap { min, max }),
@@ -122,86 +129,12 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// The stack under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stack {
-    /// The adaptive engine over two asynchronous engines (and a scripted
-    /// inline one); else one engine under the resubmission and injection
-    /// layers, as every other engine is stacked.
-    adaptive: bool,
-    bottom: Bottom,
-}
-
-/// The engines at the bottom of a stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Bottom {
-    /// Scripted engines.
-    Scripted,
-    /// A real SQPOLL ring whose thread publishes its SQ head late (under
-    /// the adaptive engine: for buffered files, a scripted engine for
-    /// `O_DIRECT` ones).
-    SqpollRing,
-    /// The real worker pool (under the adaptive engine: the pool, and real
-    /// libaio for `O_DIRECT` files, as where the kernel refuses io_uring).
-    Pool,
-    /// Real libaio (plain stack only).
-    Libaio,
-}
-
-/// A model file: its bytes are [`byte_at`]`(salt, offset)`.
-#[derive(Debug)]
-struct ModelFile {
-    path: PathBuf,
-    salt: u8,
-    direct: bool,
-}
-
-/// The files every run uses: two buffered, one `O_DIRECT` where the
-/// filesystem allows it.
-struct Files {
-    _dir: TempDir,
-    files: Vec<ModelFile>,
-    direct_supported: bool,
-}
-
-impl Files {
-    fn new() -> Files {
-        let dir = crate::engine::testkit::scratch();
-        let direct_supported = crate::probe::o_direct_supported(dir.path());
-        let files = (0..3u8)
-            .map(|salt| {
-                let direct = salt == 2;
-                let name = format!("{}{salt}", if direct { 'd' } else { 'f' });
-                let path = dir.path().join(name);
-                let bytes: Vec<u8> = (0..FILE_SIZE).map(|at| byte_at(salt, at)).collect();
-                std::fs::write(&path, bytes).unwrap();
-                ModelFile { path, salt, direct }
-            })
-            .collect();
-        Files {
-            _dir: dir,
-            files,
-            direct_supported,
-        }
-    }
-}
-
-/// A request the caller has out, as it queued it.
-#[derive(Debug)]
-struct Expected {
-    op: Op,
-    file: FileHandle,
-    offset: u64,
-    len: usize,
-    salt: u8,
-    committed: bool,
-}
-
 /// The engine stack under test, and what the caller knows of it.
 struct Caller<'a> {
     engine: Option<Box<dyn Engine>>,
     stack: Stack,
     script: Arc<Script>,
+    files: &'a Files,
     forced: Option<ForcedPath>,
     clock: Arc<AtomicU64>,
     pool: BufPool,
@@ -229,11 +162,19 @@ struct Tally {
     reap_errors: AtomicU64,
     drops_with_requests_out: AtomicU64,
     held_reaps: AtomicU64,
+    /// Writes of a file's mirror, the caller's memory that others share.
+    mirror_writes: AtomicU64,
 }
 
 impl Tally {
     fn add(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn add_if(yes: bool, counter: &AtomicU64) {
+        if yes {
+            Tally::add(counter);
+        }
     }
 }
 
@@ -242,10 +183,11 @@ impl std::fmt::Display for Tally {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         write!(
             f,
-            "{} steps, {} completions ({} failed), {} Busy, {} reap errors, {} reaps of held completions, {} drops with requests out",
+            "{} steps, {} completions ({} failed), {} writes of shared caller memory, {} Busy, {} reap errors, {} reaps of held completions, {} drops with requests out",
             get(&self.steps),
             get(&self.completions),
             get(&self.failed),
+            get(&self.mirror_writes),
             get(&self.busy),
             get(&self.reap_errors),
             get(&self.held_reaps),
@@ -254,88 +196,24 @@ impl std::fmt::Display for Tally {
     }
 }
 
-macro_rules! check {
-    ($cond:expr, $($msg:tt)+) => {
-        if !$cond {
-            return Err(TestCaseError::fail(format!($($msg)+)));
-        }
-    };
-}
-
 impl<'a> Caller<'a> {
     /// The stack for `case`, or `None` when the system refuses its bottom.
-    fn new(stack: Stack, case: &Case, files: &Files, tally: &'a Tally) -> Option<Caller<'a>> {
+    fn new(stack: Stack, case: &Case, files: &'a Files, tally: &'a Tally) -> Option<Caller<'a>> {
         let depth = case.depth;
         let script = Script::new(case.tape.clone());
-        let mut config = EngineConfig::with_depth(depth);
-        config.inject = match case.faults {
-            0 => None,
-            1 => Some(format!("short:0.1,eagain:0.1,seed:{}", case.fault_seed)),
-            _ => Some(format!(
-                "short:0.2,eagain:0.1,eio:0.02,delay:0.05@20us,seed:{}",
-                case.fault_seed
-            )),
-        }
-        .map(|plan| plan.parse().unwrap());
-        let clock = Arc::new(AtomicU64::new(1));
-        let scripted = || ScriptedAsync::new(script.clone(), depth as usize);
-        let ring = || {
-            let mut ring_config = EngineConfig::with_depth(depth);
-            ring_config.sq_thread_poll = true;
-            let mut ring = super::io_uring::IoUringEngine::new(&ring_config, None).ok()?;
-            ring.publish_sq_head_late();
-            Some(ring)
-        };
-        let plain = EngineConfig::with_depth(depth);
-        let pool = || super::pool::PoolEngine::new(&plain).ok();
-        let libaio = || super::libaio::LibaioEngine::new(&plain).ok();
-        let (mut engine, forced) = if stack.adaptive {
-            let backends: Vec<Box<dyn Engine>> = match stack.bottom {
-                Bottom::Scripted => vec![Box::new(scripted()), Box::new(scripted())],
-                Bottom::SqpollRing => vec![Box::new(ring()?), Box::new(scripted())],
-                Bottom::Pool | Bottom::Libaio => vec![Box::new(pool()?), Box::new(libaio()?)],
-            };
-            let (adaptive, forced) = super::adaptive::with_engines_for_tests(
-                ScriptedInline::new(script.clone()),
-                backends,
-                &config,
-                clock.clone(),
-            );
-            (super::wrap(adaptive, &config), Some(forced))
-        } else {
-            let engine = match stack.bottom {
-                Bottom::Scripted => super::wrap(scripted(), &config),
-                Bottom::SqpollRing => super::wrap(ring()?, &config),
-                Bottom::Pool => super::wrap(pool()?, &config),
-                Bottom::Libaio => super::wrap(libaio()?, &config),
-            };
-            (engine, None)
-        };
-        let mut handles = Vec::new();
-        for file in &files.files {
-            let direct = file.direct && files.direct_supported;
-            let options = OpenOptions {
-                read: true,
-                write: true,
-                create: false,
-                direct,
-                ..Default::default()
-            };
-            let opened: File = crate::file::open(&file.path, &options).unwrap();
-            let handle = engine.add_file(opened, file.path.clone()).unwrap();
-            handles.push((handle, file.salt, file.direct));
-        }
+        let built = stack::build(stack, depth, case.faults, case.fault_seed, &script, files)?;
         let pool_size = depth as usize + 2;
         Some(Caller {
-            engine: Some(engine),
+            engine: Some(built.engine),
             stack,
             script,
-            forced,
-            clock,
+            files,
+            forced: built.forced,
+            clock: built.clock,
             pool: BufPool::new(pool_size, LARGEST).unwrap(),
             pool_size,
             depth: depth as usize,
-            handles,
+            handles: built.handles,
             outstanding: HashMap::new(),
             next_tag: 1,
             fruitless: 0,
@@ -376,48 +254,27 @@ impl<'a> Caller<'a> {
     }
 
     fn queue(&mut self, file: u8, op: u8, at: u16, size: u8, path: u8) -> Checked {
-        let (handle, salt, direct) = self.handles[usize::from(file)];
-        let op = match op {
-            0..6 => Op::Read,
-            6..9 => Op::Write,
-            _ => Op::Fsync,
-        };
-        let (offset, len) = if direct {
-            let len = 512 * (1 + usize::from(size % 8));
-            let sectors = (FILE_SIZE - len as u64) / 512;
-            (u64::from(at) % (sectors + 1) * 512, len)
-        } else {
-            let len = [1, 511, 512, 1000, 3000, 4096][usize::from(size % 6)];
-            (u64::from(at) % (FILE_SIZE - len as u64 + 1), len)
-        };
         let tag = self.next_tag;
         self.next_tag += 1;
-        let request = if op == Op::Fsync {
-            Request::sync(handle, false, tag)
-        } else {
-            let Some(mut buf) = self.pool.take() else {
-                return Err(TestCaseError::fail(format!(
-                    "no free buffer with {} requests out of a depth of {}",
-                    self.outstanding.len(),
-                    self.depth
-                )));
-            };
-            buf.set_len(len);
-            for (i, byte) in buf.as_mut_slice().iter_mut().enumerate() {
-                // A read must overwrite this; a write must write the file's own bytes.
-                *byte = if op == Op::Write {
-                    byte_at(salt, offset + i as u64)
-                } else {
-                    !byte_at(salt, offset + i as u64)
-                };
-            }
-            if op == Op::Read {
-                Request::read(handle, offset, buf, tag)
-            } else {
-                Request::write(handle, offset, buf, tag)
-            }
+        let made = request::make(
+            self.files,
+            &self.handles,
+            &self.pool,
+            file,
+            op,
+            at,
+            size,
+            tag,
+        );
+        let Some((request, expected)) = made else {
+            return Err(TestCaseError::fail(format!(
+                "no free buffer with {} requests out of a depth of {}",
+                self.outstanding.len(),
+                self.depth
+            )));
         };
-        let (offset, len) = (request.offset, request.len());
+        let (handle, offset, len) = (expected.file, expected.offset, expected.len);
+        let mirror = expected.mirror.is_some();
         if let Some(forced) = &self.forced {
             forced.set(match path {
                 1 => Some(Path::Inline),
@@ -425,20 +282,14 @@ impl<'a> Caller<'a> {
                 _ => None,
             });
         }
-        let expected = Expected {
-            op,
-            file: handle,
-            offset,
-            len,
-            salt,
-            committed: false,
-        };
         match self.engine().queue(request) {
             QueueOutcome::Completed(completion) => {
+                Tally::add_if(mirror, &self.tally.mirror_writes);
                 self.outstanding.insert(tag, expected);
                 self.check_completion(completion)?;
             }
             QueueOutcome::Queued => {
+                Tally::add_if(mirror, &self.tally.mirror_writes);
                 self.outstanding.insert(tag, expected);
             }
             QueueOutcome::Busy(back) => {
@@ -535,50 +386,11 @@ impl<'a> Caller<'a> {
                 "a completion for no request out (unknown or completed twice): {completion:?}"
             )));
         };
-        check!(
-            completion.op == expected.op
-                && completion.file == expected.file
-                && completion.offset == expected.offset,
-            "completion {tag} is not its request's: {completion:?} for {expected:?}"
-        );
-        let result = completion.result;
         Tally::add(&self.tally.completions);
-        if result < 0 {
+        if completion.result < 0 {
             Tally::add(&self.tally.failed);
         }
-        let errno_ok = |r: i64| [libc::EAGAIN, libc::EINTR, libc::EIO].contains(&(-r as i32));
-        if expected.op == Op::Fsync {
-            check!(
-                result == 0 || errno_ok(result),
-                "fsync {tag}: result {result}"
-            );
-            return Ok(());
-        }
-        let buf = &completion.buf;
-        check!(
-            buf.start() == 0 && buf.len() == expected.len,
-            "completion {tag}: buffer window {}..{} instead of 0..{}",
-            buf.start(),
-            buf.start() + buf.len(),
-            expected.len
-        );
-        check!(
-            (result > 0 && result as usize <= expected.len) || (result < 0 && errno_ok(result)),
-            "completion {tag} of {} bytes: result {result}",
-            expected.len
-        );
-        if expected.op == Op::Read && result > 0 {
-            let bytes = &buf.as_slice()[..result as usize];
-            let wrong = (0..bytes.len())
-                .find(|&i| bytes[i] != byte_at(expected.salt, expected.offset + i as u64));
-            check!(
-                wrong.is_none(),
-                "read {tag} at {}: wrong byte at +{}",
-                expected.offset,
-                wrong.unwrap_or(0)
-            );
-        }
-        Ok(())
+        request::check(&expected, &completion)
     }
 
     fn check_in_flight(&mut self) -> Checked {
@@ -657,35 +469,15 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
     caller.drop_engine()
 }
 
-/// The seed of this run: `HYBRIO_MODEL_SEED` (a number, or `random`), else [`CI_SEED`].
-fn seed() -> RngSeed {
-    match std::env::var("HYBRIO_MODEL_SEED").as_deref() {
-        Ok("random") => RngSeed::Random,
-        Ok(number) => RngSeed::Fixed(
-            number
-                .parse()
-                .expect("HYBRIO_MODEL_SEED: a number or random"),
-        ),
-        Err(_) => RngSeed::Fixed(CI_SEED),
-    }
-}
-
 /// Runs the model on `stack` for `cases` cases (`HYBRIO_MODEL_CASES` overrides).
 fn model(stack: Stack, cases: u32) {
-    let cases = std::env::var("HYBRIO_MODEL_CASES")
-        .ok()
-        .map_or(cases, |n| n.parse().expect("HYBRIO_MODEL_CASES: a number"));
-    let seed = seed();
+    let cases = stack::cases(cases);
+    let seed = stack::seed();
     let files = Files::new();
     if !files.direct_supported {
         eprintln!("model: no O_DIRECT in the scratch directory: the O_DIRECT file is buffered");
     }
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        rng_seed: seed,
-        ..Config::default()
-    });
+    let mut runner = TestRunner::new(stack::config(cases, seed));
     let started = std::time::Instant::now();
     let tally = Tally::default();
     match runner.run(&case(), |case| run_case(stack, &case, &files, &tally)) {
@@ -727,15 +519,11 @@ fn model_of_the_stacks_over_an_sqpoll_ring_that_publishes_late() {
     if super::io_uring::tests::sqpoll_engine(1, None).is_none() {
         return;
     }
-    for adaptive in [false, true] {
-        model(
-            Stack {
-                adaptive,
-                bottom: Bottom::SqpollRing,
-            },
-            128,
-        );
-    }
+    let stacks = [false, true].map(|adaptive| {
+        let bottom = Bottom::SqpollRing;
+        (Stack { adaptive, bottom }, 128)
+    });
+    stack::on_each(stacks, model);
 }
 
 #[test]
@@ -748,13 +536,14 @@ fn model_of_the_stacks_over_the_pool_and_libaio() {
     if libaio.is_ok() {
         stacks.extend([(false, Bottom::Libaio), (true, Bottom::Pool)]);
     }
-    for (adaptive, bottom) in stacks {
+    let stacks = stacks.into_iter().map(|(adaptive, bottom)| {
         // libaio's context setup and teardown make its cases slower.
         let cases = if bottom == Bottom::Pool && !adaptive {
             128
         } else {
             64
         };
-        model(Stack { adaptive, bottom }, cases);
-    }
+        (Stack { adaptive, bottom }, cases)
+    });
+    stack::on_each(stacks, model);
 }

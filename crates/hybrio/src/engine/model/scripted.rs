@@ -55,7 +55,7 @@ impl Script {
 
     /// Counts a call into a scripted engine; panics when one step of the
     /// caller makes too many (an engine going round in circles).
-    fn call(&self, what: &str) {
+    pub(super) fn call(&self, what: &str) {
         let calls = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         assert!(
             calls <= SPIN_LIMIT,
