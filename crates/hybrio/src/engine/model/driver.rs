@@ -18,14 +18,14 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use super::request::{self, Expected, LARGEST, OPS};
 use super::scripted::Script;
-use super::stack::{self, Bottom, Files, Stack};
+use super::stack::{self, Bottom, Count, Files, Stack};
 use crate::Error;
 use crate::buf::BufPool;
 use crate::driver::{Driver, Order};
@@ -105,32 +105,25 @@ fn case() -> impl Strategy<Value = Case> {
 /// What the runs did, to see that they reach what they should.
 #[derive(Debug, Default)]
 struct Tally {
-    rounds: AtomicU64,
-    submitted: AtomicU64,
-    handed_back: AtomicU64,
-    errors: AtomicU64,
-    dropped_with_requests_out: AtomicU64,
-    no_buffer: AtomicU64,
-}
-
-impl Tally {
-    fn add(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
+    rounds: Count,
+    submitted: Count,
+    handed_back: Count,
+    errors: Count,
+    dropped_with_requests_out: Count,
+    no_buffer: Count,
 }
 
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         write!(
             f,
             "{} rounds, {} requests submitted, {} handed back, {} driver errors, {} drivers dropped with requests out, {} submits skipped for want of a buffer",
-            get(&self.rounds),
-            get(&self.submitted),
-            get(&self.handed_back),
-            get(&self.errors),
-            get(&self.dropped_with_requests_out),
-            get(&self.no_buffer)
+            self.rounds,
+            self.submitted,
+            self.handed_back,
+            self.errors,
+            self.dropped_with_requests_out,
+            self.no_buffer
         )
     }
 }
@@ -215,7 +208,7 @@ impl Mine {
                 self.round
             )));
         };
-        Tally::add(&tally.handed_back);
+        tally.handed_back.add();
         if order == Order::Submission {
             check!(
                 tag > self.last,
@@ -249,7 +242,7 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
     let pool = BufPool::new(2 * case.depth as usize + 2, LARGEST).unwrap();
     let mut next_tag = 1;
     for (round, Round { order, actions }) in case.rounds.iter().enumerate() {
-        Tally::add(&tally.rounds);
+        tally.rounds.add();
         let last = round + 1 == case.rounds.len();
         let mut driver = Driver::new(&mut engine, *order);
         let mut mine = Mine {
@@ -273,7 +266,7 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
                     next_tag += 1;
                     let made = request::make(files, &built.handles, &pool, file, op, at, size, tag);
                     let Some((request, expected)) = made else {
-                        Tally::add(&tally.no_buffer);
+                        tally.no_buffer.add();
                         continue;
                     };
                     if let Some(forced) = &built.forced {
@@ -289,7 +282,7 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
                         // Never submitted: not the driver's to hand back.
                         mine.out.remove(&tag);
                     } else {
-                        Tally::add(&tally.submitted);
+                        tally.submitted.add();
                     }
                     submitted.map(|()| None)
                 }
@@ -300,7 +293,7 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
                 Ok(Some(completion)) => mine.check(*order, completion, tally)?,
                 Ok(None) => {}
                 Err(_) => {
-                    Tally::add(&tally.errors);
+                    tally.errors.add();
                     failed = true;
                 }
             }
@@ -321,7 +314,7 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
                     Ok(Some(completion)) => mine.check(*order, completion, tally)?,
                     Ok(None) => break,
                     Err(_) => {
-                        Tally::add(&tally.errors);
+                        tally.errors.add();
                         failed = true;
                         break;
                     }
@@ -335,7 +328,7 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
             );
         }
         if driver.outstanding() > 0 {
-            Tally::add(&tally.dropped_with_requests_out);
+            tally.dropped_with_requests_out.add();
         }
     }
     script.step();

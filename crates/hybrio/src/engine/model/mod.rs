@@ -51,7 +51,7 @@ use crate::file::FileHandle;
 use crate::request::Completion;
 use request::{Expected, LARGEST, OPS};
 use scripted::Script;
-use stack::{Bottom, Files, Stack};
+use stack::{Bottom, Count, Files, Stack};
 
 /// `reap(min >= 1)` calls in a row that may return nothing while committed
 /// requests are outstanding.
@@ -155,43 +155,30 @@ type Checked = Result<(), TestCaseError>;
 /// What the runs did, to see that they reach what they should.
 #[derive(Debug, Default)]
 struct Tally {
-    steps: AtomicU64,
-    completions: AtomicU64,
-    failed: AtomicU64,
-    busy: AtomicU64,
-    reap_errors: AtomicU64,
-    drops_with_requests_out: AtomicU64,
-    held_reaps: AtomicU64,
+    steps: Count,
+    completions: Count,
+    failed: Count,
+    busy: Count,
+    reap_errors: Count,
+    drops_with_requests_out: Count,
+    held_reaps: Count,
     /// Writes of a file's mirror, the caller's memory that others share.
-    mirror_writes: AtomicU64,
-}
-
-impl Tally {
-    fn add(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn add_if(yes: bool, counter: &AtomicU64) {
-        if yes {
-            Tally::add(counter);
-        }
-    }
+    mirror_writes: Count,
 }
 
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         write!(
             f,
             "{} steps, {} completions ({} failed), {} writes of shared caller memory, {} Busy, {} reap errors, {} reaps of held completions, {} drops with requests out",
-            get(&self.steps),
-            get(&self.completions),
-            get(&self.failed),
-            get(&self.mirror_writes),
-            get(&self.busy),
-            get(&self.reap_errors),
-            get(&self.held_reaps),
-            get(&self.drops_with_requests_out)
+            self.steps,
+            self.completions,
+            self.failed,
+            self.mirror_writes,
+            self.busy,
+            self.reap_errors,
+            self.held_reaps,
+            self.drops_with_requests_out
         )
     }
 }
@@ -229,7 +216,7 @@ impl<'a> Caller<'a> {
 
     fn step(&mut self, step: &Step) -> Checked {
         self.script.step();
-        Tally::add(&self.tally.steps);
+        self.tally.steps.add();
         self.clock.fetch_add(2_000, Ordering::Relaxed);
         match *step {
             Step::Queue {
@@ -284,16 +271,16 @@ impl<'a> Caller<'a> {
         }
         match self.engine().queue(request) {
             QueueOutcome::Completed(completion) => {
-                Tally::add_if(mirror, &self.tally.mirror_writes);
+                self.tally.mirror_writes.add_if(mirror);
                 self.outstanding.insert(tag, expected);
                 self.check_completion(completion)?;
             }
             QueueOutcome::Queued => {
-                Tally::add_if(mirror, &self.tally.mirror_writes);
+                self.tally.mirror_writes.add_if(mirror);
                 self.outstanding.insert(tag, expected);
             }
             QueueOutcome::Busy(back) => {
-                Tally::add(&self.tally.busy);
+                self.tally.busy.add();
                 let in_flight = self.engine().in_flight();
                 // A scripted engine's SQ that looks full is the bottom's
                 // refusal, passed on; the adaptive engine has another way.
@@ -343,7 +330,7 @@ impl<'a> Caller<'a> {
                 }
             }
             Err(_) => {
-                Tally::add(&self.tally.reap_errors);
+                self.tally.reap_errors.add();
                 self.fruitless = 0;
             }
         }
@@ -355,7 +342,7 @@ impl<'a> Caller<'a> {
         if held == 0 {
             return Ok(());
         }
-        Tally::add(&self.tally.held_reaps);
+        self.tally.held_reaps.add();
         // What makes a layer send a completion again instead of returning it.
         let sent_again = |engine: &dyn Engine| {
             let counters = engine.counters();
@@ -386,9 +373,9 @@ impl<'a> Caller<'a> {
                 "a completion for no request out (unknown or completed twice): {completion:?}"
             )));
         };
-        Tally::add(&self.tally.completions);
+        self.tally.completions.add();
         if completion.result < 0 {
-            Tally::add(&self.tally.failed);
+            self.tally.failed.add();
         }
         request::check(&expected, &completion)
     }
@@ -440,7 +427,7 @@ impl<'a> Caller<'a> {
     fn drop_engine(&mut self) -> Checked {
         self.script.step();
         if !self.outstanding.is_empty() {
-            Tally::add(&self.tally.drops_with_requests_out);
+            self.tally.drops_with_requests_out.add();
         }
         drop(self.engine.take());
         self.outstanding.clear();

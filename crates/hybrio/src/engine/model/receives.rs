@@ -26,13 +26,12 @@
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixDatagram;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use super::request::{self, Expected, LARGEST};
-use super::stack::{self, Files};
+use super::stack::{self, Count, Files};
 use super::{MAX_DRAIN_CALLS, MAX_FRUITLESS_REAPS};
 use crate::buf::BufPool;
 use crate::engine::io_uring::IoUringEngine;
@@ -192,44 +191,31 @@ enum What {
 /// What the runs did, to see that they reach what they should.
 #[derive(Debug, Default)]
 struct Tally {
-    steps: AtomicU64,
-    datagrams_received: AtomicU64,
-    received_in_queue: AtomicU64,
-    sends: AtomicU64,
-    reads: AtomicU64,
-    failed: AtomicU64,
-    busy: AtomicU64,
-    more_sockets_than_depth: AtomicU64,
-    drops_with_requests_out: AtomicU64,
-}
-
-impl Tally {
-    fn add(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn add_if(yes: bool, counter: &AtomicU64) {
-        if yes {
-            Tally::add(counter);
-        }
-    }
+    steps: Count,
+    datagrams_received: Count,
+    received_in_queue: Count,
+    sends: Count,
+    reads: Count,
+    failed: Count,
+    busy: Count,
+    more_sockets_than_depth: Count,
+    drops_with_requests_out: Count,
 }
 
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         write!(
             f,
             "{} steps, {} datagrams received ({} inside queue), {} sends, {} file reads, {} failed completions, {} Busy, {} cases with more sockets than the depth, {} drops with requests out",
-            get(&self.steps),
-            get(&self.datagrams_received),
-            get(&self.received_in_queue),
-            get(&self.sends),
-            get(&self.reads),
-            get(&self.failed),
-            get(&self.busy),
-            get(&self.more_sockets_than_depth),
-            get(&self.drops_with_requests_out)
+            self.steps,
+            self.datagrams_received,
+            self.received_in_queue,
+            self.sends,
+            self.reads,
+            self.failed,
+            self.busy,
+            self.more_sockets_than_depth,
+            self.drops_with_requests_out
         )
     }
 }
@@ -281,7 +267,7 @@ impl<'a> Caller<'a> {
             });
         }
         if sockets.len() > case.depth as usize {
-            Tally::add(&tally.more_sockets_than_depth);
+            tally.more_sockets_than_depth.add();
         }
         Some(Caller {
             engine: Some(engine),
@@ -303,7 +289,7 @@ impl<'a> Caller<'a> {
     }
 
     fn step(&mut self, step: &Step) -> Checked {
-        Tally::add(&self.tally.steps);
+        self.tally.steps.add();
         let count = self.sockets.len();
         let socket = |k: u8| usize::from(k) % count;
         match *step {
@@ -404,10 +390,9 @@ impl<'a> Caller<'a> {
         let receive = op == Op::Recv;
         match self.engine().queue(request) {
             QueueOutcome::Completed(completion) => {
-                Tally::add_if(
-                    receive && completion.result > 0,
-                    &self.tally.received_in_queue,
-                );
+                self.tally
+                    .received_in_queue
+                    .add_if(receive && completion.result > 0);
                 self.outstanding.insert(tag, (what, false));
                 self.check_completion(completion)?;
             }
@@ -415,7 +400,7 @@ impl<'a> Caller<'a> {
                 self.outstanding.insert(tag, (what, false));
             }
             QueueOutcome::Busy(back) => {
-                Tally::add(&self.tally.busy);
+                self.tally.busy.add();
                 let in_flight = self.engine().in_flight();
                 check!(
                     in_flight >= self.depth,
@@ -483,7 +468,7 @@ impl<'a> Caller<'a> {
         };
         let result = completion.result;
         if result < 0 {
-            Tally::add(&self.tally.failed);
+            self.tally.failed.add();
         }
         // Fault injection fails requests with EIO before they reach the
         // ring. Its EAGAIN never comes up: the resubmission layer retries
@@ -491,7 +476,7 @@ impl<'a> Caller<'a> {
         let may_fail = |result: i64| self.injecting && result == -i64::from(libc::EIO);
         match what {
             What::Read(expected) => {
-                Tally::add(&self.tally.reads);
+                self.tally.reads.add();
                 request::check(&expected, &completion)
             }
             What::Receive(k) => {
@@ -523,11 +508,11 @@ impl<'a> Caller<'a> {
                     socket.received
                 );
                 socket.received += 1;
-                Tally::add(&self.tally.datagrams_received);
+                self.tally.datagrams_received.add();
                 Ok(())
             }
             What::Send(k, bytes) => {
-                Tally::add(&self.tally.sends);
+                self.tally.sends.add();
                 let socket = &mut self.sockets[k];
                 check!(
                     completion.op == Op::Send && completion.file == socket.handle,
@@ -619,7 +604,7 @@ impl<'a> Caller<'a> {
 
     fn drop_engine(&mut self) -> Checked {
         if !self.outstanding.is_empty() {
-            Tally::add(&self.tally.drops_with_requests_out);
+            self.tally.drops_with_requests_out.add();
         }
         drop(self.engine.take());
         self.outstanding.clear();

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::test_runner::{Config, RngSeed};
 use tempfile::TempDir;
@@ -246,5 +246,27 @@ pub(super) fn config(cases: u32, seed: RngSeed) -> Config {
         // run of 32 cases on a real engine would stay 100 steps long.
         max_shrink_iters: cases.max(4096),
         ..Config::default()
+    }
+}
+
+/// A count of what a model's runs did, shared by the runner's cases.
+#[derive(Debug, Default)]
+pub(super) struct Count(AtomicU64);
+
+impl Count {
+    pub(super) fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn add_if(&self, yes: bool) {
+        if yes {
+            self.add();
+        }
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0.load(Ordering::Relaxed))
     }
 }
