@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestError, TestRunner};
+use proptest::test_runner::TestCaseError;
 
 use super::request::{self, Expected, LARGEST, OPS};
 use super::scripted::Script;
@@ -344,22 +344,12 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
 
 /// Runs the model on `stack` for `cases` cases (`HYBRIO_MODEL_CASES` overrides).
 fn model(stack: Stack, cases: u32) {
-    let cases = stack::cases(cases);
-    let seed = stack::seed();
-    let files = Files::new();
-    let mut runner = TestRunner::new(stack::config(cases, seed));
-    let started = std::time::Instant::now();
-    let tally = Tally::default();
-    match runner.run(&case(), |case| run_case(stack, &case, &files, &tally)) {
-        Ok(()) => eprintln!(
-            "driver model {stack:?}: {cases} cases passed in {:?} (seed {seed:?}): {tally}",
-            started.elapsed()
-        ),
-        Err(TestError::Fail(reason, case)) => {
-            panic!("driver model {stack:?} (seed {seed:?}): {reason}\nshrunk to: {case:?}")
-        }
-        Err(TestError::Abort(reason)) => panic!("driver model {stack:?} aborted: {reason}"),
-    }
+    stack::run(
+        &format!("driver model {stack:?}"),
+        cases,
+        &case(),
+        |case, files, tally| run_case(stack, case, files, tally),
+    );
 }
 
 #[test]

@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestError, TestRunner};
+use proptest::test_runner::TestCaseError;
 
 use super::adaptive::{ForcedPath, Path};
 use super::{Engine, EngineKind, QueueOutcome};
@@ -458,25 +458,12 @@ fn run_case(stack: Stack, case: &Case, files: &Files, tally: &Tally) -> Checked 
 
 /// Runs the model on `stack` for `cases` cases (`HYBRIO_MODEL_CASES` overrides).
 fn model(stack: Stack, cases: u32) {
-    let cases = stack::cases(cases);
-    let seed = stack::seed();
-    let files = Files::new();
-    if !files.direct_supported {
-        eprintln!("model: no O_DIRECT in the scratch directory: the O_DIRECT file is buffered");
-    }
-    let mut runner = TestRunner::new(stack::config(cases, seed));
-    let started = std::time::Instant::now();
-    let tally = Tally::default();
-    match runner.run(&case(), |case| run_case(stack, &case, &files, &tally)) {
-        Ok(()) => eprintln!(
-            "model {stack:?}: {cases} cases passed in {:?} (seed {seed:?}): {tally}",
-            started.elapsed()
-        ),
-        Err(TestError::Fail(reason, case)) => {
-            panic!("model {stack:?} (seed {seed:?}): {reason}\nshrunk to: {case:?}")
-        }
-        Err(TestError::Abort(reason)) => panic!("model {stack:?} aborted: {reason}"),
-    }
+    stack::run(
+        &format!("model {stack:?}"),
+        cases,
+        &case(),
+        |case, files, tally| run_case(stack, case, files, tally),
+    );
 }
 
 #[test]

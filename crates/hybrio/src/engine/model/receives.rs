@@ -28,7 +28,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixDatagram;
 
 use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestError, TestRunner};
+use proptest::test_runner::TestCaseError;
 
 use super::request::{self, Expected, LARGEST};
 use super::stack::{self, Count, Files};
@@ -665,20 +665,5 @@ fn model_of_standing_receives_on_a_multishot_ring() {
         );
         return;
     }
-    let cases = stack::cases(1024);
-    let seed = stack::seed();
-    let files = Files::new();
-    let mut runner = TestRunner::new(stack::config(cases, seed));
-    let started = std::time::Instant::now();
-    let tally = Tally::default();
-    match runner.run(&case(), |case| run_case(&case, &files, &tally)) {
-        Ok(()) => eprintln!(
-            "receives model: {cases} cases passed in {:?} (seed {seed:?}): {tally}",
-            started.elapsed()
-        ),
-        Err(TestError::Fail(reason, case)) => {
-            panic!("receives model (seed {seed:?}): {reason}\nshrunk to: {case:?}")
-        }
-        Err(TestError::Abort(reason)) => panic!("receives model aborted: {reason}"),
-    }
+    stack::run("receives model", 1024, &case(), run_case);
 }

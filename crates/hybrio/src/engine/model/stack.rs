@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use proptest::test_runner::{Config, RngSeed};
+use proptest::strategy::Strategy;
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestError, TestRunner};
 use tempfile::TempDir;
 
 use super::scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
@@ -236,9 +237,27 @@ pub(super) fn on_each(stacks: impl IntoIterator<Item = (Stack, u32)>, model: fn(
     assert!(failed.is_empty(), "the model failed on {failed:?}");
 }
 
-/// The runner's configuration for `cases` cases from `seed`.
-pub(super) fn config(cases: u32, seed: RngSeed) -> Config {
-    Config {
+/// Runs `run_case` on `cases` cases drawn from `strategy` (each count
+/// `HYBRIO_MODEL_CASES` overrides, from the run's [`seed`]), on one set of
+/// files, counting into one tally; prints what the cases reached, or panics
+/// with the broken invariant and the case shrunk, each under `name`.
+pub(super) fn run<S, T>(
+    name: &str,
+    cases: u32,
+    strategy: &S,
+    run_case: impl Fn(&S::Value, &Files, &T) -> Result<(), TestCaseError>,
+) where
+    S: Strategy,
+    S::Value: std::fmt::Debug,
+    T: Default + std::fmt::Display,
+{
+    let cases = self::cases(cases);
+    let seed = seed();
+    let files = Files::new();
+    if !files.direct_supported {
+        eprintln!("{name}: no O_DIRECT in the scratch directory: the O_DIRECT file is buffered");
+    }
+    let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
         rng_seed: seed,
@@ -246,6 +265,18 @@ pub(super) fn config(cases: u32, seed: RngSeed) -> Config {
         // run of 32 cases on a real engine would stay 100 steps long.
         max_shrink_iters: cases.max(4096),
         ..Config::default()
+    });
+    let started = std::time::Instant::now();
+    let tally = T::default();
+    match runner.run(strategy, |case| run_case(&case, &files, &tally)) {
+        Ok(()) => eprintln!(
+            "{name}: {cases} cases passed in {:?} (seed {seed:?}): {tally}",
+            started.elapsed()
+        ),
+        Err(TestError::Fail(reason, case)) => {
+            panic!("{name} (seed {seed:?}): {reason}\nshrunk to: {case:?}")
+        }
+        Err(TestError::Abort(reason)) => panic!("{name} aborted: {reason}"),
     }
 }
 
