@@ -473,7 +473,11 @@ fn run_together(
         let number_in_job = clone.number;
         let stop = stops.for_job(clone.groupid as usize);
         let running = Arc::clone(&running);
-        let flows = Arc::clone(flows);
+        // As fio, a job joins its flow group before any job of its group
+        // starts: one that starts late (a busy machine, a startdelay) holds
+        // the others to their shares from the first I/O, rather than their
+        // running ahead alone and then waiting while it catches up.
+        let flow = (options.flow > 0).then(|| flows.join(options.flow_id, options.flow));
         let spawned = std::thread::Builder::new()
             .name(format!("{}.{}", options.name, clone.number))
             .spawn(move || {
@@ -493,8 +497,8 @@ fn run_together(
                 let run_start = gate.wait()?;
                 let mut job = prepared?;
                 job.set_stop(stop.clone());
-                if options.flow > 0 {
-                    job.set_flow(flows.join(options.flow_id, options.flow));
+                if let Some(flow) = flow {
+                    job.set_flow(flow);
                 }
                 // fio's startdelay: the job's clock, and so its runtime,
                 // starts only once the delay is over; and wait_for's job

@@ -327,14 +327,16 @@ fn files_are_created_kept_or_removed_as_the_job_says() {
 
 #[test]
 fn flow_keeps_jobs_to_their_weights() {
-    // Both run for the whole second: flow holds them to 8:1 of its
-    // iterations, however fast each could go.
-    let text = "[global]\nioengine=null\nsize=1g\ntime_based\nruntime=1\nthread\n[a]\nrw=randread\nflow=8\n[b]\nrw=write\nflow=1\n";
+    // Flow holds them to 8:1 of its iterations, however fast each could
+    // go, though b starts late. exitall: the first to end ends the other,
+    // which would otherwise run alone, free of the flow, for as long as the
+    // scheduler started it after the first (a flake hunt's run saw 2.85:1).
+    let text = "[global]\nioengine=null\nsize=1g\ntime_based\nruntime=1\nthread\nexitall\n[a]\nrw=randread\nflow=8\n[b]\nrw=write\nflow=1\nstartdelay=300ms\n";
     let (doc, status, _, stderr) = run_file(text);
     assert_eq!(status, Some(0), "{stderr}");
     let a = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap() as f64;
     let b = doc["jobs"][1]["write"]["total_ios"].as_u64().unwrap() as f64;
-    assert!((6.0..10.0).contains(&(a / b)), "{a} against {b}");
+    assert!((7.0..9.0).contains(&(a / b)), "{a} against {b}");
 }
 
 #[test]
