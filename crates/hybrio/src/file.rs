@@ -610,13 +610,26 @@ mod tests {
         let pages = len / 4096;
         let resident = |file: &File| sys::resident_pages(file.as_raw_fd(), len).unwrap();
         let before = resident(&file);
-        assert_eq!(before, pages, "the file was just read, so it is cached");
-        drop_page_cache(&file, &path).unwrap();
-        let after = resident(&file);
+        // The kernel's, not hybrio's: most of a file just read is cached.
+        assert!(
+            before > pages / 2,
+            "{before} of {pages} pages cached after a read"
+        );
         if sys::is_tmpfs(file.as_raw_fd()).unwrap() {
             // tmpfs pages are the file itself: nothing can be dropped.
             eprintln!("skipping: the temporary directory is on tmpfs");
             return;
+        }
+        // The kernel skips a page it cannot lock at once (a busy machine's
+        // reclaim or writeback may hold one): drop again, a few times.
+        let mut after = before;
+        for _ in 0..20 {
+            drop_page_cache(&file, &path).unwrap();
+            after = resident(&file);
+            if after <= pages / 4 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(
             after <= pages / 4,

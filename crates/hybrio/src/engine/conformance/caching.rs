@@ -202,6 +202,20 @@ fn resident_of(path: &Path, len: usize) -> usize {
     sys::resident_pages(std::os::fd::AsRawFd::as_raw_fd(&file), len).unwrap()
 }
 
+/// Asserts that nearly all of the first `len` bytes of the file at `path`
+/// are in the page cache: what hybrio sent uncached would be missing whole
+/// (thousands of pages here), while the kernel may drop a few pages of what
+/// hybrio left cached (a busy machine's writeback and reclaim; a flake hunt
+/// saw 12286 of 12288).
+fn assert_cached(path: &Path, len: usize, what: &str) {
+    let pages = len / 4096;
+    let resident = resident_of(path, len);
+    assert!(
+        resident >= pages - pages / 64,
+        "{what}: {resident} of {pages} pages in the page cache"
+    );
+}
+
 #[test]
 fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
     let dir = scratch();
@@ -245,7 +259,7 @@ fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
                 "{name}: {left} pages left of a {head}+{tail} MiB stream"
             );
         } else {
-            assert_eq!(left, head_pages + tail_pages, "{name}: auto is cached here");
+            assert_cached(&path, len, &format!("{name}: auto is cached here"));
         }
         read_mib(engine.as_mut(), &pool, file, 0, &data);
     }
@@ -274,11 +288,7 @@ fn auto_caching_keeps_what_is_read_again_cached() {
         for _ in 0..2 {
             read_mib(engine.as_mut(), &pool, file, 0, &data);
         }
-        assert_eq!(
-            resident_of(&small, 16 * MIB),
-            16 * MIB / 4096,
-            "{name}: re-read"
-        );
+        assert_cached(&small, 16 * MIB, &format!("{name}: re-read"));
         // Dropped from the cache, if the kernel will: DONTNEED leaves what
         // another CPU still holds in its LRU batch (on a busy machine, all
         // 2048 pages, as large folios, were seen to stay). Whether the reads
@@ -304,11 +314,7 @@ fn auto_caching_keeps_what_is_read_again_cached() {
             uncached,
             "{name}: a cold read went uncached"
         );
-        assert_eq!(
-            resident_of(&small, 16 * MIB),
-            16 * MIB / 4096,
-            "{name}: cold reads"
-        );
+        assert_cached(&small, 16 * MIB, &format!("{name}: cold reads"));
         // A stream past the headroom whose uncached part is read again:
         // what it writes next stays cached.
         let stream = dir.path().join(format!("stream-{depth}"));
@@ -325,11 +331,10 @@ fn auto_caching_keeps_what_is_read_again_cached() {
             "{name}: a write went uncached after the uncached part was read again"
         );
         let len = (head + 32) * MIB;
-        let after = resident_of(&stream, len);
-        assert_eq!(
-            after,
-            len / 4096,
-            "{name}: {before} pages after the stream, {after} after reading its end and writing on"
+        assert_cached(
+            &stream,
+            len,
+            &format!("{name}: {before} pages after the stream, then its end read and written on"),
         );
         read_mib(engine.as_mut(), &pool, file, head + 16, &more);
     }
