@@ -521,9 +521,8 @@ mod tests {
         let start = monotonic_ns();
         assert_eq!(engine.reap(1, 8, &mut done).unwrap(), 0, "uncommitted");
         assert_eq!(engine.commit().unwrap(), 1);
+        // Had it waited, it would have waited for the request, and got it.
         assert_eq!(engine.reap(0, 8, &mut done).unwrap(), 0);
-        let took = monotonic_ns() - start;
-        assert!(took < 100_000_000, "reap(0) took {took} ns");
         assert_eq!(engine.reap(1, 8, &mut done).unwrap(), 1);
         assert!(monotonic_ns() - start >= latency.as_nanos() as u64 / 2);
         assert_eq!(done[0].result, 4096);
@@ -760,12 +759,14 @@ mod tests {
 
     #[test]
     fn emulated_device_overlaps_long_requests() {
-        let latency = Duration::from_millis(20);
-        let four = device_batches(latency, 4, 3);
-        eprintln!("20 ms device, 4 reads in flight: {four:?} ns");
+        let latency = Duration::from_millis(50);
+        let four = device_batches(latency, 4, 5);
+        eprintln!("50 ms device, 4 reads in flight: {four:?} ns");
         let span = latency.as_nanos() as u64;
-        // One after the other they would take 4 x 20 ms.
-        assert!(four[1] < 2 * span + 10_000_000, "{four:?}");
+        // One after the other they would take 4 x 50 ms in every round; a
+        // busy machine only makes a round slower, so the fastest of five
+        // tells overlap from none, 2 x 50 ms of room for a late wake-up.
+        assert!(four[0] < 3 * span, "{four:?}");
         assert!(four[0] >= span / 2, "{four:?}");
     }
 
