@@ -152,6 +152,33 @@ struct Caller<'a> {
 
 type Checked = Result<(), TestCaseError>;
 
+/// Checks what a successful `reap(min, max)` returned (`n`, having
+/// appended `appended`), and counts in `fruitless` the reaps in a row that
+/// brought nothing though they waited (`min >= 1`) with committed requests
+/// out: more than [`MAX_FRUITLESS_REAPS`] fail, `why` and `engine` said.
+fn check_reaped(
+    n: usize,
+    appended: usize,
+    (min, max): (usize, usize),
+    committed: bool,
+    fruitless: &mut u32,
+    why: &str,
+    engine: &dyn std::fmt::Debug,
+) -> Checked {
+    check!(n == appended, "reap returned {n} but appended {appended}");
+    check!(n <= max, "reap returned {n}, more than max {max}");
+    if n == 0 && min >= 1 && committed {
+        *fruitless += 1;
+        check!(
+            *fruitless <= MAX_FRUITLESS_REAPS,
+            "reap({min}) returned nothing {fruitless} times in a row with committed requests out{why}: {engine:?}"
+        );
+    } else {
+        *fruitless = 0;
+    }
+    Ok(())
+}
+
 /// What the runs did, to see that they reach what they should.
 #[derive(Debug, Default)]
 struct Tally {
@@ -314,21 +341,15 @@ impl<'a> Caller<'a> {
         }
         self.done = done;
         match reaped {
-            Ok(n) => {
-                check!(n == appended, "reap returned {n} but appended {appended}");
-                check!(n <= max, "reap returned {n}, more than max {max}");
-                if n == 0 && min >= 1 && committed {
-                    self.fruitless += 1;
-                    check!(
-                        self.fruitless <= MAX_FRUITLESS_REAPS,
-                        "reap({min}) returned nothing {} times in a row with committed requests out: {:?}",
-                        self.fruitless,
-                        self.engine.as_deref()
-                    );
-                } else {
-                    self.fruitless = 0;
-                }
-            }
+            Ok(n) => check_reaped(
+                n,
+                appended,
+                (min, max),
+                committed,
+                &mut self.fruitless,
+                "",
+                &self.engine.as_deref(),
+            )?,
             Err(_) => {
                 self.tally.reap_errors.add();
                 self.fruitless = 0;

@@ -32,7 +32,7 @@ use proptest::test_runner::TestCaseError;
 
 use super::request::{self, Expected, LARGEST};
 use super::stack::{self, Count, Files};
-use super::{MAX_DRAIN_CALLS, MAX_FRUITLESS_REAPS};
+use super::{MAX_DRAIN_CALLS, check_reaped};
 use crate::buf::BufPool;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::{Engine, EngineConfig, EngineKind, QueueOutcome};
@@ -443,20 +443,15 @@ impl<'a> Caller<'a> {
             Ok(n) => n,
             Err(e) => return Err(TestCaseError::fail(format!("reap({min}, {max}): {e}"))),
         };
-        check!(n == appended, "reap returned {n} but appended {appended}");
-        check!(n <= max, "reap returned {n}, more than max {max}");
-        if n == 0 && min >= 1 && committed {
-            self.fruitless += 1;
-            check!(
-                self.fruitless <= MAX_FRUITLESS_REAPS,
-                "reap({min}) returned nothing {} times in a row with committed requests out (every receive's datagram sent): {:?}",
-                self.fruitless,
-                self.engine.as_deref()
-            );
-        } else {
-            self.fruitless = 0;
-        }
-        Ok(())
+        check_reaped(
+            n,
+            appended,
+            (min, max),
+            committed,
+            &mut self.fruitless,
+            " (every receive's datagram sent)",
+            &self.engine.as_deref(),
+        )
     }
 
     fn check_completion(&mut self, completion: Completion) -> Checked {
