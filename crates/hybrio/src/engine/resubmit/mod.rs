@@ -555,11 +555,6 @@ impl<E: Engine> Resubmit<E> {
         finished
     }
 
-    /// [`Engine::reap`] while requests are being sent again: keeps sending
-    /// and reaping until `min` requests have finished (or nothing is left
-    /// that could finish). `reaped_from`: `inner` was reaped once already and
-    /// its completions appended to `out` from there on.
-    #[cold]
     /// The fast reap's end: the inner engine's `answer`, completions from
     /// `base` on in `out`, sorted out (what came before a failure is reaped
     /// all the same); any that needs this layer goes the slow way.
@@ -585,6 +580,11 @@ impl<E: Engine> Resubmit<E> {
         Ok(reaped)
     }
 
+    /// [`Engine::reap`] while requests are being sent again: keeps sending
+    /// and reaping until `min` requests have finished (or nothing is left
+    /// that could finish). `reaped_from`: `inner` was reaped once already and
+    /// its completions appended to `out` from there on.
+    #[cold]
     fn reap_slow(
         &mut self,
         min: usize,
