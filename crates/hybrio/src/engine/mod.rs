@@ -17,6 +17,7 @@ mod pool;
 mod psync;
 mod pvsync2;
 mod resubmit;
+mod retry;
 mod sync;
 #[cfg(test)]
 pub(crate) mod testkit;

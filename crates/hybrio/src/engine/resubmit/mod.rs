@@ -1,24 +1,7 @@
-//! The resubmission layer every engine is wrapped in: short transfers are
-//! sent again for the rest and "try again" errors retried, so that every
-//! engine answers alike: a request comes back short only at the end of a
-//! file or after an error.
-//!
-//! * A read or write that moves fewer bytes than its window (and more than
-//!   none) is sent again, through the same engine, for the rest: the
-//!   buffer's window is [advanced](crate::buf::Buf::advance) past what was
-//!   done and the offset moved on. A read that returns 0 has met the end of
-//!   the file; a write that returns 0 cannot make progress: either ends the
-//!   request with what was moved.
-//! * A resubmission that fails after some bytes moved completes with those
-//!   bytes, as `read(2)` does: the rest of an `O_DIRECT` read that met the
-//!   end of a file whose size is not a multiple of 512 starts at an
-//!   unaligned offset, which a filesystem may refuse with `EINVAL` rather
-//!   than report the end of the file.
-//! * `EINTR` is retried, and so is `EAGAIN` unless the caller asked for it
-//!   ([`EngineConfig::nowait`]). A request gets [`RETRY_LIMIT`] consecutive
-//!   retries, the later ones after a growing pause (at most 1 ms, taken by
-//!   the caller's `queue` or `reap`, once for all the requests a reap
-//!   retries), then completes with the error: nothing spins for ever.
+//! The resubmission layer, over the engines that do not send a request
+//! again themselves: short transfers are sent again for the rest and "try
+//! again" errors retried, by the [rule](super::retry) every engine follows,
+//! so that every engine answers alike.
 //!
 //! The caller gets back its request as it queued it: original offset, the
 //! buffer's window exactly as it was, its `user_data`, and the total number
@@ -34,41 +17,12 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, ShortErrors, sealed};
+use super::retry::{Retry, Track, Verdict, backoff, owed, pause};
+use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
 use crate::Error;
 use crate::buf::Buf;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
-
-/// Consecutive "try again" answers one request may get before it completes
-/// with the error (progress resets the count).
-pub(crate) const RETRY_LIMIT: u32 = 1000;
-
-/// Retries sent at once; after these, each waits (see [`backoff`]).
-const FREE_RETRIES: u32 = 8;
-
-/// Longest pause between two retries of one request.
-const MAX_BACKOFF: Duration = Duration::from_millis(1);
-
-/// The pause before retry number `retries` (1-based) of one request: none for
-/// the first few (an interrupted call is worth repeating at once), then 1 us
-/// doubling up to [`MAX_BACKOFF`], so that a resource shortage the kernel
-/// reports as `EAGAIN` has time to clear, and [`RETRY_LIMIT`] retries take
-/// about a second in all.
-fn backoff(retries: u32) -> Duration {
-    if retries <= FREE_RETRIES {
-        return Duration::ZERO;
-    }
-    let exponent = (retries - FREE_RETRIES - 1).min(20);
-    Duration::from_micros(1 << exponent).min(MAX_BACKOFF)
-}
-
-/// Sleeps for `pause`, if any.
-fn pause(pause: Duration) {
-    if !pause.is_zero() {
-        std::thread::sleep(pause);
-    }
-}
 
 /// Names a request in flight, for the layers that keep a record of some.
 ///
@@ -226,50 +180,6 @@ impl<T> InFlight<T> {
     }
 }
 
-/// What the layer remembers of a request it sent again.
-#[derive(Debug, Clone, Copy)]
-struct Track {
-    /// The offset the caller asked for.
-    offset: u64,
-    /// The buffer's window as the caller queued it.
-    start: usize,
-    len: usize,
-    /// Bytes moved so far.
-    done: u64,
-    /// "Try again" answers since the last progress.
-    retries: u32,
-}
-
-impl Track {
-    /// The record of a request that has not been sent again yet: its
-    /// completion still carries the request as the caller queued it.
-    fn of(completion: &Completion) -> Track {
-        let (start, len) = (completion.buf.start(), completion.buf.len());
-        Track {
-            offset: completion.offset,
-            start,
-            len,
-            done: 0,
-            retries: 0,
-        }
-    }
-
-    /// The caller's completion: its offset and window as queued, `result`.
-    fn finish(&self, mut completion: Completion, result: i64) -> Completion {
-        let buf = &mut completion.buf;
-        if buf.start() != self.start || buf.len() != self.len {
-            // From the buffer's start, so that no step leaves the window
-            // inside out whatever the engine below did to it.
-            buf.rewind();
-            buf.set_len(self.start + self.len);
-            buf.advance(self.start);
-        }
-        completion.offset = self.offset;
-        completion.result = result;
-        completion
-    }
-}
-
 /// A request to send again once the engine below has room.
 #[derive(Debug)]
 struct Pending {
@@ -307,23 +217,14 @@ fn into_request(completion: Completion) -> Request {
     }
 }
 
-/// The bytes a request of `op` on `len` bytes must move to be done: all of
-/// them, except for a receive, which is whole at any length (one datagram,
-/// or a stream's bytes as they come: asking again would wait for more).
-#[inline(always)]
-fn owed(op: Op, len: u64) -> u64 {
-    if op == Op::Recv { 0 } else { len }
-}
-
 /// Sends short transfers again for the rest and retries "try again" errors,
 /// over any engine. See the [module documentation](self).
 #[derive(Debug)]
 pub(crate) struct Resubmit<E> {
     inner: E,
-    /// `EAGAIN` is what the caller asked for: pass it through.
-    nowait: bool,
+    /// The rule, and what it counted.
+    pub(super) retry: Retry,
     depth: usize,
-    retry_limit: u32,
     /// Records of the requests being sent again that are inside `inner`.
     tracker: InFlight<Track>,
     /// Requests to send again that `inner` had no room for yet.
@@ -341,9 +242,6 @@ pub(crate) struct Resubmit<E> {
     pause: Duration,
     /// Completions being sorted, kept to reuse the allocation.
     scratch: Vec<Completion>,
-    short_ios: [u64; 2],
-    short_errors: ShortErrors,
-    retries: u64,
 }
 
 impl<E: Engine> Resubmit<E> {
@@ -351,9 +249,8 @@ impl<E: Engine> Resubmit<E> {
     pub(crate) fn new(inner: E, config: &EngineConfig) -> Self {
         Resubmit {
             inner,
-            nowait: config.nowait,
+            retry: Retry::new(config.nowait),
             depth: config.depth.max(1) as usize,
-            retry_limit: RETRY_LIMIT,
             tracker: InFlight::new(),
             requeue: VecDeque::new(),
             ready: VecDeque::new(),
@@ -361,16 +258,7 @@ impl<E: Engine> Resubmit<E> {
             early: 0,
             pause: Duration::ZERO,
             scratch: Vec::new(),
-            short_ios: [0; 2],
-            short_errors: ShortErrors::default(),
-            retries: 0,
         }
-    }
-
-    /// True for an error the kernel wants the request sent again for.
-    #[inline]
-    fn retryable(&self, result: i64) -> bool {
-        result == -i64::from(libc::EINTR) || (result == -i64::from(libc::EAGAIN) && !self.nowait)
     }
 
     /// True when a completion fresh from below is not the caller's answer
@@ -384,46 +272,29 @@ impl<E: Engine> Resubmit<E> {
     /// [`Self::needs_attention`] for a request of `len` bytes.
     #[inline]
     fn needs_attention_given(&self, result: i64, len: u64) -> bool {
-        if result > 0 {
-            (result as u64) < len
-        } else {
-            result < 0 && self.retryable(result)
-        }
+        self.retry.needs_attention(result, len)
     }
 
     /// Decides what a completion from below means. `track` is the request's
     /// record if it was sent again before.
-    fn settle(&mut self, mut completion: Completion, track: Option<Track>) -> Settled {
-        let mut track = track.unwrap_or_else(|| Track::of(&completion));
-        let result = completion.result;
-        if result > 0 && completion.op != Op::Recv && completion.op.moves_data() {
-            let moved = result as u64;
-            track.done += moved;
-            track.retries = 0;
-            if moved < completion.buf.len() as u64 {
-                completion.buf.advance(moved as usize);
-                completion.offset += moved;
-                self.short_ios[usize::from(completion.op == Op::Write)] += 1;
-                return Settled::Again(into_request(completion), track);
+    fn settle(&mut self, mut completion: Completion, mut track: Option<Track>) -> Settled {
+        let Completion {
+            op,
+            ref mut buf,
+            ref mut offset,
+            result,
+            ..
+        } = completion;
+        match self.retry.settle(op, buf, offset, &mut track, result) {
+            Verdict::Done(result) => {
+                completion.result = result;
+                Settled::Done(completion)
             }
-        } else if result < 0 && self.retryable(result) && track.retries < self.retry_limit {
-            track.retries += 1;
-            self.retries += 1;
-            return Settled::Again(into_request(completion), track);
+            Verdict::Again => Settled::Again(
+                into_request(completion),
+                track.expect("a request sent again keeps its record"),
+            ),
         }
-        // Finished: whole, at the end of the file (0), failed, or out of
-        // retries. After progress the bytes moved are the answer, not the
-        // error that stopped the rest.
-        let result = if track.done > 0 {
-            if result < 0 {
-                let errno = i32::try_from(-result).unwrap_or(libc::EIO);
-                self.short_errors.record(completion.op == Op::Write, errno);
-            }
-            track.done as i64
-        } else {
-            result
-        };
-        Settled::Done(track.finish(completion, result))
     }
 
     /// Finishes, inline, a request `inner` completed inline: sends it again
@@ -812,13 +683,7 @@ impl<E: Engine> Engine for Resubmit<E> {
     }
 
     fn counters(&self) -> EngineCounters {
-        self.inner.counters()
-            + EngineCounters {
-                short_ios: self.short_ios,
-                short_errors: self.short_errors,
-                retries: self.retries,
-                ..EngineCounters::default()
-            }
+        self.inner.counters() + self.retry.counters()
     }
 }
 

@@ -6,6 +6,7 @@ use crate::buf::BufPool;
 use crate::engine::inject::{FaultPlan, Inject};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::psync::PsyncEngine;
+use crate::engine::retry::RETRY_LIMIT;
 use crate::file::OpenOptions;
 use crate::probe;
 
@@ -50,12 +51,12 @@ fn stack(
         match faults {
             Some(faults) => {
                 let mut engine = Resubmit::new(Inject::new(inner, plan(faults)), config);
-                engine.retry_limit = retry_limit;
+                engine.retry.limit = retry_limit;
                 Box::new(engine)
             }
             None => {
                 let mut engine = Resubmit::new(inner, config);
-                engine.retry_limit = retry_limit;
+                engine.retry.limit = retry_limit;
                 Box::new(engine)
             }
         }
@@ -926,7 +927,7 @@ fn retries_that_run_out_after_progress_report_the_progress() {
         plan("eagain:0.7,seed:3"),
     );
     let mut engine = Resubmit::new(inner, &config);
-    engine.retry_limit = 2;
+    engine.retry.limit = 2;
     let handle = engine
         .add_file(File::open("/dev/null").unwrap(), "mem".into())
         .unwrap();
