@@ -285,6 +285,18 @@ impl Request {
     }
 }
 
+/// What the answer to a request still held where it was sent (a ring's
+/// slot) means for its caller ([`retry`](crate::engine) decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The request is finished with this result; its offset and window are
+    /// as the caller queued them.
+    Done(i64),
+    /// The request goes down again, as it is now (window and offset moved
+    /// past what was done).
+    Again,
+}
+
 /// The outcome of one request.
 #[derive(Debug)]
 pub struct Completion {

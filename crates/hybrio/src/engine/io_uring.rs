@@ -16,11 +16,12 @@ use std::path::PathBuf;
 
 use ::io_uring::IoUring;
 
+use super::retry::{Retry, Track, backoff, pause};
 use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
-use crate::request::{Completion, Op, Request};
+use crate::request::{Completion, Op, Request, Verdict};
 use crate::sys::uring::{FileRef, Messages, Push, Receive, Ring};
 use crate::{Error, probe};
 
@@ -108,6 +109,12 @@ impl Setup {
 /// Requests sit in the ring's slab from [`queue`](Engine::queue) until their
 /// completion is reaped; dropping the engine waits for every request the
 /// kernel has, so no buffer is freed while the kernel may still use it.
+///
+/// A request that comes back short, or told to try again, is sent again
+/// from its slot where its completion is drained, by the
+/// [rule](super::retry) every engine follows (fio's `io_u.c` requeues a
+/// short transfer the same way): no layer above it keeps a second record
+/// of the requests.
 #[derive(Debug)]
 pub struct IoUringEngine {
     // Declared first: dropping the ring waits for in-flight requests before
@@ -130,6 +137,14 @@ pub struct IoUringEngine {
     reaped: u64,
     /// Sockets receive through standing multishot receives (`recv_multishot`).
     multishot: bool,
+    /// Short transfers and "try again" answers: what to do, and what was done.
+    retry: Retry,
+    /// Per slot, the record of a request being sent again (`None` for one
+    /// that never was, the common case).
+    tracks: Vec<Option<Track>>,
+    /// The caller's requests a resubmission's submit handed to the kernel
+    /// before the caller's commit: that commit counts them.
+    early: usize,
 }
 
 impl IoUringEngine {
@@ -216,7 +231,18 @@ impl IoUringEngine {
             reaps: 0,
             reaped: 0,
             multishot: config.recv_multishot,
+            retry: Retry::new(config.nowait),
+            tracks: vec![None; capacity],
+            early: 0,
         })
+    }
+
+    /// The engine under a layer that sends short transfers again and
+    /// retries (the resubmission layer): it passes every answer up as the
+    /// kernel gave it.
+    pub(crate) fn retried_above(mut self) -> Self {
+        self.retry.above = true;
+        self
     }
 
     /// Puts `fd` into the registered-file table at `handle`, growing the table if needed.
@@ -283,6 +309,257 @@ impl IoUringEngine {
                 Refusal::Io(e)
             }
         })
+    }
+
+    /// How an SQE names `entry`'s file `handle`.
+    #[inline]
+    fn file_ref(&self, handle: FileHandle, entry: &FileEntry) -> FileRef {
+        if self.registered_files > 0 {
+            FileRef::Fixed(handle.0)
+        } else {
+            FileRef::Fd(entry.fd())
+        }
+    }
+
+    /// Moves up to `max` completions from the CQ to `out`; a request whose
+    /// answer is short or "try again" goes down again from its slot instead.
+    #[inline]
+    fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let (retry, tracks) = (&mut self.retry, &mut self.tracks);
+        let got = self.ring.drain_with(
+            max,
+            |slot, request, result| {
+                let Request {
+                    op,
+                    ref mut buf,
+                    ref mut offset,
+                    ..
+                } = *request;
+                retry.decide(op, buf, offset, &mut tracks[slot as usize], result)
+            },
+            out,
+        );
+        if self.ring.has_again() {
+            return Ok(got + self.send_again(max - got, out)?);
+        }
+        Ok(got)
+    }
+
+    /// Sends again the requests the drains kept in their slots (after one
+    /// pause for the lot, when one was retried many times), and submits
+    /// them, so that a wait can count on them. One the SQ refuses ends with
+    /// the error (or its progress), if `room` lets `out` take it; otherwise
+    /// it stays kept for the next drain. Returns how many ended.
+    #[cold]
+    fn send_again(&mut self, room: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let mut again = self.ring.take_again();
+        let longest = again
+            .iter()
+            .map(|&slot| backoff(self.tracks[slot as usize].map_or(0, |t| t.retries)))
+            .max()
+            .unwrap_or_default();
+        pause(longest);
+        let callers = self.ring.unsubmitted();
+        let (mut ended, mut sent) = (0, 0);
+        for &slot in &again {
+            let pushed = self.push_kept(slot);
+            match pushed {
+                Ok(()) => sent += 1,
+                Err(error) if ended < room => {
+                    let result = -i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN));
+                    let request = self.ring.kept(slot);
+                    let Request {
+                        op,
+                        ref mut buf,
+                        ref mut offset,
+                        ..
+                    } = *request;
+                    let track = &mut self.tracks[slot as usize];
+                    let result = self.retry.finish(op, buf, offset, track, result);
+                    out.push(self.ring.finish(slot, result));
+                    ended += 1;
+                }
+                Err(_) => self.ring.keep_again(slot),
+            }
+        }
+        self.ring.return_again(std::mem::take(&mut again));
+        if sent > 0 {
+            self.ring
+                .submit_all()
+                .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
+            self.early += callers;
+        }
+        Ok(ended)
+    }
+
+    /// Puts the request kept in `slot` into the SQ again: its file as it is
+    /// named now, or, on the emulated device, its data moved now and its
+    /// completion due one latency from now.
+    fn push_kept(&mut self, slot: u32) -> io::Result<()> {
+        let request = self.ring.kept(slot);
+        let handle = request.file;
+        let Some(entry) = self.files.get(handle) else {
+            return Err(io::Error::from_raw_os_error(libc::EBADF));
+        };
+        if let Some(device) = self.device {
+            let result = EmulatedDevice::transfer(entry.fd(), entry.is_direct(), request);
+            return self.ring.push_timed_again(slot, result, device.deadline());
+        }
+        let flags = entry.caching_flags() | request.rw_flags();
+        let file = self.file_ref(handle, entry);
+        self.ring.push_again(slot, file, flags)
+    }
+
+    /// A completion [`queue`](Engine::queue) made at once that is "try
+    /// again" (the SQ had no room): the request is offered again, after the
+    /// rule's pauses, until it is taken or its retries run out.
+    #[cold]
+    fn finish_now(&mut self, mut completion: Completion) -> QueueOutcome {
+        if self.retry.above {
+            return QueueOutcome::Completed(completion);
+        }
+        let mut track = None;
+        loop {
+            let Completion {
+                op,
+                ref mut buf,
+                ref mut offset,
+                result,
+                ..
+            } = completion;
+            match self.retry.settle(op, buf, offset, &mut track, result) {
+                Verdict::Done(result) => {
+                    completion.result = result;
+                    return QueueOutcome::Completed(completion);
+                }
+                Verdict::Again => {
+                    pause(backoff(track.map_or(0, |t| t.retries)));
+                    let request = Request {
+                        op: completion.op,
+                        file: completion.file,
+                        offset: completion.offset,
+                        buf: completion.buf,
+                        user_data: completion.user_data,
+                        span: completion.span,
+                        ioprio: 0,
+                        uncached: false,
+                    };
+                    match self.queue_once(request) {
+                        QueueOutcome::Completed(next) => completion = next,
+                        // Nothing moved before (only errors come back at
+                        // once), so the slot needs no record.
+                        taken @ (QueueOutcome::Queued | QueueOutcome::Busy(_)) => return taken,
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Engine::queue`], but for the rule's retries of what completes at once.
+    #[inline(always)]
+    fn queue_once(&mut self, request: Request) -> QueueOutcome {
+        let Some(entry) = self.files.get(request.file) else {
+            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
+        };
+        if let Some(errno) = malformed(&request) {
+            return QueueOutcome::Completed(request.complete(-i64::from(errno)));
+        }
+        if self.in_flight() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
+        if self.device.is_some() {
+            self.device_queue.push(request);
+            return QueueOutcome::Queued;
+        }
+        if request.op == Op::Trim && entry.is_block_device() {
+            // io_uring's fallocate on a block device writes zeros instead of
+            // discarding: run BLKDISCARD here, as fio's io_uring engine does.
+            let result = match super::change_space(entry.fd(), true, &request) {
+                Ok(n) => n as i64,
+                Err(e) => crate::sys::negative_errno(&e),
+            };
+            return QueueOutcome::Completed(request.complete(result));
+        }
+        if self.multishot && request.op == Op::Recv && self.ring.is_listening(request.file.0) {
+            return match self.ring.receive(request) {
+                Receive::Done(completion) => QueueOutcome::Completed(completion),
+                Receive::Waiting => QueueOutcome::Queued,
+                Receive::Refused(request, error) => QueueOutcome::Completed(
+                    request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN))),
+                ),
+            };
+        }
+        let file = self.file_ref(request.file, entry);
+        let flags = entry.caching_flags() | request.rw_flags();
+        match self.ring.push(request, file, flags) {
+            Push::Queued => QueueOutcome::Queued,
+            // queue() checked the depth above, so this is not expected.
+            Push::Full(request) => QueueOutcome::Busy(request),
+            // Never `Busy` below the depth: the caller would reap nothing.
+            Push::Refused(request, error) => QueueOutcome::Completed(
+                request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN))),
+            ),
+        }
+    }
+
+    /// [`Engine::commit`] of what the caller queued; returns how many
+    /// requests it handed to the kernel.
+    fn commit_callers(&mut self) -> Result<usize, Error> {
+        if let Some(device) = self.device {
+            // The device takes the batch now: data moves, the clock starts.
+            // The list's memory is kept for the next batch (no allocation
+            // per commit).
+            let mut batch = std::mem::take(&mut self.device_queue);
+            let mut refused = None;
+            let mut queued = batch.drain(..);
+            for mut request in queued.by_ref() {
+                let deadline = device.deadline();
+                let result = match self.files.get(request.file) {
+                    Some(entry) => {
+                        EmulatedDevice::transfer(entry.fd(), entry.is_direct(), &mut request)
+                    }
+                    None => -i64::from(libc::EBADF),
+                };
+                match self.ring.push_timed(request, result, deadline) {
+                    Push::Queued => {}
+                    // queue() keeps in_flight <= depth <= the ring's size, so
+                    // this is not expected; if it happens, nothing is lost.
+                    Push::Full(request) => {
+                        self.device_queue.push(request);
+                        break;
+                    }
+                    Push::Refused(request, error) => {
+                        self.device_queue.push(request);
+                        refused = Some(error);
+                        break;
+                    }
+                }
+            }
+            // What the SQ did not take waits for the next commit.
+            self.device_queue.extend(queued);
+            if let Some(error) = refused {
+                return Err(engine_error("io_uring (wait for room in the SQ)", error));
+            }
+            if self.device_queue.is_empty() {
+                self.device_queue = batch;
+            }
+        }
+        self.ring.rearm();
+        if !self.ring.has_unsubmitted_entries() {
+            return Ok(0);
+        }
+        // Requests waiting on a standing receive reach the kernel with it.
+        let before = self.ring.in_kernel();
+        self.ring
+            .enable()
+            .map_err(|e| engine_error("register enable rings", e))?;
+        self.ring
+            .submit_all()
+            .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
+        // A standing receive the full SQ had no room for goes in now (and
+        // down at once, with nothing else left in the SQ).
+        self.ring.rearm();
+        Ok(self.ring.in_kernel().saturating_sub(before))
     }
 
     /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`
@@ -491,110 +768,14 @@ impl Engine for IoUringEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        let Some(entry) = self.files.get(request.file) else {
-            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
-        };
-        if let Some(errno) = malformed(&request) {
-            return QueueOutcome::Completed(request.complete(-i64::from(errno)));
-        }
-        if self.in_flight() >= self.depth {
-            return QueueOutcome::Busy(request);
-        }
-        if self.device.is_some() {
-            self.device_queue.push(request);
-            return QueueOutcome::Queued;
-        }
-        if request.op == Op::Trim && entry.is_block_device() {
-            // io_uring's fallocate on a block device writes zeros instead of
-            // discarding: run BLKDISCARD here, as fio's io_uring engine does.
-            let result = match super::change_space(entry.fd(), true, &request) {
-                Ok(n) => n as i64,
-                Err(e) => crate::sys::negative_errno(&e),
-            };
-            return QueueOutcome::Completed(request.complete(result));
-        }
-        if self.multishot && request.op == Op::Recv && self.ring.is_listening(request.file.0) {
-            return match self.ring.receive(request) {
-                Receive::Done(completion) => QueueOutcome::Completed(completion),
-                Receive::Waiting => QueueOutcome::Queued,
-                Receive::Refused(request, error) => QueueOutcome::Completed(
-                    request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN))),
-                ),
-            };
-        }
-        let file = if self.registered_files > 0 {
-            FileRef::Fixed(request.file.0)
-        } else {
-            FileRef::Fd(entry.fd())
-        };
-        let flags = entry.caching_flags() | request.rw_flags();
-        match self.ring.push(request, file, flags) {
-            Push::Queued => QueueOutcome::Queued,
-            // queue() checked the depth above, so this is not expected.
-            Push::Full(request) => QueueOutcome::Busy(request),
-            // Never `Busy` below the depth: the caller would reap nothing.
-            Push::Refused(request, error) => QueueOutcome::Completed(
-                request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN))),
-            ),
+        match self.queue_once(request) {
+            QueueOutcome::Completed(done) if done.result < 0 => self.finish_now(done),
+            outcome => outcome,
         }
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
-        if let Some(device) = self.device {
-            // The device takes the batch now: data moves, the clock starts.
-            // The list's memory is kept for the next batch (no allocation
-            // per commit).
-            let mut batch = std::mem::take(&mut self.device_queue);
-            let mut refused = None;
-            let mut queued = batch.drain(..);
-            for mut request in queued.by_ref() {
-                let deadline = device.deadline();
-                let result = match self.files.get(request.file) {
-                    Some(entry) => {
-                        EmulatedDevice::transfer(entry.fd(), entry.is_direct(), &mut request)
-                    }
-                    None => -i64::from(libc::EBADF),
-                };
-                match self.ring.push_timed(request, result, deadline) {
-                    Push::Queued => {}
-                    // queue() keeps in_flight <= depth <= the ring's size, so
-                    // this is not expected; if it happens, nothing is lost.
-                    Push::Full(request) => {
-                        self.device_queue.push(request);
-                        break;
-                    }
-                    Push::Refused(request, error) => {
-                        self.device_queue.push(request);
-                        refused = Some(error);
-                        break;
-                    }
-                }
-            }
-            // What the SQ did not take waits for the next commit.
-            self.device_queue.extend(queued);
-            if let Some(error) = refused {
-                return Err(engine_error("io_uring (wait for room in the SQ)", error));
-            }
-            if self.device_queue.is_empty() {
-                self.device_queue = batch;
-            }
-        }
-        self.ring.rearm();
-        if !self.ring.has_unsubmitted_entries() {
-            return Ok(0);
-        }
-        // Requests waiting on a standing receive reach the kernel with it.
-        let before = self.ring.in_kernel();
-        self.ring
-            .enable()
-            .map_err(|e| engine_error("register enable rings", e))?;
-        self.ring
-            .submit_all()
-            .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
-        // A standing receive the full SQ had no room for goes in now (and
-        // down at once, with nothing else left in the SQ).
-        self.ring.rearm();
-        Ok(self.ring.in_kernel().saturating_sub(before))
+        Ok(self.commit_callers()? + std::mem::take(&mut self.early))
     }
 
     /// One `io_uring_enter` submits what is queued and waits, where nothing
@@ -613,6 +794,7 @@ impl Engine for IoUringEngine {
             && !self.multishot
             && !self.ring.is_sqpoll()
             && !self.ring.has_waiting_receives()
+            && !self.ring.has_again()
             && self.ring.has_unsubmitted_entries();
         if !plain || min == 0 || max == 0 {
             self.commit()?;
@@ -629,7 +811,7 @@ impl Engine for IoUringEngine {
             .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit and wait)"), e))?;
         // The enter ran the task work and waited: what it waited for is in
         // the CQ, and one drain is the whole reap (at depth 1, every one).
-        let got = self.ring.drain(max, out);
+        let got = self.drain(max, out)?;
         if got >= min.min(max) {
             self.reaps += 1;
             self.reaped += got as u64;
@@ -643,14 +825,14 @@ impl Engine for IoUringEngine {
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
         let want = min.min(max).min(self.ring.in_kernel());
         let mut entered = false;
-        if self.ring.has_waiting_receives() && self.ring.cq_len() < want {
+        if self.ring.has_waiting_receives() && !self.ring.has_again() && self.ring.cq_len() < want {
             // Standing receives post CQEs between reaps: draining those
             // first and the rest after a wait would store the CQ head twice
             // a reap (1.2-1.9 times); wait for all, then drain once.
             self.enter(want)?;
             entered = true;
         }
-        let mut got = self.ring.drain(max, out);
+        let mut got = self.drain(max, out)?;
         let mut fruitless = 0u32;
         while got < max && self.ring.in_kernel() > 0 {
             if got >= want {
@@ -668,7 +850,7 @@ impl Engine for IoUringEngine {
                 self.enter(want - got)?;
             }
             entered = true;
-            let drained = self.ring.drain(max - got, out);
+            let drained = self.drain(max - got, out)?;
             got += drained;
             // An enter that returns at once without a completion (an
             // interruption, a transient refusal) is asked again; one that
@@ -709,7 +891,7 @@ impl Engine for IoUringEngine {
                 completions: self.reaped,
                 cq_head_commits: self.ring.cq_head_commits,
             }),
-            ..Default::default()
+            ..self.retry.counters()
         }
     }
 

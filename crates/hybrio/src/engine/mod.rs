@@ -663,11 +663,13 @@ impl Default for EngineConfig {
 /// Builds an engine. `pool` is the buffer pool whose buffers the requests will
 /// carry; with `fixed_buffers` it is registered with the kernel.
 ///
-/// Every engine comes wrapped the same way: short transfers are sent again
-/// for the rest and "try again" errors (`EINTR`, and `EAGAIN` unless
+/// Every engine answers the same way: short transfers are sent again for
+/// the rest and "try again" errors (`EINTR`, and `EAGAIN` unless
 /// [`EngineConfig::nowait`]) retried a bounded number of times, so that a
-/// completion comes back short only at the end of a file or after an error;
-/// below that, the fault injection of `config.inject` ([`inject`]) when asked.
+/// completion comes back short only at the end of a file or after an error
+/// (io_uring does it where its completions arrive; the other engines are
+/// wrapped in a layer that does); the fault injection of `config.inject`
+/// ([`inject`]) when asked.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
@@ -679,7 +681,17 @@ pub fn open(
         EngineKind::Pvsync2 => wrap(pvsync2::Pvsync2Engine::new(config), config),
         EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
         EngineKind::Libaio => wrap(libaio::LibaioEngine::new(config)?, config),
-        EngineKind::IoUring => wrap(io_uring::IoUringEngine::new(config, pool)?, config),
+        EngineKind::IoUring => {
+            let engine = io_uring::IoUringEngine::new(config, pool)?;
+            // It sends short transfers again itself, where they complete;
+            // faults injected above it, and the completions standing
+            // receives deliver, still need the layer.
+            if config.inject.is_none() && !config.recv_multishot {
+                Box::new(engine)
+            } else {
+                wrap(engine.retried_above(), config)
+            }
+        }
         EngineKind::Adaptive => adaptive::open(config, pool)?,
         EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })

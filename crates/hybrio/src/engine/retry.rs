@@ -30,6 +30,7 @@ use std::time::Duration;
 use super::ShortErrors;
 use crate::buf::Buf;
 use crate::request::Op;
+pub(crate) use crate::request::Verdict;
 
 /// Consecutive "try again" answers one request may get before it completes
 /// with the error (progress resets the count).
@@ -108,22 +109,15 @@ impl Track {
     }
 }
 
-/// What an answer from the kernel means for the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// The request is finished with this result; its offset and window are
-    /// as the caller queued them.
-    Done(i64),
-    /// The request goes down again, as it is now (window and offset moved
-    /// past what was done).
-    Again,
-}
-
 /// The rule, with what it counted. See the [module documentation](self).
 #[derive(Debug)]
 pub(crate) struct Retry {
     /// `EAGAIN` is what the caller asked for: pass it through.
     nowait: bool,
+    /// A layer above applies the rule: every answer is passed up as it is
+    /// (applied twice, a read that met the end of the file would be sent
+    /// once more, since its answer still looks short).
+    pub(crate) above: bool,
     pub(crate) limit: u32,
     pub(crate) short_ios: [u64; 2],
     pub(crate) short_errors: ShortErrors,
@@ -135,6 +129,7 @@ impl Retry {
     pub(crate) fn new(nowait: bool) -> Retry {
         Retry {
             nowait,
+            above: false,
             limit: RETRY_LIMIT,
             short_ios: [0; 2],
             short_errors: ShortErrors::default(),
@@ -174,7 +169,7 @@ impl Retry {
         result: i64,
     ) -> Verdict {
         let len = if op.moves_data() { buf.len() as u64 } else { 0 };
-        if track.is_none() && !self.needs_attention(result, owed(op, len)) {
+        if track.is_none() && (self.above || !self.needs_attention(result, owed(op, len))) {
             return Verdict::Done(result);
         }
         self.settle(op, buf, offset, track, result)

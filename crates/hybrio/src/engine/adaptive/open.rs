@@ -46,6 +46,7 @@ fn open_with(
         };
         crate::probe::engine_available(EngineKind::IoUring)
             .and_then(|()| crate::engine::io_uring::IoUringEngine::new(&ring_config, pool))
+            .map(crate::engine::io_uring::IoUringEngine::retried_above)
             .ok()
     } else {
         None

@@ -194,7 +194,9 @@ fn sqpoll_reap_waits_for_a_committed_request_after_uncommitted_ones_complete_ear
     let (read_end, mut write_end) = pipe();
     let piped = engine.add_file(read_end, "pipe".into()).unwrap();
     let file = add(&mut engine, &path, &read_write());
-    let waiting = Request::read(piped, 0, take(&pool, 4096), 1);
+    // As long as what the writer sends: a shorter answer would be sent
+    // again for the rest, which never comes.
+    let waiting = Request::read(piped, 0, take(&pool, 100), 1);
     assert!(matches!(engine.queue(waiting), QueueOutcome::Queued));
     assert_eq!(engine.commit().unwrap(), 1);
     for tag in [2, 3] {
@@ -341,4 +343,117 @@ fn a_depth_past_the_kernels_largest_ring_is_cut_and_said_and_the_ring_is_not_cal
         "{}",
         small.description()
     );
+}
+
+/// The engine as [`crate::engine::open`] makes it, with no layer above it;
+/// `None` (with a note why) where this system refuses io_uring.
+fn opened(config: &EngineConfig, pool: &BufPool) -> Option<Box<dyn Engine>> {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping: {reason}");
+        return None;
+    }
+    Some(crate::engine::open(EngineKind::IoUring, config, Some(pool)).unwrap())
+}
+
+/// A read across the end of the file comes back short from the kernel: the
+/// engine sends the rest again from the request's slot, meets the end (0),
+/// and hands back the bytes there, with the offset and the window as
+/// queued; on the emulated device too, whose data moves at each sending.
+#[test]
+fn a_read_across_the_end_of_the_file_is_sent_again_from_its_slot() {
+    for latency in [None, Some(Duration::from_micros(200))] {
+        let pool = BufPool::new(8, 8192).unwrap();
+        let mut config = EngineConfig::with_depth(4);
+        config.completion_latency = latency;
+        let Some(mut engine) = opened(&config, &pool) else {
+            return;
+        };
+        let what = format!("latency {latency:?}");
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "f", 10_000);
+        let file = add(engine.as_mut(), &path, &read_write());
+        let mut odd = take(&pool, 8192);
+        odd.advance(100);
+        odd.set_len(5000);
+        let requests = vec![
+            Request::read(file, 0, take(&pool, 4096), 1),
+            Request::read(file, 8192, take(&pool, 4096), 2),
+            Request::read(file, 7000, odd, 3),
+            Request::read(file, 12_288, take(&pool, 4096), 4),
+        ];
+        let mut done = crate::engine::testkit::run(engine.as_mut(), requests);
+        done.sort_by_key(|c| c.user_data);
+        let answers: Vec<(u64, i64, u64, usize, usize)> = done
+            .iter()
+            .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                (1, 4096, 0, 0, 4096),
+                (2, 10_000 - 8192, 8192, 0, 4096),
+                (3, 3000, 7000, 100, 5000),
+                (4, 0, 12_288, 0, 4096),
+            ],
+            "{what}"
+        );
+        assert!(done[1].buf.as_slice()[..1808] == contents[8192..], "{what}");
+        assert!(done[2].buf.as_slice()[..3000] == contents[7000..], "{what}");
+        assert_eq!(engine.counters().short_ios, [2, 0], "{what}");
+        assert_eq!(engine.counters().retries, 0, "{what}");
+        drop(done);
+        assert_eq!(pool.available(), pool.count(), "{what}: buffers back");
+    }
+}
+
+/// A request the kernel answers "try again" (`EAGAIN`; emulated here, as
+/// no kernel does it on demand) is sent again from its slot, up to the
+/// rule's limit, then the error is the caller's; within it, the read gets
+/// its data. With `nowait`, `EAGAIN` is the caller's answer, sent back
+/// untried.
+#[test]
+fn try_again_is_sent_again_from_its_slot_up_to_the_limit() {
+    if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
+        eprintln!("skipping: {reason}");
+        return;
+    }
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 8192);
+    for nowait in [false, true] {
+        let pool = BufPool::new(2, 4096).unwrap();
+        let mut config = EngineConfig::with_depth(2);
+        config.nowait = nowait;
+        let mut engine = IoUringEngine::new(&config, Some(&pool)).unwrap();
+        engine.retry.limit = 5;
+        let file = add(&mut engine, &path, &read_write());
+        let read = |engine: &mut IoUringEngine, eagain: u32| {
+            engine.ring.answer_eagain = eagain;
+            let done = crate::engine::testkit::run(
+                engine,
+                [Request::read(file, 4096, take(&pool, 4096), 1)],
+            );
+            let answer = (done[0].result, done[0].offset, done[0].buf.len());
+            if answer.0 == 4096 {
+                assert!(
+                    done[0].buf.as_slice() == &contents[4096..],
+                    "nowait {nowait}"
+                );
+            }
+            answer
+        };
+        let eagain = -i64::from(libc::EAGAIN);
+        if nowait {
+            assert_eq!(read(&mut engine, 1), (eagain, 4096, 4096));
+            assert_eq!(engine.counters().retries, 0);
+            continue;
+        }
+        assert_eq!(read(&mut engine, 3), (4096, 4096, 4096));
+        assert_eq!(engine.counters().retries, 3);
+        assert_eq!(read(&mut engine, 7), (eagain, 4096, 4096));
+        assert_eq!(engine.counters().retries, 3 + 5);
+        assert_eq!(
+            engine.ring.answer_eagain, 1,
+            "one answer past the limit untaken"
+        );
+    }
 }

@@ -248,7 +248,9 @@ impl<'a> Caller<'a> {
                 .unwrap()
         });
         let pool = BufPool::new(case.depth as usize + 2, LARGEST).unwrap();
-        let ring = IoUringEngine::new(&config, Some(&pool)).ok()?;
+        let ring = IoUringEngine::new(&config, Some(&pool))
+            .ok()?
+            .retried_above();
         let mut engine = crate::engine::wrap(ring, &config);
         let handles = stack::add_files(engine.as_mut(), files);
         let mut sockets = Vec::new();

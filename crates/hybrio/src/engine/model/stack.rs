@@ -147,7 +147,9 @@ pub(super) fn build(
     let ring = || {
         let mut ring_config = EngineConfig::with_depth(depth);
         ring_config.sq_thread_poll = true;
-        let mut ring = crate::engine::io_uring::IoUringEngine::new(&ring_config, None).ok()?;
+        let mut ring = crate::engine::io_uring::IoUringEngine::new(&ring_config, None)
+            .ok()?
+            .retried_above();
         ring.publish_sq_head_late();
         Some(ring)
     };

@@ -68,7 +68,9 @@ fn stack(
                 eprintln!("skipping io_uring: {reason}");
                 return None;
             }
-            let inner = IoUringEngine::new(config, Some(pool)).unwrap();
+            let inner = IoUringEngine::new(config, Some(pool))
+                .unwrap()
+                .retried_above();
             Some(wrap(inner, config, faults, retry_limit))
         }
     }

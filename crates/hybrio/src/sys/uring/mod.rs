@@ -19,7 +19,7 @@ use std::os::fd::RawFd;
 use io_uring::{IoUring, Submitter, opcode, squeue, types};
 
 use crate::buf::{Buf, BufPool};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Request, Verdict};
 use entry::build_entry;
 use multishot::Receivers;
 pub(crate) use multishot::{Messages, Receive};
@@ -105,9 +105,17 @@ pub(crate) struct Ring {
     /// Tests: an SQPOLL thread that publishes its SQ head late.
     #[cfg(test)]
     pub(crate) unpublished: Option<UnpublishedHead>,
+    /// Tests: the next this many requests' answers are "try again"
+    /// (`EAGAIN`), as a kernel short of resources gives, whatever the
+    /// kernel did with them (a read is done again).
+    #[cfg(test)]
+    pub(crate) answer_eagain: u32,
     /// How many times a drain moved the CQ head and published it to the
     /// kernel (one store, with release ordering, when its view of the CQ ends).
     pub(crate) cq_head_commits: u64,
+    /// Slots whose answer [`Ring::drain_with`] found to be sent again: their
+    /// requests stay in them until [`Ring::push_again`] or [`Ring::finish`].
+    again: Vec<u32>,
     /// Sockets that receive through a standing multishot receive, and the
     /// requests waiting on them. Declared after `ring`: their buffers are
     /// freed only once the ring is closed.
@@ -162,7 +170,10 @@ impl Ring {
             without_sync_cancel: false,
             #[cfg(test)]
             unpublished: None,
+            #[cfg(test)]
+            answer_eagain: 0,
             cq_head_commits: 0,
+            again: Vec::new(),
             receivers: Receivers::default(),
         }
     }
@@ -590,9 +601,28 @@ impl Ring {
     }
 
     /// Moves up to `max` completions from the CQ to `out` (one CQ head update
-    /// for the batch); returns how many.
+    /// for the batch); returns how many. Every answer is final.
     #[inline]
     pub(crate) fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
+        self.drain_with(max, |_, _, result| Verdict::Done(result), out)
+    }
+
+    /// [`Ring::drain`], asking `decide(slot, request, result)` what each
+    /// request's answer means while the request is still in its slot:
+    /// [`Verdict::Done`] moves it out with that result, [`Verdict::Again`]
+    /// keeps it in its slot, edited for what it asks for next, to be sent
+    /// again ([`Ring::push_again`]) or ended ([`Ring::finish`]) by the
+    /// caller before it next waits. Those are listed by [`Ring::take_again`].
+    #[inline]
+    pub(crate) fn drain_with<F>(
+        &mut self,
+        max: usize,
+        mut decide: F,
+        out: &mut Vec<Completion>,
+    ) -> usize
+    where
+        F: FnMut(u32, &mut Request, i64) -> Verdict,
+    {
         // The crate's view of the CQ stores the head back when it is dropped,
         // at the end of this function: once for the whole batch.
         let mut drained = self.receivers.deliver_backlog(max, out);
@@ -617,10 +647,10 @@ impl Ring {
                 }
                 continue;
             }
-            let Some(request) = usize::try_from(slot)
+            let Some(held) = usize::try_from(slot)
                 .ok()
                 .and_then(|i| self.slots.get_mut(i))
-                .and_then(Option::take)
+                .filter(|held| held.is_some())
             else {
                 debug_assert!(false, "CQE for unknown slot {slot}");
                 continue;
@@ -635,12 +665,26 @@ impl Ring {
                 // An SQPOLL thread took it before it was committed.
                 self.unsubmitted.retain(|&s| u64::from(s) != slot);
             }
-            // Slots are < capacity, which fits in u32 (checked in `new`).
-            self.free.push(slot as u32);
-            self.occupied -= 1;
+            let request = held.as_mut().expect("filtered above");
             let result = request.result_of(result);
-            out.push(request.complete(result));
-            drained += 1;
+            #[cfg(test)]
+            let result = if self.answer_eagain > 0 {
+                self.answer_eagain -= 1;
+                -i64::from(libc::EAGAIN)
+            } else {
+                result
+            };
+            // Slots are < capacity, which fits in u32 (checked in `new`).
+            match decide(slot as u32, request, result) {
+                Verdict::Done(result) => {
+                    let request = held.take().expect("filtered above");
+                    self.free.push(slot as u32);
+                    self.occupied -= 1;
+                    out.push(request.complete(result));
+                    drained += 1;
+                }
+                Verdict::Again => self.again.push(slot as u32),
+            }
         }
         drop(cq);
         self.cq_head_commits += u64::from(drained > 0);
@@ -652,6 +696,103 @@ impl Ring {
             unpublished.entries = (unpublished.entries + drained).min(self.slots.len());
         }
         drained
+    }
+
+    /// The slots the last drains kept for sending again, oldest first; the
+    /// list is the caller's until it hands it back ([`Ring::return_again`]).
+    #[inline]
+    pub(crate) fn take_again(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.again)
+    }
+
+    /// Gives back the (emptied) list [`Ring::take_again`] took, to reuse its memory.
+    pub(crate) fn return_again(&mut self, mut list: Vec<u32>) {
+        list.clear();
+        if self.again.is_empty() {
+            self.again = list;
+        }
+    }
+
+    /// Keeps `slot` (taken by [`Ring::take_again`]) for the next drain's caller.
+    pub(crate) fn keep_again(&mut self, slot: u32) {
+        self.again.push(slot);
+    }
+
+    /// True when a drain kept slots to send again.
+    #[inline]
+    pub(crate) fn has_again(&self) -> bool {
+        !self.again.is_empty()
+    }
+
+    /// The request held in `slot`, kept there by a drain to be sent again.
+    pub(crate) fn kept(&mut self, slot: u32) -> &mut Request {
+        self.slots[slot as usize]
+            .as_mut()
+            .expect("a slot kept to be sent again holds its request")
+    }
+
+    /// Puts the request a drain kept in `slot` into the SQ again, as it is
+    /// now, under the same slot: handed to the kernel at the next submit. On
+    /// error the request stays in its slot, for [`Ring::finish`].
+    pub(crate) fn push_again(&mut self, slot: u32, file: FileRef, rw_flags: i32) -> io::Result<()> {
+        let index = slot as usize;
+        let request = self.slots[index]
+            .as_ref()
+            .expect("a slot kept to be sent again holds its request");
+        let buf_index = request.buffer().and_then(|buf| self.fixed_index(buf));
+        let rw_flags = self.rw_flags | rw_flags;
+        let request = self.slots[index].as_mut().expect("checked above");
+        let entry = build_entry(request, file, buf_index, rw_flags).user_data(u64::from(slot));
+        // SAFETY: as in `push`: the entry points at the buffer of the request
+        // held in `self.slots[index]` (its window moved on, inside the same
+        // memory), names that slot, and the slot gives the request up only
+        // when `drain_with` sees the CQE with that user_data and it is done,
+        // or in `Drop` after waiting for it. The kernel posted this slot's
+        // previous CQE, so it holds no other entry for it.
+        unsafe { self.push_entry(&entry) }?;
+        self.unsubmitted.push_back(slot);
+        self.awaiting_submit[index] = true;
+        Ok(())
+    }
+
+    /// [`Ring::push_again`] for an emulated device's request: a timeout
+    /// entry completing it with `result` at `deadline_ns`, as
+    /// [`Ring::push_timed`].
+    pub(crate) fn push_timed_again(
+        &mut self,
+        slot: u32,
+        result: i64,
+        deadline_ns: u64,
+    ) -> io::Result<()> {
+        let index = slot as usize;
+        self.deadlines[index] = types::Timespec::new()
+            .sec(deadline_ns / 1_000_000_000)
+            .nsec((deadline_ns % 1_000_000_000) as u32);
+        self.timed_results[index] = Some(result);
+        let entry = opcode::Timeout::new(&self.deadlines[index])
+            .flags(types::TimeoutFlags::ABS)
+            .build()
+            .user_data(u64::from(slot));
+        // SAFETY: as in `push_timed`: the entry points at the slot's deadline
+        // in a boxed slice that never moves while the ring lives, rewritten
+        // only after the slot's previous CQE was drained.
+        if let Err(error) = unsafe { self.push_entry(&entry) } {
+            self.timed_results[index] = None;
+            return Err(error);
+        }
+        self.unsubmitted.push_back(slot);
+        self.awaiting_submit[index] = true;
+        Ok(())
+    }
+
+    /// Ends the request a drain kept in `slot` with `result`, and frees the slot.
+    pub(crate) fn finish(&mut self, slot: u32, result: i64) -> Completion {
+        let request = self.slots[slot as usize]
+            .take()
+            .expect("a slot kept to be sent again holds its request");
+        self.free.push(slot);
+        self.occupied -= 1;
+        request.complete(result)
     }
 }
 

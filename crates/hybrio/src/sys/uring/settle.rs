@@ -37,6 +37,10 @@ impl Ring {
     fn settle(&mut self) -> io::Result<()> {
         let deadline = Instant::now() + SETTLE_LIMIT;
         self.receivers.closing = true;
+        // Requests kept to be sent again are no longer the kernel's.
+        for slot in self.take_again() {
+            drop(self.finish(slot, -i64::from(libc::ECANCELED)));
+        }
         if self.sqpoll {
             self.submit_all()?;
             // A synchronous cancel finds only what the thread has taken from

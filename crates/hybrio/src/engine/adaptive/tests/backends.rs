@@ -515,7 +515,9 @@ fn a_direct_file_with_requests_out_on_io_uring_stays_there_when_libaio_comes() {
 /// The adaptive engine as `open` makes it where io_uring is allowed: psync
 /// inline, io_uring asynchronous, on the real clock.
 fn over_io_uring(config: &EngineConfig) -> AdaptiveEngine<PsyncEngine, IoUringOrLibaio> {
-    let ring = crate::engine::io_uring::IoUringEngine::new(config, None).unwrap();
+    let ring = crate::engine::io_uring::IoUringEngine::new(config, None)
+        .unwrap()
+        .retried_above();
     AdaptiveEngine::with_engines(
         PsyncEngine::new(config),
         vec![IoUringOrLibaio::IoUring(ring)],
