@@ -7,7 +7,8 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed, sealed};
+use super::api::{Engine, EngineConfig, EngineKind, QueueOutcome, sealed};
+use super::malformed;
 use crate::Error;
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 
 use ::io_uring::IoUring;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
+use super::malformed;
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
@@ -702,9 +703,9 @@ impl Engine for IoUringEngine {
         false
     }
 
-    fn counters(&self) -> super::EngineCounters {
-        super::EngineCounters {
-            ring: Some(super::RingCounts {
+    fn counters(&self) -> EngineCounters {
+        EngineCounters {
+            ring: Some(RingCounts {
                 reaps: self.reaps,
                 completions: self.reaped,
                 cq_head_commits: self.ring.cq_head_commits,

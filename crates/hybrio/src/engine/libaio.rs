@@ -28,7 +28,8 @@
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use super::malformed;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};

@@ -5,7 +5,8 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
+use super::malformed;
 use crate::Error;
 use crate::file::{FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Request};
@@ -35,7 +36,7 @@ impl NullEngine {
         NullEngine {
             files: FileTable::new(),
             depth,
-            pending: VecDeque::with_capacity(depth.min(super::PREALLOCATED)),
+            pending: VecDeque::with_capacity(depth.min(PREALLOCATED)),
             committed: 0,
         }
     }

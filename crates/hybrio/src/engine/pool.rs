@@ -90,7 +90,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
+use super::malformed;
 use crate::Error;
 use crate::device::{self, EmulatedDevice};
 use crate::file::{Caching, FileHandle, FileTable};
@@ -712,10 +713,10 @@ impl PoolEngine {
             depth,
             files: FileTable::new(),
             device: config.completion_latency.map(EmulatedDevice::new),
-            pending: Vec::with_capacity(depth.min(super::PREALLOCATED)),
+            pending: Vec::with_capacity(depth.min(PREALLOCATED)),
             committed: 0,
-            ready: VecDeque::with_capacity(depth.min(super::PREALLOCATED)),
-            spare: Vec::with_capacity(depth.min(super::PREALLOCATED)),
+            ready: VecDeque::with_capacity(depth.min(PREALLOCATED)),
+            spare: Vec::with_capacity(depth.min(PREALLOCATED)),
             reap_odds: ODDS_ONE,
             reap_skipped: 0,
         };

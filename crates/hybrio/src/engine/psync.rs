@@ -3,8 +3,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::EngineConfig;
-use super::EngineKind;
+use super::api::{EngineConfig, EngineKind};
 use super::inline::{InlineCalls, InlineEngine};
 use crate::buf::Buf;
 use crate::file::FileHandle;

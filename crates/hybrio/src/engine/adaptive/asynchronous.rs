@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use super::{AdaptiveEngine, Appends, Path, QueueOutcome};
 use crate::Error;
+use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::libaio::LibaioEngine;
-use crate::engine::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 

@@ -80,7 +80,9 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed};
+use super::api::{
+    Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed,
+};
 use crate::Error;
 use crate::clock::Clock;
 use crate::file::{Caching, FileHandle};

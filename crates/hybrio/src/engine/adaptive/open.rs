@@ -11,7 +11,8 @@ use super::{AdaptiveEngine, Appends, Time};
 use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
-use crate::engine::{AdaptiveMemory, Engine, EngineConfig, EngineKind, PathCounts};
+use crate::engine::api::{AdaptiveMemory, Engine, EngineConfig, EngineKind, PathCounts};
+use crate::engine::layers::wrap;
 
 /// The adaptive engine, wrapped as [`crate::engine::open`] wraps every engine: psync
 /// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
@@ -69,13 +70,13 @@ fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -
     let time = Time::Real(Clock::new());
     if config.hipri || config.nowait {
         let inline = crate::engine::pvsync2::Pvsync2Engine::new(config);
-        crate::engine::wrap(
+        wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
     } else {
         let inline = crate::engine::psync::PsyncEngine::new(config);
-        crate::engine::wrap(
+        wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )

@@ -26,7 +26,7 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::policy::Path;
-use crate::engine::EngineKind;
+use crate::engine::api::EngineKind;
 
 /// The first line of a saved table, before the kernel's release.
 const FILE_MAGIC: &str = "hybrio-adaptive-memory 1";

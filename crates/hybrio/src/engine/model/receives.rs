@@ -249,7 +249,7 @@ impl<'a> Caller<'a> {
         });
         let pool = BufPool::new(case.depth as usize + 2, LARGEST).unwrap();
         let ring = IoUringEngine::new(&config, Some(&pool)).ok()?;
-        let mut engine = crate::engine::wrap(ring, &config);
+        let mut engine = crate::engine::layers::wrap(ring, &config);
         let handles = stack::add_files(engine.as_mut(), files);
         let mut sockets = Vec::new();
         for (k, &len) in case.sockets.iter().enumerate() {

@@ -17,8 +17,8 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
 use super::retry::{Retry, Track, Verdict, backoff, owed, pause};
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
 use crate::Error;
 use crate::buf::Buf;
 use crate::file::{Caching, FileHandle};
@@ -540,7 +540,7 @@ impl<E: Engine> Engine for Resubmit<E> {
         &mut self,
         handle: FileHandle,
         caching: Caching,
-        token: super::sealed::Token,
+        token: sealed::Token,
     ) -> Result<(), Error> {
         self.inner.set_caching_inside(handle, caching, token)
     }
