@@ -25,8 +25,9 @@ use std::os::fd::RawFd;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::blocking;
 use crate::request::{Op, Request};
-use crate::sys::{self, negative_errno, retry_on_interrupt, time};
+use crate::sys::{self, retry_on_interrupt, time};
 
 /// O_DIRECT's alignment for buffers, offsets and lengths (the logical block
 /// size of the devices here).
@@ -101,27 +102,24 @@ impl EmulatedDevice {
             }
         }
         let offset = request.offset;
+        // Not `blocking::run`: a flush touches no disk here, a file's
+        // `RWF_*` flags are not the device's, and a receive or send on one of
+        // its files is no socket call (sockets are refused when added: an
+        // emulated device is a disk).
         let outcome = match (request.op, request.buffer_mut()) {
             (Op::Fsync | Op::Fdatasync, _) => Ok(0),
             (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
                 let block_device = sys::is_block_device(fd).unwrap_or(false);
-                crate::engine::change_space(fd, block_device, request)
+                blocking::change_space(fd, block_device, request)
             }
-            (Op::Read, Some(buf)) => {
-                retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset))
+            (op @ (Op::Read | Op::Write), Some(buf)) => {
+                blocking::positioned(fd, op, buf, offset, 0)
             }
-            (Op::Write, Some(buf)) => {
-                retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset))
-            }
-            // Sockets are refused when added: an emulated device is a disk.
             (Op::Recv | Op::Send, _) | (Op::Read | Op::Write, None) => {
                 Err(io::Error::from_raw_os_error(libc::EINVAL))
             }
         };
-        match outcome {
-            Ok(n) => n as i64,
-            Err(e) => negative_errno(&e),
-        }
+        blocking::result(outcome)
     }
 
     /// The synchronous path: moves the data, then blocks the calling thread

@@ -246,6 +246,27 @@ impl Request {
         (self.buf.capacity() > 0).then_some(&mut self.buf)
     }
 
+    /// The errno a request fails with before it reaches the kernel, if any.
+    ///
+    /// Every engine applies the same rules, so they all answer alike: a read or
+    /// write needs a buffer, and offsets past `i64::MAX` are `EINVAL` (`pread(2)`
+    /// says so; io_uring would read `u64::MAX` as "the current position").
+    #[inline]
+    pub(crate) fn malformed(&self) -> Option<i32> {
+        match self.op {
+            Op::Read | Op::Write if self.buffer().is_none() || self.offset > i64::MAX as u64 => {
+                Some(libc::EINVAL)
+            }
+            Op::Recv | Op::Send if self.buffer().is_none() => Some(libc::EINVAL),
+            _ if self.op.changes_space()
+                && (self.buffer().is_some() || self.offset > i64::MAX as u64) =>
+            {
+                Some(libc::EINVAL)
+            }
+            _ => None,
+        }
+    }
+
     /// True when the request transfers no data.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use ::io_uring::IoUring;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
-use super::malformed;
+use crate::blocking;
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
@@ -495,7 +495,7 @@ impl Engine for IoUringEngine {
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
-        if let Some(errno) = malformed(&request) {
+        if let Some(errno) = request.malformed() {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
         if self.in_flight() >= self.depth {
@@ -508,7 +508,7 @@ impl Engine for IoUringEngine {
         if request.op == Op::Trim && entry.is_block_device() {
             // io_uring's fallocate on a block device writes zeros instead of
             // discarding: run BLKDISCARD here, as fio's io_uring engine does.
-            let result = match super::change_space(entry.fd(), true, &request) {
+            let result = match blocking::change_space(entry.fd(), true, &request) {
                 Ok(n) => n as i64,
                 Err(e) => crate::sys::negative_errno(&e),
             };

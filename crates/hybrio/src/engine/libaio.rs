@@ -29,7 +29,7 @@ use std::fs::File;
 use std::path::PathBuf;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
-use super::malformed;
+use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};
@@ -182,16 +182,17 @@ impl Engine for LibaioEngine {
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
-        if let Some(errno) = malformed(&request) {
+        if let Some(errno) = request.malformed() {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
         if request.op.changes_space() {
             // Linux AIO has no command for these: run here, as fio's libaio
             // engine does its trims.
-            let result = match super::change_space(entry.fd(), entry.is_block_device(), &request) {
-                Ok(n) => n as i64,
-                Err(e) => crate::sys::negative_errno(&e),
-            };
+            let result = blocking::result(blocking::change_space(
+                entry.fd(),
+                entry.is_block_device(),
+                &request,
+            ));
             return QueueOutcome::Completed(request.complete(result));
         }
         if self.aio.in_flight() >= self.depth {

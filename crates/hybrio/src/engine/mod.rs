@@ -31,7 +31,6 @@ pub use api::{
 
 use crate::Error;
 use crate::buf::BufPool;
-use crate::request::{Op, Request};
 use layers::wrap;
 
 /// Builds an engine. `pool` is the buffer pool whose buffers the requests will
@@ -57,66 +56,4 @@ pub fn open(
         EngineKind::Adaptive => adaptive::open(config, pool)?,
         EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })
-}
-
-/// The errno a request fails with before it reaches the kernel, if any.
-///
-/// Every engine applies the same rules, so they all answer alike: a read or
-/// write needs a buffer, and offsets past `i64::MAX` are `EINVAL` (`pread(2)`
-/// says so; io_uring would read `u64::MAX` as "the current position").
-#[inline]
-fn malformed(request: &Request) -> Option<i32> {
-    match request.op {
-        Op::Read | Op::Write if request.buffer().is_none() || request.offset > i64::MAX as u64 => {
-            Some(libc::EINVAL)
-        }
-        Op::Recv | Op::Send if request.buffer().is_none() => Some(libc::EINVAL),
-        _ if request.op.changes_space()
-            && (request.buffer().is_some() || request.offset > i64::MAX as u64) =>
-        {
-            Some(libc::EINVAL)
-        }
-        _ => None,
-    }
-}
-
-/// A request on a file's space or size ([`Op::changes_space`]) done now,
-/// the same for every engine that makes it in a thread: a trim punches a
-/// hole in a file (`fallocate`) and discards on a block device
-/// (`BLKDISCARD`); returns the bytes it covered.
-pub(crate) fn change_space(
-    fd: std::os::fd::RawFd,
-    block_device: bool,
-    request: &Request,
-) -> std::io::Result<usize> {
-    use crate::sys::{self, Fallocate, retry_on_interrupt};
-    let (offset, span) = (request.offset, request.span);
-    let allocate = |mode| retry_on_interrupt(|| sys::fallocate(fd, mode, offset, span));
-    match request.op {
-        Op::Trim if block_device => retry_on_interrupt(|| sys::discard(fd, offset, span)),
-        Op::Trim => allocate(Fallocate::PunchHole),
-        Op::Allocate => allocate(Fallocate::Allocate),
-        Op::AllocateKeepSize => allocate(Fallocate::AllocateKeepSize),
-        Op::Truncate => return retry_on_interrupt(|| sys::ftruncate(fd, offset)).map(|()| 0),
-        _ => return Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
-    }
-    .map(|()| span as usize)
-}
-
-/// A receive or send on the socket `fd`, the same for every engine that
-/// makes it in a thread (the synchronous engines, the pool's workers):
-/// blocking, unless `flags` has `MSG_DONTWAIT`.
-#[inline]
-pub(crate) fn socket_transfer(
-    fd: std::os::fd::RawFd,
-    op: Op,
-    buf: &mut crate::buf::Buf,
-    flags: i32,
-) -> std::io::Result<usize> {
-    use crate::sys::{self, retry_on_interrupt};
-    match op {
-        Op::Recv => retry_on_interrupt(|| sys::recv(fd, buf.as_mut_slice(), flags)),
-        Op::Send => retry_on_interrupt(|| sys::send(fd, buf.as_slice(), flags)),
-        _ => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
-    }
 }

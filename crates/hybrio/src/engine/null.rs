@@ -6,7 +6,6 @@ use std::fs::File;
 use std::path::PathBuf;
 
 use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
-use super::malformed;
 use crate::Error;
 use crate::file::{FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Request};
@@ -47,7 +46,7 @@ impl NullEngine {
 fn outcome(files: &FileTable, request: Request) -> Completion {
     let result = if files.get(request.file).is_none() {
         -i64::from(libc::EBADF)
-    } else if let Some(errno) = malformed(&request) {
+    } else if let Some(errno) = request.malformed() {
         -i64::from(errno)
     } else {
         request.len() as i64
