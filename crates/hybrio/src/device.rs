@@ -20,12 +20,16 @@
 //! asked for; the asynchronous paths pay their own real costs on top.
 
 use std::cell::Cell;
+use std::fs::File;
 use std::io;
 use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::Error;
 use crate::blocking;
+use crate::file::{FileEntry, FileHandle, FileTable};
 use crate::request::{Op, Request};
 use crate::sys::{self, retry_on_interrupt, time};
 
@@ -62,6 +66,32 @@ impl EmulatedDevice {
     #[inline]
     pub(crate) fn deadline(&self) -> u64 {
         time::monotonic_ns() + self.latency_ns - self.lead_ns
+    }
+
+    /// Adds a file of an emulated device to `table`: the entry remembers
+    /// whether it was opened `O_DIRECT` (whose alignment rules the device
+    /// keeps), then `O_DIRECT` is turned off so that its data lives in the
+    /// page cache.
+    pub(crate) fn insert(
+        table: &mut FileTable,
+        file: File,
+        path: PathBuf,
+    ) -> Result<FileHandle, Error> {
+        let handle = table.insert(file, path);
+        if table.get(handle).is_some_and(FileEntry::is_socket) {
+            return Err(table.refuse(handle, refuses_sockets));
+        }
+        let fd = table.get(handle).map_or(-1, FileEntry::fd);
+        if let Err(e) = EmulatedDevice::adopt(fd) {
+            return Err(table.refuse(handle, |path| {
+                Error::io(
+                    "make an emulated-device file (clear O_DIRECT, read into the page cache)",
+                    path,
+                    e,
+                )
+            }));
+        }
+        Ok(handle)
     }
 
     /// Makes `fd` a file of this device: O_DIRECT is turned off so its data
@@ -129,6 +159,15 @@ impl EmulatedDevice {
         let result = Self::transfer(fd, direct, request);
         wait_until(deadline);
         result
+    }
+}
+
+/// Why an emulated device will not take the socket at `path`.
+pub(crate) fn refuses_sockets(path: &Path) -> Error {
+    Error::Unsupported {
+        what: "an emulated device",
+        path: path.to_owned(),
+        reason: "a socket is not a disk: the device takes files; sockets go to an engine without completion_latency",
     }
 }
 

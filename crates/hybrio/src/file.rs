@@ -160,31 +160,6 @@ impl FileTable {
         }
     }
 
-    /// Adds a file of an emulated device: the entry remembers whether it was
-    /// opened `O_DIRECT` (whose alignment rules the device keeps), then
-    /// `O_DIRECT` is turned off so that its data lives in the page cache.
-    pub(crate) fn insert_emulated(
-        &mut self,
-        file: File,
-        path: PathBuf,
-    ) -> Result<FileHandle, Error> {
-        let handle = self.insert(file, path);
-        if self.get(handle).is_some_and(FileEntry::is_socket) {
-            return Err(self.refuse(handle, emulated_refuses_sockets));
-        }
-        let fd = self.get(handle).map_or(-1, FileEntry::fd);
-        if let Err(e) = crate::device::EmulatedDevice::adopt(fd) {
-            return Err(self.refuse(handle, |path| {
-                Error::io(
-                    "make an emulated-device file (clear O_DIRECT, read into the page cache)",
-                    path,
-                    e,
-                )
-            }));
-        }
-        Ok(handle)
-    }
-
     /// Takes the file just inserted at `handle` out again, to hand it back
     /// to the caller in an [`Error::FileRefused`] with the reason `why`
     /// gives for its path.
@@ -285,15 +260,6 @@ impl FileEntry {
     /// Takes the file out of the entry.
     pub fn into_file(self) -> File {
         self.file
-    }
-}
-
-/// Why an emulated device will not take the socket at `path`.
-pub(crate) fn emulated_refuses_sockets(path: &Path) -> Error {
-    Error::Unsupported {
-        what: "an emulated device",
-        path: path.to_owned(),
-        reason: "a socket is not a disk: the device takes files; sockets go to an engine without completion_latency",
     }
 }
 

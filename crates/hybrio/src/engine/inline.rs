@@ -96,7 +96,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let handle = if self.device.is_some() {
-            self.files.insert_emulated(file, path)?
+            EmulatedDevice::insert(&mut self.files, file, path)?
         } else {
             self.files.insert(file, path)
         };

@@ -427,7 +427,7 @@ impl Engine for IoUringEngine {
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let fd = file.as_raw_fd();
         let handle = if self.device.is_some() {
-            self.files.insert_emulated(file, path)?
+            EmulatedDevice::insert(&mut self.files, file, path)?
         } else {
             self.files.insert(file, path)
         };

@@ -124,7 +124,7 @@ impl Engine for LibaioEngine {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         if self.aio.device().is_some() {
-            return self.files.insert_emulated(file, path);
+            return EmulatedDevice::insert(&mut self.files, file, path);
         }
         let handle = self.files.insert(file, path);
         if self

@@ -837,7 +837,7 @@ impl Engine for PoolEngine {
         // Inserted first, so the entry records whether it was O_DIRECT
         // before the emulated device turns that off.
         let handle = if self.device.is_some() {
-            self.files.insert_emulated(file, path)?
+            EmulatedDevice::insert(&mut self.files, file, path)?
         } else {
             self.files.insert(file, path)
         };

@@ -75,7 +75,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             return Err(Error::refusing(
                 file,
                 path.clone(),
-                crate::file::emulated_refuses_sockets(&path),
+                crate::device::refuses_sockets(&path),
             ));
         }
         // A spare file follows the caller's in the inline engine, so that its
