@@ -9,7 +9,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::{Error, sys};
+use crate::Error;
+use crate::sys::{self, host};
 
 /// A small integer naming a file inside one engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -448,9 +449,9 @@ fn uncached_refusal(fd: RawFd, error: &std::io::Error) -> String {
         return format!("probing it failed: {error}");
     }
     let filesystem = sys::filesystem_type(fd)
-        .map(crate::probe::filesystem_name)
+        .map(host::filesystem_name)
         .unwrap_or("its filesystem");
-    let kernel = crate::probe::kernel_release();
+    let kernel = host::kernel_release();
     format!(
         "{filesystem} on Linux {kernel} does not take it (ext4, XFS and btrfs do from Linux 6.14; tmpfs does not)"
     )

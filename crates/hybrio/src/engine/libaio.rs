@@ -29,12 +29,13 @@ use std::fs::File;
 use std::path::PathBuf;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use crate::Error;
 use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};
-use crate::sys::aio::AioContext;
-use crate::{Error, probe};
+use crate::sys::aio::{self, AioContext};
+use crate::sys::host;
 
 const ENGINE: &str = "libaio";
 
@@ -82,12 +83,16 @@ fn setup_error(err: std::io::Error, depth: u32) -> Error {
     match err.raw_os_error() {
         // If even a one-event context is refused, AIO as a whole is
         // unavailable, and the probe knows how to say why.
-        Some(libc::ENOSYS | libc::EPERM) => probe::engine_available(EngineKind::Libaio)
-            .err()
-            .unwrap_or_else(|| engine_error("io_setup", err)),
+        Some(libc::ENOSYS | libc::EPERM) => match aio::status() {
+            Err(reason) => Error::Unavailable {
+                engine: ENGINE,
+                reason: reason.clone(),
+            },
+            Ok(()) => engine_error("io_setup", err),
+        },
         Some(libc::EAGAIN) => Error::Limit {
             engine: ENGINE,
-            reason: probe::explain_aio_setup_error_at(&err, depth),
+            reason: host::explain_aio_setup_error_at(&err, depth),
         },
         Some(libc::EINVAL) if depth > 1 => engine_error(
             "io_setup (the depth is more events than the kernel puts in one AIO context)",
@@ -259,6 +264,7 @@ mod tests {
     use crate::buf::{Buf, BufPool};
     use crate::engine::testkit::{add, pattern, scratch, take};
     use crate::file::{self, OpenOptions};
+    use crate::probe;
     use crate::request::Op;
     use crate::sys::time::monotonic_ns;
 

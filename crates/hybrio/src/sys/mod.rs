@@ -6,6 +6,7 @@
 
 pub(crate) mod aio;
 mod fd;
+pub(crate) mod host;
 pub(crate) mod placement;
 mod rusage;
 pub(crate) mod signal;
@@ -45,15 +46,4 @@ pub(crate) fn retry_on_interrupt<T>(mut call: impl FnMut() -> io::Result<T>) -> 
 #[inline]
 pub(crate) fn negative_errno(err: &io::Error) -> i64 {
     -i64::from(err.raw_os_error().unwrap_or(libc::EIO))
-}
-
-/// Bytes per memory page.
-pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf only reads a system constant: no pointers, no
-    // preconditions (libc's promise for every `_SC_` name it defines).
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size)
-        .ok()
-        .filter(|s| *s > 0)
-        .unwrap_or(4096)
 }

@@ -32,7 +32,7 @@
 //! cached read keeps the data for whoever reads it again: choosing for
 //! reads is not built yet.
 
-use crate::probe;
+use crate::sys::host;
 
 /// The most one file's write stream leaves dirty before it goes uncached.
 /// Small, because it is not free even when the stream is long: it is
@@ -63,7 +63,7 @@ pub(crate) struct Room {
 impl Room {
     /// The room on this machine, now.
     pub(crate) fn now() -> Room {
-        let threshold = probe::dirty_background_threshold();
+        let threshold = host::dirty_background_threshold();
         Room {
             headroom: threshold
                 .map_or(MOST_LEFT_DIRTY, |threshold| threshold / 64)
