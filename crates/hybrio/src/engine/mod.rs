@@ -7,6 +7,7 @@ mod adaptive;
 mod api;
 #[cfg(test)]
 mod conformance;
+mod inflight;
 pub mod inject;
 mod inline;
 mod io_uring;

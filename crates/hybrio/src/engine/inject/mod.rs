@@ -37,7 +37,7 @@ use std::fs::File;
 use std::path::PathBuf;
 
 use super::api::{Engine, EngineCounters, EngineKind, QueueOutcome, sealed};
-use super::resubmit::{InFlight, Key};
+use super::inflight::{InFlight, Key};
 use crate::Error;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
