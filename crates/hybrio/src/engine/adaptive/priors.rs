@@ -25,7 +25,7 @@ use std::io;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::policy::Path;
+use super::path::Path;
 use crate::engine::api::EngineKind;
 use crate::sys::host;
 
