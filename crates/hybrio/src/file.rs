@@ -4,6 +4,10 @@
 //! 30% CPU at 512 contexts). Freed slots are reused, lowest first, so handles stay
 //! dense, which io_uring's registered-file table needs.
 
+mod handle;
+
+pub use handle::FileHandle;
+
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -11,17 +15,6 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 use crate::sys::{self, host};
-
-/// A small integer naming a file inside one engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FileHandle(pub u32);
-
-impl FileHandle {
-    /// The table index.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
 
 /// One open file.
 #[derive(Debug)]
