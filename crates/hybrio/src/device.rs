@@ -20,13 +20,18 @@
 //! asked for; the asynchronous paths pay their own real costs on top.
 
 use std::cell::Cell;
+use std::fs::File;
 use std::io;
 use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::Error;
+use crate::blocking;
+use crate::file::{FileEntry, FileHandle, FileTable};
 use crate::request::{Op, Request};
-use crate::sys::{self, negative_errno, retry_on_interrupt, time};
+use crate::sys::{self, retry_on_interrupt, time};
 
 /// O_DIRECT's alignment for buffers, offsets and lengths (the logical block
 /// size of the devices here).
@@ -61,6 +66,32 @@ impl EmulatedDevice {
     #[inline]
     pub(crate) fn deadline(&self) -> u64 {
         time::monotonic_ns() + self.latency_ns - self.lead_ns
+    }
+
+    /// Adds a file of an emulated device to `table`: the entry remembers
+    /// whether it was opened `O_DIRECT` (whose alignment rules the device
+    /// keeps), then `O_DIRECT` is turned off so that its data lives in the
+    /// page cache.
+    pub(crate) fn insert(
+        table: &mut FileTable,
+        file: File,
+        path: PathBuf,
+    ) -> Result<FileHandle, Error> {
+        let handle = table.insert(file, path);
+        if table.get(handle).is_some_and(FileEntry::is_socket) {
+            return Err(table.refuse(handle, refuses_sockets));
+        }
+        let fd = table.get(handle).map_or(-1, FileEntry::fd);
+        if let Err(e) = EmulatedDevice::adopt(fd) {
+            return Err(table.refuse(handle, |path| {
+                Error::io(
+                    "make an emulated-device file (clear O_DIRECT, read into the page cache)",
+                    path,
+                    e,
+                )
+            }));
+        }
+        Ok(handle)
     }
 
     /// Makes `fd` a file of this device: O_DIRECT is turned off so its data
@@ -101,27 +132,24 @@ impl EmulatedDevice {
             }
         }
         let offset = request.offset;
+        // Not `blocking::run`: a flush touches no disk here, a file's
+        // `RWF_*` flags are not the device's, and a receive or send on one of
+        // its files is no socket call (sockets are refused when added: an
+        // emulated device is a disk).
         let outcome = match (request.op, request.buffer_mut()) {
             (Op::Fsync | Op::Fdatasync, _) => Ok(0),
             (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
                 let block_device = sys::is_block_device(fd).unwrap_or(false);
-                crate::engine::change_space(fd, block_device, request)
+                blocking::change_space(fd, block_device, request)
             }
-            (Op::Read, Some(buf)) => {
-                retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset))
+            (op @ (Op::Read | Op::Write), Some(buf)) => {
+                blocking::positioned(fd, op, buf, offset, 0)
             }
-            (Op::Write, Some(buf)) => {
-                retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset))
-            }
-            // Sockets are refused when added: an emulated device is a disk.
             (Op::Recv | Op::Send, _) | (Op::Read | Op::Write, None) => {
                 Err(io::Error::from_raw_os_error(libc::EINVAL))
             }
         };
-        match outcome {
-            Ok(n) => n as i64,
-            Err(e) => negative_errno(&e),
-        }
+        blocking::result(outcome)
     }
 
     /// The synchronous path: moves the data, then blocks the calling thread
@@ -131,6 +159,15 @@ impl EmulatedDevice {
         let result = Self::transfer(fd, direct, request);
         wait_until(deadline);
         result
+    }
+}
+
+/// Why an emulated device will not take the socket at `path`.
+pub(crate) fn refuses_sockets(path: &Path) -> Error {
+    Error::Unsupported {
+        what: "an emulated device",
+        path: path.to_owned(),
+        reason: "a socket is not a disk: the device takes files; sockets go to an engine without completion_latency",
     }
 }
 

@@ -4,23 +4,17 @@
 //! 30% CPU at 512 contexts). Freed slots are reused, lowest first, so handles stay
 //! dense, which io_uring's registered-file table needs.
 
+mod handle;
+
+pub use handle::FileHandle;
+
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::{Error, sys};
-
-/// A small integer naming a file inside one engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FileHandle(pub u32);
-
-impl FileHandle {
-    /// The table index.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
+use crate::Error;
+use crate::sys::{self, host};
 
 /// One open file.
 #[derive(Debug)]
@@ -160,31 +154,6 @@ impl FileTable {
         }
     }
 
-    /// Adds a file of an emulated device: the entry remembers whether it was
-    /// opened `O_DIRECT` (whose alignment rules the device keeps), then
-    /// `O_DIRECT` is turned off so that its data lives in the page cache.
-    pub(crate) fn insert_emulated(
-        &mut self,
-        file: File,
-        path: PathBuf,
-    ) -> Result<FileHandle, Error> {
-        let handle = self.insert(file, path);
-        if self.get(handle).is_some_and(FileEntry::is_socket) {
-            return Err(self.refuse(handle, emulated_refuses_sockets));
-        }
-        let fd = self.get(handle).map_or(-1, FileEntry::fd);
-        if let Err(e) = crate::device::EmulatedDevice::adopt(fd) {
-            return Err(self.refuse(handle, |path| {
-                Error::io(
-                    "make an emulated-device file (clear O_DIRECT, read into the page cache)",
-                    path,
-                    e,
-                )
-            }));
-        }
-        Ok(handle)
-    }
-
     /// Takes the file just inserted at `handle` out again, to hand it back
     /// to the caller in an [`Error::FileRefused`] with the reason `why`
     /// gives for its path.
@@ -285,15 +254,6 @@ impl FileEntry {
     /// Takes the file out of the entry.
     pub fn into_file(self) -> File {
         self.file
-    }
-}
-
-/// Why an emulated device will not take the socket at `path`.
-pub(crate) fn emulated_refuses_sockets(path: &Path) -> Error {
-    Error::Unsupported {
-        what: "an emulated device",
-        path: path.to_owned(),
-        reason: "a socket is not a disk: the device takes files; sockets go to an engine without completion_latency",
     }
 }
 
@@ -482,9 +442,9 @@ fn uncached_refusal(fd: RawFd, error: &std::io::Error) -> String {
         return format!("probing it failed: {error}");
     }
     let filesystem = sys::filesystem_type(fd)
-        .map(crate::probe::filesystem_name)
+        .map(host::filesystem_name)
         .unwrap_or("its filesystem");
-    let kernel = crate::probe::kernel_release();
+    let kernel = host::kernel_release();
     format!(
         "{filesystem} on Linux {kernel} does not take it (ext4, XFS and btrfs do from Linux 6.14; tmpfs does not)"
     )

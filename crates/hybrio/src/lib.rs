@@ -174,6 +174,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blocking;
 pub mod buf;
 pub mod clock;
 mod device;

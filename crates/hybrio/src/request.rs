@@ -1,82 +1,11 @@
 //! Requests handed to an engine and the completions that come back.
 
+mod op;
+
+pub use op::Op;
+
 use crate::buf::Buf;
 use crate::file::FileHandle;
-
-/// What a request does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// Read `buf.len()` bytes at `offset` into the buffer.
-    Read,
-    /// Write the buffer's `len()` bytes at `offset`.
-    Write,
-    /// `fsync(2)` the file.
-    Fsync,
-    /// `fdatasync(2)` the file.
-    Fdatasync,
-    /// Receive into the buffer from a socket (`recv(2)`): one datagram, or
-    /// the bytes of a stream waiting, up to `buf.len()`. The offset is ignored.
-    Recv,
-    /// Send the buffer's `len()` bytes on a socket (`send(2)`): one datagram,
-    /// or bytes of a stream. The offset is ignored.
-    Send,
-    /// Give back the storage of `len()` bytes at `offset`: a hole punched in
-    /// a regular file (`fallocate(PUNCH_HOLE | KEEP_SIZE)`: the range then
-    /// reads as zeros, the size unchanged), a discard on a block device
-    /// (`BLKDISCARD`). No buffer.
-    Trim,
-    /// Allocate storage for `len()` bytes at `offset` (`fallocate(2)`, mode
-    /// 0): the file grows when the range ends past its end. No buffer.
-    Allocate,
-    /// As [`Allocate`](Op::Allocate), the size unchanged
-    /// (`FALLOC_FL_KEEP_SIZE`). No buffer.
-    AllocateKeepSize,
-    /// Set the file's size to `offset` (`ftruncate(2)`). No buffer.
-    Truncate,
-}
-
-impl Op {
-    /// The name used in error messages ("read", "write", "fsync",
-    /// "fdatasync", "recv", "send", "trim", "fallocate", "ftruncate").
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Fsync => "fsync",
-            Op::Fdatasync => "fdatasync",
-            Op::Recv => "recv",
-            Op::Send => "send",
-            Op::Trim => "trim",
-            Op::Allocate => "fallocate",
-            Op::AllocateKeepSize => "fallocate (keep size)",
-            Op::Truncate => "ftruncate",
-        }
-    }
-
-    /// True for reads, writes, receives and sends: the operations with a buffer.
-    pub fn moves_data(self) -> bool {
-        matches!(self, Op::Read | Op::Write | Op::Recv | Op::Send)
-    }
-
-    /// True for the operations on a file's space and size: trim, allocate,
-    /// truncate.
-    pub fn changes_space(self) -> bool {
-        matches!(
-            self,
-            Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate
-        )
-    }
-
-    /// True for the socket operations, receive and send.
-    pub fn is_socket(self) -> bool {
-        matches!(self, Op::Recv | Op::Send)
-    }
-
-    /// True when the data moves into the buffer (read, receive).
-    pub fn fills_buffer(self) -> bool {
-        matches!(self, Op::Read | Op::Recv)
-    }
-}
 
 /// One I/O request. Its buffer moves into the engine and comes back with the completion.
 #[derive(Debug)]
@@ -244,6 +173,27 @@ impl Request {
     #[inline(always)]
     pub(crate) fn buffer_mut(&mut self) -> Option<&mut Buf> {
         (self.buf.capacity() > 0).then_some(&mut self.buf)
+    }
+
+    /// The errno a request fails with before it reaches the kernel, if any.
+    ///
+    /// Every engine applies the same rules, so they all answer alike: a read or
+    /// write needs a buffer, and offsets past `i64::MAX` are `EINVAL` (`pread(2)`
+    /// says so; io_uring would read `u64::MAX` as "the current position").
+    #[inline]
+    pub(crate) fn malformed(&self) -> Option<i32> {
+        match self.op {
+            Op::Read | Op::Write if self.buffer().is_none() || self.offset > i64::MAX as u64 => {
+                Some(libc::EINVAL)
+            }
+            Op::Recv | Op::Send if self.buffer().is_none() => Some(libc::EINVAL),
+            _ if self.op.changes_space()
+                && (self.buffer().is_some() || self.offset > i64::MAX as u64) =>
+            {
+                Some(libc::EINVAL)
+            }
+            _ => None,
+        }
     }
 
     /// True when the request transfers no data.

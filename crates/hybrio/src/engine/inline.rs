@@ -7,13 +7,14 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed, sealed};
+use super::api::{Engine, EngineConfig, EngineKind, QueueOutcome, sealed};
 use crate::Error;
+use crate::blocking;
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
-use crate::sys::{self, negative_errno, retry_on_interrupt};
+use crate::sys;
 
 /// The system calls of one synchronous engine.
 pub(crate) trait InlineCalls: Send + std::fmt::Debug {
@@ -70,38 +71,21 @@ impl<C: InlineCalls> InlineEngine<C> {
         let Some(entry) = self.files.get(request.file) else {
             return -i64::from(libc::EBADF);
         };
-        if let Some(errno) = malformed(request) {
+        if let Some(errno) = request.malformed() {
             return -i64::from(errno);
         }
         let fd = entry.fd();
         if let Some(device) = &self.device {
             return device.run_blocking(fd, entry.is_direct(), request);
         }
-        let offset = request.offset;
         let flags = entry.caching_flags() | request.rw_flags();
-        let outcome = match (
-            request.op,
-            (request.buf.capacity() > 0).then_some(&mut request.buf),
-        ) {
-            (op, _) if op.changes_space() => {
-                super::change_space(fd, entry.is_block_device(), request)
-            }
-            (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
-            (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
-            (op @ (Op::Read | Op::Write), Some(buf)) => {
-                self.calls
-                    .transfer(fd, request.file, op, buf, offset, flags)
-            }
-            (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
-            (Op::Read | Op::Write | Op::Recv | Op::Send, None)
-            | (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
-                Err(io::Error::from_raw_os_error(libc::EINVAL))
-            }
-        };
-        match outcome {
-            Ok(n) => n as i64,
-            Err(e) => negative_errno(&e),
-        }
+        let calls = &mut self.calls;
+        blocking::run(
+            fd,
+            entry.is_block_device(),
+            request,
+            |file, op, buf, offset| calls.transfer(fd, file, op, buf, offset, flags),
+        )
     }
 }
 
@@ -112,7 +96,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let handle = if self.device.is_some() {
-            self.files.insert_emulated(file, path)?
+            EmulatedDevice::insert(&mut self.files, file, path)?
         } else {
             self.files.insert(file, path)
         };
@@ -177,10 +161,8 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         let fd = entry.fd();
         let op = request.op;
         let buf = request.buffer_mut()?;
-        let mut attempt = || match super::socket_transfer(fd, op, buf, libc::MSG_DONTWAIT) {
-            Ok(n) => n as i64,
-            Err(e) => negative_errno(&e),
-        };
+        let mut attempt =
+            || blocking::result(blocking::socket_transfer(fd, op, buf, libc::MSG_DONTWAIT));
         let result = attempt();
         if result != -i64::from(libc::EAGAIN) || linger_ns == 0 {
             return Some(result);

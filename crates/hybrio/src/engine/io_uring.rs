@@ -16,14 +16,15 @@ use std::path::PathBuf;
 
 use ::io_uring::IoUring;
 
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
 use super::retry::{Retry, Track, backoff, pause};
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use crate::Error;
+use crate::blocking;
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request, Verdict};
 use crate::sys::uring::{FileRef, Messages, Push, Receive, Ring};
-use crate::{Error, probe};
 
 const ENGINE: &str = "io_uring";
 
@@ -461,7 +462,7 @@ impl IoUringEngine {
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
-        if let Some(errno) = malformed(&request) {
+        if let Some(errno) = request.malformed() {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
         if self.in_flight() >= self.depth {
@@ -474,7 +475,7 @@ impl IoUringEngine {
         if request.op == Op::Trim && entry.is_block_device() {
             // io_uring's fallocate on a block device writes zeros instead of
             // discarding: run BLKDISCARD here, as fio's io_uring engine does.
-            let result = match super::change_space(entry.fd(), true, &request) {
+            let result = match blocking::change_space(entry.fd(), true, &request) {
                 Ok(n) => n as i64,
                 Err(e) => crate::sys::negative_errno(&e),
             };
@@ -639,9 +640,13 @@ fn setup_error(config: &EngineConfig, err: io::Error) -> Error {
     ) {
         // If even a plain ring is refused, io_uring as a whole is unavailable,
         // and the probe knows how to say why.
-        probe::engine_available(EngineKind::IoUring)
-            .err()
-            .unwrap_or_else(|| specific_setup_error(config, err))
+        match crate::sys::host::io_uring_status() {
+            Err(reason) => Error::Unavailable {
+                engine: EngineKind::IoUring.name(),
+                reason: reason.clone(),
+            },
+            Ok(()) => specific_setup_error(config, err),
+        }
     } else {
         specific_setup_error(config, err)
     }
@@ -703,7 +708,7 @@ impl Engine for IoUringEngine {
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         let fd = file.as_raw_fd();
         let handle = if self.device.is_some() {
-            self.files.insert_emulated(file, path)?
+            EmulatedDevice::insert(&mut self.files, file, path)?
         } else {
             self.files.insert(file, path)
         };
@@ -884,9 +889,9 @@ impl Engine for IoUringEngine {
         false
     }
 
-    fn counters(&self) -> super::EngineCounters {
-        super::EngineCounters {
-            ring: Some(super::RingCounts {
+    fn counters(&self) -> EngineCounters {
+        EngineCounters {
+            ring: Some(RingCounts {
                 reaps: self.reaps,
                 completions: self.reaped,
                 cq_head_commits: self.ring.cq_head_commits,

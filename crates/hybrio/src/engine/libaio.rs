@@ -28,12 +28,14 @@
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use crate::Error;
+use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};
-use crate::sys::aio::AioContext;
-use crate::{Error, probe};
+use crate::sys::aio::{self, AioContext};
+use crate::sys::host;
 
 const ENGINE: &str = "libaio";
 
@@ -81,12 +83,16 @@ fn setup_error(err: std::io::Error, depth: u32) -> Error {
     match err.raw_os_error() {
         // If even a one-event context is refused, AIO as a whole is
         // unavailable, and the probe knows how to say why.
-        Some(libc::ENOSYS | libc::EPERM) => probe::engine_available(EngineKind::Libaio)
-            .err()
-            .unwrap_or_else(|| engine_error("io_setup", err)),
+        Some(libc::ENOSYS | libc::EPERM) => match aio::status() {
+            Err(reason) => Error::Unavailable {
+                engine: ENGINE,
+                reason: reason.clone(),
+            },
+            Ok(()) => engine_error("io_setup", err),
+        },
         Some(libc::EAGAIN) => Error::Limit {
             engine: ENGINE,
-            reason: probe::explain_aio_setup_error_at(&err, depth),
+            reason: host::explain_aio_setup_error_at(&err, depth),
         },
         Some(libc::EINVAL) if depth > 1 => engine_error(
             "io_setup (the depth is more events than the kernel puts in one AIO context)",
@@ -123,7 +129,7 @@ impl Engine for LibaioEngine {
 
     fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
         if self.aio.device().is_some() {
-            return self.files.insert_emulated(file, path);
+            return EmulatedDevice::insert(&mut self.files, file, path);
         }
         let handle = self.files.insert(file, path);
         if self
@@ -181,16 +187,17 @@ impl Engine for LibaioEngine {
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
-        if let Some(errno) = malformed(&request) {
+        if let Some(errno) = request.malformed() {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
         if request.op.changes_space() {
             // Linux AIO has no command for these: run here, as fio's libaio
             // engine does its trims.
-            let result = match super::change_space(entry.fd(), entry.is_block_device(), &request) {
-                Ok(n) => n as i64,
-                Err(e) => crate::sys::negative_errno(&e),
-            };
+            let result = blocking::result(blocking::change_space(
+                entry.fd(),
+                entry.is_block_device(),
+                &request,
+            ));
             return QueueOutcome::Completed(request.complete(result));
         }
         if self.aio.in_flight() >= self.depth {
@@ -257,6 +264,7 @@ mod tests {
     use crate::buf::{Buf, BufPool};
     use crate::engine::testkit::{add, pattern, scratch, take};
     use crate::file::{self, OpenOptions};
+    use crate::probe;
     use crate::request::Op;
     use crate::sys::time::monotonic_ns;
 

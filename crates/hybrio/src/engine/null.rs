@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
 use crate::Error;
 use crate::file::{FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Request};
@@ -35,7 +35,7 @@ impl NullEngine {
         NullEngine {
             files: FileTable::new(),
             depth,
-            pending: VecDeque::with_capacity(depth.min(super::PREALLOCATED)),
+            pending: VecDeque::with_capacity(depth.min(PREALLOCATED)),
             committed: 0,
         }
     }
@@ -46,7 +46,7 @@ impl NullEngine {
 fn outcome(files: &FileTable, request: Request) -> Completion {
     let result = if files.get(request.file).is_none() {
         -i64::from(libc::EBADF)
-    } else if let Some(errno) = malformed(&request) {
+    } else if let Some(errno) = request.malformed() {
         -i64::from(errno)
     } else {
         request.len() as i64

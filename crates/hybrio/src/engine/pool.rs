@@ -90,12 +90,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use super::{Engine, EngineConfig, EngineKind, QueueOutcome, malformed};
+use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
 use crate::Error;
+use crate::blocking;
 use crate::device::{self, EmulatedDevice};
 use crate::file::{Caching, FileHandle, FileTable};
-use crate::request::{Completion, Op, Request};
-use crate::sys::{self, negative_errno, retry_on_interrupt};
+use crate::request::{Completion, Request};
 
 const ENGINE: &str = "pool";
 
@@ -187,37 +187,11 @@ impl Job {
                 device::wait_until(deadline);
                 result
             }
-            None => perform(fd, block_device, &mut request, rw_flags),
+            None => blocking::run(fd, block_device, &mut request, |_, op, buf, offset| {
+                blocking::positioned(fd, op, buf, offset, rw_flags)
+            }),
         };
         request.complete(result)
-    }
-}
-
-/// The system call of a request (already checked by [`malformed`]); returns
-/// bytes transferred or a negative errno.
-fn perform(fd: RawFd, block_device: bool, request: &mut Request, rw_flags: i32) -> i64 {
-    let offset = request.offset;
-    let outcome = match (request.op, request.buffer_mut()) {
-        (op, _) if op.changes_space() => super::change_space(fd, block_device, request),
-        (Op::Read, Some(buf)) if rw_flags != 0 => {
-            retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, rw_flags))
-        }
-        (Op::Write, Some(buf)) if rw_flags != 0 => {
-            retry_on_interrupt(|| sys::pwritev2(fd, buf.as_slice(), offset, rw_flags))
-        }
-        (Op::Fsync, _) => retry_on_interrupt(|| sys::fsync(fd)).map(|()| 0),
-        (Op::Fdatasync, _) => retry_on_interrupt(|| sys::fdatasync(fd)).map(|()| 0),
-        (Op::Read, Some(buf)) => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
-        (Op::Write, Some(buf)) => retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset)),
-        (op @ (Op::Recv | Op::Send), Some(buf)) => super::socket_transfer(fd, op, buf, 0),
-        (Op::Read | Op::Write | Op::Recv | Op::Send, None)
-        | (Op::Trim | Op::Allocate | Op::AllocateKeepSize | Op::Truncate, _) => {
-            Err(io::Error::from_raw_os_error(libc::EINVAL))
-        }
-    };
-    match outcome {
-        Ok(n) => n as i64,
-        Err(e) => negative_errno(&e),
     }
 }
 
@@ -712,10 +686,10 @@ impl PoolEngine {
             depth,
             files: FileTable::new(),
             device: config.completion_latency.map(EmulatedDevice::new),
-            pending: Vec::with_capacity(depth.min(super::PREALLOCATED)),
+            pending: Vec::with_capacity(depth.min(PREALLOCATED)),
             committed: 0,
-            ready: VecDeque::with_capacity(depth.min(super::PREALLOCATED)),
-            spare: Vec::with_capacity(depth.min(super::PREALLOCATED)),
+            ready: VecDeque::with_capacity(depth.min(PREALLOCATED)),
+            spare: Vec::with_capacity(depth.min(PREALLOCATED)),
             reap_odds: ODDS_ONE,
             reap_skipped: 0,
         };
@@ -863,7 +837,7 @@ impl Engine for PoolEngine {
         // Inserted first, so the entry records whether it was O_DIRECT
         // before the emulated device turns that off.
         let handle = if self.device.is_some() {
-            self.files.insert_emulated(file, path)?
+            EmulatedDevice::insert(&mut self.files, file, path)?
         } else {
             self.files.insert(file, path)
         };
@@ -884,7 +858,7 @@ impl Engine for PoolEngine {
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
-        if let Some(errno) = malformed(&request) {
+        if let Some(errno) = request.malformed() {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
         if self.in_flight() >= self.depth {
@@ -1089,6 +1063,7 @@ mod tests {
     use crate::buf::BufPool;
     use crate::engine::testkit::{add, read_write, run, scratch, take};
     use crate::file::OpenOptions;
+    use crate::request::Op;
 
     /// A file of `len` patterned bytes.
     fn data_file(dir: &Path, len: usize) -> (PathBuf, Vec<u8>) {

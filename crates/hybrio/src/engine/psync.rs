@@ -3,13 +3,12 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::EngineConfig;
-use super::EngineKind;
+use super::api::{EngineConfig, EngineKind};
 use super::inline::{InlineCalls, InlineEngine};
+use crate::blocking;
 use crate::buf::Buf;
 use crate::file::FileHandle;
 use crate::request::Op;
-use crate::sys::{self, retry_on_interrupt};
 
 /// Every request inline with one positioned system call.
 pub(crate) type PsyncEngine = InlineEngine<PsyncCalls>;
@@ -40,13 +39,6 @@ impl InlineCalls for PsyncCalls {
     ) -> io::Result<usize> {
         // Flags come only inside the adaptive engine (psync itself refuses
         // uncached files): there the calls are preadv2/pwritev2.
-        match (op, flags) {
-            (Op::Read, 0) => retry_on_interrupt(|| sys::pread(fd, buf.as_mut_slice(), offset)),
-            (Op::Read, _) => {
-                retry_on_interrupt(|| sys::preadv2(fd, buf.as_mut_slice(), offset, flags))
-            }
-            (_, 0) => retry_on_interrupt(|| sys::pwrite(fd, buf.as_slice(), offset)),
-            _ => retry_on_interrupt(|| sys::pwritev2(fd, buf.as_slice(), offset, flags)),
-        }
+        blocking::positioned(fd, op, buf, offset, flags)
     }
 }

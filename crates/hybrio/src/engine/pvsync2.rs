@@ -11,8 +11,8 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use super::api::{EngineConfig, EngineKind};
 use super::inline::{InlineCalls, InlineEngine};
-use super::{EngineConfig, EngineKind};
 use crate::buf::Buf;
 use crate::file::FileHandle;
 use crate::request::Op;

@@ -27,7 +27,7 @@
 
 use std::time::Duration;
 
-use super::ShortErrors;
+use super::api::ShortErrors;
 use crate::buf::Buf;
 use crate::request::Op;
 pub(crate) use crate::request::Verdict;

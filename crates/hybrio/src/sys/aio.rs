@@ -24,11 +24,12 @@
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
 
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
 use crate::request::{Completion, Op, Request};
-use crate::sys::{negative_errno, time};
+use crate::sys::{host, negative_errno, time};
 
 /// `aio_context_t`: the kernel's name for a context (the address of its
 /// completion ring in our address space).
@@ -191,6 +192,15 @@ fn io_getevents(ctx: AioContextId, min_nr: usize, events: &mut [IoEvent]) -> io:
 pub(crate) fn probe() -> io::Result<()> {
     let ctx = io_setup(1)?;
     io_destroy(ctx)
+}
+
+/// The cached result of probing native AIO (`io_setup(1)` and `io_destroy`):
+/// `Err` holds the reason it is unusable. Here, not in `host` with the
+/// other facts: probing takes this module's `io_setup`, and this module sits
+/// above the file table, which reads `host`.
+pub(crate) fn status() -> &'static Result<(), String> {
+    static STATUS: OnceLock<Result<(), String>> = OnceLock::new();
+    STATUS.get_or_init(|| probe().map_err(|e| host::explain_aio_setup_error(&e)))
 }
 
 /// One request's place in the slab.

@@ -5,7 +5,9 @@
 //! into negative results or [`Error`](crate::Error)s with context.
 
 pub(crate) mod aio;
+mod errno;
 mod fd;
+pub(crate) mod host;
 pub(crate) mod placement;
 mod rusage;
 pub(crate) mod signal;
@@ -14,6 +16,7 @@ pub(crate) mod time;
 pub(crate) mod tsc;
 pub(crate) mod uring;
 
+pub(crate) use errno::{negative_errno, retry_on_interrupt};
 pub(crate) use fd::{
     Advice, Fallocate, clear_direct, discard, fadvise, fallocate, fdatasync, file_type,
     filesystem_type, fsync, ftruncate, is_block_device, is_direct, lseek_set, move_extents, pread,
@@ -27,33 +30,3 @@ pub(crate) use socket::{
     keeps_message_boundaries, largest_datagram, recv, send, set_int_option, shutdown_both,
     wait_ready,
 };
-
-use std::io;
-
-/// Runs `call` again for as long as it fails with `EINTR`.
-#[inline]
-pub(crate) fn retry_on_interrupt<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-    loop {
-        match call() {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
-}
-
-/// The errno of an `io::Error` as a negative completion result (`-EIO` when it carries none).
-#[inline]
-pub(crate) fn negative_errno(err: &io::Error) -> i64 {
-    -i64::from(err.raw_os_error().unwrap_or(libc::EIO))
-}
-
-/// Bytes per memory page.
-pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf only reads a system constant: no pointers, no
-    // preconditions (libc's promise for every `_SC_` name it defines).
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size)
-        .ok()
-        .filter(|s| *s > 0)
-        .unwrap_or(4096)
-}

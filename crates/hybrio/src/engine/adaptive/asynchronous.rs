@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use super::{AdaptiveEngine, Appends, Path, QueueOutcome};
 use crate::Error;
+use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::libaio::LibaioEngine;
-use crate::engine::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 
@@ -45,9 +45,10 @@ pub(crate) enum IoUringOrLibaio {
 
 impl AsyncBackend for IoUringOrLibaio {
     fn for_appends(config: &EngineConfig) -> Option<Self> {
-        crate::probe::engine_available(EngineKind::Libaio)
-            .and_then(|()| LibaioEngine::new(config))
+        crate::sys::aio::status()
+            .as_ref()
             .ok()
+            .and_then(|_| LibaioEngine::new(config).ok())
             .map(|engine| IoUringOrLibaio::Libaio(Box::new(engine)))
     }
 }

@@ -32,7 +32,8 @@
 //! cached read keeps the data for whoever reads it again: choosing for
 //! reads is not built yet.
 
-use crate::probe;
+use super::run::Run;
+use crate::sys::host;
 
 /// The most one file's write stream leaves dirty before it goes uncached.
 /// Small, because it is not free even when the stream is long: it is
@@ -63,7 +64,7 @@ pub(crate) struct Room {
 impl Room {
     /// The room on this machine, now.
     pub(crate) fn now() -> Room {
-        let threshold = probe::dirty_background_threshold();
+        let threshold = host::dirty_background_threshold();
         Room {
             headroom: threshold
                 .map_or(MOST_LEFT_DIRTY, |threshold| threshold / 64)
@@ -71,48 +72,6 @@ impl Room {
             rewritable: threshold.unwrap_or(MOST_LEFT_DIRTY * 16),
             read_ahead: super::readahead::window(threshold),
         }
-    }
-}
-
-/// A run of sequential requests, a file's writes or its reads: from `start`
-/// to `end`, its latest request at `last`.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Run {
-    start: u64,
-    end: u64,
-    last: u64,
-}
-
-impl Run {
-    /// Takes a request of `len` bytes at `offset`: whether it continues the
-    /// run (from the latest request to the run's end, give or take `slack`
-    /// bytes: requests in flight together may be offered out of order, and
-    /// the same one may be offered twice). One elsewhere starts a new run.
-    #[inline]
-    pub(super) fn take(&mut self, offset: u64, len: u64, slack: u64) -> bool {
-        let continues =
-            offset >= self.last.saturating_sub(slack) && offset <= self.end.saturating_add(slack);
-        if !continues {
-            self.start = offset;
-            self.end = offset;
-        }
-        self.last = offset;
-        self.end = self.end.max(offset.saturating_add(len));
-        continues
-    }
-
-    /// Bytes from the run's start to its end.
-    pub(super) fn len(&self) -> u64 {
-        self.end - self.start
-    }
-
-    /// Where the run ends.
-    pub(super) fn end(&self) -> u64 {
-        self.end
-    }
-
-    fn holds(&self, offset: u64) -> bool {
-        (self.start..self.end).contains(&offset)
     }
 }
 
@@ -183,7 +142,7 @@ impl AutoCaching {
     #[inline]
     pub(super) fn read(&mut self, offset: u64, len: u64) {
         if let Some(from) = self.uncached_from
-            && offset < self.writes.end
+            && offset < self.writes.end()
             && offset.saturating_add(len) > from
         {
             self.kept = true;

@@ -13,7 +13,7 @@ use super::priors::FileKind;
 use super::readahead::ReadStream;
 use super::{AdaptiveEngine, CLASSES, Lane};
 use crate::Error;
-use crate::engine::{Engine, EngineKind, sealed};
+use crate::engine::api::{Engine, EngineKind, sealed};
 use crate::file::{Caching, FileHandle};
 
 /// The inline engine's spare file after each of the caller's (see `add_file`).
@@ -75,7 +75,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             return Err(Error::refusing(
                 file,
                 path.clone(),
-                crate::file::emulated_refuses_sockets(&path),
+                crate::device::refuses_sockets(&path),
             ));
         }
         // A spare file follows the caller's in the inline engine, so that its

@@ -65,9 +65,11 @@ mod asynchronous;
 mod caching;
 mod files;
 mod open;
+mod path;
 mod policy;
 mod priors;
 mod readahead;
+mod run;
 mod sockets;
 
 #[cfg(test)]
@@ -80,7 +82,9 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed};
+use super::api::{
+    Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed,
+};
 use crate::Error;
 use crate::clock::Clock;
 use crate::file::{Caching, FileHandle};
@@ -88,7 +92,7 @@ use crate::request::{Completion, Op, Request};
 use asynchronous::{AsyncBackend, Backend, NO_TWIN, Slot, TwinOf};
 use files::FileRoute;
 #[cfg(not(test))]
-use policy::Path;
+use path::Path;
 use policy::{
     CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS, Tally,
 };
@@ -1014,7 +1018,7 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
 }
 
 #[cfg(test)]
-pub(crate) use policy::Path;
+pub(crate) use path::Path;
 
 /// Tests: the path the adaptive engine sends every request, whatever its
 /// class chose; shared, so it can be changed while the engine is inside others.

@@ -11,7 +11,9 @@ use super::{AdaptiveEngine, Appends, Time};
 use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
-use crate::engine::{AdaptiveMemory, Engine, EngineConfig, EngineKind, PathCounts};
+use crate::engine::api::{AdaptiveMemory, Engine, EngineConfig, PathCounts};
+use crate::engine::layers::wrap;
+use crate::sys::{aio, host};
 
 /// The adaptive engine, wrapped as [`crate::engine::open`] wraps every engine: psync
 /// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
@@ -44,10 +46,11 @@ fn open_with(
             recv_multishot: false,
             ..config.clone()
         };
-        crate::probe::engine_available(EngineKind::IoUring)
-            .and_then(|()| crate::engine::io_uring::IoUringEngine::new(&ring_config, pool))
-            .map(crate::engine::io_uring::IoUringEngine::retried_above)
+        host::io_uring_status()
+            .as_ref()
             .ok()
+            .and_then(|_| crate::engine::io_uring::IoUringEngine::new(&ring_config, pool).ok())
+            .map(crate::engine::io_uring::IoUringEngine::retried_above)
     } else {
         None
     };
@@ -56,9 +59,11 @@ fn open_with(
     }
     let mut backends: Vec<Box<dyn Engine>> =
         vec![Box::new(crate::engine::pool::PoolEngine::new(config)?)];
-    let libaio = crate::probe::engine_available(EngineKind::Libaio)
-        .and_then(|()| crate::engine::libaio::LibaioEngine::new(config));
-    if let Ok(libaio) = libaio {
+    let libaio = aio::status()
+        .as_ref()
+        .ok()
+        .and_then(|_| crate::engine::libaio::LibaioEngine::new(config).ok());
+    if let Some(libaio) = libaio {
         backends.push(Box::new(libaio));
     }
     Ok(wrapped(backends, config))
@@ -70,13 +75,13 @@ fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -
     let time = Time::Real(Clock::new());
     if config.hipri || config.nowait {
         let inline = crate::engine::pvsync2::Pvsync2Engine::new(config);
-        crate::engine::wrap(
+        wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
     } else {
         let inline = crate::engine::psync::PsyncEngine::new(config);
-        crate::engine::wrap(
+        wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )

@@ -25,8 +25,9 @@ use std::io;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::policy::Path;
-use crate::engine::EngineKind;
+use super::path::Path;
+use crate::engine::api::EngineKind;
+use crate::sys::host;
 
 /// The first line of a saved table, before the kernel's release.
 const FILE_MAGIC: &str = "hybrio-adaptive-memory 1";
@@ -118,7 +119,7 @@ impl Priors {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         files
             .entry(path.to_path_buf())
-            .or_insert_with(|| Priors::read(path, &crate::probe::kernel_release()))
+            .or_insert_with(|| Priors::read(path, &host::kernel_release()))
             .clone()
     }
 
@@ -134,7 +135,7 @@ impl Priors {
     /// Writes the table to `path`, whole: into a file beside it, then renamed
     /// over it, so that a reader never sees half of one.
     pub(crate) fn save(&self, path: &FsPath) -> io::Result<()> {
-        let text = render(&self.table(), &crate::probe::kernel_release());
+        let text = render(&self.table(), &host::kernel_release());
         let mut partial = path.as_os_str().to_owned();
         partial.push(format!(".{}.partial", std::process::id()));
         let partial = PathBuf::from(partial);
@@ -320,7 +321,7 @@ mod tests {
         );
         table.save(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        let kernel = crate::probe::kernel_release();
+        let kernel = host::kernel_release();
         let back = Priors::read(&path, &kernel);
         assert_eq!(back.get(&kind(7, 3)), Some(prior()));
         assert_eq!(back.get(&kind(9, 28)).map(|p| p.chosen), Some(Path::Async));

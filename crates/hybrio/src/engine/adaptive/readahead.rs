@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
-use super::caching::Run;
+use super::run::Run;
 use crate::sys;
 
 /// How long a run of sequential reads is before the helper reads ahead of it.

@@ -359,7 +359,7 @@ fn adaptive_tries_no_receive_of_a_stream_inline_while_one_is_out() {
 
 #[test]
 fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
-    use crate::engine::sealed::Token;
+    use crate::engine::api::sealed::Token;
     let pool = BufPool::new(4, 4096).unwrap();
     // The inline engine itself, as the adaptive engine holds it (the
     // resubmission layer does not pass tries on).

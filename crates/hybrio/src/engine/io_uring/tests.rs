@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::engine::testkit::{add, data_file, read_write, scratch, take};
 use crate::engine::{Engine, QueueOutcome};
+use crate::probe;
 use crate::request::Request;
 
 /// An SQPOLL ring of `depth`, or `None` (with a note why) where this

@@ -30,7 +30,8 @@ use crate::Error;
 use crate::buf::BufPool;
 use crate::driver::{Driver, Order};
 use crate::engine::adaptive::Path;
-use crate::engine::{Engine, EngineCounters, EngineKind, QueueOutcome, sealed};
+use crate::engine::api::sealed;
+use crate::engine::{Engine, EngineCounters, EngineKind, QueueOutcome};
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 

@@ -251,7 +251,7 @@ impl<'a> Caller<'a> {
         let ring = IoUringEngine::new(&config, Some(&pool))
             .ok()?
             .retried_above();
-        let mut engine = crate::engine::wrap(ring, &config);
+        let mut engine = crate::engine::layers::wrap(ring, &config);
         let handles = stack::add_files(engine.as_mut(), files);
         let mut sockets = Vec::new();
         for (k, &len) in case.sockets.iter().enumerate() {

@@ -9,6 +9,7 @@ use crate::engine::psync::PsyncEngine;
 use crate::engine::retry::RETRY_LIMIT;
 use crate::file::OpenOptions;
 use crate::probe;
+use crate::request::Op;
 
 pub(in crate::engine) use crate::engine::testkit::{
     add, data_file, finish, pattern, read_write, run, scratch, take,

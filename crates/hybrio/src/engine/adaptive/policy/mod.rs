@@ -55,42 +55,15 @@
 //! A class of a kind another class already learned (see [`super::priors`])
 //! starts from that class's choice and prices instead.
 
+use super::path::Path;
 use super::priors::Prior;
 pub(crate) use window::Tally;
-use window::{Exploration, Window, early_far};
+use window::{EARLY_FIRST_SAMPLES, Exploration, OUTLIER, Window, early_far};
 
 mod explore;
 mod measure;
 mod window;
 
-/// The two paths a request can take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Path {
-    /// Done inside `queue`, in the caller's thread.
-    Inline,
-    /// Handed to the asynchronous engine.
-    Async,
-}
-
-impl Path {
-    fn index(self) -> usize {
-        match self {
-            Path::Inline => 0,
-            Path::Async => 1,
-        }
-    }
-
-    fn other(self) -> Path {
-        match self {
-            Path::Inline => Path::Async,
-            Path::Async => Path::Inline,
-        }
-    }
-}
-
-/// An asynchronous window's cost is at least its span over this many, per
-/// completion, whatever inline time of other classes it leaves out.
-const ASYNC_FLOOR_SHARE: u64 = 16;
 /// Completed requests per measurement window of the chosen path...
 const WINDOW: u32 = 32;
 /// ...and the least time it spans: 32 page-cache hits take 30 us, in which
@@ -134,11 +107,6 @@ const FAR: f64 = 1.5;
 /// ...and each such exploration in a row doubles the interval to the next,
 /// this many times at most (so 400 ms).
 const MAX_CALM: u32 = 2;
-/// One sample counts for at most this many times the path's typical sample:
-/// a thread preempted for 100 us in the middle of a 2 us read says nothing
-/// about reads, and would otherwise move a whole window. A real change still
-/// shows: two windows of capped samples are a drift, and the cap follows.
-const OUTLIER: f64 = 4.0;
 /// Two windows in a row whose cost is this many times the running cost (or
 /// this many times less) replace it and start an exploration soon: one such
 /// window is noise (a writeback stall), two are a change.
@@ -166,15 +134,6 @@ const COLD_ASYNC_COMPLETIONS: u64 = 256;
 /// starts (io_uring's 8 KiB buffered writes on ext4: 4 us at the median, 13
 /// on average, 87 at the 99th percentile).
 const HANDOFF_NS: f64 = 30_000.0;
-/// An exploration epoch ends early once this many of its samples price the
-/// other path [`EARLY_FIRST_FAR`] times dearer than the chosen one...
-const EARLY_FIRST_SAMPLES: u32 = 3;
-const EARLY_FIRST_FAR: f64 = 4.0;
-/// ...or once this many of its samples...
-const EARLY_SAMPLES: u32 = 8;
-/// ...price the other path this many times dearer than the chosen one: the
-/// rest of the epoch would only add to its cost (a sequential test).
-const EARLY_FAR: f64 = 2.0;
 /// Explorations come back after at least this long...
 pub(crate) const EXPLORE_INTERVAL_NS: u64 = 100_000_000;
 /// ...and after at least this many epoch lengths of requests, so that they

@@ -1,3 +1,4 @@
+use super::window::EARLY_SAMPLES;
 use super::*;
 
 /// Feeds `n` inline requests costing `ns` each, one every `ns`.

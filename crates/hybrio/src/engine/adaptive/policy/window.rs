@@ -1,10 +1,25 @@
 //! What one path costs, measured: a window of samples, the engine's tally
 //! it is read against, and an exploration epoch's state.
 
-use super::{
-    ASYNC_FLOOR_SHARE, EARLY_FAR, EARLY_FIRST_FAR, EARLY_FIRST_SAMPLES, EARLY_SAMPLES, OUTLIER,
-    Path,
-};
+use crate::engine::adaptive::path::Path;
+
+/// An asynchronous window's cost is at least its span over this many, per
+/// completion, whatever inline time of other classes it leaves out.
+pub(super) const ASYNC_FLOOR_SHARE: u64 = 16;
+/// One sample counts for at most this many times the path's typical sample:
+/// a thread preempted for 100 us in the middle of a 2 us read says nothing
+/// about reads, and would otherwise move a whole window. A real change still
+/// shows: two windows of capped samples are a drift, and the cap follows.
+pub(super) const OUTLIER: f64 = 4.0;
+/// An exploration epoch ends early once this many of its samples price the
+/// other path [`EARLY_FIRST_FAR`] times dearer than the chosen one...
+pub(super) const EARLY_FIRST_SAMPLES: u32 = 3;
+pub(super) const EARLY_FIRST_FAR: f64 = 4.0;
+/// ...or once this many of its samples...
+pub(super) const EARLY_SAMPLES: u32 = 8;
+/// ...price the other path this many times dearer than the chosen one: the
+/// rest of the epoch would only add to its cost (a sequential test).
+pub(super) const EARLY_FAR: f64 = 2.0;
 
 /// Samples of one path, turning into one cost.
 #[derive(Debug, Clone, Copy, Default)]
