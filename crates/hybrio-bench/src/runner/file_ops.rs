@@ -15,10 +15,11 @@ use std::time::{Duration, SystemTime};
 
 use hybrio::clock::Clock;
 
+use super::cpu_since;
 use super::stop::JobStop;
-use super::{IoFailure, JobOutcome, cpu_since};
 use crate::layout::FilePlan;
 use crate::options::{FileOp, JobOptions, StatType};
+use crate::outcome::{IoFailure, JobOutcome};
 use crate::progress::Progress;
 use crate::stats::{DataDir, JobStats};
 

@@ -19,11 +19,11 @@ use crate::layout::JobFile;
 use crate::logs::JobLogs;
 use crate::offsets::{BlockSizing, Direction, IoPlan};
 use crate::options::{FadviseHint, JobOptions};
+use crate::outcome::{IoFailure, JobOutcome};
 use crate::progress::Progress;
 use crate::stats::{CpuUsage, DataDir, JobStats};
 pub use file_ops::FileOpsJob;
 use io_loop::IoLoop;
-pub use io_loop::VerifyCounts;
 pub use pseudo::PseudoJob;
 pub use ready::ReadyJob;
 
@@ -134,52 +134,6 @@ pub fn place_thread(options: &JobOptions, clone: u32) -> Result<(), RunError> {
         set_io_priority(class, level).map_err(failed(format!("I/O priority {class:?} {level}")))?;
     }
     Ok(())
-}
-
-/// A failed request that stopped the job, as fio reports `err=`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IoFailure {
-    /// errno.
-    pub errno: i32,
-    /// A one-line description: op, file, offset and the error.
-    pub message: String,
-}
-
-/// What one finished job hands to the report (or a running one, for a
-/// `--status-interval` report: its figures so far).
-#[derive(Debug, Clone)]
-pub struct JobOutcome {
-    /// Statistics.
-    pub stats: JobStats,
-    /// The first failed request, if any.
-    pub failure: Option<IoFailure>,
-    /// Wall-clock time the job started.
-    pub started: SystemTime,
-    /// Requests submitted: must equal `completed + failed` at the end.
-    pub submitted: u64,
-    /// Requests that completed without error.
-    pub completed: u64,
-    /// Requests that completed with an error (stopping the job, or counted
-    /// under `continue_on_error`).
-    pub failed: u64,
-    /// errno of the first failed request, 0 if none.
-    pub first_error: i32,
-    /// What the engine counted: resubmitted short transfers, retries, injected faults.
-    pub counters: EngineCounters,
-    /// The engine as set up, e.g. which io_uring ring flags the kernel took.
-    pub engine: String,
-    /// When `drop_cache_after` dropped the files' page cache, counted from
-    /// the job's I/O start; `None` if it never did.
-    pub cache_dropped_at: Option<Duration>,
-    /// Requests the engine still held when the job gave up on them (it
-    /// stopped making progress, or kept failing); 0 normally.
-    pub abandoned: u64,
-    /// What verify checked, when the job verifies.
-    pub verify: Option<VerifyCounts>,
-    /// The steady-state window and verdict, when the job checks it (`ss_dur`).
-    pub steady: Option<crate::stats::SteadyState>,
-    /// Where `latency_target`'s search for a depth ended.
-    pub latency_target: Option<crate::stats::LatencyTargetReport>,
 }
 
 /// Looks the engine up, checking that this kernel allows it.

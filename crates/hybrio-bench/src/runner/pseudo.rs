@@ -9,9 +9,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use hybrio::clock::Clock;
 
+use super::cpu_since;
 use super::stop::JobStop;
-use super::{IoFailure, JobOutcome, cpu_since};
 use crate::options::{CpuMode, JobOptions, PseudoEngine};
+use crate::outcome::{IoFailure, JobOutcome};
 use crate::progress::Progress;
 use crate::stats::JobStats;
 

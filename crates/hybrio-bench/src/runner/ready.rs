@@ -1,9 +1,8 @@
 //! A job made ready on its thread, whichever kind it is.
 
-use super::{
-    FileOpsJob, JobOutcome, PreparedJob, PseudoJob, RunError, engine_kind, flow, open_files, stop,
-};
+use super::{FileOpsJob, PreparedJob, PseudoJob, RunError, engine_kind, flow, open_files, stop};
 use crate::options::JobOptions;
+use crate::outcome::JobOutcome;
 use crate::progress::Progress;
 
 /// A job ready to run on its own thread: I/O through an engine, or one of

@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use super::{ETIMEDOUT, IoLoop, MAX_EMPTY_REAPS};
+use crate::outcome::JobOutcome;
 use crate::progress::PUBLISH_INTERVAL_NS;
-use crate::runner::{JobOutcome, cpu_since};
+use crate::runner::cpu_since;
 use crate::stats::{DataDir, PathPoint};
 
 impl IoLoop<'_> {
