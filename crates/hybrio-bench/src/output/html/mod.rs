@@ -21,7 +21,7 @@ use std::fmt::Write;
 
 use chart::{Chart, Point, Scale, Series, Style, escape};
 
-use super::{JobReport, RunReport};
+use super::report::{JobReport, RunReport};
 use crate::stats::{DEPTH_LABELS, DataDir, Timeline};
 
 /// Each direction's colour.
