@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use hybrio::clock::Clock;
 
-use super::cpu_since;
+use super::finish::{cpu_since, finish_without_engine};
 use super::stop::JobStop;
 use crate::layout::FilePlan;
 use crate::options::{FileOp, JobOptions, StatType};
@@ -133,6 +133,6 @@ impl FileOpsJob {
         stats.finish(runtime, cpu_since(usage_before.as_ref()));
         let submitted = done + u64::from(failure.is_some());
         let engine = self.op.engine().to_string();
-        super::finish_without_engine(progress, stats, started, engine, (submitted, done), failure)
+        finish_without_engine(progress, stats, started, engine, (submitted, done), failure)
     }
 }

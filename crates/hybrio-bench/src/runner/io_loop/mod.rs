@@ -18,8 +18,9 @@ use hybrio::engine::{EngineKind, QueueOutcome};
 use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Op, Request};
 
+use super::errno::EIO;
+use super::job::PreparedJob;
 use super::pacing::Pacing;
-use super::{EIO, PreparedJob};
 use crate::logs::JobLogs;
 use crate::offsets::Direction;
 use crate::outcome::IoFailure;

@@ -422,7 +422,7 @@ impl IoLoop<'_> {
                 .expect("a free slot holds its buffer");
             buf.set_len(block.len as usize);
             self.slots[slot].verify = Some(block.expected);
-            if self.job.files[block.file].0 == crate::runner::NOT_OPEN {
+            if self.job.files[block.file].0 == crate::runner::files::NOT_OPEN {
                 // openfiles: a file closed for the pass opens to be checked,
                 // and closes again after the check.
                 if let Err(error) = self.open_files(&[block.file]) {
