@@ -201,33 +201,18 @@ pub(super) fn lat_bucket(ns: u64) -> usize {
         .sum::<usize>()
 }
 
-/// fio's `stat_calc_dist()`: percentages of `total`, a non-zero bucket
-/// showing at least 0.1%.
-fn calc_dist(map: &[u64; MAP_NR], total: u64) -> [f64; MAP_NR] {
-    let mut out = [0.0; MAP_NR];
-    if total == 0 {
-        return out;
-    }
-    for (o, &m) in out.iter_mut().zip(map) {
-        *o = m as f64 / total as f64 * 100.0;
-        if *o < 0.1 && m > 0 {
-            *o = 0.1;
-        }
-    }
-    out
-}
-
-/// fio's `stat_calc_lat()`: percentages of `total`, a non-zero bucket
-/// showing at least 0.01%.
-fn calc_lat<const N: usize>(src: &[u64], total: u64) -> [f64; N] {
+/// Percentages of `total`, a non-zero bucket showing at least `floor`:
+/// fio's `stat_calc_dist()` with a floor of 0.1, its `stat_calc_lat()` with
+/// 0.01.
+fn percentages<const N: usize>(counts: &[u64], total: u64, floor: f64) -> [f64; N] {
     let mut out = [0.0; N];
     if total == 0 {
         return out;
     }
-    for (o, &c) in out.iter_mut().zip(src) {
+    for (o, &c) in out.iter_mut().zip(counts) {
         *o = c as f64 / total as f64 * 100.0;
-        if *o < 0.01 && c > 0 {
-            *o = 0.01;
+        if *o < floor && c > 0 {
+            *o = floor;
         }
     }
     out
@@ -646,9 +631,9 @@ impl JobStats {
         let (n, rest) = self.lat_buckets.split_at(LAT_N_NR);
         let (u, m) = rest.split_at(LAT_U_NR);
         LatencyDistribution {
-            nsec: calc_lat(n, total),
-            usec: calc_lat(u, total),
-            msec: calc_lat(m, total),
+            nsec: percentages(n, total, 0.01),
+            usec: percentages(u, total, 0.01),
+            msec: percentages(m, total, 0.01),
         }
     }
     /// Raw IO-depth counters (I/Os per depth bucket).
@@ -673,14 +658,14 @@ impl JobStats {
     }
     /// IO depths in percent of the issued read/write/trim I/Os.
     pub fn io_depth_distribution(&self) -> [f64; MAP_NR] {
-        calc_dist(&self.io_depth, self.issued_rw_ios())
+        percentages(&self.io_depth, self.issued_rw_ios(), 0.1)
     }
     /// Submit batch sizes in percent of the submissions.
     pub fn submit_distribution(&self) -> [f64; MAP_NR] {
-        calc_dist(&self.submit, self.total_submit)
+        percentages(&self.submit, self.total_submit, 0.1)
     }
     /// Reap batch sizes in percent of the reap calls.
     pub fn complete_distribution(&self) -> [f64; MAP_NR] {
-        calc_dist(&self.complete, self.total_complete)
+        percentages(&self.complete, self.total_complete, 0.1)
     }
 }
