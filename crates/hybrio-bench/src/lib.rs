@@ -7,7 +7,7 @@
 //! the command line into sections and, through the single option table in
 //! [`options`], into typed jobs; [`layout`] names and lays out each job's
 //! files; [`runner`] runs each job on its own thread (I/O offsets from
-//! [`offsets`]); [`stats`] measures as fio does and [`logs`] writes fio's per-I/O logs; [`output`] prints fio's text
+//! [`offsets`]) and hands back its [`outcome`]; [`stats`] measures as fio does and [`logs`] writes fio's per-I/O logs; [`output`] prints fio's text
 //! and JSON; [`run`] ties them together and [`compare`] runs the same jobs
 //! on each engine side by side. With the `mpi` feature, `across_ranks` runs
 //! them once across the ranks of `mpirun` (`cluster` is the ranks) and
@@ -29,6 +29,7 @@ pub mod logs;
 pub mod net;
 pub mod offsets;
 pub mod options;
+pub mod outcome;
 pub mod output;
 pub mod progress;
 pub mod run;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::options::JobOptions;
+use crate::outcome::JobOutcome;
 use crate::output::num;
-use crate::runner::JobOutcome;
 use crate::stats::{DataDir, JobStats};
 
 /// How often a job publishes its totals, in ns.

@@ -12,9 +12,10 @@ use crate::diskstats::DiskSnapshot;
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::layout::{self, LayoutError};
 use crate::options::{JobOptions, UnifiedRw};
+use crate::outcome::JobOutcome;
 use crate::output::{ErrorCount, GroupReport, JobDescription, JobReport, RunReport};
 use crate::progress::{Progress, StatusLine};
-use crate::runner::{self, JobOutcome, RunError};
+use crate::runner::{self, RunError};
 use crate::stats::{self, JobStats};
 
 /// What stops a run before or while it runs. Each is one line for the user.

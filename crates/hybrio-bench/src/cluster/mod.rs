@@ -14,8 +14,8 @@ use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{Root, *};
 
-pub use watch::SILENCE;
 use watch::Watch;
+pub use watch::{LostRank, SILENCE};
 
 /// What went wrong between the ranks.
 #[derive(Debug, thiserror::Error)]
@@ -54,17 +54,6 @@ pub struct ClockOffset {
     pub offset_ns: i64,
     /// The round trip the offset comes from: the offset is good to half of it.
     pub round_trip_ns: i64,
-}
-
-/// A rank that stopped answering.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct LostRank {
-    /// The rank.
-    pub rank: usize,
-    /// Its host.
-    pub host: String,
-    /// When rank 0 last heard from it, in ms after the ranks joined.
-    pub last_heard_ms: u64,
 }
 
 /// The ranks still answering, once some are lost: a communicator of their

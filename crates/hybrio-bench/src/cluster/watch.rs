@@ -10,7 +10,18 @@ use std::time::{Duration, Instant};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 
-use super::LostRank;
+// Here, where the watch finds them, not in mod.rs: mod.rs uses the watch,
+// so the watch takes nothing from mod.rs.
+/// A rank that stopped answering.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LostRank {
+    /// The rank.
+    pub rank: usize,
+    /// Its host.
+    pub host: String,
+    /// When rank 0 last heard from it, in ms after the ranks joined.
+    pub last_heard_ms: u64,
+}
 
 /// How often each rank tells rank 0 it is alive, and rank 0 tells each rank.
 const BEAT_EVERY: Duration = Duration::from_millis(500);

@@ -3,9 +3,12 @@
 
 use serde::Serialize;
 
-use super::ADAPTIVE;
 use crate::output::RunReport;
 use crate::stats::{DataDir, DirStats, JobStats};
+
+/// The engine `hybrio compare` sets against the best static one; known by
+/// name so that this code does not depend on when it joins [`EngineKind`](hybrio::engine::EngineKind).
+pub const ADAPTIVE: &str = "adaptive";
 
 /// What one run of a cell measured.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]

@@ -2,9 +2,14 @@
 
 use std::fmt::Write as _;
 
+use hybrio::engine::EngineKind;
 use serde::Serialize;
 
-use super::*;
+use super::cell::Cell;
+use super::figures::{
+    ADAPTIVE, AdaptiveVersusStatic, Figures, Measured, Paths, adaptive_versus_static, best_static,
+    versus_best,
+};
 
 /// Which columns a table has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +139,19 @@ struct JsonSample<'a> {
     paths: Option<Paths>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<&'a crate::stats::Timeline>,
+}
+
+/// The outcome of `hybrio compare`.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Rounds run.
+    pub rounds: usize,
+    /// The engines, in the order they ran.
+    pub engines: Vec<EngineKind>,
+    /// The cells.
+    pub cells: Vec<Cell>,
+    /// What each engine measured on each cell (`[cell][engine]`).
+    pub results: Vec<Vec<Measured>>,
 }
 
 impl Comparison {

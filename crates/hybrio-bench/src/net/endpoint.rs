@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use socket2::{Domain, SockAddr, Socket, Type};
 
 use super::guard::Guard;
-use super::{NetError, check, link, listens};
+use super::link;
+use super::setup::{NetError, check, listens};
 use crate::options::{JobOptions, NetOptions, Protocol};
 
 /// Where the job's socket goes.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::options::{self, JobOptions};
+use crate::options::{self, JobOptions, Protocol};
 
 /// A job made of `name=value` pairs, as a job file would give them.
 fn job(pairs: &[(&str, &str)]) -> JobOptions {

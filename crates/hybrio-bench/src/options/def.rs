@@ -1,7 +1,7 @@
 //! What an option is: its names, value type, default, help and reader.
 
 use super::JobOptions;
-use super::is_fio_engine;
+use super::engines::is_fio_engine;
 use crate::units::ValueError;
 
 /// The type of an option's value.
@@ -68,7 +68,7 @@ impl OptionDef {
             if self.name == "ioengine" && is_fio_engine(value.trim()) {
                 let engine = value.trim();
                 return Err(ValueError::Unsupported(
-                    match super::fio_engine_needs(engine) {
+                    match super::engines::needs(engine) {
                         Some(needs) => format!(
                             "engine '{engine}' needs {needs}; hybrio runs {}",
                             words.join(", ")

@@ -193,6 +193,14 @@ pub fn needs(name: &str) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
+/// Whether fio 3.33 has an engine of this name (`--enghelp`), or loads
+/// one (`external:`, fio's example `cpp_null`).
+pub fn is_fio_engine(name: &str) -> bool {
+    super::fio_names::FIO_ENGINES.binary_search(&name).is_ok()
+        || is_external(name)
+        || needs(name).is_some()
+}
+
 /// External engines fio loads from a shared object (`external:path.so`).
 pub fn is_external(name: &str) -> bool {
     name.starts_with("external:")

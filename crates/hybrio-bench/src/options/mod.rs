@@ -21,7 +21,10 @@ mod verify;
 pub use buffers::BufferOptions;
 pub use cmdprio::{BlockPriorities, CmdPrio, check as check_cmdprio, ioprio_value};
 pub use def::{Kind, OptionDef};
-pub use engines::{FileOp, SpaceEngine, StatType};
+pub use engines::{
+    FileOp, SpaceEngine, StatType, is_fio_engine, needs as fio_engine_needs,
+    needs_hardware as fio_engine_needs_hardware,
+};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
@@ -55,25 +58,6 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
 /// not know is then unsupported rather than misspelt.
 pub fn is_fio_option(name: &str) -> bool {
     fio_names::FIO_OPTION_NAMES.binary_search(&name).is_ok()
-}
-
-/// Whether fio 3.33 has an engine of this name (`--enghelp`), or loads
-/// one (`external:`, fio's example `cpp_null`).
-pub fn is_fio_engine(name: &str) -> bool {
-    fio_names::FIO_ENGINES.binary_search(&name).is_ok()
-        || engines::is_external(name)
-        || engines::needs(name).is_some()
-}
-
-/// Whether fio's engine `name` drives hardware or a service hybrio does
-/// not stand in for.
-pub fn fio_engine_needs_hardware(name: &str) -> bool {
-    engines::needs_hardware(name)
-}
-
-/// What fio's engine `name` needs, when hybrio does not run it.
-pub fn fio_engine_needs(name: &str) -> Option<&'static str> {
-    engines::needs(name)
 }
 
 /// The known option closest to a misspelt one, for "did you mean".

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::localtime::{ctime, unix_secs};
-use super::{JobReport, RunReport, percent_of_agg};
+use super::report::{JobReport, RunReport, percent_of_agg, summary_of_group};
 use crate::options::UnifiedRw;
 use crate::stats::{
     BATCH_LABELS, DEPTH_LABELS, DataDir, DirStats, GroupSummary, JobStats, LAT_LABELS,
@@ -95,7 +95,7 @@ fn client_stats(report: &RunReport, plus: bool) -> Vec<Json> {
     for client in &report.clients {
         for job in &client.jobs {
             // Its share of its own group, as each fio server reports it.
-            let group = super::summary_of_group(&client.jobs, job.groupid);
+            let group = summary_of_group(&client.jobs, job.groupid);
             let mut o = job_object(job, Some(&group), plus);
             o.str("hostname", &client.hostname);
             o.uint("port", u64::from(client.port));

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::localtime::ctime;
 use super::num::{self, Unit, num2str};
-use super::{JobDescription, JobReport, RunReport, percent_of_agg, strerror};
+use super::report::{JobDescription, JobReport, RunReport, percent_of_agg, strerror};
 use crate::stats::{
     BATCH_LABELS, DEPTH_LABELS, DataDir, GroupDirSummary, GroupSummary, JobStats, LAT_LABELS,
     LAT_M_LABELS, LatHistogram, LatStat,

@@ -16,7 +16,7 @@ use crate::diskstats::DiskUtil;
 use crate::options::UnifiedRw;
 use crate::stats::{DataDir, GroupSummary, JobStats, LatStat};
 
-use super::{JobReport, RunReport};
+use super::report::{JobReport, RunReport};
 
 /// The terse format's version: the one fio writes by default.
 pub const TERSE_VERSION: u32 = 3;

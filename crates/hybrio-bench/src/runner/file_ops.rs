@@ -15,10 +15,11 @@ use std::time::{Duration, SystemTime};
 
 use hybrio::clock::Clock;
 
+use super::finish::{cpu_since, finish_without_engine};
 use super::stop::JobStop;
-use super::{IoFailure, JobOutcome, cpu_since};
 use crate::layout::FilePlan;
 use crate::options::{FileOp, JobOptions, StatType};
+use crate::outcome::{IoFailure, JobOutcome};
 use crate::progress::Progress;
 use crate::stats::{DataDir, JobStats};
 
@@ -132,6 +133,6 @@ impl FileOpsJob {
         stats.finish(runtime, cpu_since(usage_before.as_ref()));
         let submitted = done + u64::from(failure.is_some());
         let engine = self.op.engine().to_string();
-        super::finish_without_engine(progress, stats, started, engine, (submitted, done), failure)
+        finish_without_engine(progress, stats, started, engine, (submitted, done), failure)
     }
 }

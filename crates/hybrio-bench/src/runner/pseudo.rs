@@ -9,9 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use hybrio::clock::Clock;
 
+use super::errno::EIO;
+use super::finish::{cpu_since, finish_without_engine};
 use super::stop::JobStop;
-use super::{IoFailure, JobOutcome, cpu_since};
 use crate::options::{CpuMode, JobOptions, PseudoEngine};
+use crate::outcome::{IoFailure, JobOutcome};
 use crate::progress::Progress;
 use crate::stats::JobStats;
 
@@ -72,7 +74,7 @@ impl PseudoJob {
         let exec = self.engine == PseudoEngine::Exec;
         let requests = (u64::from(exec), u64::from(exec && failure.is_none()));
         let engine = self.options.ioengine.clone();
-        super::finish_without_engine(progress, stats, started, engine, requests, failure)
+        finish_without_engine(progress, stats, started, engine, requests, failure)
     }
 
     /// `cpuio`: busy for a stretch, then asleep in proportion
@@ -122,7 +124,7 @@ impl PseudoJob {
         command.args(arguments.split(' ').filter(|a| !a.is_empty()));
         command.stdin(Stdio::null());
         let failed = |what: &str, e: std::io::Error| IoFailure {
-            errno: e.raw_os_error().unwrap_or(super::EIO),
+            errno: e.raw_os_error().unwrap_or(EIO),
             message: format!("{what}: {e}"),
         };
         if pseudo.redirect {
@@ -169,7 +171,7 @@ impl PseudoJob {
         }
         let _ = child.kill();
         child.wait().map(|_| ()).map_err(|e| IoFailure {
-            errno: e.raw_os_error().unwrap_or(super::EIO),
+            errno: e.raw_os_error().unwrap_or(EIO),
             message: format!("wait for {program}: {e}"),
         })
     }

@@ -1,9 +1,12 @@
 //! A job made ready on its thread, whichever kind it is.
 
-use super::{
-    FileOpsJob, JobOutcome, PreparedJob, PseudoJob, RunError, engine_kind, flow, open_files, stop,
-};
+use super::file_ops::FileOpsJob;
+use super::files::open_files;
+use super::job::{PreparedJob, RunError, engine_kind};
+use super::pseudo::PseudoJob;
+use super::{flow, stop};
 use crate::options::JobOptions;
+use crate::outcome::JobOutcome;
 use crate::progress::Progress;
 
 /// A job ready to run on its own thread: I/O through an engine, or one of

@@ -1,14 +1,22 @@
 //! The I/O loop against engines that misbehave as a buggy engine would: it
 //! must end, report, and account for every request, never spin.
 
+use std::fs::File;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use hybrio::engine::QueueOutcome;
+use hybrio::buf::BufPool;
+use hybrio::engine::{Engine, EngineKind, QueueOutcome};
+use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Request};
 
 use super::*;
+use crate::offsets::{BlockSizing, IoPlan};
+use crate::outcome::JobOutcome;
+use crate::progress::Progress;
+use crate::stats::DataDir;
 
 /// How an engine under test answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,10 @@
 //! One direction's statistics (reads, writes or trims) and the sync calls'.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use super::config::StatsConfig;
+use super::hist::LatHistogram;
+use super::latstat::LatStat;
 
 /// Statistics of one data direction of a job (fio's per-`ddir` arrays of
 /// `struct thread_stat`).
@@ -183,7 +187,8 @@ impl DirStats {
         &self.iops
     }
     /// Runtime of this direction in ms, 0 when it did no I/O (set by
-    /// [`JobStats::finish`]; the maximum over merged jobs).
+    /// [`JobStats::finish`](crate::stats::JobStats::finish); the maximum
+    /// over merged jobs).
     pub fn runtime_ms(&self) -> u64 {
         self.runtime_ms
     }

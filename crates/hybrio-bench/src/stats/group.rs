@@ -1,6 +1,8 @@
 //! fio's "Run status group" figures: a reporting group's totals.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use super::job::{DataDir, JobStats};
 
 /// One direction of a "Run status group" line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,3 +1,6 @@
+use std::time::Duration;
+
+use super::job::{batch_bucket, depth_bucket, lat_bucket};
 use super::*;
 
 fn ms(n: u64) -> u64 {

@@ -189,15 +189,6 @@ impl VerifyKind {
         }
     }
 
-    /// Bytes at the start of each block that are not data: fio's header
-    /// and the checksum (none for `pattern`, which has no header).
-    pub fn header_len(self) -> usize {
-        match self {
-            VerifyKind::PatternNoHeader => 0,
-            kind => super::HEADER_LEN + kind.checksum_len(),
-        }
-    }
-
     /// True for the kinds that checksum the data after the header.
     pub fn has_checksum(self) -> bool {
         self.checksum_len() > 0

@@ -2,7 +2,7 @@
 //! (fio 3.33's `struct verify_header`, little-endian as fio writes it on
 //! x86 and arm64), followed by the kind's checksum.
 
-use super::checksum::fio_crc32c;
+use super::checksum::{VerifyKind, fio_crc32c};
 
 /// fio's `FIO_HDR_MAGIC`.
 pub const MAGIC: u16 = 0xacca;
@@ -12,6 +12,19 @@ pub const HEADER_LEN: usize = 40;
 
 /// Where the header's own CRC-32C starts: it covers the bytes before it.
 const CRC_AT: usize = 36;
+
+// Here rather than beside `checksum_len` in checksum.rs: the header's layout
+// is this file's, and the header takes its CRC from checksum.rs.
+impl VerifyKind {
+    /// Bytes at the start of each block that are not data: fio's header
+    /// and the checksum (none for `pattern`, which has no header).
+    pub fn header_len(self) -> usize {
+        match self {
+            VerifyKind::PatternNoHeader => 0,
+            kind => HEADER_LEN + kind.checksum_len(),
+        }
+    }
+}
 
 /// One block's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::{Checked, Expected, Verifier};
+use super::verifier::{Checked, Expected, Verifier};
 
 /// One read to check.
 #[derive(Debug)]

@@ -407,6 +407,22 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// A legend: a box per series key, showing or hiding it in every chart.
+pub fn legend(page: &mut String, entries: &[(String, &str, &'static str)]) {
+    let boxes: String = entries
+        .iter()
+        .map(|(key, name, colour)| {
+            format!(
+                "<label><input type=\"checkbox\" checked data-key=\"{}\"> \
+                 <span style=\"color:{colour}\">{}</span></label> ",
+                escape(key),
+                escape(name)
+            )
+        })
+        .collect();
+    let _ = writeln!(page, "<p class=\"legend\">{boxes}</p>");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

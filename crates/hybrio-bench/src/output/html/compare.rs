@@ -10,7 +10,8 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::chart::{self, Chart, Point, Scale, Series, Style, escape, in_band};
+use super::adaptive::inline_share;
+use super::chart::{self, Chart, Point, Scale, Series, Style, escape, in_band, legend};
 use crate::stats::Timeline;
 
 /// Whether `doc` is a `hybrio compare` document.
@@ -167,7 +168,7 @@ pub fn section(name: &str, doc: &Value, document: usize) -> String {
                 Some((key(e), names[e].as_str(), colour(e)))
             })
             .collect();
-        super::legend(&mut out, &entries);
+        legend(&mut out, &entries);
         for figure in FIGURES.iter().filter(|f| f.on_page) {
             out.push_str(&figure_chart(&names, &results, figure, &key).draw_figure());
         }
@@ -318,7 +319,7 @@ fn adaptive_rounds(result: &Value, prefix: &str) -> Option<String> {
         let Ok(timeline) = serde_json::from_value::<Timeline>(sample["timeline"].clone()) else {
             continue;
         };
-        let (inline, switches) = super::inline_share(&timeline);
+        let (inline, switches) = inline_share(&timeline);
         if inline.is_empty() {
             continue;
         }
@@ -357,7 +358,7 @@ fn adaptive_rounds(result: &Value, prefix: &str) -> Option<String> {
         .iter()
         .map(|(k, n, c)| (k.clone(), n.as_str(), *c))
         .collect();
-    super::legend(&mut out, &entries);
+    legend(&mut out, &entries);
     out.push_str(
         &Chart {
             caption: &caption,

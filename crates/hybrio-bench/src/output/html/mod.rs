@@ -14,14 +14,16 @@
 //! its value (`<title>`), and the legend's boxes show or hide a series (a
 //! few lines of inline script).
 
+mod adaptive;
 mod chart;
 mod compare;
 
 use std::fmt::Write;
 
-use chart::{Chart, Point, Scale, Series, Style, escape};
+use adaptive::inline_share;
+use chart::{Chart, Point, Scale, Series, Style, escape, legend};
 
-use super::{JobReport, RunReport};
+use super::report::{JobReport, RunReport};
 use crate::stats::{DEPTH_LABELS, DataDir, Timeline};
 
 /// Each direction's colour.
@@ -341,22 +343,6 @@ fn percentile(buckets: &[(u64, u64)], p: f64) -> f64 {
     0.0
 }
 
-/// A legend: a box per series key, showing or hiding it in every chart.
-fn legend(page: &mut String, entries: &[(String, &str, &'static str)]) {
-    let boxes: String = entries
-        .iter()
-        .map(|(key, name, colour)| {
-            format!(
-                "<label><input type=\"checkbox\" checked data-key=\"{}\"> \
-                 <span style=\"color:{colour}\">{}</span></label> ",
-                escape(key),
-                escape(name)
-            )
-        })
-        .collect();
-    let _ = writeln!(page, "<p class=\"legend\">{boxes}</p>");
-}
-
 fn job_section(page: &mut String, job: &PageJob, index: usize) {
     let _ = write!(
         page,
@@ -624,44 +610,6 @@ fn over_time(timeline: &Timeline, key: &dyn Fn(DataDir) -> String) -> String {
         );
     }
     out
-}
-
-/// The adaptive engine's choices per window of `timeline`: the share of
-/// its requests done inline (a point per window with requests), and a
-/// point per window in which a class of requests switched its choice.
-fn inline_share(timeline: &Timeline) -> (Vec<Point>, Vec<Point>) {
-    let mut before = timeline.paths_at_start.unwrap_or_default();
-    let mut inline = Vec::new();
-    let mut switches = Vec::new();
-    for p in &timeline.points {
-        let Some(now) = p.paths else { continue };
-        let t = p.t_ms as f64 / 1000.0;
-        let done_inline = now.inline.saturating_sub(before.inline);
-        let sent = now.asynchronous.saturating_sub(before.asynchronous);
-        let switched = now.switches.saturating_sub(before.switches);
-        if done_inline + sent > 0 {
-            let share = 100.0 * done_inline as f64 / (done_inline + sent) as f64;
-            inline.push(Point {
-                x: t,
-                y: share,
-                tip: format!(
-                    "at {t:.1} s: {share:.1}% inline ({done_inline} inline, {sent} asynchronous)"
-                ),
-            });
-        }
-        if switched > 0 {
-            switches.push(Point {
-                x: t,
-                y: 100.0,
-                tip: format!(
-                    "at {t:.1} s: {switched} switch{}",
-                    if switched == 1 { "" } else { "es" }
-                ),
-            });
-        }
-        before = now;
-    }
-    (inline, switches)
 }
 
 /// The adaptive engine's inline share and switches over time.

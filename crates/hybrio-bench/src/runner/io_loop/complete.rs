@@ -4,7 +4,7 @@ use hybrio::request::{Completion, Op, Request};
 
 use super::IoLoop;
 use crate::net::Verdict;
-use crate::runner::IoFailure;
+use crate::outcome::IoFailure;
 use crate::stats::DataDir;
 
 impl IoLoop<'_> {

@@ -10,8 +10,6 @@ mod priority;
 mod status;
 mod verify;
 
-pub use verify::VerifyCounts;
-
 use std::time::{Duration, SystemTime};
 
 use hybrio::buf::Buf;
@@ -20,10 +18,12 @@ use hybrio::engine::{EngineKind, QueueOutcome};
 use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Op, Request};
 
+use super::errno::EIO;
+use super::job::PreparedJob;
 use super::pacing::Pacing;
-use super::{EIO, IoFailure, PreparedJob};
 use crate::logs::JobLogs;
 use crate::offsets::Direction;
+use crate::outcome::IoFailure;
 use crate::progress::Progress;
 use crate::stats::{JobStats, StatsConfig};
 

@@ -43,7 +43,7 @@ impl IoLoop<'_> {
         for i in 0..self.job.files.len() {
             let (handle, path) = self.job.files[i].clone();
             let (start, size) = self.job.regions[i];
-            if handle == crate::runner::NOT_OPEN {
+            if handle == crate::runner::files::NOT_OPEN {
                 // openfiles: a file not open now is made again, and opened
                 // when the job reaches it.
                 let _ = std::fs::remove_file(&path);
@@ -123,7 +123,7 @@ impl IoLoop<'_> {
         let opts = if null {
             hybrio::file::OpenOptions::default()
         } else {
-            crate::runner::open_options(&self.job.options)
+            crate::runner::files::open_options(&self.job.options)
         };
         for &i in indexes {
             let path = self.job.files[i].1.clone();
@@ -149,9 +149,9 @@ impl IoLoop<'_> {
     pub(super) fn close_files(&mut self) -> Result<(), hybrio::Error> {
         for i in std::mem::take(&mut self.to_close) {
             let handle = self.job.files[i].0;
-            if handle != crate::runner::NOT_OPEN {
+            if handle != crate::runner::files::NOT_OPEN {
                 drop(self.job.engine.remove_file(handle)?);
-                self.job.files[i].0 = crate::runner::NOT_OPEN;
+                self.job.files[i].0 = crate::runner::files::NOT_OPEN;
             }
         }
         Ok(())

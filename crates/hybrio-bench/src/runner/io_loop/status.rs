@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use super::{ETIMEDOUT, IoLoop, MAX_EMPTY_REAPS};
+use crate::outcome::JobOutcome;
 use crate::progress::PUBLISH_INTERVAL_NS;
-use crate::runner::{JobOutcome, cpu_since};
+use crate::runner::finish::{cpu_since, engine_line};
 use crate::stats::{DataDir, PathPoint};
 
 impl IoLoop<'_> {
@@ -54,7 +55,7 @@ impl IoLoop<'_> {
             failed: self.failed,
             first_error: self.first_error,
             counters,
-            engine: crate::runner::engine_line(&self.job.options, self.job.engine.as_ref()),
+            engine: engine_line(&self.job.options, self.job.engine.as_ref()),
             cache_dropped_at: self.cache_dropped_at.map(Duration::from_nanos),
             abandoned: self.abandoned,
             verify: self.verify.as_ref().map(|v| v.counts()),

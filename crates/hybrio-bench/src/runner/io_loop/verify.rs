@@ -12,6 +12,7 @@ use hybrio::request::Request;
 use super::IoLoop;
 use crate::offsets::Direction;
 use crate::options::JobOptions;
+use crate::outcome::VerifyCounts;
 use crate::verify::{
     Checked, Expected, Offload, VERIFY_SEED, Verifier, VerifyConfig, VerifyKind, VerifyStateFile,
     job_seeds,
@@ -82,15 +83,6 @@ pub(in crate::runner) struct VerifyState {
     /// Blocks (verify intervals) checked, and those that failed.
     pub(super) blocks: u64,
     pub(super) bad_blocks: u64,
-}
-
-/// What verify adds to a job's outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct VerifyCounts {
-    /// Blocks (verify intervals) read back and checked.
-    pub blocks: u64,
-    /// Those that failed.
-    pub bad_blocks: u64,
 }
 
 impl VerifyState {
@@ -430,7 +422,7 @@ impl IoLoop<'_> {
                 .expect("a free slot holds its buffer");
             buf.set_len(block.len as usize);
             self.slots[slot].verify = Some(block.expected);
-            if self.job.files[block.file].0 == crate::runner::NOT_OPEN {
+            if self.job.files[block.file].0 == crate::runner::files::NOT_OPEN {
                 // openfiles: a file closed for the pass opens to be checked,
                 // and closes again after the check.
                 if let Err(error) = self.open_files(&[block.file]) {
