@@ -7,7 +7,8 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use super::api::{Engine, EngineConfig, EngineKind, QueueOutcome, sealed};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
+use super::retry::{Retry, backoff, owed, pause};
 use crate::Error;
 use crate::blocking;
 use crate::buf::Buf;
@@ -47,12 +48,15 @@ pub(crate) trait InlineCalls: Send + std::fmt::Debug {
     }
 }
 
-/// A synchronous engine: every request completes inside `queue`.
+/// A synchronous engine: every request completes inside `queue`, sent
+/// again there, in place, when it comes back short or told to try again
+/// (the [rule](super::retry) every engine follows).
 #[derive(Debug)]
 pub(crate) struct InlineEngine<C> {
     files: FileTable,
     calls: C,
     device: Option<EmulatedDevice>,
+    retry: Retry,
 }
 
 impl<C: InlineCalls> InlineEngine<C> {
@@ -62,6 +66,51 @@ impl<C: InlineCalls> InlineEngine<C> {
             files: FileTable::new(),
             calls,
             device: config.completion_latency.map(EmulatedDevice::new),
+            retry: Retry::new(config.nowait),
+        }
+    }
+
+    /// The engine under a layer that applies the retry rule (the
+    /// resubmission layer, the adaptive engine): answers go up as they are.
+    pub(crate) fn retried_above(mut self) -> Self {
+        self.retry.above = true;
+        self
+    }
+
+    /// Does the request, and again for what is left while the rule says so;
+    /// returns its answer.
+    #[inline(always)]
+    fn execute_whole(&mut self, request: &mut Request) -> i64 {
+        let result = self.execute(request);
+        if self.retry.above
+            || !self
+                .retry
+                .needs_attention(result, owed(request.op, request.len() as u64))
+        {
+            return result;
+        }
+        self.send_again(request, result)
+    }
+
+    /// [`Self::execute_whole`] for a request whose first answer was short or
+    /// "try again".
+    #[cold]
+    fn send_again(&mut self, request: &mut Request, mut result: i64) -> i64 {
+        let mut track = None;
+        loop {
+            let Request {
+                op,
+                ref mut buf,
+                ref mut offset,
+                ..
+            } = *request;
+            match self.retry.settle(op, buf, offset, &mut track, result) {
+                crate::request::Verdict::Done(result) => return result,
+                crate::request::Verdict::Again => {
+                    pause(backoff(track.map_or(0, |t| t.retries)));
+                    result = self.execute(request);
+                }
+            }
         }
     }
 
@@ -139,13 +188,13 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 
     #[inline(always)]
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
-        let result = self.execute(&mut request);
+        let result = self.execute_whole(&mut request);
         QueueOutcome::Completed(request.complete(result))
     }
 
     #[inline(always)]
     fn run_straight(&mut self, request: &mut Request, _: sealed::Token) -> Option<i64> {
-        Some(self.execute(request))
+        Some(self.execute_whole(request))
     }
 
     fn try_socket_now(
@@ -194,11 +243,65 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         true
     }
 
+    fn counters(&self) -> EngineCounters {
+        self.retry.counters()
+    }
+
     fn description(&self) -> String {
         let calls = self.calls.description();
         match &self.device {
             Some(device) => format!("{calls} (emulated device, {:?})", device.latency()),
             None => calls,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::buf::BufPool;
+    use crate::engine::api::{EngineConfig, EngineKind};
+    use crate::engine::testkit::{add, data_file, read_write, run, scratch, take};
+    use crate::request::Request;
+
+    /// A read across the end of the file comes back short from the kernel:
+    /// each synchronous engine, as `open` makes it (no layer above), sends
+    /// the rest again in place, meets the end, and answers with the bytes
+    /// there, the offset and the window as queued; on the emulated device too.
+    #[test]
+    fn a_read_across_the_end_of_the_file_is_sent_again_in_place() {
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), "f", 10_000);
+        for kind in [EngineKind::Sync, EngineKind::Psync, EngineKind::Pvsync2] {
+            for latency in [None, Some(std::time::Duration::from_micros(50))] {
+                let what = format!("{kind} latency {latency:?}");
+                let pool = BufPool::new(4, 8192).unwrap();
+                let mut config = EngineConfig::with_depth(1);
+                config.completion_latency = latency;
+                let mut engine = crate::engine::open(kind, &config, Some(&pool)).unwrap();
+                let file = add(engine.as_mut(), &path, &read_write());
+                let mut odd = take(&pool, 8192);
+                odd.advance(100);
+                odd.set_len(5000);
+                let done = run(
+                    engine.as_mut(),
+                    [
+                        Request::read(file, 8192, take(&pool, 4096), 1),
+                        Request::read(file, 7000, odd, 2),
+                    ],
+                );
+                let answers: Vec<_> = done
+                    .iter()
+                    .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
+                    .collect();
+                assert_eq!(
+                    answers,
+                    [(1, 1808, 8192, 0, 4096), (2, 3000, 7000, 100, 5000)],
+                    "{what}"
+                );
+                assert!(done[0].buf.as_slice()[..1808] == contents[8192..], "{what}");
+                assert!(done[1].buf.as_slice()[..3000] == contents[7000..], "{what}");
+                assert_eq!(engine.counters().short_ios, [2, 0], "{what}");
+            }
         }
     }
 }

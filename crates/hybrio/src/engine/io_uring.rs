@@ -326,6 +326,9 @@ impl IoUringEngine {
     /// answer is short or "try again" goes down again from its slot instead.
     #[inline]
     fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        if self.retry.above {
+            return Ok(self.ring.drain(max, out));
+        }
         let (retry, tracks) = (&mut self.retry, &mut self.tracks);
         let got = self.ring.drain_with(
             max,
@@ -411,14 +414,22 @@ impl IoUringEngine {
         self.ring.push_again(slot, file, flags)
     }
 
+    /// A completion [`queue`](Engine::queue) made at once: the caller's,
+    /// unless it is "try again" and this engine applies the rule.
+    #[inline]
+    fn answer_now<const RETRYING: bool>(&mut self, completion: Completion) -> QueueOutcome {
+        if RETRYING || completion.result >= 0 || self.retry.above {
+            QueueOutcome::Completed(completion)
+        } else {
+            self.finish_now(completion)
+        }
+    }
+
     /// A completion [`queue`](Engine::queue) made at once that is "try
     /// again" (the SQ had no room): the request is offered again, after the
     /// rule's pauses, until it is taken or its retries run out.
     #[cold]
     fn finish_now(&mut self, mut completion: Completion) -> QueueOutcome {
-        if self.retry.above {
-            return QueueOutcome::Completed(completion);
-        }
         let mut track = None;
         loop {
             let Completion {
@@ -445,7 +456,7 @@ impl IoUringEngine {
                         ioprio: 0,
                         uncached: false,
                     };
-                    match self.queue_once(request) {
+                    match self.queue_once::<true>(request) {
                         QueueOutcome::Completed(next) => completion = next,
                         // Nothing moved before (only errors come back at
                         // once), so the slot needs no record.
@@ -456,9 +467,11 @@ impl IoUringEngine {
         }
     }
 
-    /// [`Engine::queue`], but for the rule's retries of what completes at once.
+    /// [`Engine::queue`]; `RETRYING`: offered again by
+    /// [`finish_now`](Self::finish_now), which takes what completes at once
+    /// as it is.
     #[inline(always)]
-    fn queue_once(&mut self, request: Request) -> QueueOutcome {
+    fn queue_once<const RETRYING: bool>(&mut self, request: Request) -> QueueOutcome {
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
@@ -479,7 +492,7 @@ impl IoUringEngine {
                 Ok(n) => n as i64,
                 Err(e) => crate::sys::negative_errno(&e),
             };
-            return QueueOutcome::Completed(request.complete(result));
+            return self.answer_now::<RETRYING>(request.complete(result));
         }
         if self.multishot && request.op == Op::Recv && self.ring.is_listening(request.file.0) {
             return match self.ring.receive(request) {
@@ -497,7 +510,7 @@ impl IoUringEngine {
             // queue() checked the depth above, so this is not expected.
             Push::Full(request) => QueueOutcome::Busy(request),
             // Never `Busy` below the depth: the caller would reap nothing.
-            Push::Refused(request, error) => QueueOutcome::Completed(
+            Push::Refused(request, error) => self.answer_now::<RETRYING>(
                 request.complete(-i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN))),
             ),
         }
@@ -773,10 +786,7 @@ impl Engine for IoUringEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        match self.queue_once(request) {
-            QueueOutcome::Completed(done) if done.result < 0 => self.finish_now(done),
-            outcome => outcome,
-        }
+        self.queue_once::<false>(request)
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

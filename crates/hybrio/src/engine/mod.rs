@@ -41,18 +41,18 @@ use layers::wrap;
 /// the rest and "try again" errors (`EINTR`, and `EAGAIN` unless
 /// [`EngineConfig::nowait`]) retried a bounded number of times, so that a
 /// completion comes back short only at the end of a file or after an error
-/// (io_uring does it where its completions arrive; the other engines are
-/// wrapped in a layer that does); the fault injection of `config.inject`
-/// ([`inject`]) when asked.
+/// (the synchronous engines do it in place, io_uring where its completions
+/// arrive; the pool and libaio are wrapped in a layer that does); the fault
+/// injection of `config.inject` ([`inject`]) when asked.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
     pool: Option<&BufPool>,
 ) -> Result<Box<dyn Engine>, Error> {
     Ok(match kind {
-        EngineKind::Sync => wrap(sync::SyncEngine::new(config), config),
-        EngineKind::Psync => wrap(psync::PsyncEngine::new(config), config),
-        EngineKind::Pvsync2 => wrap(pvsync2::Pvsync2Engine::new(config), config),
+        EngineKind::Sync => inline(sync::SyncEngine::new(config), config),
+        EngineKind::Psync => inline(psync::PsyncEngine::new(config), config),
+        EngineKind::Pvsync2 => inline(pvsync2::Pvsync2Engine::new(config), config),
         EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
         EngineKind::Libaio => wrap(libaio::LibaioEngine::new(config)?, config),
         EngineKind::IoUring => {
@@ -67,6 +67,21 @@ pub fn open(
             }
         }
         EngineKind::Adaptive => adaptive::open(config, pool)?,
+        // Never short, never "try again": nothing for the rule to do.
+        EngineKind::Null if config.inject.is_none() => Box::new(null::NullEngine::new(config)),
         EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })
+}
+
+/// A synchronous engine, which sends short transfers again itself, in
+/// place: bare, or under the layers when faults are injected above it.
+fn inline<C: inline::InlineCalls + 'static>(
+    engine: inline::InlineEngine<C>,
+    config: &EngineConfig,
+) -> Box<dyn Engine> {
+    if config.inject.is_none() {
+        Box::new(engine)
+    } else {
+        wrap(engine.retried_above(), config)
+    }
 }

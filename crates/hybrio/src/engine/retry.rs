@@ -114,9 +114,9 @@ impl Track {
 pub(crate) struct Retry {
     /// `EAGAIN` is what the caller asked for: pass it through.
     nowait: bool,
-    /// A layer above applies the rule: every answer is passed up as it is
-    /// (applied twice, a read that met the end of the file would be sent
-    /// once more, since its answer still looks short).
+    /// A layer above applies the rule: the engine passes every answer up as
+    /// it is (applied twice, a read that met the end of the file would be
+    /// sent once more, since its answer still looks short).
     pub(crate) above: bool,
     pub(crate) limit: u32,
     pub(crate) short_ios: [u64; 2],
@@ -169,7 +169,7 @@ impl Retry {
         result: i64,
     ) -> Verdict {
         let len = if op.moves_data() { buf.len() as u64 } else { 0 };
-        if track.is_none() && (self.above || !self.needs_attention(result, owed(op, len))) {
+        if track.is_none() && !self.needs_attention(result, owed(op, len)) {
             return Verdict::Done(result);
         }
         self.settle(op, buf, offset, track, result)

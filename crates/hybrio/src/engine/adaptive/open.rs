@@ -74,13 +74,13 @@ fn open_with(
 fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
     let time = Time::Real(Clock::new());
     if config.hipri || config.nowait {
-        let inline = crate::engine::pvsync2::Pvsync2Engine::new(config);
+        let inline = crate::engine::pvsync2::Pvsync2Engine::new(config).retried_above();
         wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
     } else {
-        let inline = crate::engine::psync::PsyncEngine::new(config);
+        let inline = crate::engine::psync::PsyncEngine::new(config).retried_above();
         wrap(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,

@@ -63,7 +63,12 @@ fn stack(
         }
     }
     match below {
-        Below::Psync => Some(wrap(PsyncEngine::new(config), config, faults, retry_limit)),
+        Below::Psync => Some(wrap(
+            PsyncEngine::new(config).retried_above(),
+            config,
+            faults,
+            retry_limit,
+        )),
         Below::IoUring => {
             if let Err(reason) = probe::engine_available(EngineKind::IoUring) {
                 eprintln!("skipping io_uring: {reason}");

@@ -650,9 +650,12 @@ impl Ring {
             let Some(held) = usize::try_from(slot)
                 .ok()
                 .and_then(|i| self.slots.get_mut(i))
-                .filter(|held| held.is_some())
             else {
                 debug_assert!(false, "CQE for unknown slot {slot}");
+                continue;
+            };
+            let Some(request) = held.as_mut() else {
+                debug_assert!(false, "CQE for empty slot {slot}");
                 continue;
             };
             // A timeout's own result (-ETIME) is not the request's.
@@ -665,7 +668,6 @@ impl Ring {
                 // An SQPOLL thread took it before it was committed.
                 self.unsubmitted.retain(|&s| u64::from(s) != slot);
             }
-            let request = held.as_mut().expect("filtered above");
             let result = request.result_of(result);
             #[cfg(test)]
             let result = if self.answer_eagain > 0 {
@@ -677,7 +679,7 @@ impl Ring {
             // Slots are < capacity, which fits in u32 (checked in `new`).
             match decide(slot as u32, request, result) {
                 Verdict::Done(result) => {
-                    let request = held.take().expect("filtered above");
+                    let request = held.take().expect("held a request");
                     self.free.push(slot as u32);
                     self.occupied -= 1;
                     out.push(request.complete(result));

@@ -21,7 +21,7 @@ fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
         Box::new(crate::engine::libaio::LibaioEngine::new(&config).unwrap()),
     ];
     let mut engine = AdaptiveEngine::with_engines(
-        crate::engine::psync::PsyncEngine::new(&config),
+        crate::engine::psync::PsyncEngine::new(&config).retried_above(),
         backends,
         &config,
         Time::Real(Clock::new()),
@@ -164,7 +164,7 @@ fn pool_and_libaio(depth: u32, dir: &std::path::Path) -> Option<AdaptiveEngine<P
         Box::new(crate::engine::libaio::LibaioEngine::new(&config).unwrap()),
     ];
     let engine = AdaptiveEngine::with_engines(
-        PsyncEngine::new(&config),
+        PsyncEngine::new(&config).retried_above(),
         backends,
         &config,
         Time::Real(Clock::new()),
@@ -279,7 +279,7 @@ impl Engine for FailingReap {
 fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
     let config = EngineConfig::with_depth(4);
     let mut engine = AdaptiveEngine::with_engines(
-        PsyncEngine::new(&config),
+        PsyncEngine::new(&config).retried_above(),
         vec![FailingReap::default()],
         &config,
         Time::Real(Clock::new()),
@@ -519,7 +519,7 @@ fn over_io_uring(config: &EngineConfig) -> AdaptiveEngine<PsyncEngine, IoUringOr
         .unwrap()
         .retried_above();
     AdaptiveEngine::with_engines(
-        PsyncEngine::new(config),
+        PsyncEngine::new(config).retried_above(),
         vec![IoUringOrLibaio::IoUring(ring)],
         config,
         Time::Real(Clock::new()),
