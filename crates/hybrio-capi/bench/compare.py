@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 PAIRS = [
     # (what, hybrio's engine, depth, the reference)
     ("io_uring path, depth 1, against liburing", "io_uring", 1, "liburing"),
+    ("io_uring path, depth 8, against liburing", "io_uring", 8, "liburing"),
     ("io_uring path, depth 16, against liburing", "io_uring", 16, "liburing"),
     ("psync path, depth 1, against pread", "psync", 1, "pread"),
     ("adaptive, depth 1, against pread", "adaptive", 1, "pread"),
