@@ -272,6 +272,23 @@ pub struct Completion {
 }
 
 impl Completion {
+    /// The request this completion answers, to send it again: the rest
+    /// goes at the thread's priority (a completion does not carry the
+    /// request's), and whoever chose it uncached for the first part (the
+    /// adaptive engine) chooses again for the rest.
+    pub(crate) fn into_request(self) -> Request {
+        Request {
+            op: self.op,
+            file: self.file,
+            offset: self.offset,
+            buf: self.buf,
+            user_data: self.user_data,
+            span: self.span,
+            ioprio: 0,
+            uncached: false,
+        }
+    }
+
     /// The error of a failed request, if it failed.
     pub fn error(&self) -> Option<std::io::Error> {
         (self.result < 0).then(|| std::io::Error::from_raw_os_error((-self.result) as i32))

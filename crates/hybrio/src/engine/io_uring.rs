@@ -432,31 +432,11 @@ impl IoUringEngine {
     fn finish_now(&mut self, mut completion: Completion) -> QueueOutcome {
         let mut track = None;
         loop {
-            let Completion {
-                op,
-                ref mut buf,
-                ref mut offset,
-                result,
-                ..
-            } = completion;
-            match self.retry.settle(op, buf, offset, &mut track, result) {
-                Verdict::Done(result) => {
-                    completion.result = result;
-                    return QueueOutcome::Completed(completion);
-                }
+            match self.retry.settle_completion(&mut completion, &mut track) {
+                Verdict::Done(_) => return QueueOutcome::Completed(completion),
                 Verdict::Again => {
                     pause(backoff(track.map_or(0, |t| t.retries)));
-                    let request = Request {
-                        op: completion.op,
-                        file: completion.file,
-                        offset: completion.offset,
-                        buf: completion.buf,
-                        user_data: completion.user_data,
-                        span: completion.span,
-                        ioprio: 0,
-                        uncached: false,
-                    };
-                    match self.queue_once::<true>(request) {
+                    match self.queue_once::<true>(completion.into_request()) {
                         QueueOutcome::Completed(next) => completion = next,
                         // Nothing moved before (only errors come back at
                         // once), so the slot needs no record.

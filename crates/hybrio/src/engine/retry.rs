@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use super::api::ShortErrors;
 use crate::buf::Buf;
-use crate::request::Op;
 pub(crate) use crate::request::Verdict;
+use crate::request::{Completion, Op};
 
 /// Consecutive "try again" answers one request may get before it completes
 /// with the error (progress resets the count).
@@ -203,6 +203,27 @@ impl Retry {
             return Verdict::Again;
         }
         Verdict::Done(self.finish(op, buf, offset, track, result))
+    }
+
+    /// [`Retry::settle`] for a request already turned into its completion:
+    /// on [`Verdict::Done`] the completion carries the answer.
+    pub(crate) fn settle_completion(
+        &mut self,
+        completion: &mut Completion,
+        track: &mut Option<Track>,
+    ) -> Verdict {
+        let Completion {
+            op,
+            ref mut buf,
+            ref mut offset,
+            result,
+            ..
+        } = *completion;
+        let verdict = self.settle(op, buf, offset, track, result);
+        if let Verdict::Done(result) = verdict {
+            completion.result = result;
+        }
+        verdict
     }
 
     /// Ends a request with `result`, the answer to what it last asked for

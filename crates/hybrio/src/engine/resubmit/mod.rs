@@ -43,24 +43,6 @@ enum Settled {
     Again(Request, Track),
 }
 
-/// The request a completion answers, to send it again.
-fn into_request(completion: Completion) -> Request {
-    Request {
-        op: completion.op,
-        file: completion.file,
-        offset: completion.offset,
-        buf: completion.buf,
-        user_data: completion.user_data,
-        span: completion.span,
-        // The rest goes at the thread's priority (a completion does not
-        // carry the request's).
-        ioprio: 0,
-        // Whoever chose it for the first part (the adaptive engine, above
-        // this layer) chooses again for the rest.
-        uncached: false,
-    }
-}
-
 /// Sends short transfers again for the rest and retries "try again" errors,
 /// over any engine. See the [module documentation](self).
 #[derive(Debug)]
@@ -122,20 +104,10 @@ impl<E: Engine> Resubmit<E> {
     /// Decides what a completion from below means. `track` is the request's
     /// record if it was sent again before.
     fn settle(&mut self, mut completion: Completion, mut track: Option<Track>) -> Settled {
-        let Completion {
-            op,
-            ref mut buf,
-            ref mut offset,
-            result,
-            ..
-        } = completion;
-        match self.retry.settle(op, buf, offset, &mut track, result) {
-            Verdict::Done(result) => {
-                completion.result = result;
-                Settled::Done(completion)
-            }
+        match self.retry.settle_completion(&mut completion, &mut track) {
+            Verdict::Done(_) => Settled::Done(completion),
             Verdict::Again => Settled::Again(
-                into_request(completion),
+                completion.into_request(),
                 track.expect("a request sent again keeps its record"),
             ),
         }

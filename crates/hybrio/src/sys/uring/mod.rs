@@ -450,15 +450,8 @@ impl Ring {
                 .collect();
             self.timed_results = vec![None; self.slots.len()];
         }
-        self.deadlines[index] = types::Timespec::new()
-            .sec(deadline_ns / 1_000_000_000)
-            .nsec((deadline_ns % 1_000_000_000) as u32);
         self.slots[index] = Some(request);
-        self.timed_results[index] = Some(result);
-        let entry = opcode::Timeout::new(&self.deadlines[index])
-            .flags(types::TimeoutFlags::ABS)
-            .build()
-            .user_data(u64::from(slot));
+        let entry = self.timed_entry(slot, result, deadline_ns);
         // SAFETY: the entry points at `self.deadlines[index]`, in a boxed
         // slice that is neither moved nor freed while the ring lives (it is
         // replaced only while empty, before any timed push), and that slot's
@@ -472,6 +465,20 @@ impl Ring {
         }
         self.pushed(slot);
         Push::Queued
+    }
+
+    /// The timeout entry completing `slot` with `result` at `deadline_ns`
+    /// (`CLOCK_MONOTONIC`), its deadline and result stored in the slot's place.
+    fn timed_entry(&mut self, slot: u32, result: i64, deadline_ns: u64) -> squeue::Entry {
+        let index = slot as usize;
+        self.deadlines[index] = types::Timespec::new()
+            .sec(deadline_ns / 1_000_000_000)
+            .nsec((deadline_ns % 1_000_000_000) as u32);
+        self.timed_results[index] = Some(result);
+        opcode::Timeout::new(&self.deadlines[index])
+            .flags(types::TimeoutFlags::ABS)
+            .build()
+            .user_data(u64::from(slot))
     }
 
     /// Hands every pushed SQE to the kernel, retrying `EINTR`, `EAGAIN` and
@@ -767,14 +774,7 @@ impl Ring {
         deadline_ns: u64,
     ) -> io::Result<()> {
         let index = slot as usize;
-        self.deadlines[index] = types::Timespec::new()
-            .sec(deadline_ns / 1_000_000_000)
-            .nsec((deadline_ns % 1_000_000_000) as u32);
-        self.timed_results[index] = Some(result);
-        let entry = opcode::Timeout::new(&self.deadlines[index])
-            .flags(types::TimeoutFlags::ABS)
-            .build()
-            .user_data(u64::from(slot));
+        let entry = self.timed_entry(slot, result, deadline_ns);
         // SAFETY: as in `push_timed`: the entry points at the slot's deadline
         // in a boxed slice that never moves while the ring lives, rewritten
         // only after the slot's previous CQE was drained.
