@@ -27,13 +27,15 @@
 
 use std::fs::File;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use super::retry::{Retry, Track, backoff, pause};
 use crate::Error;
 use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Request, Verdict};
 use crate::sys::aio::{self, AioContext};
 use crate::sys::host;
 
@@ -56,6 +58,14 @@ pub(crate) struct LibaioEngine {
     /// Reads and writes carry `RWF_NOWAIT`: one that would wait fails with
     /// `EAGAIN` instead, inside io_submit too.
     nowait: bool,
+    /// Short transfers and "try again" answers: what to do, and what was
+    /// done. A request to send again stays in its slot of the context.
+    retry: Retry,
+    /// Per slot of the context, the record of a request being sent again.
+    tracks: Vec<Option<Track>>,
+    /// The caller's requests a resubmission's `io_submit` handed to the
+    /// kernel before the caller's commit: that commit counts them.
+    early: usize,
 }
 
 impl LibaioEngine {
@@ -74,7 +84,67 @@ impl LibaioEngine {
             depth: depth as usize,
             buffered: false,
             nowait: config.nowait,
+            retry: Retry::new(config.nowait),
+            tracks: vec![None; depth as usize],
+            early: 0,
         })
+    }
+
+    /// The engine under a layer that applies the retry rule: it passes
+    /// every answer up as the kernel gave it.
+    pub(crate) fn retried_above(mut self) -> Self {
+        self.retry.above = true;
+        self
+    }
+
+    /// Reaps as [`Engine::reap`] says, sending again from its slot a request
+    /// whose answer is short or "try again" (after one pause for the lot,
+    /// when one was retried many times), before anything waits for it.
+    fn reap_and_send_again(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        let mut got = 0;
+        while got < max {
+            let mut longest = Duration::ZERO;
+            let (retry, tracks) = (&mut self.retry, &mut self.tracks);
+            let reaped = self.aio.reap_with(
+                min.saturating_sub(got),
+                max - got,
+                |slot, request, result| {
+                    let Request {
+                        op,
+                        ref mut buf,
+                        ref mut offset,
+                        ..
+                    } = *request;
+                    let track = &mut tracks[slot as usize];
+                    let verdict = retry.decide(op, buf, offset, track, result);
+                    if verdict == Verdict::Again {
+                        longest = longest.max(backoff(track.map_or(0, |t| t.retries)));
+                    }
+                    verdict
+                },
+                out,
+            );
+            got += reaped.map_err(|e| engine_error("io_getevents", e))?;
+            let again = self.aio.again();
+            if again == 0 {
+                break;
+            }
+            pause(longest);
+            let callers = self.aio.queued() - again;
+            self.aio
+                .submit_all()
+                .map_err(|e| engine_error("io_submit", e))?;
+            self.early += callers;
+            if got >= min.min(max) {
+                break;
+            }
+        }
+        Ok(got)
     }
 }
 
@@ -210,17 +280,23 @@ impl Engine for LibaioEngine {
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
-        self.aio
+        let committed = self
+            .aio
             .submit_all()
-            .map_err(|e| engine_error("io_submit", e))
+            .map_err(|e| engine_error("io_submit", e))?;
+        Ok(committed + std::mem::take(&mut self.early))
     }
 
     /// Requests queued but not committed are not waited for: `min` counts
     /// only committed ones.
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        self.aio
-            .reap(min, max, out)
-            .map_err(|e| engine_error("io_getevents", e))
+        if self.retry.above {
+            return self
+                .aio
+                .reap(min, max, out)
+                .map_err(|e| engine_error("io_getevents", e));
+        }
+        self.reap_and_send_again(min, max, out)
     }
 
     fn in_flight(&self) -> usize {
@@ -247,9 +323,10 @@ impl Engine for LibaioEngine {
     }
 
     fn counters(&self) -> EngineCounters {
+        let rule = self.retry.counters();
         EngineCounters {
-            retries: self.aio.retries(),
-            ..EngineCounters::default()
+            retries: self.aio.retries() + rule.retries,
+            ..rule
         }
     }
 }

@@ -41,9 +41,10 @@ use layers::wrap;
 /// the rest and "try again" errors (`EINTR`, and `EAGAIN` unless
 /// [`EngineConfig::nowait`]) retried a bounded number of times, so that a
 /// completion comes back short only at the end of a file or after an error
-/// (the synchronous engines do it in place, io_uring where its completions
-/// arrive; the pool and libaio are wrapped in a layer that does); the fault
-/// injection of `config.inject` ([`inject`]) when asked.
+/// (the synchronous engines do it in place, io_uring and libaio where their
+/// completions arrive; the pool and the adaptive engine are wrapped in a
+/// layer that does); the fault injection of `config.inject` ([`inject`])
+/// when asked.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
@@ -54,7 +55,16 @@ pub fn open(
         EngineKind::Psync => inline(psync::PsyncEngine::new(config), config),
         EngineKind::Pvsync2 => inline(pvsync2::Pvsync2Engine::new(config), config),
         EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
-        EngineKind::Libaio => wrap(libaio::LibaioEngine::new(config)?, config),
+        EngineKind::Libaio => {
+            let engine = libaio::LibaioEngine::new(config)?;
+            // It sends short transfers again itself, from the context's
+            // slots; faults injected above it still need the layer.
+            if config.inject.is_none() {
+                Box::new(engine)
+            } else {
+                wrap(engine.retried_above(), config)
+            }
+        }
         EngineKind::IoUring => {
             let engine = io_uring::IoUringEngine::new(config, pool)?;
             // It sends short transfers again itself, where they complete;

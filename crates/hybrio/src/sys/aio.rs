@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
-use crate::request::{Completion, Op, Request};
+use crate::request::{Completion, Op, Request, Verdict};
 use crate::sys::{host, negative_errno, time};
 
 /// `aio_context_t`: the kernel's name for a context (the address of its
@@ -265,9 +265,19 @@ pub(crate) struct AioContext {
     queued: Vec<u32>,
     /// Requests the kernel accepted whose events have not been reaped.
     in_kernel: usize,
-    /// Completions settled without an event (refused by `io_submit`, or
-    /// reaped while a commit waited for room), oldest first.
-    ready: VecDeque<Completion>,
+    /// Answers not yet handed out, by slot, oldest first: events reaped
+    /// while a commit waited for room, iocbs `io_submit` refused, and events
+    /// past what the last reap could take. Their requests are still in
+    /// their slots, out of the kernel, until a reap decides what each
+    /// answer means.
+    arrived: VecDeque<(u32, i64)>,
+    /// Slots a reap's `decide` kept to be sent again: queued for the next
+    /// [`submit_all`](Self::submit_all).
+    again: usize,
+    /// Tests: the next this many answers are "try again" (`EAGAIN`), as a
+    /// kernel short of resources gives, whatever the kernel did.
+    #[cfg(test)]
+    pub(crate) answer_eagain: u32,
     events: Vec<IoEvent>,
     batch: Batch,
     /// `RWF_*` flags for every read and write.
@@ -296,7 +306,10 @@ impl AioContext {
             occupied: 0,
             queued: Vec::with_capacity(slots),
             in_kernel: 0,
-            ready: VecDeque::with_capacity(slots),
+            arrived: VecDeque::with_capacity(slots),
+            again: 0,
+            #[cfg(test)]
+            answer_eagain: 0,
             events: vec![IoEvent::default(); slots],
             batch: Batch {
                 iocbs: Vec::with_capacity(slots),
@@ -313,7 +326,19 @@ impl AioContext {
     /// Requests pushed and not yet reaped.
     #[inline]
     pub(crate) fn in_flight(&self) -> usize {
-        self.occupied + self.ready.len()
+        self.occupied
+    }
+
+    /// Requests queued for the next [`submit_all`](Self::submit_all): the
+    /// caller's, and those kept to be sent again ([`Self::again`]).
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Requests the reaps kept in their slots to be sent again, queued for
+    /// the next [`submit_all`](Self::submit_all), which clears the count.
+    pub(crate) fn again(&self) -> usize {
+        self.again
     }
 
     /// `io_submit` calls so far.
@@ -372,6 +397,7 @@ impl AioContext {
     /// out, the error is returned and the requests not handed over stay queued.
     pub(crate) fn submit_all(&mut self) -> io::Result<usize> {
         let pending = self.queued.len();
+        self.again = 0;
         if pending == 0 {
             return Ok(0);
         }
@@ -515,25 +541,21 @@ impl AioContext {
             return Err(err);
         }
         if self.in_kernel > 0 {
-            let mut reaped = Vec::new();
-            match self.take_events(1, usize::MAX, &mut reaped) {
+            match self.take_events(1, usize::MAX) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
-            self.ready.extend(reaped);
         } else {
             std::thread::yield_now();
         }
         Ok(())
     }
 
-    /// Completes the request in slot `index` with `result` without an event:
-    /// it is handed out by the next reap.
+    /// Answers the request in slot `index` with `result` without an event:
+    /// the next reap hands it out.
     fn settle(&mut self, index: u32, result: i64) {
-        if let Some(request) = self.release(index) {
-            self.ready.push_back(request.complete(result));
-        }
+        self.arrived.push_back((index, result));
     }
 
     /// Takes the request out of slot `index` and frees the slot.
@@ -548,29 +570,43 @@ impl AioContext {
 
     /// Waits until at least `min` completions are ready (fewer only if fewer
     /// were committed), appends at most `max` to `out`, and returns how many.
-    /// `min == 0` never blocks; `EINTR` is waited through.
+    /// `min == 0` never blocks; `EINTR` is waited through. Every answer is final.
     pub(crate) fn reap(
         &mut self,
         min: usize,
         max: usize,
         out: &mut Vec<Completion>,
     ) -> io::Result<usize> {
-        let mut got = 0;
-        while got < max {
-            let Some(completion) = self.ready.pop_front() else {
-                break;
-            };
-            out.push(completion);
-            got += 1;
-        }
-        let want = min.min(max).min(got + self.in_kernel);
-        while got < max && self.in_kernel > 0 {
-            let need = want.saturating_sub(got);
-            match self.take_events(need, max - got, out) {
-                Ok(n) => got += n,
+        self.reap_with(min, max, |_, _, result| Verdict::Done(result), out)
+    }
+
+    /// [`AioContext::reap`], asking `decide(slot, request, result)` what each
+    /// answer means while the request is still in its slot: [`Verdict::Done`]
+    /// hands it out with that result, [`Verdict::Again`] keeps it in its slot,
+    /// edited for what it asks for next, queued for the next
+    /// [`submit_all`](Self::submit_all) ([`AioContext::again`] counts them).
+    /// Returns early, with fewer than `min`, when it kept some: they must be
+    /// submitted before anything waits for them.
+    pub(crate) fn reap_with<F>(
+        &mut self,
+        min: usize,
+        max: usize,
+        mut decide: F,
+        out: &mut Vec<Completion>,
+    ) -> io::Result<usize>
+    where
+        F: FnMut(u32, &mut Request, i64) -> Verdict,
+    {
+        let want = min.min(max);
+        let mut got = self.deliver(max, &mut decide, out);
+        while got < max && self.in_kernel > 0 && self.again == 0 {
+            let need = want.saturating_sub(got).min(self.in_kernel);
+            match self.take_events(need, max - got) {
+                Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+            got += self.deliver(max - got, &mut decide, out);
             if got >= want {
                 break;
             }
@@ -578,34 +614,69 @@ impl AioContext {
         Ok(got)
     }
 
+    /// Hands out up to `max` of the answers that arrived, as `decide` says;
+    /// returns how many went to `out`.
+    #[inline]
+    fn deliver<F>(&mut self, max: usize, decide: &mut F, out: &mut Vec<Completion>) -> usize
+    where
+        F: FnMut(u32, &mut Request, i64) -> Verdict,
+    {
+        let mut got = 0;
+        while got < max {
+            let Some((index, result)) = self.arrived.pop_front() else {
+                break;
+            };
+            let Some(slot) = self.slots.get_mut(index as usize) else {
+                debug_assert!(false, "an answer for unknown slot {index}");
+                continue;
+            };
+            let Some(request) = slot.request.as_mut() else {
+                debug_assert!(false, "an answer for empty slot {index}");
+                continue;
+            };
+            match decide(index, request, result) {
+                Verdict::Done(result) => {
+                    let request = self.release(index).expect("held a request");
+                    out.push(request.complete(result));
+                    got += 1;
+                }
+                Verdict::Again => {
+                    // Its data moves again at the next commit (the device).
+                    slot.transferred = None;
+                    self.queued.push(index);
+                    self.again += 1;
+                }
+            }
+        }
+        got
+    }
+
     /// One `io_getevents` for at least `min` and at most `max` events; their
-    /// requests go to `out` as completions. Returns how many.
-    fn take_events(
-        &mut self,
-        min: usize,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> io::Result<usize> {
+    /// answers join [`AioContext::arrived`]. Returns how many.
+    fn take_events(&mut self, min: usize, max: usize) -> io::Result<usize> {
         let nr = max.min(self.events.len()).min(self.in_kernel).max(min);
         let n = io_getevents(self.ctx, min, &mut self.events[..nr])?;
         for i in 0..n.min(nr) {
             let event = self.events[i];
             let index = u32::try_from(event.data).unwrap_or(u32::MAX);
-            let transferred = self
-                .slots
-                .get(index as usize)
-                .and_then(|slot| slot.transferred);
-            let Some(request) = self.release(index) else {
+            let Some(slot) = self.slots.get(index as usize) else {
                 debug_assert!(false, "event for unknown slot {}", event.data);
                 continue;
             };
             self.in_kernel -= 1;
-            let result = match transferred {
+            let result = match slot.transferred {
                 // The device's timer fired: the transfer's result is the answer.
                 Some(result) if event.res >= 0 => result,
                 _ => event.res,
             };
-            out.push(request.complete(result));
+            #[cfg(test)]
+            let result = if self.answer_eagain > 0 {
+                self.answer_eagain -= 1;
+                -i64::from(libc::EAGAIN)
+            } else {
+                result
+            };
+            self.arrived.push_back((index, result));
         }
         Ok(n)
     }
@@ -613,15 +684,12 @@ impl AioContext {
     /// Waits for every request the kernel has. Requests queued but never
     /// committed are not performed.
     fn settle_all(&mut self) -> io::Result<()> {
-        let mut done = Vec::with_capacity(self.in_kernel);
         while self.in_kernel > 0 {
-            match self.take_events(self.in_kernel, usize::MAX, &mut done) {
+            match self.take_events(self.in_kernel, usize::MAX) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
-            // Dropping the completions returns their buffers to the pool.
-            done.clear();
         }
         Ok(())
     }
@@ -653,7 +721,8 @@ impl std::fmt::Debug for AioContext {
             .field("occupied", &self.occupied)
             .field("queued", &self.queued.len())
             .field("in_kernel", &self.in_kernel)
-            .field("ready", &self.ready.len())
+            .field("arrived", &self.arrived.len())
+            .field("again", &self.again)
             .field("nowait", &(self.rw_flags & libc::RWF_NOWAIT != 0))
             .field("device", &self.device)
             .field("submit_calls", &self.submit_calls)

@@ -49,6 +49,7 @@ impl AsyncBackend for IoUringOrLibaio {
             .as_ref()
             .ok()
             .and_then(|_| LibaioEngine::new(config).ok())
+            .map(LibaioEngine::retried_above)
             .map(|engine| IoUringOrLibaio::Libaio(Box::new(engine)))
     }
 }

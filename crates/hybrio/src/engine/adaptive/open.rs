@@ -62,7 +62,8 @@ fn open_with(
     let libaio = aio::status()
         .as_ref()
         .ok()
-        .and_then(|_| crate::engine::libaio::LibaioEngine::new(config).ok());
+        .and_then(|_| crate::engine::libaio::LibaioEngine::new(config).ok())
+        .map(crate::engine::libaio::LibaioEngine::retried_above);
     if let Some(libaio) = libaio {
         backends.push(Box::new(libaio));
     }

@@ -629,3 +629,85 @@ fn setup_beyond_the_system_limit_names_the_sysctl() {
         other => panic!("depth {depth} > aio-max-nr: {other:?}"),
     }
 }
+
+/// A read across the end of the file comes back short from the kernel: the
+/// engine, as `open` makes it, sends the rest again from the request's slot
+/// of the context, meets the end (0), and hands back the bytes there with
+/// the offset and the window as queued; on the emulated device too, whose
+/// data moves again at the resubmission's commit.
+#[test]
+fn a_read_across_the_end_of_the_file_is_sent_again_from_its_slot() {
+    let dir = scratch();
+    let path = dir.path().join("f");
+    let contents = data_file(&path, 10_000);
+    for latency in [None, Some(Duration::from_micros(200))] {
+        let what = format!("latency {latency:?}");
+        let pool = BufPool::new(8, 8192).unwrap();
+        let mut config = EngineConfig::with_depth(4);
+        config.completion_latency = latency;
+        let mut engine = crate::engine::open(EngineKind::Libaio, &config, Some(&pool)).unwrap();
+        let file = add(engine.as_mut(), &path, &read_write(false));
+        let mut odd = take(&pool, 8192);
+        odd.advance(100);
+        odd.set_len(5000);
+        let mut done = crate::engine::testkit::run(
+            engine.as_mut(),
+            [
+                Request::read(file, 0, take(&pool, 4096), 1),
+                Request::read(file, 8192, take(&pool, 4096), 2),
+                Request::read(file, 7000, odd, 3),
+            ],
+        );
+        done.sort_by_key(|c| c.user_data);
+        let answers: Vec<_> = done
+            .iter()
+            .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                (1, 4096, 0, 0, 4096),
+                (2, 1808, 8192, 0, 4096),
+                (3, 3000, 7000, 100, 5000)
+            ],
+            "{what}"
+        );
+        assert!(done[1].buf.as_slice()[..1808] == contents[8192..], "{what}");
+        assert!(done[2].buf.as_slice()[..3000] == contents[7000..], "{what}");
+        assert_eq!(engine.counters().short_ios, [2, 0], "{what}");
+        drop(done);
+        assert_eq!(pool.available(), pool.count(), "{what}: buffers back");
+    }
+}
+
+/// An answer "try again" (`EAGAIN`; emulated in the context, as no kernel
+/// gives it on demand) is sent again from its slot up to the rule's limit,
+/// then the error is the caller's; within it, the read gets its data.
+#[test]
+fn try_again_is_sent_again_from_its_slot_up_to_the_limit() {
+    let dir = scratch();
+    let path = dir.path().join("f");
+    let contents = data_file(&path, 8192);
+    let pool = BufPool::new(2, 4096).unwrap();
+    let mut engine = engine_at(2);
+    engine.retry.limit = 5;
+    let file = add(&mut engine, &path, &read_write(false));
+    let read = |engine: &mut LibaioEngine, eagain: u32| {
+        engine.aio.answer_eagain = eagain;
+        let done =
+            crate::engine::testkit::run(engine, [Request::read(file, 4096, take(&pool, 4096), 1)]);
+        if done[0].result == 4096 {
+            assert!(done[0].buf.as_slice() == &contents[4096..]);
+        }
+        (done[0].result, done[0].offset, done[0].buf.len())
+    };
+    assert_eq!(read(&mut engine, 3), (4096, 4096, 4096));
+    assert_eq!(engine.retry.retries, 3);
+    let eagain = -i64::from(libc::EAGAIN);
+    assert_eq!(read(&mut engine, 7), (eagain, 4096, 4096));
+    assert_eq!(engine.retry.retries, 3 + 5);
+    assert_eq!(
+        engine.aio.answer_eagain, 1,
+        "one answer past the limit untaken"
+    );
+}

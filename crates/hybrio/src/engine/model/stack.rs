@@ -147,9 +147,7 @@ pub(super) fn build(
     let ring = || {
         let mut ring_config = EngineConfig::with_depth(depth);
         ring_config.sq_thread_poll = true;
-        let mut ring = crate::engine::io_uring::IoUringEngine::new(&ring_config, None)
-            .ok()?
-            .retried_above();
+        let mut ring = crate::engine::io_uring::IoUringEngine::new(&ring_config, None).ok()?;
         ring.publish_sq_head_late();
         Some(ring)
     };
@@ -159,8 +157,10 @@ pub(super) fn build(
     let (mut engine, forced) = if stack.adaptive {
         let backends: Vec<Box<dyn Engine>> = match stack.bottom {
             Bottom::Scripted => vec![Box::new(scripted()), Box::new(scripted())],
-            Bottom::SqpollRing => vec![Box::new(ring()?), Box::new(scripted())],
-            Bottom::Pool | Bottom::Libaio => vec![Box::new(pool()?), Box::new(libaio()?)],
+            Bottom::SqpollRing => vec![Box::new(ring()?.retried_above()), Box::new(scripted())],
+            Bottom::Pool | Bottom::Libaio => {
+                vec![Box::new(pool()?), Box::new(libaio()?.retried_above())]
+            }
         };
         let (adaptive, forced) = crate::engine::adaptive::with_engines_for_tests(
             ScriptedInline::new(script.clone()),
@@ -172,9 +172,13 @@ pub(super) fn build(
     } else {
         let engine = match stack.bottom {
             Bottom::Scripted => wrap(scripted(), &config),
-            Bottom::SqpollRing => wrap(ring()?, &config),
+            // As `engine::open` makes them: io_uring and libaio apply the
+            // retry rule themselves, under the layers only with faults.
+            Bottom::SqpollRing if config.inject.is_none() => Box::new(ring()?),
+            Bottom::SqpollRing => wrap(ring()?.retried_above(), &config),
             Bottom::Pool => wrap(pool()?, &config),
-            Bottom::Libaio => wrap(libaio()?, &config),
+            Bottom::Libaio if config.inject.is_none() => Box::new(libaio()?),
+            Bottom::Libaio => wrap(libaio()?.retried_above(), &config),
         };
         (engine, None)
     };
