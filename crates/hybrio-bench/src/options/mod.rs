@@ -9,8 +9,8 @@ mod def;
 mod engines;
 mod errors;
 mod fio_names;
+mod groups;
 mod job;
-mod net;
 mod placement;
 mod pseudo;
 mod region;
@@ -18,22 +18,21 @@ mod table;
 mod values;
 mod verify;
 
-pub use buffers::BufferOptions;
-pub use cmdprio::{BlockPriorities, CmdPrio, check as check_cmdprio, ioprio_value};
+pub use cmdprio::check as check_cmdprio;
 pub use def::{Kind, OptionDef};
 pub use engines::{
     FileOp, SpaceEngine, StatType, is_fio_engine, needs as fio_engine_needs,
     needs_hardware as fio_engine_needs_hardware,
 };
-pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
+pub use groups::{
+    BlockPriorities, BufferOptions, CmdPrio, CpuMode, ErrorKind, ErrorPolicy, ExitWhat, NetOptions,
+    Placement, Protocol, PseudoEngine, PseudoOptions, VerifyOptions, ioprio_value,
+};
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
     JobOptions, Offset, Preallocate, RwMode, StridedZones, UnifiedRw, Zone, ZoneSize,
 };
-pub use net::{NetOptions, Protocol};
-pub use placement::Placement;
-pub use pseudo::{CpuMode, PseudoEngine, PseudoOptions, check as check_pseudo_engine};
-pub use verify::VerifyOptions;
+pub use pseudo::check as check_pseudo_engine;
 
 /// Every job option hybrio implements, table after table.
 pub fn all() -> impl Iterator<Item = &'static OptionDef> {

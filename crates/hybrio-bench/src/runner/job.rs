@@ -1,7 +1,6 @@
 //! A job made ready to run on its own thread: its engine built, its files
 //! added, its I/O planned; and why a job could not be.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -10,10 +9,11 @@ use hybrio::clock::Clock;
 use hybrio::engine::{self, Engine, EngineConfig, EngineKind};
 use hybrio::file::{AccessPattern, FileHandle};
 
-use super::errno::{EIO, ETIMEDOUT};
+use super::errno::{EIO, ETIMEDOUT, error_errno};
 use super::files::{NOT_OPEN, open_limit};
 use super::finish::{cpu_since, engine_line};
-use super::io_loop::{self, IoLoop};
+use super::io_loop::IoLoop;
+use super::prepared::PreparedJob;
 use super::{defrag, flow, offload, stop};
 use crate::layout::JobFile;
 use crate::logs::JobLogs;
@@ -119,48 +119,6 @@ pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
         source,
     })?;
     Ok(kind)
-}
-
-/// A job made ready to run: engine built and files added, on its own thread.
-#[derive(Debug)]
-pub struct PreparedJob {
-    pub(super) options: JobOptions,
-    pub(super) engine: Box<dyn Engine>,
-    pub(super) pool: BufPool,
-    pub(super) files: Vec<(FileHandle, PathBuf)>,
-    /// The same files, for dropping their page cache between passes
-    /// (`invalidate`) and once mid-run (`drop_cache_after`).
-    pub(super) cache_files: Vec<(File, PathBuf)>,
-    pub(super) plan: IoPlan,
-    /// The steady state window (`steadystate_duration`), made here, where a
-    /// window too large for memory can still fail the job with one line.
-    pub(super) steady: Option<crate::stats::SteadyState>,
-    /// Bytes of one pass over the files.
-    pub(super) pass_bytes: u64,
-    /// Each file's region (start, bytes), for `unlink_each_loop` to make it again.
-    pub(super) regions: Vec<(u64, u64)>,
-    /// `zonemode=strided`: the zones, and the size of the file they stride over.
-    pub(super) zones: Option<(crate::options::StridedZones, u64)>,
-    pub(super) total_bytes: u64,
-    /// `write_lat_log` and the like.
-    pub(super) logs: Option<JobLogs>,
-    /// How long the job may go without progress before it ends.
-    pub(super) stall_limit_ns: u64,
-    /// A network job's socket, bound or resolved, until the job starts.
-    pub(super) endpoint: Option<crate::net::Endpoint>,
-    /// A network job's socket once its peer is there.
-    pub(super) session: Option<crate::net::Session>,
-    /// Where a ping-pong sender to a multicast group receives its replies.
-    pub(super) reply_handle: Option<FileHandle>,
-    /// The job's number in the run, from 1 (fio's `thread_number`).
-    pub(super) number: usize,
-    /// How many jobs run together with it, itself counted (fio's
-    /// `thread_number` when its dedupe working set is made).
-    pub(super) jobs_in_run: usize,
-    /// What other jobs end it by (`exitall`).
-    pub(super) stop: Option<stop::JobStop>,
-    /// Its place in a flow group (`flow`).
-    pub(super) flow: Option<flow::JobFlow>,
 }
 
 impl PreparedJob {
@@ -455,7 +413,7 @@ impl PreparedJob {
             let handle = self
                 .engine
                 .add_socket(std::os::fd::OwnedFd::from(replies), &replies_name)
-                .map_err(|e| failure(e.to_string(), io_loop::error_errno(&e)))?;
+                .map_err(|e| failure(e.to_string(), error_errno(&e)))?;
             self.reply_handle = Some(handle);
         }
         let second = dup(&connection.socket, &name)?;
@@ -463,7 +421,7 @@ impl PreparedJob {
         let handle = self
             .engine
             .add_socket(std::os::fd::OwnedFd::from(connection.socket), &name)
-            .map_err(|e| failure(e.to_string(), io_loop::error_errno(&e)))?;
+            .map_err(|e| failure(e.to_string(), error_errno(&e)))?;
         self.files.push((handle, PathBuf::from(&name)));
         self.session = Some(crate::net::Session::new(
             protocol,

@@ -7,14 +7,15 @@
 //! one per commit batch (issue time) and one per reap batch (completion time).
 //!
 //! This file only gathers the runner's parts: the job kinds and the loop
-//! take what they share from modules below them (`job`, `files`, `finish`,
-//! `errno`), never from here, so that no part reaches back up into the
-//! module that declares it.
+//! take what they share from modules below them (`prepared`, `files`,
+//! `finish`, `errno`), never from here, so that no part reaches back up
+//! into the module that declares it.
 
 use crate::options::JobOptions;
 pub use file_ops::FileOpsJob;
 pub use files::{open_files, open_limit};
-pub use job::{PreparedJob, RunError, engine_kind};
+pub use job::{RunError, engine_kind};
+pub use prepared::PreparedJob;
 pub use pseudo::PseudoJob;
 pub use ready::ReadyJob;
 
@@ -29,6 +30,7 @@ mod job;
 pub mod limits;
 mod offload;
 mod pacing;
+mod prepared;
 mod pseudo;
 mod ready;
 pub mod stop;

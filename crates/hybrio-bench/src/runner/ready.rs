@@ -2,7 +2,8 @@
 
 use super::file_ops::FileOpsJob;
 use super::files::open_files;
-use super::job::{PreparedJob, RunError, engine_kind};
+use super::job::{RunError, engine_kind};
+use super::prepared::PreparedJob;
 use super::pseudo::PseudoJob;
 use super::{flow, stop};
 use crate::options::JobOptions;

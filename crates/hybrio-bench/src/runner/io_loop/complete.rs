@@ -2,7 +2,7 @@
 
 use hybrio::request::{Completion, Op, Request};
 
-use super::IoLoop;
+use super::state::IoLoop;
 use crate::net::Verdict;
 use crate::outcome::IoFailure;
 use crate::stats::DataDir;

@@ -2,7 +2,8 @@
 //! (`zonemode=strided`), the search for a depth (`latency_target`), and
 //! steady state (`ss`), which may end it.
 
-use super::{IoLoop, STEADY_SAMPLE_NS, latency_target};
+use super::latency_target;
+use super::state::{IoLoop, STEADY_SAMPLE_NS};
 
 impl IoLoop<'_> {
     /// `zonemode=strided`, as fio's `setup_strided_zone_mode`: after

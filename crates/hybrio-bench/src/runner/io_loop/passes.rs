@@ -2,7 +2,8 @@
 //! `loops`), the files made again (`unlink_each_loop`), the page cache
 //! dropped (`invalidate`, `drop_cache_after`).
 
-use super::{IoLoop, error_errno};
+use super::state::IoLoop;
+use crate::runner::errno::error_errno;
 
 impl IoLoop<'_> {
     /// fio starts every pass over the files (each of `loops`, and each repeat

@@ -2,11 +2,21 @@
 
 use std::time::Duration;
 
-use super::{ETIMEDOUT, IoLoop, MAX_EMPTY_REAPS};
+use super::state::IoLoop;
 use crate::outcome::JobOutcome;
 use crate::progress::PUBLISH_INTERVAL_NS;
 use crate::runner::finish::{cpu_since, engine_line};
 use crate::stats::{DataDir, PathPoint};
+
+/// Reaps in a row that return nothing at once (a wait in the kernel returns
+/// with a completion, however long it takes), together with the job's stall
+/// limit in time, after which the job has stopped making progress. Both: a
+/// thread that loses its CPU to others sees long gaps, but not this many
+/// empty reaps in a row unless it spins.
+const MAX_EMPTY_REAPS: u32 = 1000;
+
+/// What a job that stopped making progress fails with.
+const ETIMEDOUT: i32 = 110;
 
 impl IoLoop<'_> {
     /// Publishes the totals for the status line, with how far the job is:

@@ -7,10 +7,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::time::SystemTime;
 
-use hybrio::request::Request;
-
-use super::IoLoop;
-use crate::offsets::Direction;
 use crate::options::JobOptions;
 use crate::outcome::VerifyCounts;
 use crate::verify::{
@@ -37,10 +33,10 @@ pub(super) struct Written {
 /// A read to check: where, how much, and what it must carry.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ToCheck {
-    file: usize,
-    offset: u64,
-    len: u64,
-    expected: Expected,
+    pub(super) file: usize,
+    pub(super) offset: u64,
+    pub(super) len: u64,
+    pub(super) expected: Expected,
 }
 
 /// A job's verify state.
@@ -244,7 +240,7 @@ impl VerifyState {
 
     /// Whether reading back ends before this block: a loaded state says
     /// its write never completed.
-    fn stops_before(&mut self, block: &ToCheck) -> bool {
+    pub(super) fn stops_before(&mut self, block: &ToCheck) -> bool {
         let Some(state) = &self.loaded else {
             return false;
         };
@@ -344,102 +340,5 @@ impl VerifyState {
             });
         }
         taken
-    }
-}
-
-impl IoLoop<'_> {
-    /// `verify_only`: the blocks the job would write, to be read back and
-    /// checked against their own headers (what an earlier run wrote).
-    /// In the order of the writes (a saved state's window counts in it);
-    /// a block written twice is read once.
-    pub(super) fn planned_writes(&mut self) -> VecDeque<ToCheck> {
-        let mut seen = std::collections::HashSet::new();
-        let mut blocks = VecDeque::new();
-        let (mut planned, mut in_pass) = (0, 0);
-        while planned < self.job.total_bytes {
-            if in_pass >= self.job.pass_bytes {
-                self.job.plan.restart();
-                in_pass = 0;
-            }
-            let mut io = self.job.plan.next_io();
-            // The pass's last I/O is cut as the workload cuts it.
-            let left = self.job.pass_bytes - in_pass;
-            let unit = self.job.plan.unit(io.direction);
-            if io.len > left && left >= unit {
-                io.len = left - left % unit;
-            }
-            planned += io.len;
-            in_pass += io.len;
-            if io.direction == Direction::Write && seen.insert((io.file, io.offset, io.len)) {
-                blocks.push_back(ToCheck {
-                    file: io.file,
-                    offset: io.offset,
-                    len: io.len,
-                    expected: Expected::default(),
-                });
-            }
-        }
-        blocks
-    }
-
-    /// Reads back `blocks` at the job's depth, each checked as it completes.
-    pub(super) fn read_back(&mut self, mut blocks: VecDeque<ToCheck>) {
-        let complete_max = self.job.options.batch_complete_max() as usize;
-        let batch_submit = self.job.options.batch_submit() as usize;
-        loop {
-            if self.failure.is_some() || self.stopping() {
-                if let Some((slot, request)) = self.refused.take() {
-                    // A trim's or a sync's slot kept its buffer.
-                    if request.op.moves_data() {
-                        self.slots[slot].buf = Some(request.buf);
-                    }
-                    self.free.push(slot);
-                }
-                break;
-            }
-            if let Some((slot, request)) = self.refused.take() {
-                self.offer(slot, request, batch_submit, 1, complete_max);
-                continue;
-            }
-            if self.now >= self.next_publish {
-                self.publish(None);
-            }
-            let Some(block) = blocks.pop_front() else {
-                break;
-            };
-            if self.verify.as_mut().is_some_and(|v| v.stops_before(&block)) {
-                break;
-            }
-            let Some(slot) = self.free.pop() else {
-                blocks.push_front(block);
-                self.commit();
-                self.reap(1, complete_max);
-                continue;
-            };
-            let mut buf = self.slots[slot]
-                .buf
-                .take()
-                .expect("a free slot holds its buffer");
-            buf.set_len(block.len as usize);
-            self.slots[slot].verify = Some(block.expected);
-            if self.job.files[block.file].0 == crate::runner::files::NOT_OPEN {
-                // openfiles: a file closed for the pass opens to be checked,
-                // and closes again after the check.
-                if let Err(error) = self.open_files(&[block.file]) {
-                    self.slots[slot].buf = Some(buf);
-                    self.free.push(slot);
-                    self.fail(super::error_errno(&error), error.to_string());
-                    continue;
-                }
-                self.to_close.push(block.file);
-            }
-            let handle = self.job.files[block.file].0;
-            let request = Request::read(handle, block.offset, buf, slot as u64);
-            self.offer(slot, request, batch_submit, 1, complete_max);
-        }
-        self.drain();
-        if let Err(error) = self.close_files() {
-            self.fail(super::error_errno(&error), error.to_string());
-        }
     }
 }

@@ -1,9 +1,76 @@
-//! A class's explorations: when the next is due, and what one decides when
-//! it ends.
+//! A class's explorations: where each request goes (its epoch's path while
+//! one runs), when the next is due, and what one decides when it ends.
 
-use super::*;
+use super::class::{
+    CLOCK_CHECK_SPACING, COLD_ASYNC_COMPLETIONS, ClassPolicy, DRIFT_SPACING, EVIDENCE_EPOCHS,
+    EXPLORE_INTERVAL_NS, EXPLORE_SPACING, FAR, HANDOFF_NS, INLINE_EPOCH, INLINE_EPOCH_SKIP,
+    LEARNING_SPACING, LEARNING_TIME_FACTOR, MARGIN, MAX_CALM, NO_RANGE, Route,
+};
+use super::window::{EARLY_FIRST_SAMPLES, Exploration, Tally, Window, early_far};
+use crate::engine::adaptive::path::Path;
 
 impl ClassPolicy {
+    /// Where the next request of the class goes, at `now`; an exploration
+    /// due starts only if `may_explore` (no other class of the engine is
+    /// exploring), else it waits for the class's next timed request.
+    #[inline]
+    pub(crate) fn route(&mut self, now: u64, tally: Tally, may_explore: bool) -> Route {
+        if self.born_ns.is_none() {
+            // The first window opens with the class's first request: an
+            // asynchronous price is its span over its completions.
+            self.born_ns = Some(now);
+            self.window = Window::open(now, tally);
+        }
+        if let Some(exploration) = &mut self.exploring {
+            // An inline epoch under an asynchronous choice at depth records
+            // few samples (those beside the class's own asynchronous requests
+            // measure the contention, not the path) while it drains the
+            // device's queue: its time per request routed so far says sooner
+            // whether it is far dearer (each blocks the caller throughout).
+            if exploration.path == Path::Inline
+                && exploration.to_route > 0
+                && exploration.routed >= EARLY_FIRST_SAMPLES
+                && let Some(current) = self.cost[Path::Async.index()]
+            {
+                let per_request = exploration.time_per_routed(now);
+                if per_request > early_far(exploration.routed) * current {
+                    exploration.to_route = 0;
+                    exploration.early_price = Some(per_request);
+                }
+            }
+            if exploration.to_route > 0 {
+                exploration.to_route -= 1;
+                exploration.routed += 1;
+                return Route {
+                    path: exploration.path,
+                    epoch: exploration.epoch,
+                    switched: false,
+                };
+            }
+            // Every request of the epoch has gone; it ends with what it measured.
+            let before = self.chosen;
+            let path = self.finish_exploration(now, tally);
+            return Route {
+                path,
+                epoch: 0,
+                switched: path != before,
+            };
+        }
+        self.since_exploration += 1;
+        if may_explore && self.exploration_due(now) {
+            self.start_exploration(now, tally);
+            return self.route(now, tally, true);
+        }
+        if self.next_check != 0 && self.since_exploration >= self.next_check {
+            self.next_check = self.since_exploration + CLOCK_CHECK_SPACING;
+        }
+        Route {
+            path: self.chosen,
+            epoch: 0,
+            switched: false,
+        }
+    }
+
     #[inline]
     pub(super) fn exploration_due(&self, now: u64) -> bool {
         let length = u64::from(self.epoch_length);

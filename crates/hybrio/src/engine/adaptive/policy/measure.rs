@@ -1,7 +1,9 @@
 //! A class's measurements coming in: each timed request's cost, the
 //! chosen path's windows closing into its price, and drifts.
 
-use super::*;
+use super::class::{ClassPolicy, DRIFT, FAR, FIRST_WINDOW, LEVEL_SLACK, MARGIN, WINDOW, WINDOW_NS};
+use super::window::{OUTLIER, Tally, Window, early_far};
+use crate::engine::adaptive::path::Path;
 
 impl ClassPolicy {
     /// Records what one request of the class cost on `path`: for inline, its

@@ -1,5 +1,7 @@
-use super::window::EARLY_SAMPLES;
-use super::*;
+use super::class::*;
+use super::window::{EARLY_FIRST_SAMPLES, EARLY_SAMPLES, Tally, Window};
+use crate::engine::adaptive::path::Path;
+use crate::engine::adaptive::priors::Prior;
 
 /// Feeds `n` inline requests costing `ns` each, one every `ns`.
 fn inline_requests(policy: &mut ClassPolicy, now: &mut u64, n: usize, ns: u64) -> usize {
