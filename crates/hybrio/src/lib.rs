@@ -21,7 +21,11 @@
 //! 128 is timed, and now and then one goes the other way to keep that
 //! price current ([`PathCounts`](engine::PathCounts) counts what this
 //! cost). Jobs of 500-2,000 requests came out at 0.94-1.0 of the best
-//! fixed engine's IOPS (docs/results.md, short jobs). What it learned starts the next class of
+//! fixed engine's IOPS (docs/results.md, short jobs); a 300 MiB buffered
+//! copy through the [`Driver`](driver::Driver) at depth 16, its files
+//! [`Caching::Auto`](file::Caching::Auto), does not yet: 1.24x the best
+//! fixed engine's time with a final fsync, 2.9x without (it writes the copy
+//! uncached past 16 MiB; `scenarios/copy_engines.py`, 2026-11-28). What it learned starts the next class of
 //! the same kind, in this process, or across processes from a file
 //! ([`AdaptiveMemory`](engine::AdaptiveMemory)).
 //!
