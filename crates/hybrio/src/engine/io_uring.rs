@@ -949,7 +949,7 @@ impl IoUringEngine {
     }
 
     /// Makes an SQPOLL ring's thread publish its SQ head late, as the
-    /// kernel's does now and then (see [`crate::sys::uring::UnpublishedHead`]).
+    /// kernel's does now and then (see [`crate::sys::uring::ring::UnpublishedHead`]).
     pub(crate) fn publish_sq_head_late(&mut self) {
         self.ring.unpublished = Some(Default::default());
     }

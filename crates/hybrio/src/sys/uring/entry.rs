@@ -2,7 +2,7 @@
 
 use io_uring::{opcode, squeue, types};
 
-use super::FileRef;
+use super::types::FileRef;
 use crate::buf::Buf;
 use crate::request::{Op, Request};
 

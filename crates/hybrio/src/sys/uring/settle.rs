@@ -6,23 +6,17 @@ use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types};
 
-use super::{CANCEL_TAG, MAX_STALLS, Ring, is_transient};
+use super::ring::Ring;
+use super::types::{CANCEL_TAG, MAX_STALLS, SETTLE_LIMIT, WAIT_SLICE, is_transient};
 
 /// How long dropping a ring waits for its cancellations before it waits for completions.
 const SYNC_CANCEL_TIMEOUT_SECS: u64 = 1;
-
-/// How long dropping a ring waits, in all, for the requests the kernel has:
-/// past it, the ones still out are leaked with their buffers.
-pub(super) const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 
 /// How long dropping an SQPOLL ring waits for its thread to take the SQ.
 const SQ_TAKE_LIMIT: Duration = Duration::from_secs(1);
 
 /// While dropping, how often the requests still out are cancelled again.
 const CANCEL_AGAIN_EVERY: Duration = Duration::from_secs(1);
-
-/// While dropping, the longest single wait for completions.
-pub(super) const WAIT_SLICE: Duration = Duration::from_millis(100);
 
 impl Ring {
     /// Cancels what the kernel can cancel (a read from an empty pipe would
