@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
-use super::retry::{Retry, backoff, owed, pause};
+use super::retry::{Retry, owed};
 use crate::Error;
 use crate::blocking;
 use crate::buf::Buf;
@@ -98,16 +98,10 @@ impl<C: InlineCalls> InlineEngine<C> {
     fn send_again(&mut self, request: &mut Request, mut result: i64) -> i64 {
         let mut track = None;
         loop {
-            let Request {
-                op,
-                ref mut buf,
-                ref mut offset,
-                ..
-            } = *request;
-            match self.retry.settle(op, buf, offset, &mut track, result) {
+            match self.retry.settle_request(request, &mut track, result) {
                 crate::request::Verdict::Done(result) => return result,
                 crate::request::Verdict::Again => {
-                    pause(backoff(track.map_or(0, |t| t.retries)));
+                    self.retry.take_pause();
                     result = self.execute(request);
                 }
             }

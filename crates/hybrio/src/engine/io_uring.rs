@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use ::io_uring::IoUring;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
-use super::retry::{Retry, Track, backoff, pause};
+use super::retry::{Retry, Track};
 use crate::Error;
 use crate::blocking;
 use crate::buf::BufPool;
@@ -333,13 +333,7 @@ impl IoUringEngine {
         let got = self.ring.drain_with(
             max,
             |slot, request, result| {
-                let Request {
-                    op,
-                    ref mut buf,
-                    ref mut offset,
-                    ..
-                } = *request;
-                retry.decide(op, buf, offset, &mut tracks[slot as usize], result)
+                retry.decide_request(request, &mut tracks[slot as usize], result)
             },
             out,
         );
@@ -356,13 +350,8 @@ impl IoUringEngine {
     /// it stays kept for the next drain. Returns how many ended.
     #[cold]
     fn send_again(&mut self, room: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        let mut again = self.ring.take_again();
-        let longest = again
-            .iter()
-            .map(|&slot| backoff(self.tracks[slot as usize].map_or(0, |t| t.retries)))
-            .max()
-            .unwrap_or_default();
-        pause(longest);
+        let again = self.ring.take_again();
+        self.retry.take_pause();
         let callers = self.ring.unsubmitted();
         let (mut ended, mut sent) = (0, 0);
         for &slot in &again {
@@ -371,22 +360,16 @@ impl IoUringEngine {
                 Ok(()) => sent += 1,
                 Err(error) if ended < room => {
                     let result = -i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN));
-                    let request = self.ring.kept(slot);
-                    let Request {
-                        op,
-                        ref mut buf,
-                        ref mut offset,
-                        ..
-                    } = *request;
                     let track = &mut self.tracks[slot as usize];
-                    let result = self.retry.finish(op, buf, offset, track, result);
+                    let result = self
+                        .retry
+                        .finish_request(self.ring.kept(slot), track, result);
                     out.push(self.ring.finish(slot, result));
                     ended += 1;
                 }
                 Err(_) => self.ring.keep_again(slot),
             }
         }
-        self.ring.return_again(std::mem::take(&mut again));
         if sent > 0 {
             self.ring
                 .submit_all()
@@ -435,7 +418,7 @@ impl IoUringEngine {
             match self.retry.settle_completion(&mut completion, &mut track) {
                 Verdict::Done(_) => return QueueOutcome::Completed(completion),
                 Verdict::Again => {
-                    pause(backoff(track.map_or(0, |t| t.retries)));
+                    self.retry.take_pause();
                     match self.queue_once::<true>(completion.into_request()) {
                         QueueOutcome::Completed(next) => completion = next,
                         // Nothing moved before (only errors come back at

@@ -27,15 +27,14 @@
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
-use super::retry::{Retry, Track, backoff, pause};
+use super::retry::{Retry, Track};
 use crate::Error;
 use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
-use crate::request::{Completion, Request, Verdict};
+use crate::request::{Completion, Request};
 use crate::sys::aio::{self, AioContext};
 use crate::sys::host;
 
@@ -108,24 +107,12 @@ impl LibaioEngine {
     ) -> Result<usize, Error> {
         let mut got = 0;
         while got < max {
-            let mut longest = Duration::ZERO;
             let (retry, tracks) = (&mut self.retry, &mut self.tracks);
             let reaped = self.aio.reap_with(
                 min.saturating_sub(got),
                 max - got,
                 |slot, request, result| {
-                    let Request {
-                        op,
-                        ref mut buf,
-                        ref mut offset,
-                        ..
-                    } = *request;
-                    let track = &mut tracks[slot as usize];
-                    let verdict = retry.decide(op, buf, offset, track, result);
-                    if verdict == Verdict::Again {
-                        longest = longest.max(backoff(track.map_or(0, |t| t.retries)));
-                    }
-                    verdict
+                    retry.decide_request(request, &mut tracks[slot as usize], result)
                 },
                 out,
             );
@@ -134,7 +121,7 @@ impl LibaioEngine {
             if again == 0 {
                 break;
             }
-            pause(longest);
+            self.retry.take_pause();
             let callers = self.aio.queued() - again;
             self.aio
                 .submit_all()

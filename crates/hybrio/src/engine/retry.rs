@@ -30,7 +30,7 @@ use std::time::Duration;
 use super::api::ShortErrors;
 use crate::buf::Buf;
 pub(crate) use crate::request::Verdict;
-use crate::request::{Completion, Op};
+use crate::request::{Completion, Op, Request};
 
 /// Consecutive "try again" answers one request may get before it completes
 /// with the error (progress resets the count).
@@ -47,7 +47,7 @@ const MAX_BACKOFF: Duration = Duration::from_millis(1);
 /// doubling up to [`MAX_BACKOFF`], so that a resource shortage the kernel
 /// reports as `EAGAIN` has time to clear, and [`RETRY_LIMIT`] retries take
 /// about a second in all.
-pub(crate) fn backoff(retries: u32) -> Duration {
+fn backoff(retries: u32) -> Duration {
     if retries <= FREE_RETRIES {
         return Duration::ZERO;
     }
@@ -56,7 +56,7 @@ pub(crate) fn backoff(retries: u32) -> Duration {
 }
 
 /// Sleeps for `pause`, if any.
-pub(crate) fn pause(pause: Duration) {
+fn pause(pause: Duration) {
     if !pause.is_zero() {
         std::thread::sleep(pause);
     }
@@ -119,6 +119,9 @@ pub(crate) struct Retry {
     /// sent once more, since its answer still looks short).
     pub(crate) above: bool,
     pub(crate) limit: u32,
+    /// The longest pause the retries decided since it was last taken
+    /// ([`Retry::take_pause`]): one wait for all the requests sent again together.
+    pause: Duration,
     pub(crate) short_ios: [u64; 2],
     pub(crate) short_errors: ShortErrors,
     pub(crate) retries: u64,
@@ -131,6 +134,7 @@ impl Retry {
             nowait,
             above: false,
             limit: RETRY_LIMIT,
+            pause: Duration::ZERO,
             short_ios: [0; 2],
             short_errors: ShortErrors::default(),
             retries: 0,
@@ -200,9 +204,65 @@ impl Retry {
         } else if result < 0 && self.retryable(result) && record.retries < self.limit {
             record.retries += 1;
             self.retries += 1;
+            self.pause = self.pause.max(backoff(record.retries));
             return Verdict::Again;
         }
         Verdict::Done(self.finish(op, buf, offset, track, result))
+    }
+
+    /// Sleeps the pause the retries decided since the last call, if any,
+    /// before what they decided goes down again.
+    pub(crate) fn take_pause(&mut self) {
+        pause(std::mem::take(&mut self.pause));
+    }
+
+    /// [`Retry::decide`] for `request`, still where it was sent.
+    #[inline(always)]
+    pub(crate) fn decide_request(
+        &mut self,
+        request: &mut Request,
+        track: &mut Option<Track>,
+        result: i64,
+    ) -> Verdict {
+        let Request {
+            op,
+            ref mut buf,
+            ref mut offset,
+            ..
+        } = *request;
+        self.decide(op, buf, offset, track, result)
+    }
+
+    /// [`Retry::settle`] for `request`.
+    pub(crate) fn settle_request(
+        &mut self,
+        request: &mut Request,
+        track: &mut Option<Track>,
+        result: i64,
+    ) -> Verdict {
+        let Request {
+            op,
+            ref mut buf,
+            ref mut offset,
+            ..
+        } = *request;
+        self.settle(op, buf, offset, track, result)
+    }
+
+    /// [`Retry::finish`] for `request`.
+    pub(crate) fn finish_request(
+        &mut self,
+        request: &mut Request,
+        track: &mut Option<Track>,
+        result: i64,
+    ) -> i64 {
+        let Request {
+            op,
+            ref mut buf,
+            ref mut offset,
+            ..
+        } = *request;
+        self.finish(op, buf, offset, track, result)
     }
 
     /// [`Retry::settle`] for a request already turned into its completion:

@@ -15,11 +15,10 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
 use super::inflight::{InFlight, Key};
-use super::retry::{Retry, Track, Verdict, backoff, owed, pause};
+use super::retry::{Retry, Track, Verdict, owed};
 use crate::Error;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
@@ -63,9 +62,6 @@ pub(crate) struct Resubmit<E> {
     /// Caller's requests this layer committed with its resubmissions: the
     /// caller's next commit counts them.
     early: usize,
-    /// How long to wait before sending again the requests retried by the
-    /// last reap (one wait for the lot).
-    pause: Duration,
     /// Completions being sorted, kept to reuse the allocation.
     scratch: Vec<Completion>,
 }
@@ -82,7 +78,6 @@ impl<E: Engine> Resubmit<E> {
             ready: VecDeque::new(),
             dirty: 0,
             early: 0,
-            pause: Duration::ZERO,
             scratch: Vec::new(),
         }
     }
@@ -122,7 +117,7 @@ impl<E: Engine> Resubmit<E> {
             match self.settle(completion, track) {
                 Settled::Done(done) => return QueueOutcome::Completed(done),
                 Settled::Again(request, again) => {
-                    pause(backoff(again.retries));
+                    self.retry.take_pause();
                     // Named as it goes down: the caller's memory is known by
                     // the rest's offset and window, not by where it starts.
                     let key = Key::of_request(&request);
@@ -178,7 +173,7 @@ impl<E: Engine> Resubmit<E> {
                 QueueOutcome::Completed(completion) => match self.settle(completion, Some(track)) {
                     Settled::Done(done) => self.ready.push_back(done),
                     Settled::Again(request, track) => {
-                        pause(backoff(track.retries));
+                        self.retry.take_pause();
                         self.requeue.push_front(Pending {
                             request,
                             track,
@@ -229,7 +224,6 @@ impl<E: Engine> Resubmit<E> {
                     finished += 1;
                 }
                 Settled::Again(request, track) => {
-                    self.pause = self.pause.max(backoff(track.retries));
                     self.requeue.push_back(Pending {
                         request,
                         track,
@@ -287,7 +281,7 @@ impl<E: Engine> Resubmit<E> {
         }
         let mut stalled = false;
         loop {
-            pause(std::mem::take(&mut self.pause));
+            self.retry.take_pause();
             self.flush()?;
             let ready = self.ready.len().min(max - got);
             out.extend(self.ready.drain(..ready));

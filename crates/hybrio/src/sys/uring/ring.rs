@@ -663,19 +663,10 @@ impl Ring {
         drained
     }
 
-    /// The slots the last drains kept for sending again, oldest first; the
-    /// list is the caller's until it hands it back ([`Ring::return_again`]).
+    /// The slots the last drains kept for sending again, oldest first.
     #[inline]
     pub(crate) fn take_again(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.again)
-    }
-
-    /// Gives back the (emptied) list [`Ring::take_again`] took, to reuse its memory.
-    pub(crate) fn return_again(&mut self, mut list: Vec<u32>) {
-        list.clear();
-        if self.again.is_empty() {
-            self.again = list;
-        }
     }
 
     /// Keeps `slot` (taken by [`Ring::take_again`]) for the next drain's caller.
