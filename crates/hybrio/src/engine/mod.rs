@@ -32,7 +32,7 @@ pub use api::{
 
 use crate::Error;
 use crate::buf::BufPool;
-use layers::wrap;
+use layers::{own_rule, wrap};
 
 /// Builds an engine. `pool` is the buffer pool whose buffers the requests will
 /// carry; with `fixed_buffers` it is registered with the kernel.
@@ -51,47 +51,43 @@ pub fn open(
     pool: Option<&BufPool>,
 ) -> Result<Box<dyn Engine>, Error> {
     Ok(match kind {
-        EngineKind::Sync => inline(sync::SyncEngine::new(config), config),
-        EngineKind::Psync => inline(psync::PsyncEngine::new(config), config),
-        EngineKind::Pvsync2 => inline(pvsync2::Pvsync2Engine::new(config), config),
+        // These send short transfers again themselves: in place, or from
+        // the slot where the completion arrives.
+        EngineKind::Sync => own_rule(
+            sync::SyncEngine::new(config),
+            inline::InlineEngine::retried_above,
+            config,
+            false,
+        ),
+        EngineKind::Psync => own_rule(
+            psync::PsyncEngine::new(config),
+            inline::InlineEngine::retried_above,
+            config,
+            false,
+        ),
+        EngineKind::Pvsync2 => own_rule(
+            pvsync2::Pvsync2Engine::new(config),
+            inline::InlineEngine::retried_above,
+            config,
+            false,
+        ),
         EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
-        EngineKind::Libaio => {
-            let engine = libaio::LibaioEngine::new(config)?;
-            // It sends short transfers again itself, from the context's
-            // slots; faults injected above it still need the layer.
-            if config.inject.is_none() {
-                Box::new(engine)
-            } else {
-                wrap(engine.retried_above(), config)
-            }
-        }
-        EngineKind::IoUring => {
-            let engine = io_uring::IoUringEngine::new(config, pool)?;
-            // It sends short transfers again itself, where they complete;
-            // faults injected above it, and the completions standing
-            // receives deliver, still need the layer.
-            if config.inject.is_none() && !config.recv_multishot {
-                Box::new(engine)
-            } else {
-                wrap(engine.retried_above(), config)
-            }
-        }
+        EngineKind::Libaio => own_rule(
+            libaio::LibaioEngine::new(config)?,
+            libaio::LibaioEngine::retried_above,
+            config,
+            false,
+        ),
+        // The completions standing receives deliver still need the layer.
+        EngineKind::IoUring => own_rule(
+            io_uring::IoUringEngine::new(config, pool)?,
+            io_uring::IoUringEngine::retried_above,
+            config,
+            config.recv_multishot,
+        ),
         EngineKind::Adaptive => adaptive::open(config, pool)?,
         // Never short, never "try again": nothing for the rule to do.
         EngineKind::Null if config.inject.is_none() => Box::new(null::NullEngine::new(config)),
         EngineKind::Null => wrap(null::NullEngine::new(config), config),
     })
-}
-
-/// A synchronous engine, which sends short transfers again itself, in
-/// place: bare, or under the layers when faults are injected above it.
-fn inline<C: inline::InlineCalls + 'static>(
-    engine: inline::InlineEngine<C>,
-    config: &EngineConfig,
-) -> Box<dyn Engine> {
-    if config.inject.is_none() {
-        Box::new(engine)
-    } else {
-        wrap(engine.retried_above(), config)
-    }
 }

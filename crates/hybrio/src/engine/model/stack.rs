@@ -15,6 +15,9 @@ use super::scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
 use crate::buf::Buf;
 use crate::buf::caller::Caller as CallerMemory;
 use crate::engine::adaptive::ForcedPath;
+use crate::engine::io_uring::IoUringEngine;
+use crate::engine::layers::own_rule;
+use crate::engine::libaio::LibaioEngine;
 use crate::engine::{Engine, EngineConfig, wrap};
 use crate::file::{FileHandle, OpenOptions};
 
@@ -174,11 +177,9 @@ pub(super) fn build(
             Bottom::Scripted => wrap(scripted(), &config),
             // As `engine::open` makes them: io_uring and libaio apply the
             // retry rule themselves, under the layers only with faults.
-            Bottom::SqpollRing if config.inject.is_none() => Box::new(ring()?),
-            Bottom::SqpollRing => wrap(ring()?.retried_above(), &config),
+            Bottom::SqpollRing => own_rule(ring()?, IoUringEngine::retried_above, &config, false),
             Bottom::Pool => wrap(pool()?, &config),
-            Bottom::Libaio if config.inject.is_none() => Box::new(libaio()?),
-            Bottom::Libaio => wrap(libaio()?.retried_above(), &config),
+            Bottom::Libaio => own_rule(libaio()?, LibaioEngine::retried_above, &config, false),
         };
         (engine, None)
     };
