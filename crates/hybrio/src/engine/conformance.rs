@@ -223,13 +223,12 @@ fn errno(completion: &Completion) -> Option<i32> {
 }
 
 /// With `nowait`, a read that would block comes back as `EAGAIN`, once:
-/// the resubmission layer hands it to the caller rather than sending it
-/// again; with bytes there, the same read gets them. An empty pipe is such
+/// the engine hands it to the caller rather than sending it again; with bytes there, the same read gets them. An empty pipe is such
 /// a read every time (a file's page-cache miss is not: the kernel may serve
 /// it, when the readahead it started lands before it looks again).
 /// pvsync2, and the adaptive engine's inline path, read at an offset, which
 /// a pipe refuses (`ESPIPE`): the resubmission layer's own tests hand them
-/// an injected `EAGAIN` instead.
+/// an injected `EAGAIN` instead, and the pool's a non-blocking socket.
 #[test]
 fn nowait_hands_a_read_that_would_block_back_as_eagain() {
     use std::os::fd::OwnedFd;

@@ -254,8 +254,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 mod tests {
     use crate::buf::BufPool;
     use crate::engine::api::{EngineConfig, EngineKind};
-    use crate::engine::testkit::{add, data_file, read_write, run, scratch, take};
-    use crate::request::Request;
+    use crate::engine::testkit::{data_file, reads_across_the_end, scratch};
 
     /// A read across the end of the file comes back short from the kernel:
     /// each synchronous engine, as `open` makes it (no layer above), sends
@@ -268,32 +267,11 @@ mod tests {
         for kind in [EngineKind::Sync, EngineKind::Psync, EngineKind::Pvsync2] {
             for latency in [None, Some(std::time::Duration::from_micros(50))] {
                 let what = format!("{kind} latency {latency:?}");
-                let pool = BufPool::new(4, 8192).unwrap();
+                let pool = BufPool::new(8, 8192).unwrap();
                 let mut config = EngineConfig::with_depth(1);
                 config.completion_latency = latency;
                 let mut engine = crate::engine::open(kind, &config, Some(&pool)).unwrap();
-                let file = add(engine.as_mut(), &path, &read_write());
-                let mut odd = take(&pool, 8192);
-                odd.advance(100);
-                odd.set_len(5000);
-                let done = run(
-                    engine.as_mut(),
-                    [
-                        Request::read(file, 8192, take(&pool, 4096), 1),
-                        Request::read(file, 7000, odd, 2),
-                    ],
-                );
-                let answers: Vec<_> = done
-                    .iter()
-                    .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
-                    .collect();
-                assert_eq!(
-                    answers,
-                    [(1, 1808, 8192, 0, 4096), (2, 3000, 7000, 100, 5000)],
-                    "{what}"
-                );
-                assert!(done[0].buf.as_slice()[..1808] == contents[8192..], "{what}");
-                assert!(done[1].buf.as_slice()[..3000] == contents[7000..], "{what}");
+                reads_across_the_end(engine.as_mut(), &pool, &path, &contents, &what);
                 assert_eq!(engine.counters().short_ios, [2, 0], "{what}");
             }
         }

@@ -41,10 +41,10 @@ use layers::{own_rule, wrap};
 /// the rest and "try again" errors (`EINTR`, and `EAGAIN` unless
 /// [`EngineConfig::nowait`]) retried a bounded number of times, so that a
 /// completion comes back short only at the end of a file or after an error
-/// (the synchronous engines do it in place, io_uring and libaio where their
-/// completions arrive; the pool and the adaptive engine are wrapped in a
-/// layer that does); the fault injection of `config.inject` ([`inject`])
-/// when asked.
+/// (the synchronous engines in place, the pool's workers around their
+/// calls, io_uring and libaio where their completions arrive; the adaptive
+/// engine is wrapped in a layer that does); the fault injection of
+/// `config.inject` ([`inject`]) when asked.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
@@ -71,7 +71,12 @@ pub fn open(
             config,
             false,
         ),
-        EngineKind::Pool => wrap(pool::PoolEngine::new(config)?, config),
+        EngineKind::Pool => own_rule(
+            pool::PoolEngine::new(config)?,
+            pool::PoolEngine::retried_above,
+            config,
+            false,
+        ),
         EngineKind::Libaio => own_rule(
             libaio::LibaioEngine::new(config)?,
             libaio::LibaioEngine::retried_above,

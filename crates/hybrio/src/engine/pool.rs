@@ -72,6 +72,11 @@
 //! threads blocking: a worker moves the data, then sleeps until the request's
 //! completion time, fixed at commit.
 //!
+//! A worker applies the [retry rule](super::retry) around its call: a short
+//! transfer is sent again for the rest and a "try again" error retried by
+//! the worker that ran it, so the request never goes back through the
+//! queue (on the emulated device, each send takes the device's latency).
+//!
 //! A request a worker has taken cannot be cancelled: dropping the engine
 //! waits for every committed request (a read that never ends, e.g. from a
 //! silent pipe, keeps the drop waiting), then stops and joins the workers.
@@ -90,7 +95,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PREALLOCATED, QueueOutcome};
+use super::retry::{self, Retry, Verdict, owed};
 use crate::Error;
 use crate::blocking;
 use crate::device::{self, EmulatedDevice};
@@ -163,35 +169,89 @@ struct Job {
     direct: bool,
     /// The file is a block device (a trim is a discard).
     block_device: bool,
-    /// Emulated device only: `CLOCK_MONOTONIC` time (ns) the request completes at.
+    /// The emulated device the file is on, if any.
+    device: Option<EmulatedDevice>,
+    /// Emulated device only: `CLOCK_MONOTONIC` time (ns) the request
+    /// completes at, fixed at commit.
     deadline: Option<u64>,
     /// The file's `RWF_*` flags (uncached I/O): its reads and writes are
     /// then `preadv2`/`pwritev2`.
     rw_flags: i32,
+    /// Whether the worker applies the retry rule.
+    rule: Rule,
+}
+
+/// Who applies the [retry rule](super::retry) to a pool's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// The worker, around its call; with `nowait`, `EAGAIN` is the answer.
+    Here { nowait: bool },
+    /// A layer above: the worker passes every answer up as it is.
+    Above,
 }
 
 impl Job {
-    /// Does the request; returns its completion.
-    fn run(self) -> Completion {
-        let Job {
-            mut request,
-            fd,
-            direct,
-            block_device,
-            deadline,
-            rw_flags,
-        } = self;
-        let result = match deadline {
+    /// Does the request, sending it again while the rule says so; returns
+    /// its completion. What the rule counted goes to `counts`.
+    fn run(mut self, counts: &Mutex<EngineCounters>) -> Completion {
+        let result = self.send(self.deadline);
+        let result = match self.rule {
+            Rule::Here { nowait }
+                if retry::needs_attention(
+                    nowait,
+                    result,
+                    owed(self.request.op, self.request.len() as u64),
+                ) =>
+            {
+                self.send_again(nowait, result, counts)
+            }
+            _ => result,
+        };
+        self.request.complete(result)
+    }
+
+    /// One system call for the request as it stands (on the emulated
+    /// device, completing at `deadline`); returns its answer.
+    fn send(&mut self, deadline: Option<u64>) -> i64 {
+        let fd = self.fd;
+        match deadline {
             Some(deadline) => {
-                let result = EmulatedDevice::transfer(fd, direct, &mut request);
+                let result = EmulatedDevice::transfer(fd, self.direct, &mut self.request);
                 device::wait_until(deadline);
                 result
             }
-            None => blocking::run(fd, block_device, &mut request, |_, op, buf, offset| {
-                blocking::positioned(fd, op, buf, offset, rw_flags)
-            }),
+            None => {
+                let rw_flags = self.rw_flags;
+                blocking::run(
+                    fd,
+                    self.block_device,
+                    &mut self.request,
+                    |_, op, buf, offset| blocking::positioned(fd, op, buf, offset, rw_flags),
+                )
+            }
+        }
+    }
+
+    /// [`Job::run`] for a request whose first answer was short or "try
+    /// again": sends it again from this worker until the rule is done.
+    #[cold]
+    fn send_again(&mut self, nowait: bool, mut result: i64, counts: &Mutex<EngineCounters>) -> i64 {
+        let mut rule = Retry::new(nowait);
+        let mut track = None;
+        let result = loop {
+            match rule.settle_request(&mut self.request, &mut track, result) {
+                Verdict::Done(result) => break result,
+                Verdict::Again => {
+                    rule.take_pause();
+                    // Each send on the emulated device takes its latency.
+                    let deadline = self.device.map(|device| device.deadline());
+                    result = self.send(deadline);
+                }
+            }
         };
-        request.complete(result)
+        let mut counts = lock(counts);
+        *counts = *counts + rule.counters();
+        result
     }
 }
 
@@ -241,6 +301,9 @@ struct Shared {
     ready: Padded<AtomicUsize>,
     /// Signalled when `done.list` reaches `done.need`, or a worker died.
     done_ready: Condvar,
+    /// What the workers' retry rule counted (taken only when an answer
+    /// needed the rule: a short transfer or a "try again").
+    retry_counts: Mutex<EngineCounters>,
     /// A worker panicked: its request will never complete.
     failed: AtomicBool,
     /// The engine is being dropped: drain the queue and exit.
@@ -336,6 +399,7 @@ impl Shared {
             done: Padded::default(),
             ready: Padded::default(),
             done_ready: Condvar::new(),
+            retry_counts: Mutex::new(EngineCounters::default()),
             failed: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
             idle_timeout,
@@ -409,7 +473,7 @@ impl Shared {
             if batch.is_empty() {
                 batch_start = start;
             }
-            batch.push(job.run());
+            batch.push(job.run(&self.retry_counts));
             let end = self.now_ns();
             // Hold on only if the next request is likely as quick as this
             // one was (the same workload, most of the time) and is already
@@ -650,6 +714,8 @@ pub(crate) struct PoolEngine {
     reap_odds: u32,
     /// Chances to spin for completions skipped ([`spin_now`]).
     reap_skipped: u32,
+    /// Who applies the retry rule to the workers' answers.
+    rule: Rule,
 }
 
 impl std::fmt::Debug for PoolEngine {
@@ -692,6 +758,9 @@ impl PoolEngine {
             spare: Vec::with_capacity(depth.min(PREALLOCATED)),
             reap_odds: ODDS_ONE,
             reap_skipped: 0,
+            rule: Rule::Here {
+                nowait: config.nowait,
+            },
         };
         engine.spawn(0).map_err(|source| Error::Engine {
             engine: ENGINE,
@@ -707,6 +776,14 @@ impl PoolEngine {
             thread::yield_now();
         }
         Ok(engine)
+    }
+
+    /// The engine under a layer that applies the retry rule (the
+    /// adaptive engine's, or the one above injected faults): its workers
+    /// pass every answer up as it is.
+    pub(crate) fn retried_above(mut self) -> Self {
+        self.rule = Rule::Above;
+        self
     }
 
     /// Workers alive now.
@@ -868,8 +945,10 @@ impl Engine for PoolEngine {
             fd: entry.fd(),
             direct: entry.is_direct(),
             block_device: entry.is_block_device(),
+            device: self.device,
             deadline: None,
             rw_flags: entry.caching_flags() | request.rw_flags(),
+            rule: self.rule,
             request,
         });
         QueueOutcome::Queued
@@ -945,6 +1024,10 @@ impl Engine for PoolEngine {
 
     fn is_synchronous(&self) -> bool {
         false
+    }
+
+    fn counters(&self) -> EngineCounters {
+        *lock(&self.shared.retry_counts)
     }
 
     fn description(&self) -> String {
@@ -1080,6 +1163,67 @@ mod tests {
     fn round_trip(engine: &mut PoolEngine, pool: &BufPool, path: &Path, opts: &OpenOptions) {
         let name = engine.description();
         crate::engine::testkit::round_trip(engine, pool, path, opts, &name);
+    }
+
+    /// A read across the end of the file comes back short from the
+    /// kernel: the worker sends the rest again itself, meets the end, and
+    /// answers with the bytes there and the offset and window as queued,
+    /// counted once each; on the emulated device too. Under a layer that
+    /// applies the rule, the worker passes the short answer up untouched.
+    #[test]
+    fn a_read_across_the_end_of_the_file_is_sent_again_by_the_worker() {
+        let dir = scratch();
+        let (path, contents) = data_file(dir.path(), 10_000);
+        for latency in [None, Some(Duration::from_micros(50))] {
+            for above in [false, true] {
+                let what = format!("latency {latency:?}, rule above {above}");
+                let pool = BufPool::new(8, 8192).unwrap();
+                let mut engine = engine(2, latency);
+                if above {
+                    engine = engine.retried_above();
+                }
+                crate::engine::testkit::reads_across_the_end(
+                    &mut engine,
+                    &pool,
+                    &path,
+                    &contents,
+                    &what,
+                );
+                let resent = if above { [0, 0] } else { [2, 0] };
+                assert_eq!(engine.counters().short_ios, resent, "{what}");
+            }
+        }
+    }
+
+    /// A receive on a non-blocking socket nobody writes to answers EAGAIN:
+    /// the worker retries it up to the limit, then hands the error back;
+    /// with `nowait`, EAGAIN is the caller's answer at once. With a
+    /// datagram waiting, the receive gets it.
+    #[test]
+    fn eagain_is_retried_by_the_worker_up_to_the_limit_unless_nowait() {
+        for nowait in [false, true] {
+            let mut config = EngineConfig::with_depth(2);
+            config.nowait = nowait;
+            let mut engine = PoolEngine::new(&config).unwrap();
+            let (ours, peer) = UnixDatagram::pair().unwrap();
+            ours.set_nonblocking(true).unwrap();
+            let socket = engine
+                .add_socket(std::os::fd::OwnedFd::from(ours), "datagrams")
+                .unwrap();
+            let pool = BufPool::new(2, 64).unwrap();
+            let done = run(&mut engine, [Request::recv(socket, take(&pool, 64), 1)]);
+            assert_eq!(done[0].result, -i64::from(libc::EAGAIN), "nowait {nowait}");
+            let retries = if nowait {
+                0
+            } else {
+                u64::from(retry::RETRY_LIMIT)
+            };
+            assert_eq!(engine.counters().retries, retries, "nowait {nowait}");
+            peer.send(b"hello").unwrap();
+            let done = run(&mut engine, [Request::recv(socket, take(&pool, 64), 2)]);
+            assert_eq!(done[0].result, 5, "nowait {nowait}");
+            assert_eq!(&done[0].buf.as_slice()[..5], b"hello");
+        }
     }
 
     #[test]

@@ -20,10 +20,11 @@
 //!   pause (at most 1 ms, once for all the requests one reap retries), then
 //!   completes with the error: nothing spins for ever.
 //!
-//! Two places apply it: an engine that owns its requests in slots (io_uring)
-//! decides at the completion point, with the request still in its slot, and
-//! sends it again from there; the resubmission layer applies it over the
-//! engines that do not (yet).
+//! Every engine applies it where its requests complete: io_uring and libaio
+//! at the completion point, with the request still in its slot, sending it
+//! again from there; the synchronous engines around the call, and the
+//! pool's workers around theirs. The resubmission layer applies it over the
+//! adaptive engine and over injected faults.
 
 use std::time::Duration;
 
@@ -68,6 +69,24 @@ fn pause(pause: Duration) {
 #[inline(always)]
 pub(crate) fn owed(op: Op, len: u64) -> u64 {
     if op == Op::Recv { 0 } else { len }
+}
+
+/// True for an error the kernel wants the request sent again for, by an
+/// engine built with `nowait` (or not).
+#[inline]
+fn retryable(nowait: bool, result: i64) -> bool {
+    result == -i64::from(libc::EINTR) || (result == -i64::from(libc::EAGAIN) && !nowait)
+}
+
+/// [`Retry::needs_attention`] without the rule at hand: for a place that
+/// builds the rule only when an answer needs it (a pool worker).
+#[inline]
+pub(crate) fn needs_attention(nowait: bool, result: i64, owed: u64) -> bool {
+    if result > 0 {
+        (result as u64) < owed
+    } else {
+        result < 0 && retryable(nowait, result)
+    }
 }
 
 /// What is remembered of a request that is being sent again.
@@ -144,7 +163,7 @@ impl Retry {
     /// True for an error the kernel wants the request sent again for.
     #[inline]
     fn retryable(&self, result: i64) -> bool {
-        result == -i64::from(libc::EINTR) || (result == -i64::from(libc::EAGAIN) && !self.nowait)
+        retryable(self.nowait, result)
     }
 
     /// True when `result`, for a request that owes `owed` bytes and was not
@@ -152,11 +171,7 @@ impl Retry {
     /// or "try again".
     #[inline]
     pub(crate) fn needs_attention(&self, result: i64, owed: u64) -> bool {
-        if result > 0 {
-            (result as u64) < owed
-        } else {
-            result < 0 && self.retryable(result)
-        }
+        needs_attention(self.nowait, result, owed)
     }
 
     /// The answer `result` to a request whose window is `buf` at `offset`,

@@ -169,3 +169,52 @@ pub(crate) fn round_trip(
     }
     engine.remove_file(handle).unwrap();
 }
+
+/// Reads of a 10,000-byte file (`contents` at `path`, added to `engine`)
+/// at and across its end, the kernel answering two of them short: checks
+/// that each comes back whole where the file has the bytes, with those
+/// bytes, at the end with what is there (one past it with 0), its offset
+/// and window as queued, and every buffer back in `pool` (8 buffers of 8192
+/// bytes at least) once the completions are dropped. The caller checks the
+/// counters: whether the engine sent the short reads again itself.
+pub(crate) fn reads_across_the_end(
+    engine: &mut dyn Engine,
+    pool: &BufPool,
+    path: &Path,
+    contents: &[u8],
+    what: &str,
+) {
+    assert_eq!(contents.len(), 10_000, "{what}: the file this expects");
+    let file = add(engine, path, &read_write());
+    let mut odd = take(pool, 8192);
+    odd.advance(100);
+    odd.set_len(5000);
+    let requests = vec![
+        Request::read(file, 0, take(pool, 4096), 1),
+        Request::read(file, 8192, take(pool, 4096), 2),
+        Request::read(file, 7000, odd, 3),
+        Request::read(file, 12_288, take(pool, 4096), 4),
+    ];
+    let mut done = run(engine, requests);
+    done.sort_by_key(|c| c.user_data);
+    let answers: Vec<(u64, i64, u64, usize, usize)> = done
+        .iter()
+        .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (1, 4096, 0, 0, 4096),
+            (2, 10_000 - 8192, 8192, 0, 4096),
+            (3, 3000, 7000, 100, 5000),
+            (4, 0, 12_288, 0, 4096),
+        ],
+        "{what}"
+    );
+    assert!(done[0].buf.as_slice() == &contents[..4096], "{what}");
+    assert!(done[1].buf.as_slice()[..1808] == contents[8192..], "{what}");
+    assert!(done[2].buf.as_slice()[..3000] == contents[7000..], "{what}");
+    drop(done);
+    assert_eq!(pool.available(), pool.count(), "{what}: buffers back");
+    engine.remove_file(file).unwrap();
+}

@@ -57,8 +57,9 @@ fn open_with(
     if let Some(ring) = io_uring {
         return Ok(wrapped(vec![IoUringOrLibaio::IoUring(ring)], config));
     }
-    let mut backends: Vec<Box<dyn Engine>> =
-        vec![Box::new(crate::engine::pool::PoolEngine::new(config)?)];
+    let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(
+        crate::engine::pool::PoolEngine::new(config)?.retried_above(),
+    )];
     let libaio = aio::status()
         .as_ref()
         .ok()

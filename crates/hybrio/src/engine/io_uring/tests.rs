@@ -7,6 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::engine::testkit::reads_across_the_end;
 use crate::engine::testkit::{add, data_file, read_write, scratch, take};
 use crate::engine::{Engine, QueueOutcome};
 use crate::probe;
@@ -372,38 +373,9 @@ fn a_read_across_the_end_of_the_file_is_sent_again_from_its_slot() {
         let what = format!("latency {latency:?}");
         let dir = scratch();
         let (path, contents) = data_file(dir.path(), "f", 10_000);
-        let file = add(engine.as_mut(), &path, &read_write());
-        let mut odd = take(&pool, 8192);
-        odd.advance(100);
-        odd.set_len(5000);
-        let requests = vec![
-            Request::read(file, 0, take(&pool, 4096), 1),
-            Request::read(file, 8192, take(&pool, 4096), 2),
-            Request::read(file, 7000, odd, 3),
-            Request::read(file, 12_288, take(&pool, 4096), 4),
-        ];
-        let mut done = crate::engine::testkit::run(engine.as_mut(), requests);
-        done.sort_by_key(|c| c.user_data);
-        let answers: Vec<(u64, i64, u64, usize, usize)> = done
-            .iter()
-            .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
-            .collect();
-        assert_eq!(
-            answers,
-            [
-                (1, 4096, 0, 0, 4096),
-                (2, 10_000 - 8192, 8192, 0, 4096),
-                (3, 3000, 7000, 100, 5000),
-                (4, 0, 12_288, 0, 4096),
-            ],
-            "{what}"
-        );
-        assert!(done[1].buf.as_slice()[..1808] == contents[8192..], "{what}");
-        assert!(done[2].buf.as_slice()[..3000] == contents[7000..], "{what}");
+        reads_across_the_end(engine.as_mut(), &pool, &path, &contents, &what);
         assert_eq!(engine.counters().short_ios, [2, 0], "{what}");
         assert_eq!(engine.counters().retries, 0, "{what}");
-        drop(done);
-        assert_eq!(pool.available(), pool.count(), "{what}: buffers back");
     }
 }
 

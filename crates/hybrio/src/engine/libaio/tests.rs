@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::buf::{Buf, BufPool};
+use crate::engine::testkit::reads_across_the_end;
 use crate::engine::testkit::{add, pattern, scratch, take};
 use crate::file::{self, OpenOptions};
 use crate::probe;
@@ -638,45 +639,15 @@ fn setup_beyond_the_system_limit_names_the_sysctl() {
 #[test]
 fn a_read_across_the_end_of_the_file_is_sent_again_from_its_slot() {
     let dir = scratch();
-    let path = dir.path().join("f");
-    let contents = data_file(&path, 10_000);
+    let (path, contents) = crate::engine::testkit::data_file(dir.path(), "f", 10_000);
     for latency in [None, Some(Duration::from_micros(200))] {
         let what = format!("latency {latency:?}");
         let pool = BufPool::new(8, 8192).unwrap();
         let mut config = EngineConfig::with_depth(4);
         config.completion_latency = latency;
         let mut engine = crate::engine::open(EngineKind::Libaio, &config, Some(&pool)).unwrap();
-        let file = add(engine.as_mut(), &path, &read_write(false));
-        let mut odd = take(&pool, 8192);
-        odd.advance(100);
-        odd.set_len(5000);
-        let mut done = crate::engine::testkit::run(
-            engine.as_mut(),
-            [
-                Request::read(file, 0, take(&pool, 4096), 1),
-                Request::read(file, 8192, take(&pool, 4096), 2),
-                Request::read(file, 7000, odd, 3),
-            ],
-        );
-        done.sort_by_key(|c| c.user_data);
-        let answers: Vec<_> = done
-            .iter()
-            .map(|c| (c.user_data, c.result, c.offset, c.buf.start(), c.buf.len()))
-            .collect();
-        assert_eq!(
-            answers,
-            [
-                (1, 4096, 0, 0, 4096),
-                (2, 1808, 8192, 0, 4096),
-                (3, 3000, 7000, 100, 5000)
-            ],
-            "{what}"
-        );
-        assert!(done[1].buf.as_slice()[..1808] == contents[8192..], "{what}");
-        assert!(done[2].buf.as_slice()[..3000] == contents[7000..], "{what}");
+        reads_across_the_end(engine.as_mut(), &pool, &path, &contents, &what);
         assert_eq!(engine.counters().short_ios, [2, 0], "{what}");
-        drop(done);
-        assert_eq!(pool.available(), pool.count(), "{what}: buffers back");
     }
 }
 

@@ -18,6 +18,7 @@ use crate::engine::adaptive::ForcedPath;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::layers::own_rule;
 use crate::engine::libaio::LibaioEngine;
+use crate::engine::pool::PoolEngine;
 use crate::engine::{Engine, EngineConfig, wrap};
 use crate::file::{FileHandle, OpenOptions};
 
@@ -162,7 +163,10 @@ pub(super) fn build(
             Bottom::Scripted => vec![Box::new(scripted()), Box::new(scripted())],
             Bottom::SqpollRing => vec![Box::new(ring()?.retried_above()), Box::new(scripted())],
             Bottom::Pool | Bottom::Libaio => {
-                vec![Box::new(pool()?), Box::new(libaio()?.retried_above())]
+                vec![
+                    Box::new(pool()?.retried_above()),
+                    Box::new(libaio()?.retried_above()),
+                ]
             }
         };
         let (adaptive, forced) = crate::engine::adaptive::with_engines_for_tests(
@@ -175,10 +179,11 @@ pub(super) fn build(
     } else {
         let engine = match stack.bottom {
             Bottom::Scripted => wrap(scripted(), &config),
-            // As `engine::open` makes them: io_uring and libaio apply the
-            // retry rule themselves, under the layers only with faults.
+            // As `engine::open` makes them: io_uring, libaio and the pool
+            // apply the retry rule themselves, under the layers only with
+            // faults.
             Bottom::SqpollRing => own_rule(ring()?, IoUringEngine::retried_above, &config, false),
-            Bottom::Pool => wrap(pool()?, &config),
+            Bottom::Pool => own_rule(pool()?, PoolEngine::retried_above, &config, false),
             Bottom::Libaio => own_rule(libaio()?, LibaioEngine::retried_above, &config, false),
         };
         (engine, None)

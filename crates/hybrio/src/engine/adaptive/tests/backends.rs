@@ -17,7 +17,11 @@ fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
     }
     let config = EngineConfig::with_depth(8);
     let backends: Vec<Box<dyn Engine>> = vec![
-        Box::new(crate::engine::pool::PoolEngine::new(&config).unwrap()),
+        Box::new(
+            crate::engine::pool::PoolEngine::new(&config)
+                .unwrap()
+                .retried_above(),
+        ),
         Box::new(
             crate::engine::libaio::LibaioEngine::new(&config)
                 .unwrap()
@@ -164,7 +168,11 @@ fn pool_and_libaio(depth: u32, dir: &std::path::Path) -> Option<AdaptiveEngine<P
     }
     let config = EngineConfig::with_depth(depth);
     let backends: Vec<Box<dyn Engine>> = vec![
-        Box::new(crate::engine::pool::PoolEngine::new(&config).unwrap()),
+        Box::new(
+            crate::engine::pool::PoolEngine::new(&config)
+                .unwrap()
+                .retried_above(),
+        ),
         Box::new(
             crate::engine::libaio::LibaioEngine::new(&config)
                 .unwrap()
