@@ -13,7 +13,7 @@ use crate::Error;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 
-/// What keeps [`Engine::run_straight`] within this crate.
+/// What keeps [`Engine::try_socket_now`] within this crate.
 pub(crate) mod sealed {
     /// Only this crate can make one.
     #[derive(Debug, Clone, Copy)]
@@ -147,19 +147,6 @@ pub trait Engine: Send + std::fmt::Debug {
     /// Offers one request. See [`QueueOutcome`].
     fn queue(&mut self, request: Request) -> QueueOutcome;
 
-    /// Runs `request` in place, now, if this engine would complete it inside
-    /// [`queue`](Engine::queue) anyway: returns its result (bytes, or a
-    /// negative errno), or `None`, the request untouched, to offer it to
-    /// `queue`. Only this crate's layers call it (its token is private): a
-    /// request handed down by reference is not copied on its way, which on a
-    /// page-cache hit is a tenth of the engines' own cost.
-    #[doc(hidden)]
-    #[inline(always)]
-    fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        let _ = (request, token);
-        None
-    }
-
     /// Tries a receive or send on a socket now (`MSG_DONTWAIT`), and when
     /// nothing was waiting, waits up to `linger_ns` for data (or room) and
     /// tries once more: its result, `-EAGAIN` when nothing came (the
@@ -272,9 +259,6 @@ impl Engine for Box<dyn Engine> {
     }
     fn queue(&mut self, request: Request) -> QueueOutcome {
         (**self).queue(request)
-    }
-    fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        (**self).run_straight(request, token)
     }
     fn try_socket_now(
         &mut self,

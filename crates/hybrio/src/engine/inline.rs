@@ -186,11 +186,6 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         QueueOutcome::Completed(request.complete(result))
     }
 
-    #[inline(always)]
-    fn run_straight(&mut self, request: &mut Request, _: sealed::Token) -> Option<i64> {
-        Some(self.execute_whole(request))
-    }
-
     fn try_socket_now(
         &mut self,
         request: &mut Request,

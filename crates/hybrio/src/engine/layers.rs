@@ -17,6 +17,23 @@ pub(super) fn wrap<E: Engine + 'static>(engine: E, config: &EngineConfig) -> Box
     }
 }
 
+/// Whether the layers sit above the engines `config` builds: with injected
+/// faults, which the resubmission layer over them retries.
+pub(crate) fn layered(config: &EngineConfig) -> bool {
+    config.inject.is_some()
+}
+
+/// An engine for inside another (the adaptive engine's inline and
+/// asynchronous ones): applying the retry rule itself, or, where the layers
+/// sit above the engine it is inside ([`layered`]), leaving it to them.
+pub(crate) fn inside<E>(engine: E, retried_above: fn(E) -> E, config: &EngineConfig) -> E {
+    if layered(config) {
+        retried_above(engine)
+    } else {
+        engine
+    }
+}
+
 /// An engine that applies the retry rule itself: bare, or, where the layers
 /// must sit above it (injected faults, or `layered`), wrapped as
 /// `retried_above(engine)`, which leaves the rule to the layer: applied
@@ -27,7 +44,7 @@ pub(crate) fn own_rule<E: Engine + 'static>(
     config: &EngineConfig,
     layered: bool,
 ) -> Box<dyn Engine> {
-    if config.inject.is_none() && !layered {
+    if !(layered || self::layered(config)) {
         Box::new(engine)
     } else {
         wrap(retried_above(engine), config)

@@ -287,6 +287,28 @@ impl Retry {
         completion: &mut Completion,
         track: &mut Option<Track>,
     ) -> Verdict {
+        self.settle_parts(completion, track, false)
+    }
+
+    /// Ends a request already turned into its completion, whose answer is
+    /// final (the engine that gave it applied the rule): what moved in all,
+    /// with the window and offset as queued. Should the rule still ask for
+    /// more, the caller gets what moved.
+    pub(crate) fn end_completion(
+        &mut self,
+        completion: &mut Completion,
+        track: &mut Option<Track>,
+    ) {
+        self.settle_parts(completion, track, true);
+    }
+
+    /// [`Retry::settle_completion`], and with `last`, no sending again.
+    fn settle_parts(
+        &mut self,
+        completion: &mut Completion,
+        track: &mut Option<Track>,
+        last: bool,
+    ) -> Verdict {
         let Completion {
             op,
             ref mut buf,
@@ -294,9 +316,12 @@ impl Retry {
             result,
             ..
         } = *completion;
-        let verdict = self.settle(op, buf, offset, track, result);
-        if let Verdict::Done(result) = verdict {
-            completion.result = result;
+        let verdict = match self.settle(op, buf, offset, track, result) {
+            Verdict::Again if last => Verdict::Done(self.finish(op, buf, offset, track, result)),
+            verdict => verdict,
+        };
+        if let Verdict::Done(answer) = verdict {
+            completion.result = answer;
         }
         verdict
     }

@@ -11,9 +11,11 @@ use super::{AdaptiveEngine, Appends, Path, QueueOutcome};
 use crate::Error;
 use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::engine::io_uring::IoUringEngine;
+use crate::engine::layers::inside;
 use crate::engine::libaio::LibaioEngine;
+use crate::engine::retry::{Track, Verdict};
 use crate::file::{Caching, FileHandle};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Op, Request};
 
 /// What the adaptive engine asks of its asynchronous engines beyond
 /// [`Engine`].
@@ -49,7 +51,7 @@ impl AsyncBackend for IoUringOrLibaio {
             .as_ref()
             .ok()
             .and_then(|_| LibaioEngine::new(config).ok())
-            .map(LibaioEngine::retried_above)
+            .map(|engine| inside(engine, LibaioEngine::retried_above, config))
             .map(|engine| IoUringOrLibaio::Libaio(Box::new(engine)))
     }
 }
@@ -108,14 +110,31 @@ impl Engine for IoUringOrLibaio {
 }
 
 /// A timed asynchronous request's bookkeeping while the other engine holds
-/// it (its `user_data` there is the slot's index). The others go with the
-/// caller's `user_data` and need none.
+/// it (its `user_data` there is the slot's index), or that of the rest of a
+/// send tried inline that went in part. The others go with the caller's
+/// `user_data` and need none.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Slot {
     pub(super) user_data: u64,
     pub(super) class: u16,
     pub(super) epoch: u32,
     pub(super) queued_ns: u64,
+    /// The rest of a send: what went inline, and the caller's window and
+    /// offset. Its time prices nothing.
+    pub(super) sent: Option<Track>,
+}
+
+impl Slot {
+    /// A timed request of `class` in exploration `epoch` (0: none), queued at `now`.
+    pub(super) fn timed(epoch: u32, now: u64, class: usize) -> Slot {
+        Slot {
+            user_data: 0,
+            class: class as u16,
+            epoch,
+            queued_ns: now,
+            sent: None,
+        }
+    }
 }
 
 /// The handle of a twin that is not there (a lane with no file, or a twin
@@ -224,6 +243,10 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         self.free_slots.push(index);
         self.timed_out -= 1;
         completion.user_data = slot.user_data;
+        if let Some(sent) = slot.sent {
+            self.finish_rest(completion, sent);
+            return;
+        }
         // A failure's latency says nothing about the path.
         if completion.result < 0 {
             return;
@@ -332,15 +355,53 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         result
     }
 
+    /// Whether `result` is a send tried inline that went in part, which the
+    /// engine finishes itself (unless the layer above applies the rule).
+    #[inline]
+    pub(super) fn sent_in_part(&self, request: &Request, result: i64) -> bool {
+        !self.retry.above
+            && request.op == Op::Send
+            && result > 0
+            && (result as u64) < request.len() as u64
+    }
+
+    /// Sends the rest of `request`, which went `sent` bytes in part when
+    /// tried inline, asynchronous: its completion adds what went inline and
+    /// puts the caller's window and offset back ([`Slot::sent`]).
+    #[cold]
+    pub(super) fn send_rest_async(
+        &mut self,
+        mut request: Request,
+        key: usize,
+        sent: i64,
+    ) -> QueueOutcome {
+        let mut track = None;
+        if let Verdict::Done(result) = self.retry.settle_request(&mut request, &mut track, sent) {
+            return self.deliver(request.complete(result));
+        }
+        self.counts.asynchronous += 1;
+        let slot = Slot {
+            sent: track,
+            ..Slot::timed(0, 0, 0)
+        };
+        self.queue_async(request, key, Some(slot))
+    }
+
+    /// The caller's answer to a send whose rest went asynchronous: what went
+    /// inline plus what the rest moved, with the window and offset it was
+    /// queued with.
+    fn finish_rest(&mut self, completion: &mut Completion, sent: Track) {
+        self.retry.end_completion(completion, &mut Some(sent));
+    }
+
     /// Hands `request` to the asynchronous engine of lane `key`'s file,
-    /// untimed, or timed: `timed` is then its exploration epoch, the time
-    /// and its class.
+    /// untimed, or with a slot: timed, or the rest of a send.
     #[inline(always)]
     pub(super) fn queue_async(
         &mut self,
         mut request: Request,
         key: usize,
-        timed: Option<(u32, u64, usize)>,
+        timed: Option<Slot>,
     ) -> QueueOutcome {
         self.async_queued += 1;
         let lane = &mut self.lanes[key];
@@ -351,13 +412,11 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             // then goes on as it came).
             None if lane.twin == request.file => {}
             None => request.file = lane.twin,
-            Some((epoch, now, class)) => {
+            Some(slot) => {
                 request.file = lane.timed_twin;
                 let slot = self.take_slot(Slot {
                     user_data: request.user_data,
-                    class: class as u16,
-                    epoch,
-                    queued_ns: now,
+                    ..slot
                 });
                 request.user_data = u64::from(slot);
                 self.timed_out += 1;
@@ -398,11 +457,13 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 // in `queue_routed`; one that went straight, when its lane's
                 // count is taken): it is not.
                 let lane = &mut self.lanes[key];
+                let mut sent = None;
                 if request.file == lane.timed_twin {
                     let slot = request.user_data as u32;
                     self.counts.asynchronous -= 1;
                     self.timed_out -= 1;
                     request.user_data = self.slots[slot as usize].user_data;
+                    sent = self.slots[slot as usize].sent;
                     self.free_slots.push(slot);
                 } else {
                     lane.granted -= 1;
@@ -414,7 +475,12 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 // the depth.
                 self.counts.inline += 1;
                 match self.inline.queue(request) {
-                    QueueOutcome::Completed(completion) => self.deliver(completion),
+                    QueueOutcome::Completed(mut completion) => {
+                        if let Some(sent) = sent {
+                            self.finish_rest(&mut completion, sent);
+                        }
+                        self.deliver(completion)
+                    }
                     other => other,
                 }
             }

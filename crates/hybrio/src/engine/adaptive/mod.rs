@@ -34,8 +34,7 @@
 //! rests on.
 //!
 //! A class that follows its choice sends its requests straight along it
-//! ([`Lane`]): inline with nothing else in flight, the request is done where
-//! it lies, inside the layer above's call ([`Engine::run_straight`]);
+//! ([`Lane`]): inline, done inside [`Engine::queue`] with no clock read;
 //! asynchronous, with no clock read, no slot and nothing recorded. One
 //! request of a class in [`TIMED_EVERY`] is timed, and asks the class's
 //! policy where to go. The file's timed requests go to a second copy of it
@@ -87,6 +86,7 @@ use super::api::{
 };
 use crate::Error;
 use crate::clock::Clock;
+use crate::engine::retry::Retry;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
 use asynchronous::{AsyncBackend, Backend, NO_TWIN, Slot, TwinOf};
@@ -301,9 +301,9 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     pending: Option<InlineSample>,
     time: Time,
     counts: PathCounts,
-    /// The request offered next was just tried inline, in `run_straight`,
-    /// and found nothing: it goes asynchronous at once.
-    socket_tried: bool,
+    /// The retry rule, for what the engines inside do not finish: a send
+    /// tried inline that went in part (its rest goes asynchronous).
+    retry: Retry,
     /// See [`Time::slow_inline_ns`].
     slow_inline_ns: f64,
     /// What classes of each kind settled on, to start new ones from.
@@ -439,22 +439,8 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Whether an inline request that goes straight completes at once:
-    /// nothing else is in flight or held, and no timed request waits for
-    /// this call to end (and, in tests, no path is forced).
-    #[inline(always)]
-    fn quiet(&self) -> bool {
-        #[cfg(test)]
-        if self.route_override.get().is_some() {
-            return false;
-        }
-        self.async_in_flight() == 0 && self.ready.is_empty() && self.pending.is_none()
-    }
-
-    /// [`Engine::queue`] but for an inline request that the layer above had
-    /// done in place ([`Engine::run_straight`]): a request of a class that
-    /// follows its choice goes straight along it, the others ask their
-    /// class's policy.
+    /// [`Engine::queue`]: a request of a class that follows its choice goes
+    /// straight along it, the others ask their class's policy.
     #[inline(always)]
     fn offer(&mut self, mut request: Request) -> QueueOutcome {
         if self.pending.is_some() {
@@ -522,9 +508,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         };
         let datagram = socket.datagram;
         let lane = socket.lane(request.op);
-        // Tried a moment ago in `run_straight`, and nothing was there.
-        let just_tried = std::mem::take(&mut self.socket_tried);
-        if !just_tried && (datagram || quiet) && lane.try_now() {
+        if (datagram || quiet) && lane.try_now() {
             let linger = if quiet && datagram && self.ready.is_empty() {
                 sockets::LINGER_NS
             } else {
@@ -533,9 +517,15 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             let tried = self
                 .inline
                 .try_socket_now(&mut request, linger, sealed::Token(()));
-            let found = tried.is_some_and(|result| result != -i64::from(libc::EAGAIN));
+            // Interrupted, it found nothing either: it waits asynchronous.
+            let found = tried.is_some_and(|result| {
+                result != -i64::from(libc::EAGAIN) && result != -i64::from(libc::EINTR)
+            });
             lane.record(found);
             if let (true, Some(result)) = (found, tried) {
+                if self.sent_in_part(&request, result) {
+                    return self.send_rest_async(request, key, result);
+                }
                 self.counts.inline += 1;
                 let completion = request.complete(result);
                 return if datagram {
@@ -547,48 +537,6 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
         self.counts.asynchronous += 1;
         self.queue_async(request, key, None)
-    }
-
-    /// [`Engine::run_straight`] for a receive or send: the inline try of
-    /// [`offer_socket`](Self::offer_socket), done where the layer above
-    /// holds the request (the request is not handed down by value twice:
-    /// a few percent of a 0.5 us receive). A try that finds nothing leaves
-    /// the request untouched, and its `queue` sends it asynchronous without
-    /// trying again.
-    #[inline]
-    fn run_socket_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        let quiet = self.quiet();
-        if self.pending.is_some() {
-            return None;
-        }
-        let socket = self
-            .routes
-            .get_mut(request.file.index())?
-            .as_mut()?
-            .socket
-            .as_mut()?;
-        let datagram = socket.datagram;
-        if !(datagram || quiet) {
-            return None;
-        }
-        let lane = socket.lane(request.op);
-        if !lane.would_try() {
-            return None;
-        }
-        let linger = if quiet && datagram {
-            sockets::LINGER_NS
-        } else {
-            0
-        };
-        let result = self.inline.try_socket_now(request, linger, token)?;
-        let found = result != -i64::from(libc::EAGAIN);
-        lane.record(found);
-        if found {
-            self.counts.inline += 1;
-            return Some(result);
-        }
-        self.socket_tried = true;
-        None
     }
 
     /// [`Engine::queue`] for a request that is timed: it explores, starts a
@@ -695,7 +643,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
             Path::Async => {
                 self.counts.asynchronous += 1;
-                self.queue_async(request, key, Some((decision.epoch, now, class)))
+                self.queue_async(request, key, Some(Slot::timed(decision.epoch, now, class)))
             }
         }
     }
@@ -883,41 +831,6 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
         self.offer(request)
     }
 
-    #[inline(always)]
-    fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        // Requests that follow their class's inline choice, with nothing
-        // else in flight, are done here, where the layer above holds them:
-        // the path of a page-cache hit (about 2 us), inlined into that
-        // layer's call. The engine's own instructions on each request
-        // (class, policy, clock, record) were 4-5% of a page-cache hit
-        // before this path existed, and handing the request down by value
-        // through one more `queue` copied it twice.
-        if request.op.is_socket() {
-            return self.run_socket_straight(request, token);
-        }
-        // Quiet first: with asynchronous requests out (a settled asynchronous
-        // class at depth) it declines before the class is worked out.
-        if !self.quiet() {
-            return None;
-        }
-        if self.auto_files > 0 {
-            // Chosen again if this declines and the request comes to
-            // `queue`: the choice is the same.
-            self.choose_caching(request);
-        }
-        let key = Self::lane_of(request.file, Self::class_of(request));
-        if let Some(lane) = self.lanes.get_mut(key)
-            && lane.inline_left > 0
-            && let Some(result) = self.inline.run_straight(request, token)
-        {
-            lane.inline_left -= 1;
-            self.inline_spent_ns += u64::from(lane.inline_ns);
-            self.counts.uncached += u64::from(request.uncached);
-            return Some(result);
-        }
-        None
-    }
-
     fn commit(&mut self) -> Result<usize, Error> {
         let mut committed = 0;
         for backend in &mut self.backends {
@@ -1012,7 +925,9 @@ impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
             ..self
                 .backends
                 .iter()
-                .fold(self.inline.counters(), |sum, b| sum + b.engine.counters())
+                .fold(self.inline.counters() + self.retry.counters(), |sum, b| {
+                    sum + b.engine.counters()
+                })
         }
     }
 }

@@ -12,10 +12,19 @@ use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
 use crate::engine::api::{AdaptiveMemory, Engine, EngineConfig, PathCounts};
-use crate::engine::layers::wrap;
+use crate::engine::inline::InlineEngine;
+use crate::engine::io_uring::IoUringEngine;
+use crate::engine::layers::{inside, layered, wrap};
+use crate::engine::libaio::LibaioEngine;
+use crate::engine::pool::PoolEngine;
+use crate::engine::psync::PsyncEngine;
+use crate::engine::pvsync2::Pvsync2Engine;
+use crate::engine::retry::Retry;
 use crate::sys::{aio, host};
 
-/// The adaptive engine, wrapped as [`crate::engine::open`] wraps every engine: psync
+/// The adaptive engine, as [`crate::engine::open`] makes every engine (bare:
+/// the engines inside it apply the retry rule; under the layers only with
+/// injected faults): psync
 /// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
 /// io_uring for the asynchronous path; where the kernel refuses io_uring,
 /// the pool, and libaio for `O_DIRECT` files when it is allowed (for
@@ -49,22 +58,24 @@ fn open_with(
         host::io_uring_status()
             .as_ref()
             .ok()
-            .and_then(|_| crate::engine::io_uring::IoUringEngine::new(&ring_config, pool).ok())
-            .map(crate::engine::io_uring::IoUringEngine::retried_above)
+            .and_then(|_| IoUringEngine::new(&ring_config, pool).ok())
+            .map(|ring| inside(ring, IoUringEngine::retried_above, config))
     } else {
         None
     };
     if let Some(ring) = io_uring {
         return Ok(wrapped(vec![IoUringOrLibaio::IoUring(ring)], config));
     }
-    let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(
-        crate::engine::pool::PoolEngine::new(config)?.retried_above(),
-    )];
+    let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(inside(
+        PoolEngine::new(config)?,
+        PoolEngine::retried_above,
+        config,
+    ))];
     let libaio = aio::status()
         .as_ref()
         .ok()
-        .and_then(|_| crate::engine::libaio::LibaioEngine::new(config).ok())
-        .map(crate::engine::libaio::LibaioEngine::retried_above);
+        .and_then(|_| LibaioEngine::new(config).ok())
+        .map(|libaio| inside(libaio, LibaioEngine::retried_above, config));
     if let Some(libaio) = libaio {
         backends.push(Box::new(libaio));
     }
@@ -72,21 +83,38 @@ fn open_with(
 }
 
 /// The engine over `backends`, with the inline engine `config` asks for,
-/// wrapped as every engine is.
+/// under the layers only with injected faults.
 fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
     let time = Time::Real(Clock::new());
     if config.hipri || config.nowait {
-        let inline = crate::engine::pvsync2::Pvsync2Engine::new(config).retried_above();
-        wrap(
+        let inline = inside(
+            Pvsync2Engine::new(config),
+            InlineEngine::retried_above,
+            config,
+        );
+        layers_if_asked(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
     } else {
-        let inline = crate::engine::psync::PsyncEngine::new(config).retried_above();
-        wrap(
+        let inline = inside(
+            PsyncEngine::new(config),
+            InlineEngine::retried_above,
+            config,
+        );
+        layers_if_asked(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
+    }
+}
+
+/// `engine` bare, or under the layers when faults are injected.
+fn layers_if_asked<E: Engine + 'static>(engine: E, config: &EngineConfig) -> Box<dyn Engine> {
+    if layered(config) {
+        wrap(engine, config)
+    } else {
+        Box::new(engine)
     }
 }
 
@@ -148,7 +176,11 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             pending: None,
             time,
             counts: PathCounts::default(),
-            socket_tried: false,
+            retry: {
+                let mut retry = Retry::new(config.nowait);
+                retry.above = layered(config);
+                retry
+            },
             slow_inline_ns,
             priors,
             save_to: None,

@@ -66,12 +66,6 @@ impl SocketLane {
         true
     }
 
-    /// Whether the next request would be tried (without counting it).
-    #[inline]
-    pub(super) fn would_try(&self) -> bool {
-        self.paused == 0
-    }
-
     /// Records a try: it found data (or room), or not.
     #[inline]
     pub(super) fn record(&mut self, found: bool) {

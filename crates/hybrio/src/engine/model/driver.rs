@@ -30,7 +30,6 @@ use crate::Error;
 use crate::buf::BufPool;
 use crate::driver::{Driver, Order};
 use crate::engine::adaptive::Path;
-use crate::engine::api::sealed;
 use crate::engine::{Engine, EngineCounters, EngineKind, QueueOutcome};
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
@@ -154,9 +153,6 @@ impl Engine for Counted {
     fn queue(&mut self, request: Request) -> QueueOutcome {
         self.script.call("queue, from a driver");
         self.inner.queue(request)
-    }
-    fn run_straight(&mut self, request: &mut Request, token: sealed::Token) -> Option<i64> {
-        self.inner.run_straight(request, token)
     }
     fn commit(&mut self) -> Result<usize, Error> {
         self.script.call("commit, from a driver");

@@ -366,27 +366,19 @@ impl<E: Engine> Engine for Resubmit<E> {
     }
 
     #[inline]
-    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+    fn queue(&mut self, request: Request) -> QueueOutcome {
         // The depth counts what this layer holds and what the engine below
         // holds beyond its own depth (fault injection's delayed completions).
         if !self.requeue.is_empty() || self.inner.in_flight() + self.ready.len() >= self.depth {
             return self.queue_behind(request);
         }
-        // This is every synchronous I/O's path, and the completion was just
-        // stored by the engine below in pieces: reading it back in other
-        // pieces (the buffer's window, or the whole outcome copied at once)
-        // stalls store forwarding, which cost 15-20 ns an I/O on this
-        // machine's EPYC. So the length is the request's (engines hand the
-        // window back as they got it), and the outcome is moved field by field.
+        // The completion was just stored by the engine below in pieces:
+        // reading it back in other pieces (the buffer's window, or the whole
+        // outcome copied at once) stalls store forwarding, which cost 15-20
+        // ns an I/O on this machine's EPYC. So the length is the request's
+        // (engines hand the window back as they got it), and the outcome is
+        // moved field by field.
         let len = owed(request.op, request.len() as u64);
-        if let Some(result) = self.inner.run_straight(&mut request, sealed::Token(())) {
-            // Made where it is returned: a completion made first and moved
-            // there was copied twice.
-            if self.needs_attention_given(result, len) {
-                return self.complete_inline(request.complete(result));
-            }
-            return QueueOutcome::Completed(request.complete(result));
-        }
         match self.inner.queue(request) {
             QueueOutcome::Completed(done) if self.needs_attention_given(done.result, len) => {
                 self.complete_inline(done)
