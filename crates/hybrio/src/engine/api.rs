@@ -13,13 +13,6 @@ use crate::Error;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Request};
 
-/// What keeps [`Engine::try_socket_now`] within this crate.
-pub(crate) mod sealed {
-    /// Only this crate can make one.
-    #[derive(Debug, Clone, Copy)]
-    pub struct Token(pub(crate) ());
-}
-
 /// What [`Engine::queue`] did with a request.
 #[derive(Debug)]
 pub enum QueueOutcome {
@@ -122,46 +115,8 @@ pub trait Engine: Send + std::fmt::Debug {
         }
     }
 
-    /// As [`set_caching`](Engine::set_caching), for an engine inside another
-    /// (the adaptive engine's inline path, a psync engine, takes flags too).
-    #[doc(hidden)]
-    fn set_caching_inside(
-        &mut self,
-        handle: FileHandle,
-        caching: Caching,
-        token: sealed::Token,
-    ) -> Result<(), Error> {
-        let _ = token;
-        self.set_caching(handle, caching)
-    }
-
-    /// A descriptor of its own for the file at `handle` (`dup`), for an
-    /// engine inside another (the adaptive engine's readahead helper reads
-    /// through one); `None` where this engine cannot give one.
-    #[doc(hidden)]
-    fn duplicate_file(&self, handle: FileHandle, token: sealed::Token) -> Option<File> {
-        let _ = (handle, token);
-        None
-    }
-
     /// Offers one request. See [`QueueOutcome`].
     fn queue(&mut self, request: Request) -> QueueOutcome;
-
-    /// Tries a receive or send on a socket now (`MSG_DONTWAIT`), and when
-    /// nothing was waiting, waits up to `linger_ns` for data (or room) and
-    /// tries once more: its result, `-EAGAIN` when nothing came (the
-    /// request then untouched), or `None` where this engine cannot try. The
-    /// adaptive engine's inline path for sockets.
-    #[doc(hidden)]
-    fn try_socket_now(
-        &mut self,
-        request: &mut Request,
-        linger_ns: u64,
-        token: sealed::Token,
-    ) -> Option<i64> {
-        let _ = (request, linger_ns, token);
-        None
-    }
 
     /// Hands every queued request to the kernel (or the device) in one call.
     /// Returns how many were handed over.
@@ -246,27 +201,8 @@ impl Engine for Box<dyn Engine> {
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         (**self).set_caching(handle, caching)
     }
-    fn set_caching_inside(
-        &mut self,
-        handle: FileHandle,
-        caching: Caching,
-        token: sealed::Token,
-    ) -> Result<(), Error> {
-        (**self).set_caching_inside(handle, caching, token)
-    }
-    fn duplicate_file(&self, handle: FileHandle, token: sealed::Token) -> Option<File> {
-        (**self).duplicate_file(handle, token)
-    }
     fn queue(&mut self, request: Request) -> QueueOutcome {
         (**self).queue(request)
-    }
-    fn try_socket_now(
-        &mut self,
-        request: &mut Request,
-        linger_ns: u64,
-        token: sealed::Token,
-    ) -> Option<i64> {
-        (**self).try_socket_now(request, linger_ns, token)
     }
     fn commit(&mut self) -> Result<usize, Error> {
         (**self).commit()

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
-use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
 use super::retry::{Retry, owed};
 use crate::Error;
 use crate::blocking;
@@ -164,51 +164,10 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
             .set_caching(handle, caching, self.device.is_some())
     }
 
-    fn set_caching_inside(
-        &mut self,
-        handle: FileHandle,
-        caching: Caching,
-        _: sealed::Token,
-    ) -> Result<(), Error> {
-        // Inside another engine any of these takes the flags: psync's calls
-        // become preadv2/pwritev2 for an uncached file.
-        self.files
-            .set_caching(handle, caching, self.device.is_some())
-    }
-
-    fn duplicate_file(&self, handle: FileHandle, _: sealed::Token) -> Option<File> {
-        self.files.get(handle)?.file().try_clone().ok()
-    }
-
     #[inline(always)]
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
         let result = self.execute_whole(&mut request);
         QueueOutcome::Completed(request.complete(result))
-    }
-
-    fn try_socket_now(
-        &mut self,
-        request: &mut Request,
-        linger_ns: u64,
-        _: sealed::Token,
-    ) -> Option<i64> {
-        let entry = self.files.get(request.file)?;
-        if !entry.is_socket() || !request.op.is_socket() || self.device.is_some() {
-            return None;
-        }
-        let fd = entry.fd();
-        let op = request.op;
-        let buf = request.buffer_mut()?;
-        let mut attempt =
-            || blocking::result(blocking::socket_transfer(fd, op, buf, libc::MSG_DONTWAIT));
-        let result = attempt();
-        if result != -i64::from(libc::EAGAIN) || linger_ns == 0 {
-            return Some(result);
-        }
-        match sys::wait_ready(fd, op == Op::Send, linger_ns) {
-            Ok(true) => Some(attempt()),
-            _ => Some(result),
-        }
     }
 
     fn commit(&mut self) -> Result<usize, Error> {
@@ -241,6 +200,77 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         match &self.device {
             Some(device) => format!("{calls} (emulated device, {:?})", device.latency()),
             None => calls,
+        }
+    }
+}
+
+/// What the adaptive engine asks of the engine its inline requests run on,
+/// beyond [`Engine`]: the calls of an engine inside another, which the
+/// public contract leaves out.
+pub(crate) trait InlinePath: Engine {
+    /// Does `request` where it lies, now; its answer, the retry rule
+    /// applied (unless a layer above applies it). The request is not moved:
+    /// on a page-cache hit a move each way is a tenth of the engines' cost.
+    fn run_in_place(&mut self, request: &mut Request) -> i64;
+
+    /// As [`set_caching`](Engine::set_caching), for an engine inside another
+    /// (the adaptive engine's inline path, a psync engine, takes flags too).
+    fn set_caching_inside(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        self.set_caching(handle, caching)
+    }
+
+    /// A descriptor of its own for the file at `handle` (`dup`): the
+    /// adaptive engine's readahead helper reads through one. `None` where
+    /// this engine cannot give one.
+    fn duplicate_file(&self, handle: FileHandle) -> Option<File> {
+        let _ = handle;
+        None
+    }
+
+    /// Tries a receive or send on a socket now (`MSG_DONTWAIT`), and when
+    /// nothing was waiting, waits up to `linger_ns` for data (or room) and
+    /// tries once more: its result, `-EAGAIN` when nothing came (the
+    /// request then untouched), or `None` where this engine cannot try.
+    fn try_socket_now(&mut self, request: &mut Request, linger_ns: u64) -> Option<i64> {
+        let _ = (request, linger_ns);
+        None
+    }
+}
+
+impl<C: InlineCalls> InlinePath for InlineEngine<C> {
+    #[inline(always)]
+    fn run_in_place(&mut self, request: &mut Request) -> i64 {
+        self.execute_whole(request)
+    }
+
+    fn set_caching_inside(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
+        // Inside another engine any of these takes the flags: psync's calls
+        // become preadv2/pwritev2 for an uncached file.
+        self.files
+            .set_caching(handle, caching, self.device.is_some())
+    }
+
+    fn duplicate_file(&self, handle: FileHandle) -> Option<File> {
+        self.files.get(handle)?.file().try_clone().ok()
+    }
+
+    fn try_socket_now(&mut self, request: &mut Request, linger_ns: u64) -> Option<i64> {
+        let entry = self.files.get(request.file)?;
+        if !entry.is_socket() || !request.op.is_socket() || self.device.is_some() {
+            return None;
+        }
+        let fd = entry.fd();
+        let op = request.op;
+        let buf = request.buffer_mut()?;
+        let mut attempt =
+            || blocking::result(blocking::socket_transfer(fd, op, buf, libc::MSG_DONTWAIT));
+        let result = attempt();
+        if result != -i64::from(libc::EAGAIN) || linger_ns == 0 {
+            return Some(result);
+        }
+        match sys::wait_ready(fd, op == Op::Send, linger_ns) {
+            Ok(true) => Some(attempt()),
+            _ => Some(result),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use super::{AdaptiveEngine, Appends, Path, QueueOutcome};
 use crate::Error;
 use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind};
+use crate::engine::inline::InlinePath;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::layers::inside;
 use crate::engine::libaio::LibaioEngine;
@@ -191,7 +192,7 @@ impl<B: Engine> Backend<B> {
     }
 }
 
-impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
+impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// The request's slot for its trip through the asynchronous engine.
     pub(super) fn take_slot(&mut self, slot: Slot) -> u32 {
         match self.free_slots.pop() {
@@ -474,15 +475,12 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 // full): the request runs inline instead, never `Busy` below
                 // the depth.
                 self.counts.inline += 1;
-                match self.inline.queue(request) {
-                    QueueOutcome::Completed(mut completion) => {
-                        if let Some(sent) = sent {
-                            self.finish_rest(&mut completion, sent);
-                        }
-                        self.deliver(completion)
-                    }
-                    other => other,
+                let result = self.inline.run_in_place(&mut request);
+                let mut completion = request.complete(result);
+                if let Some(sent) = sent {
+                    self.finish_rest(&mut completion, sent);
                 }
+                self.deliver(completion)
             }
         }
     }

@@ -13,7 +13,8 @@ use super::priors::FileKind;
 use super::readahead::ReadStream;
 use super::{AdaptiveEngine, CLASSES, Lane};
 use crate::Error;
-use crate::engine::api::{Engine, EngineKind, sealed};
+use crate::engine::api::{Engine, EngineKind};
+use crate::engine::inline::InlinePath;
 use crate::file::{Caching, FileHandle};
 
 /// The inline engine's spare file after each of the caller's (see `add_file`).
@@ -65,7 +66,7 @@ fn device_of(file: &File) -> Option<(u64, i64)> {
     Some((device, filesystem))
 }
 
-impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
+impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     pub(super) fn add_caller_file(
         &mut self,
         file: File,
@@ -319,7 +320,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
         let reads = match (&auto, self.auto_room) {
             (Some(_), Some(room)) => self
                 .inline
-                .duplicate_file(handle, sealed::Token(()))
+                .duplicate_file(handle)
                 .map(|file| ReadStream::new(file, room.read_ahead, self.depth)),
             _ => None,
         };
@@ -345,8 +346,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     fn set_paths_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
         let (backend, twins) = (route.backend, [route.handle, route.timed_handle]);
-        self.inline
-            .set_caching_inside(handle, caching, sealed::Token(()))?;
+        self.inline.set_caching_inside(handle, caching)?;
         let engine = &mut self.backends[backend].engine;
         let twins = twins.into_iter().filter(|&twin| twin != NO_TWIN);
         let set = twins
@@ -357,9 +357,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             for twin in twins {
                 let _ = engine.set_caching(twin, Caching::Cached);
             }
-            let _ = self
-                .inline
-                .set_caching_inside(handle, Caching::Cached, sealed::Token(()));
+            let _ = self.inline.set_caching_inside(handle, Caching::Cached);
             return Err(error);
         }
         Ok(())

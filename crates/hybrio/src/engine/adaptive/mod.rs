@@ -81,11 +81,10 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::api::{
-    Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome, sealed,
-};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome};
 use crate::Error;
 use crate::clock::Clock;
+use crate::engine::inline::InlinePath;
 use crate::engine::retry::Retry;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
@@ -328,7 +327,7 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     explored_inline_samples: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
-impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
+impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// Which class `request` belongs to.
     #[inline]
     fn class_of(request: &Request) -> usize {
@@ -472,10 +471,8 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             if lane.inline_left > 0 {
                 lane.inline_left -= 1;
                 self.inline_spent_ns += u64::from(lane.inline_ns);
-                return match self.inline.queue(request) {
-                    QueueOutcome::Completed(completion) => self.deliver(completion),
-                    other => other,
-                };
+                let result = self.inline.run_in_place(&mut request);
+                return self.deliver(request.complete(result));
             }
         }
         self.queue_routed(request, class)
@@ -514,9 +511,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
             } else {
                 0
             };
-            let tried = self
-                .inline
-                .try_socket_now(&mut request, linger, sealed::Token(()));
+            let tried = self.inline.try_socket_now(&mut request, linger);
             // Interrupted, it found nothing either: it waits asynchronous.
             let found = tried.is_some_and(|result| {
                 result != -i64::from(libc::EAGAIN) && result != -i64::from(libc::EINTR)
@@ -544,7 +539,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// policy where it goes, times it, and tells the class's lane how many
     /// of the next requests may go straight.
     #[inline(never)]
-    fn queue_routed(&mut self, request: Request, class: usize) -> QueueOutcome {
+    fn queue_routed(&mut self, mut request: Request, class: usize) -> QueueOutcome {
         let file = request.file;
         let tally = self.tally();
         let Some(route) = self.routes.get_mut(file.index()).and_then(Option::as_mut) else {
@@ -620,11 +615,8 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                     alone = mark <= self.async_reaped;
                     start = self.time.now();
                 }
-                let outcome = self.inline.queue(request);
-                if let QueueOutcome::Completed(completion) = &outcome
-                    && completion.result >= 0
-                    && alone
-                {
+                let result = self.inline.run_in_place(&mut request);
+                if result >= 0 && alone {
                     // Its time is added to the inline time once priced.
                     self.pending = Some(InlineSample {
                         file,
@@ -636,10 +628,7 @@ impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
                 } else {
                     self.inline_spent_ns += u64::from(price);
                 }
-                match outcome {
-                    QueueOutcome::Completed(completion) => self.deliver(completion),
-                    other => other,
-                }
+                self.deliver(request.complete(result))
             }
             Path::Async => {
                 self.counts.asynchronous += 1;
@@ -809,7 +798,7 @@ impl<I, B> Drop for AdaptiveEngine<I, B> {
     }
 }
 
-impl<I: Engine, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
+impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
     fn kind(&self) -> EngineKind {
         EngineKind::Adaptive
     }
@@ -964,7 +953,7 @@ impl ForcedPath {
 /// Tests: the adaptive engine over the given engines, on a clock the test
 /// moves, with the handle that forces its paths.
 #[cfg(test)]
-pub(crate) fn with_engines_for_tests<I: Engine>(
+pub(crate) fn with_engines_for_tests<I: InlinePath>(
     inline: I,
     backends: Vec<Box<dyn Engine>>,
     config: &EngineConfig,

@@ -12,7 +12,7 @@ use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
 use crate::engine::api::{AdaptiveMemory, Engine, EngineConfig, PathCounts};
-use crate::engine::inline::InlineEngine;
+use crate::engine::inline::{InlineEngine, InlinePath};
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::layers::{inside, layered, wrap};
 use crate::engine::libaio::LibaioEngine;
@@ -118,7 +118,7 @@ fn layers_if_asked<E: Engine + 'static>(engine: E, config: &EngineConfig) -> Box
     }
 }
 
-impl<I: Engine, B: AsyncBackend> AdaptiveEngine<I, B> {
+impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// The engine with `backends[0]` for every file, or for buffered files
     /// only when `backends[1]` is there for `O_DIRECT` ones.
     pub(super) fn with_engines(

@@ -413,7 +413,7 @@ fn adaptive_tries_no_receive_of_a_stream_inline_while_one_is_out() {
 
 #[test]
 fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
-    use crate::engine::api::sealed::Token;
+    use crate::engine::inline::InlinePath;
     let pool = BufPool::new(4, 4096).unwrap();
     // The inline engine itself, as the adaptive engine holds it (the
     // resubmission layer does not pass tries on).
@@ -424,7 +424,7 @@ fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
     // Nothing comes: -EAGAIN, the request untouched, after the linger.
     let mut request = Request::recv(receiver, take(&pool, 64), 1);
     let started = std::time::Instant::now();
-    let got = engine.try_socket_now(&mut request, 2_000_000, Token(()));
+    let got = engine.try_socket_now(&mut request, 2_000_000);
     assert_eq!(got, Some(-i64::from(libc::EAGAIN)));
     assert!(
         started.elapsed() >= std::time::Duration::from_millis(2),
@@ -437,7 +437,7 @@ fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
         std::thread::sleep(std::time::Duration::from_millis(5));
         a.send(b"late").unwrap();
     });
-    let got = engine.try_socket_now(&mut request, 60_000_000_000, Token(()));
+    let got = engine.try_socket_now(&mut request, 60_000_000_000);
     sender.join().unwrap();
     assert_eq!(got, Some(4));
     assert_eq!(&request.buffer().unwrap().as_slice()[..4], b"late");

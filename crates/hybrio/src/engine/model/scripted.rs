@@ -122,6 +122,12 @@ impl Files {
     /// checks the bytes written; `Short` moves half (whole sectors on an
     /// `O_DIRECT` file).
     fn perform(&self, mut request: Request, answer: Answer) -> Completion {
+        let result = self.perform_in_place(&mut request, answer);
+        request.complete(result)
+    }
+
+    /// [`Files::perform`] on the request where it lies: its answer.
+    fn perform_in_place(&self, request: &mut Request, answer: Answer) -> i64 {
         let errno = match answer {
             Answer::Again => Some(libc::EAGAIN),
             Answer::Interrupted => Some(libc::EINTR),
@@ -129,7 +135,7 @@ impl Files {
             Answer::Whole | Answer::Short => None,
         };
         if let Some(errno) = errno {
-            return request.complete(-i64::from(errno));
+            return -i64::from(errno);
         }
         let (salt, direct) = self.0[request.file.index()];
         let len = request.len();
@@ -166,7 +172,7 @@ impl Files {
             }
             _ => moved = 0,
         }
-        request.complete(moved as i64)
+        moved as i64
     }
 }
 
@@ -221,6 +227,14 @@ impl Engine for ScriptedInline {
     }
     fn is_synchronous(&self) -> bool {
         true
+    }
+}
+
+impl crate::engine::inline::InlinePath for ScriptedInline {
+    fn run_in_place(&mut self, request: &mut Request) -> i64 {
+        self.script.call("inline queue");
+        let answer = Answer::from_byte(self.script.draw());
+        self.files.perform_in_place(request, answer)
     }
 }
 

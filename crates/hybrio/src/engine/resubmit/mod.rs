@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, sealed};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
 use super::inflight::{InFlight, Key};
 use super::retry::{Retry, Track, Verdict, owed};
 use crate::Error;
@@ -344,15 +344,6 @@ impl<E: Engine> Engine for Resubmit<E> {
 
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         self.inner.set_caching(handle, caching)
-    }
-
-    fn set_caching_inside(
-        &mut self,
-        handle: FileHandle,
-        caching: Caching,
-        token: sealed::Token,
-    ) -> Result<(), Error> {
-        self.inner.set_caching_inside(handle, caching, token)
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {

@@ -96,15 +96,9 @@ impl Engine for SyntheticInline {
     fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
         unreachable!("the tests remove no file")
     }
-    fn queue(&mut self, request: Request) -> QueueOutcome {
-        let cost = if self.costs.apart(&request) {
-            &self.costs.write_inline_ns
-        } else {
-            &self.costs.inline_ns
-        };
-        advance(&self.clock, cost.load(Ordering::Relaxed));
-        let len = request.len() as i64;
-        QueueOutcome::Completed(request.complete(len))
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+        let result = self.run_in_place(&mut request);
+        QueueOutcome::Completed(request.complete(result))
     }
     fn commit(&mut self) -> Result<usize, Error> {
         Ok(0)
@@ -117,6 +111,18 @@ impl Engine for SyntheticInline {
     }
     fn is_synchronous(&self) -> bool {
         true
+    }
+}
+
+impl InlinePath for SyntheticInline {
+    fn run_in_place(&mut self, request: &mut Request) -> i64 {
+        let cost = if self.costs.apart(request) {
+            &self.costs.write_inline_ns
+        } else {
+            &self.costs.inline_ns
+        };
+        advance(&self.clock, cost.load(Ordering::Relaxed));
+        request.len() as i64
     }
 }
 
