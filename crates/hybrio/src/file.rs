@@ -19,7 +19,9 @@ use crate::sys::{self, host};
 /// One open file.
 #[derive(Debug)]
 pub struct FileEntry {
-    file: File,
+    /// The file, or `None` for an alias: a descriptor another table owns
+    /// ([`FileTable::insert_alias`]).
+    file: Option<File>,
     path: PathBuf,
     fd: RawFd,
     direct: bool,
@@ -53,9 +55,10 @@ pub enum Caching {
 }
 
 impl FileEntry {
-    /// The open file.
-    pub fn file(&self) -> &File {
-        &self.file
+    /// The open file; `None` for an alias of a descriptor another table
+    /// owns ([`FileTable::insert_alias`]).
+    pub fn file(&self) -> Option<&File> {
+        self.file.as_ref()
     }
 
     /// Its raw descriptor (cached: no call per request).
@@ -125,6 +128,21 @@ impl FileTable {
     /// Adds a file; returns its handle (the lowest free slot).
     pub fn insert(&mut self, file: File, path: PathBuf) -> FileHandle {
         let fd = file.as_raw_fd();
+        self.insert_entry(Some(file), fd, path)
+    }
+
+    /// Adds `fd`, a descriptor another table owns, as an alias: requests
+    /// name it by its number, and the table never closes it. Whoever adds
+    /// it keeps the owner open until the alias is removed
+    /// ([`remove_alias`](Self::remove_alias)) and no request of it is in
+    /// flight: the adaptive engine, whose engines inside it share the
+    /// caller's one descriptor per file.
+    pub(crate) fn insert_alias(&mut self, fd: RawFd, path: PathBuf) -> FileHandle {
+        self.insert_entry(None, fd, path)
+    }
+
+    /// Adds the entry for `fd` (owned as `file`, or an alias).
+    fn insert_entry(&mut self, file: Option<File>, fd: RawFd, path: PathBuf) -> FileHandle {
         // A descriptor fcntl cannot read is a bad one; its requests will say so.
         let direct = sys::is_direct(fd).unwrap_or(false);
         let socket = sys::is_socket(fd).unwrap_or(false);
@@ -156,16 +174,20 @@ impl FileTable {
 
     /// Takes the file just inserted at `handle` out again, to hand it back
     /// to the caller in an [`Error::FileRefused`] with the reason `why`
-    /// gives for its path.
+    /// gives for its path (an alias, which has no file to hand back: the
+    /// reason alone).
     pub(crate) fn refuse(&mut self, handle: FileHandle, why: impl FnOnce(&Path) -> Error) -> Error {
         match self.remove(handle) {
             Some(entry) => {
                 let path = entry.path().to_owned();
-                let reason = Box::new(why(&path));
-                Error::FileRefused {
-                    file: entry.into_file(),
-                    path,
-                    reason,
+                let reason = why(&path);
+                match entry.into_file() {
+                    Some(file) => Error::FileRefused {
+                        file,
+                        path,
+                        reason: Box::new(reason),
+                    },
+                    None => reason,
                 }
             }
             None => Error::BadHandle(handle.0),
@@ -175,6 +197,8 @@ impl FileTable {
     /// Removes a file and gives it back, unless `in_flight` requests are
     /// queued or in flight: one of them may name the descriptor, which the
     /// next file opened could reuse.
+    /// An alias has no file to give back: it stays, and the answer is
+    /// [`Error::BadHandle`] ([`remove_alias`](Self::remove_alias) removes it).
     pub fn remove_idle(&mut self, handle: FileHandle, in_flight: usize) -> Result<File, Error> {
         if in_flight > 0 {
             return Err(Error::FileBusy {
@@ -182,9 +206,34 @@ impl FileTable {
                 in_flight,
             });
         }
+        if self.get(handle).is_some_and(FileEntry::is_alias) {
+            return Err(Error::BadHandle(handle.0));
+        }
         self.remove(handle)
-            .map(FileEntry::into_file)
+            .and_then(FileEntry::into_file)
             .ok_or(Error::BadHandle(handle.0))
+    }
+
+    /// Removes the alias at `handle`, leaving its descriptor open, unless
+    /// `in_flight` requests are queued or in flight.
+    pub(crate) fn remove_alias(
+        &mut self,
+        handle: FileHandle,
+        in_flight: usize,
+    ) -> Result<(), Error> {
+        if in_flight > 0 {
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight,
+            });
+        }
+        match self.get(handle) {
+            Some(entry) if entry.is_alias() => {
+                self.remove(handle);
+                Ok(())
+            }
+            _ => Err(Error::BadHandle(handle.0)),
+        }
     }
 
     /// Removes a file and gives it back; `None` if the handle is not open.
@@ -251,9 +300,14 @@ impl FileTable {
 }
 
 impl FileEntry {
-    /// Takes the file out of the entry.
-    pub fn into_file(self) -> File {
+    /// Takes the file out of the entry; `None` for an alias, which owns none.
+    pub fn into_file(self) -> Option<File> {
         self.file
+    }
+
+    /// Whether it is an alias of a descriptor another table owns.
+    pub fn is_alias(&self) -> bool {
+        self.file.is_none()
     }
 }
 

@@ -15,6 +15,7 @@ use crate::request::{Completion, Op, Request};
 
 mod caching;
 mod contract;
+mod descriptors;
 mod driver;
 mod priority;
 mod sockets;

@@ -5,15 +5,16 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::RawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
 use super::retry::{Retry, owed};
 use crate::Error;
 use crate::blocking;
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
-use crate::file::{Caching, FileEntry, FileHandle, FileTable};
+use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Op, Request};
 use crate::sys;
 
@@ -148,10 +149,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        self.files
-            .remove(handle)
-            .map(FileEntry::into_file)
-            .ok_or(Error::BadHandle(handle.0))
+        self.files.remove_idle(handle, 0)
     }
 
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
@@ -207,7 +205,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 /// What the adaptive engine asks of the engine its inline requests run on,
 /// beyond [`Engine`]: the calls of an engine inside another, which the
 /// public contract leaves out.
-pub(crate) trait InlinePath: Engine {
+pub(crate) trait InlinePath: SharesFiles {
     /// Does `request` where it lies, now; its answer, the retry rule
     /// applied (unless a layer above applies it). The request is not moved:
     /// on a page-cache hit a move each way is a tenth of the engines' cost.
@@ -219,14 +217,6 @@ pub(crate) trait InlinePath: Engine {
         self.set_caching(handle, caching)
     }
 
-    /// A descriptor of its own for the file at `handle` (`dup`): the
-    /// adaptive engine's readahead helper reads through one. `None` where
-    /// this engine cannot give one.
-    fn duplicate_file(&self, handle: FileHandle) -> Option<File> {
-        let _ = handle;
-        None
-    }
-
     /// Tries a receive or send on a socket now (`MSG_DONTWAIT`), and when
     /// nothing was waiting, waits up to `linger_ns` for data (or room) and
     /// tries once more: its result, `-EAGAIN` when nothing came (the
@@ -234,6 +224,28 @@ pub(crate) trait InlinePath: Engine {
     fn try_socket_now(&mut self, request: &mut Request, linger_ns: u64) -> Option<i64> {
         let _ = (request, linger_ns);
         None
+    }
+}
+
+impl<C: InlineCalls> SharesFiles for InlineEngine<C> {
+    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
+        if self.device.is_some() {
+            // The emulated device changes its files' flags: a file of its own.
+            let copy = crate::file::reopen(file, path)?;
+            return self.add_file(copy, path.to_owned());
+        }
+        let handle = self
+            .files
+            .insert_alias(std::os::fd::AsRawFd::as_raw_fd(file), path.to_owned());
+        self.calls.file_added(handle);
+        Ok(handle)
+    }
+
+    fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
+        match self.files.get(handle) {
+            Some(entry) if entry.is_alias() => self.files.remove_alias(handle, 0),
+            _ => self.remove_file(handle).map(drop),
+        }
     }
 }
 
@@ -248,10 +260,6 @@ impl<C: InlineCalls> InlinePath for InlineEngine<C> {
         // become preadv2/pwritev2 for an uncached file.
         self.files
             .set_caching(handle, caching, self.device.is_some())
-    }
-
-    fn duplicate_file(&self, handle: FileHandle) -> Option<File> {
-        self.files.get(handle)?.file().try_clone().ok()
     }
 
     fn try_socket_now(&mut self, request: &mut Request, linger_ns: u64) -> Option<i64> {

@@ -12,10 +12,11 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ::io_uring::IoUring;
 
+use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
 use super::retry::{Retry, Track};
 use crate::Error;
@@ -244,6 +245,63 @@ impl IoUringEngine {
     pub(crate) fn retried_above(mut self) -> Self {
         self.retry.above = true;
         self
+    }
+
+    /// Makes the file just added at `handle` (descriptor `fd`) the ring's:
+    /// registered, and listened to if it is a socket with standing
+    /// receives; refused (taken out again) where that fails.
+    fn adopt(&mut self, handle: FileHandle, fd: RawFd) -> Result<FileHandle, Error> {
+        let in_flight = self.ring.in_flight();
+        if self.registered_files > 0 && handle.0 >= self.registered_files && in_flight > 0 {
+            // Growing the table unregisters it for a moment: a request in
+            // flight could then miss its file (SQPOLL), or the unregister
+            // could wait for every request that uses it (older kernels).
+            return Err(self.files.refuse(handle, |_| Error::FileBusy {
+                handle: handle.0,
+                in_flight,
+            }));
+        }
+        if self.registered_files > 0
+            && let Err(e) = self.register_file(handle, fd)
+        {
+            return Err(self
+                .files
+                .refuse(handle, |path| Error::io("register file", path, e)));
+        }
+        if self.multishot
+            && self.files.get(handle).is_some_and(FileEntry::is_socket)
+            && let Err(e) = self.listen(handle, fd)
+        {
+            return Err(self.files.refuse(handle, |path| e.into_error(path)));
+        }
+        Ok(handle)
+    }
+
+    /// Takes the file at `handle` out of the ring and the table, unless
+    /// requests are in flight.
+    fn release(&mut self, handle: FileHandle) -> Result<FileEntry, Error> {
+        let in_flight = self.in_flight();
+        if in_flight > 0 {
+            // An unsubmitted SQE names the descriptor by number: closing it now
+            // could redirect the request to whatever file reuses the number.
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight,
+            });
+        }
+        let Some(entry) = self.files.get(handle) else {
+            return Err(Error::BadHandle(handle.0));
+        };
+        self.ring
+            .forget(handle.0)
+            .map_err(|e| Error::io("stop the multishot receive of", entry.path(), e))?;
+        if handle.0 < self.registered_files {
+            self.ring
+                .submitter()
+                .register_files_update(handle.0, &[-1])
+                .map_err(|e| Error::io("unregister file", entry.path(), e))?;
+        }
+        self.files.remove(handle).ok_or(Error::BadHandle(handle.0))
     }
 
     /// Puts `fd` into the registered-file table at `handle`, growing the table if needed.
@@ -688,30 +746,7 @@ impl Engine for IoUringEngine {
         } else {
             self.files.insert(file, path)
         };
-        let in_flight = self.ring.in_flight();
-        if self.registered_files > 0 && handle.0 >= self.registered_files && in_flight > 0 {
-            // Growing the table unregisters it for a moment: a request in
-            // flight could then miss its file (SQPOLL), or the unregister
-            // could wait for every request that uses it (older kernels).
-            return Err(self.files.refuse(handle, |_| Error::FileBusy {
-                handle: handle.0,
-                in_flight,
-            }));
-        }
-        if self.registered_files > 0
-            && let Err(e) = self.register_file(handle, fd)
-        {
-            return Err(self
-                .files
-                .refuse(handle, |path| Error::io("register file", path, e)));
-        }
-        if self.multishot
-            && self.files.get(handle).is_some_and(FileEntry::is_socket)
-            && let Err(e) = self.listen(handle, fd)
-        {
-            return Err(self.files.refuse(handle, |path| e.into_error(path)));
-        }
-        Ok(handle)
+        self.adopt(handle, fd)
     }
 
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
@@ -720,30 +755,11 @@ impl Engine for IoUringEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        let in_flight = self.in_flight();
-        if in_flight > 0 {
-            // An unsubmitted SQE names the descriptor by number: closing it now
-            // could redirect the request to whatever file reuses the number.
-            return Err(Error::FileBusy {
-                handle: handle.0,
-                in_flight,
-            });
-        }
-        let Some(entry) = self.files.get(handle) else {
+        if self.files.get(handle).is_some_and(FileEntry::is_alias) {
             return Err(Error::BadHandle(handle.0));
-        };
-        self.ring
-            .forget(handle.0)
-            .map_err(|e| Error::io("stop the multishot receive of", entry.path(), e))?;
-        if handle.0 < self.registered_files {
-            self.ring
-                .submitter()
-                .register_files_update(handle.0, &[-1])
-                .map_err(|e| Error::io("unregister file", entry.path(), e))?;
         }
-        self.files
-            .remove(handle)
-            .map(FileEntry::into_file)
+        self.release(handle)?
+            .into_file()
             .ok_or(Error::BadHandle(handle.0))
     }
 
@@ -953,3 +969,23 @@ mod multishot_tests;
 
 #[cfg(test)]
 pub(super) mod tests;
+
+impl SharesFiles for IoUringEngine {
+    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
+        if self.device.is_some() {
+            // The emulated device changes its files' flags: a file of its own.
+            let copy = crate::file::reopen(file, path)?;
+            return self.add_file(copy, path.to_owned());
+        }
+        let fd = file.as_raw_fd();
+        let handle = self.files.insert_alias(fd, path.to_owned());
+        self.adopt(handle, fd)
+    }
+
+    fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
+        match self.files.get(handle) {
+            Some(entry) if entry.is_alias() => self.release(handle).map(drop),
+            _ => self.remove_file(handle).map(drop),
+        }
+    }
+}

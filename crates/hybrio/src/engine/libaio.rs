@@ -26,8 +26,9 @@
 //! on one thread and driven from another.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
 use super::retry::{Retry, Track};
 use crate::Error;
@@ -189,40 +190,7 @@ impl Engine for LibaioEngine {
             return EmulatedDevice::insert(&mut self.files, file, path);
         }
         let handle = self.files.insert(file, path);
-        if self
-            .files
-            .get(handle)
-            .is_some_and(|entry| entry.is_socket())
-        {
-            return Err(self.files.refuse(handle, |path| Error::Unsupported {
-                what: "ioengine libaio",
-                path: path.to_owned(),
-                reason: "Linux AIO has no socket commands (io_submit says EINVAL); \
-                         io_uring, the pool, adaptive and the synchronous engines take sockets",
-            }));
-        }
-        let kind = self
-            .files
-            .get(handle)
-            .map_or(Ok(0), |entry| crate::sys::file_type(entry.fd()));
-        if !self.nowait && matches!(kind, Ok(libc::S_IFIFO | libc::S_IFCHR)) {
-            return Err(self.files.refuse(handle, |path| Error::Unsupported {
-                what: "ioengine libaio",
-                path: path.to_owned(),
-                reason: "Linux AIO runs a read or write of a pipe, FIFO or character device \
-                         inside io_submit, which then waits for the data to come, for ever if \
-                         it never does (with nowait it fails with EAGAIN instead: that takes \
-                         them); io_uring, the pool, adaptive and the synchronous engines take them",
-            }));
-        }
-        if self
-            .files
-            .get(handle)
-            .is_some_and(|entry| !entry.is_direct())
-        {
-            self.buffered = true;
-        }
-        Ok(handle)
+        self.adopt(handle)
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
@@ -320,3 +288,68 @@ impl Engine for LibaioEngine {
 
 #[cfg(test)]
 mod tests;
+
+impl LibaioEngine {
+    /// Keeps the file just added at `handle`, or refuses it (taken out
+    /// again): Linux AIO has no sockets, and runs a pipe's reads inside
+    /// `io_submit`.
+    fn adopt(&mut self, handle: FileHandle) -> Result<FileHandle, Error> {
+        if self
+            .files
+            .get(handle)
+            .is_some_and(|entry| entry.is_socket())
+        {
+            return Err(self.files.refuse(handle, |path| Error::Unsupported {
+                what: "ioengine libaio",
+                path: path.to_owned(),
+                reason: "Linux AIO has no socket commands (io_submit says EINVAL); \
+                         io_uring, the pool, adaptive and the synchronous engines take sockets",
+            }));
+        }
+        let kind = self
+            .files
+            .get(handle)
+            .map_or(Ok(0), |entry| crate::sys::file_type(entry.fd()));
+        if !self.nowait && matches!(kind, Ok(libc::S_IFIFO | libc::S_IFCHR)) {
+            return Err(self.files.refuse(handle, |path| Error::Unsupported {
+                what: "ioengine libaio",
+                path: path.to_owned(),
+                reason: "Linux AIO runs a read or write of a pipe, FIFO or character device \
+                         inside io_submit, which then waits for the data to come, for ever if \
+                         it never does (with nowait it fails with EAGAIN instead: that takes \
+                         them); io_uring, the pool, adaptive and the synchronous engines take them",
+            }));
+        }
+        if self
+            .files
+            .get(handle)
+            .is_some_and(|entry| !entry.is_direct())
+        {
+            self.buffered = true;
+        }
+        Ok(handle)
+    }
+}
+
+impl SharesFiles for LibaioEngine {
+    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
+        if self.aio.device().is_some() {
+            // The emulated device changes its files' flags: a file of its own.
+            let copy = crate::file::reopen(file, path)?;
+            return self.add_file(copy, path.to_owned());
+        }
+        let handle = self
+            .files
+            .insert_alias(std::os::fd::AsRawFd::as_raw_fd(file), path.to_owned());
+        self.adopt(handle)
+    }
+
+    fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
+        match self.files.get(handle) {
+            Some(entry) if entry.is_alias() => {
+                self.files.remove_alias(handle, self.aio.in_flight())
+            }
+            _ => self.remove_file(handle).map(drop),
+        }
+    }
+}

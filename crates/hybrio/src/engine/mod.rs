@@ -4,6 +4,7 @@
 //! requests, errors as a negative errno in the completion, never a panic.
 
 mod adaptive;
+mod alias;
 mod api;
 #[cfg(test)]
 mod conformance;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
 use crate::Error;
-use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::file::{FileHandle, FileTable};
 use crate::request::{Completion, Request};
 
 /// Completes reads and writes with their full length and syncs with 0.
@@ -64,16 +64,7 @@ impl Engine for NullEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        if !self.pending.is_empty() {
-            return Err(Error::FileBusy {
-                handle: handle.0,
-                in_flight: self.pending.len(),
-            });
-        }
-        self.files
-            .remove(handle)
-            .map(FileEntry::into_file)
-            .ok_or(Error::BadHandle(handle.0))
+        self.files.remove_idle(handle, self.pending.len())
     }
 
     #[inline]

@@ -89,12 +89,13 @@ use std::fs::File;
 use std::io;
 use std::ops::Deref;
 use std::os::fd::RawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
+use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PREALLOCATED, QueueOutcome};
 use super::retry::{self, Retry, Verdict, owed};
 use crate::Error;
@@ -1040,6 +1041,26 @@ impl Engine for PoolEngine {
             self.max_workers,
             self.workers()
         )
+    }
+}
+
+impl SharesFiles for PoolEngine {
+    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
+        if self.device.is_some() {
+            // The emulated device changes its files' flags: a file of its own.
+            let copy = crate::file::reopen(file, path)?;
+            return self.add_file(copy, path.to_owned());
+        }
+        Ok(self
+            .files
+            .insert_alias(std::os::fd::AsRawFd::as_raw_fd(file), path.to_owned()))
+    }
+
+    fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
+        match self.files.get(handle) {
+            Some(entry) if entry.is_alias() => self.files.remove_alias(handle, self.in_flight()),
+            _ => self.remove_file(handle).map(drop),
+        }
     }
 }
 

@@ -9,18 +9,20 @@ use std::path::PathBuf;
 
 use super::{AdaptiveEngine, Appends, Path, QueueOutcome};
 use crate::Error;
+use crate::engine::alias::SharesFiles;
 use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind};
 use crate::engine::inline::InlinePath;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::layers::inside;
 use crate::engine::libaio::LibaioEngine;
+use crate::engine::pool::PoolEngine;
 use crate::engine::retry::{Track, Verdict};
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
 
 /// What the adaptive engine asks of its asynchronous engines beyond
 /// [`Engine`].
-pub(crate) trait AsyncBackend: Engine + Sized {
+pub(crate) trait AsyncBackend: SharesFiles + Sized {
     /// An engine of the same type for `O_DIRECT` files written past their
     /// end (see [`appends`](super::appends)), if there is a better one for
     /// them than this; asked once, when the first such file comes.
@@ -29,31 +31,33 @@ pub(crate) trait AsyncBackend: Engine + Sized {
     }
 }
 
-/// The pool and libaio, where io_uring is refused: libaio takes every
-/// `O_DIRECT` file already.
+/// The tests' engines, boxed.
+#[cfg(test)]
 impl AsyncBackend for Box<dyn Engine> {}
 
 /// io_uring, or libaio for the `O_DIRECT` files io_uring would hand to a
-/// kernel worker: one type, so that the engine calls either without a box
-/// (a call through a box moved every request once more).
+/// kernel worker; where the kernel refuses io_uring, the pool, and libaio
+/// for `O_DIRECT` files: one type, so that the engine calls any of them
+/// without a box (a call through a box moved every request once more).
 #[derive(Debug)]
 #[allow(
     clippy::large_enum_variant,
     reason = "one per engine, in its vector of one or two: boxing the ring would add a load to every request"
 )]
-pub(crate) enum IoUringOrLibaio {
+pub(crate) enum AsyncEngine {
     IoUring(IoUringEngine),
     Libaio(Box<LibaioEngine>),
+    Pool(Box<PoolEngine>),
 }
 
-impl AsyncBackend for IoUringOrLibaio {
+impl AsyncBackend for AsyncEngine {
     fn for_appends(config: &EngineConfig) -> Option<Self> {
         crate::sys::aio::status()
             .as_ref()
             .ok()
             .and_then(|_| LibaioEngine::new(config).ok())
             .map(|engine| inside(engine, LibaioEngine::retried_above, config))
-            .map(|engine| IoUringOrLibaio::Libaio(Box::new(engine)))
+            .map(|engine| AsyncEngine::Libaio(Box::new(engine)))
     }
 }
 
@@ -61,13 +65,23 @@ impl AsyncBackend for IoUringOrLibaio {
 macro_rules! either {
     ($self:expr, $engine:ident => $call:expr) => {
         match $self {
-            IoUringOrLibaio::IoUring($engine) => $call,
-            IoUringOrLibaio::Libaio($engine) => $call,
+            AsyncEngine::IoUring($engine) => $call,
+            AsyncEngine::Libaio($engine) => $call,
+            AsyncEngine::Pool($engine) => $call,
         }
     };
 }
 
-impl Engine for IoUringOrLibaio {
+impl SharesFiles for AsyncEngine {
+    fn add_alias(&mut self, file: &File, path: &std::path::Path) -> Result<FileHandle, Error> {
+        either!(self, engine => engine.add_alias(file, path))
+    }
+    fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
+        either!(self, engine => engine.remove_alias(handle))
+    }
+}
+
+impl Engine for AsyncEngine {
     fn kind(&self) -> EngineKind {
         either!(self, engine => engine.kind())
     }
@@ -518,7 +532,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         match self.add_twin(backend, file, path) {
             Ok(timed) => Ok((backend, untimed, timed)),
             Err(error) => {
-                let _ = self.backends[backend].engine.remove_file(untimed);
+                let _ = self.backends[backend].engine.remove_alias(untimed);
                 Err(error)
             }
         }
@@ -547,22 +561,21 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Adds one twin of `file` to asynchronous engine `backend`.
+    /// Adds one twin of `file` to asynchronous engine `backend`: an alias
+    /// of its descriptor, or, for the emulated device, which changes its
+    /// files' flags, a reopened copy.
     pub(super) fn add_twin(
         &mut self,
         backend: usize,
         file: &File,
         path: &std::path::Path,
     ) -> Result<FileHandle, Error> {
-        let twin = if self.reopen_files {
-            crate::file::reopen(file, path)?
+        let engine = &mut self.backends[backend].engine;
+        if self.reopen_files {
+            engine.add_file(crate::file::reopen(file, path)?, path.to_owned())
         } else {
-            file.try_clone()
-                .map_err(|e| Error::io("duplicate the descriptor of", path, e))?
-        };
-        self.backends[backend]
-            .engine
-            .add_file(twin, path.to_owned())
+            engine.add_alias(file, path)
+        }
     }
 
     /// Notes in asynchronous engine `backend`'s table whose file `twin` is.

@@ -1,6 +1,8 @@
-//! The caller's files in the adaptive engine: each one's twins in the
-//! asynchronous engine that takes it, its spare in the inline engine, and
-//! the state of its classes.
+//! The caller's files in the adaptive engine: the one descriptor of each,
+//! which the engine owns, its aliases in the engines inside (the inline
+//! engine's, a spare after it there, and two twins in the asynchronous
+//! engine that takes it: no descriptor of their own, see
+//! [`alias`](crate::engine::alias)), and the state of its classes.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -17,13 +19,13 @@ use crate::engine::api::{Engine, EngineKind};
 use crate::engine::inline::InlinePath;
 use crate::file::{Caching, FileHandle};
 
-/// The inline engine's spare file after each of the caller's (see `add_file`).
-pub(super) const SPARE_PATH: &str = "/dev/null";
-
 /// What the engine keeps per file: its handles in the asynchronous engine
 /// and the decision state of each class of its requests.
 #[derive(Debug)]
 pub(super) struct FileRoute {
+    /// The caller's file: the one descriptor every engine inside names it
+    /// by. (The engine's fields drop in order, these after the engines.)
+    pub(super) file: File,
     /// Which asynchronous engine takes the file's requests, and its handles
     /// there: one for the requests that go untimed, one for the timed ones,
     /// so that a completion says by its file which it was.
@@ -79,17 +81,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 crate::device::refuses_sockets(&path),
             ));
         }
-        // A spare file follows the caller's in the inline engine, so that its
-        // handles go in pairs, as the twins' do (see `Backend::lockstep`). It
-        // is never read: /dev/null, which an emulated device reads into the
-        // cache at once (a copy of the caller's file would be read again).
-        let spare = match File::open(SPARE_PATH).or_else(|_| file.try_clone()) {
-            Ok(spare) => spare,
-            Err(e) => {
-                let reason = Error::io("duplicate the descriptor of", &path, e);
-                return Err(Error::refusing(file, path, reason));
-            }
-        };
         // The flags are the caller's file's: the emulated device's twins have
         // O_DIRECT cleared.
         let direct = match crate::sys::is_direct(file.as_raw_fd()) {
@@ -110,30 +101,28 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         let socket = super::sockets::SocketRoute::of(&file);
         let (backend, twin, timed_twin) = match self.add_twins(&file, &path, direct) {
             Ok(added) => added,
-            // The twins, if any, are closed; the caller's file goes back.
+            // The twins, if any, are gone; the caller's file goes back.
             Err(reason) => return Err(Error::refusing(file, path, reason)),
         };
-        let remove_twins = |engine: &mut B| {
-            let _ = engine.remove_file(twin);
-            let _ = engine.remove_file(timed_twin);
-        };
-        let spare_path = PathBuf::from(SPARE_PATH);
-        let path_again = path.clone();
-        let handle = match self.inline.add_file(file, path) {
-            Ok(handle) => handle,
-            Err(error) => {
-                remove_twins(&mut self.backends[backend].engine);
-                return Err(error);
+        // The inline engine's alias has the caller's handle, and a spare
+        // alias follows it, so that its handles go in pairs, as the twins' do
+        // (see `Backend::lockstep`).
+        let inline = self.inline.add_alias(&file, &path).and_then(|handle| {
+            match self.inline.add_alias(&file, &path) {
+                Ok(spare) => Ok((handle, spare)),
+                Err(error) => {
+                    let _ = self.inline.remove_alias(handle);
+                    Err(error)
+                }
             }
-        };
-        let spare = match self.inline.add_file(spare, spare_path) {
-            Ok(spare) => spare,
-            Err(error) => {
-                remove_twins(&mut self.backends[backend].engine);
-                return Err(match self.inline.remove_file(handle) {
-                    Ok(file) => Error::refusing(file, path_again, error),
-                    Err(_) => error,
-                });
+        });
+        let (handle, spare) = match inline {
+            Ok(handles) => handles,
+            Err(reason) => {
+                let engine = &mut self.backends[backend].engine;
+                let _ = engine.remove_alias(twin);
+                let _ = engine.remove_alias(timed_twin);
+                return Err(Error::refusing(file, path, reason));
             }
         };
         let kind = kind.map(|kind| FileKind {
@@ -155,12 +144,13 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             ..Lane::default()
         });
         self.routes[handle.index()] = Some(FileRoute {
+            file,
             backend,
             handle: twin,
             timed_handle: timed_twin,
             spare,
             direct,
-            path: path_again,
+            path,
             kind,
             classes: (0..CLASSES).map(|_| None).collect(),
             socket,
@@ -203,18 +193,17 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             return;
         };
         let (from, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
-        let path = route.path.clone();
-        let (backend, twin, timed_twin) = match self.move_twin(twin, from, to, &path) {
+        let (backend, twin, timed_twin) = match self.move_twin(handle, twin, from, to) {
             Err(twin) => (from, twin, timed_twin),
-            Ok(moved) => match self.move_twin(timed_twin, from, to, &path) {
+            Ok(moved) => match self.move_twin(handle, timed_twin, from, to) {
                 Ok(timed_moved) => (to, moved, timed_moved),
-                Err(timed_twin) => match self.move_twin(moved, to, from, &path) {
+                Err(timed_twin) => match self.move_twin(handle, moved, to, from) {
                     Ok(twin) => (from, twin, timed_twin),
                     // The untimed twin could not go back: the file is
                     // `to`'s, its timed requests failing (EBADF) rather
                     // than going astray.
                     Err(twin) => {
-                        let _ = self.backends[from].engine.remove_file(timed_twin);
+                        let _ = self.backends[from].engine.remove_alias(timed_twin);
                         self.set_twin(from, timed_twin, None);
                         (to, twin, NO_TWIN)
                     }
@@ -260,35 +249,35 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         self.set_twin(backend, timed_twin, of(true));
     }
 
-    /// Moves one twin from asynchronous engine `from` to `to`: its handle
-    /// there, or, if it cannot go, its handle in `from` (put back, if need
-    /// be, under another handle; [`NO_TWIN`] if even that failed).
+    /// Moves one twin of the caller's file `handle` from asynchronous
+    /// engine `from` to `to`: its handle there, or, if it cannot go, its
+    /// handle in `from` (put back, if need be, under another handle;
+    /// [`NO_TWIN`] if even that failed).
     fn move_twin(
         &mut self,
+        handle: FileHandle,
         twin: FileHandle,
         from: usize,
         to: usize,
-        path: &std::path::Path,
     ) -> Result<FileHandle, FileHandle> {
-        let file = self.backends[from]
-            .engine
-            .remove_file(twin)
-            .map_err(|_| twin)?;
-        self.set_twin(from, twin, None);
-        match self.backends[to].engine.add_file(file, path.to_owned()) {
-            Ok(moved) => Ok(moved),
-            Err(error) => {
-                let back = error
-                    .into_refused_file()
-                    .and_then(|(file, _)| {
-                        self.backends[from]
-                            .engine
-                            .add_file(file, path.to_owned())
-                            .ok()
-                    })
-                    .unwrap_or(NO_TWIN);
-                Err(back)
+        let Some(route) = self.routes.get(handle.index()).and_then(Option::as_ref) else {
+            return Err(twin);
+        };
+        let backends = &mut self.backends;
+        backends[from].engine.remove_alias(twin).map_err(|_| twin)?;
+        let twins = &mut self.twins;
+        let forget = |twins: &mut Vec<Vec<Option<TwinOf>>>| {
+            if let Some(slot) = twins[from].get_mut(twin.index()) {
+                *slot = None;
             }
+        };
+        forget(twins);
+        match backends[to].engine.add_alias(&route.file, &route.path) {
+            Ok(moved) => Ok(moved),
+            Err(_) => Err(backends[from]
+                .engine
+                .add_alias(&route.file, &route.path)
+                .unwrap_or(NO_TWIN)),
         }
     }
 
@@ -316,11 +305,11 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             None
         };
         // Read ahead of by a descriptor of the helper's own; without one
-        // (the inline engine cannot give it), the kernel's readahead alone.
+        // (none was left), the kernel's readahead alone.
         let reads = match (&auto, self.auto_room) {
             (Some(_), Some(room)) => self
-                .inline
-                .duplicate_file(handle)
+                .route_of(handle)
+                .and_then(|route| route.file.try_clone().ok())
                 .map(|file| ReadStream::new(file, room.read_ahead, self.depth)),
             _ => None,
         };
@@ -377,13 +366,13 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 in_flight: self.in_flight(),
             });
         }
-        self.backends[backend].engine.remove_file(twin)?;
+        self.backends[backend].engine.remove_alias(twin)?;
         self.set_twin(backend, twin, None);
         // The timed twin goes too; if it cannot, the file is still removed
-        // here, and that copy of the descriptor stays with the engine.
+        // here: no request names that alias again.
         if self.backends[backend]
             .engine
-            .remove_file(timed_twin)
+            .remove_alias(timed_twin)
             .is_ok()
         {
             self.set_twin(backend, timed_twin, None);
@@ -392,10 +381,10 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             // Its class's policy goes with the file.
             self.end_inline_sample();
         }
-        if self.routes[handle.index()]
-            .take()
-            .is_some_and(|route| route.auto.is_some())
-        {
+        let Some(route) = self.routes[handle.index()].take() else {
+            return Err(Error::BadHandle(handle.0));
+        };
+        if route.auto.is_some() {
             self.auto_files -= 1;
         }
         let lanes = Self::lanes_of(handle);
@@ -406,8 +395,9 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             lane.count_went(&mut self.counts);
         }
         self.lanes[lanes].fill(Lane::default());
-        let _ = self.inline.remove_file(spare);
-        self.inline.remove_file(handle)
+        let _ = self.inline.remove_alias(spare);
+        let _ = self.inline.remove_alias(handle);
+        Ok(route.file)
     }
 
     pub(super) fn route_of(&self, handle: FileHandle) -> Option<&FileRoute> {

@@ -271,6 +271,8 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     /// descriptor (the emulated device changes a file's flags).
     reopen_files: bool,
     depth: u32,
+    /// The caller's files, by handle. Declared after the engines, which
+    /// drop first: their aliases name these files' descriptors.
     routes: Vec<Option<FileRoute>>,
     /// Per file and class (`file * CLASSES + class`).
     lanes: Vec<Lane>,

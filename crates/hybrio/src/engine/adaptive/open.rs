@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 #[cfg(test)]
 use super::ForcedPath;
-use super::asynchronous::{AsyncBackend, Backend, IoUringOrLibaio};
+use super::asynchronous::{AsyncBackend, AsyncEngine, Backend};
 use super::priors::Priors;
 use super::{AdaptiveEngine, Appends, Time};
 use crate::Error;
@@ -64,20 +64,20 @@ fn open_with(
         None
     };
     if let Some(ring) = io_uring {
-        return Ok(wrapped(vec![IoUringOrLibaio::IoUring(ring)], config));
+        return Ok(wrapped(vec![AsyncEngine::IoUring(ring)], config));
     }
-    let mut backends: Vec<Box<dyn Engine>> = vec![Box::new(inside(
+    let mut backends = vec![AsyncEngine::Pool(Box::new(inside(
         PoolEngine::new(config)?,
         PoolEngine::retried_above,
         config,
-    ))];
+    )))];
     let libaio = aio::status()
         .as_ref()
         .ok()
         .and_then(|_| LibaioEngine::new(config).ok())
         .map(|libaio| inside(libaio, LibaioEngine::retried_above, config));
     if let Some(libaio) = libaio {
-        backends.push(Box::new(libaio));
+        backends.push(AsyncEngine::Libaio(Box::new(libaio)));
     }
     Ok(wrapped(backends, config))
 }

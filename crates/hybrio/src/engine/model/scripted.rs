@@ -230,6 +230,8 @@ impl Engine for ScriptedInline {
     }
 }
 
+impl crate::engine::alias::SharesFiles for ScriptedInline {}
+
 impl crate::engine::inline::InlinePath for ScriptedInline {
     fn run_in_place(&mut self, request: &mut Request) -> i64 {
         self.script.call("inline queue");

@@ -246,6 +246,7 @@ struct FailingReap {
     files: u32,
 }
 
+impl crate::engine::alias::SharesFiles for FailingReap {}
 impl AsyncBackend for FailingReap {}
 
 impl Engine for FailingReap {
@@ -530,13 +531,13 @@ fn a_direct_file_with_requests_out_on_io_uring_stays_there_when_libaio_comes() {
 
 /// The adaptive engine as `open` makes it where io_uring is allowed: psync
 /// inline, io_uring asynchronous, on the real clock.
-fn over_io_uring(config: &EngineConfig) -> AdaptiveEngine<PsyncEngine, IoUringOrLibaio> {
+fn over_io_uring(config: &EngineConfig) -> AdaptiveEngine<PsyncEngine, AsyncEngine> {
     let ring = crate::engine::io_uring::IoUringEngine::new(config, None)
         .unwrap()
         .retried_above();
     AdaptiveEngine::with_engines(
         PsyncEngine::new(config).retried_above(),
-        vec![IoUringOrLibaio::IoUring(ring)],
+        vec![AsyncEngine::IoUring(ring)],
         config,
         Time::Real(Clock::new()),
     )

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::asynchronous::IoUringOrLibaio;
+use super::asynchronous::AsyncEngine;
 use super::*;
 use crate::buf::{Buf, BufPool};
 use crate::engine::AdaptiveMemory;
@@ -114,6 +114,8 @@ impl Engine for SyntheticInline {
     }
 }
 
+impl crate::engine::alias::SharesFiles for SyntheticInline {}
+
 impl InlinePath for SyntheticInline {
     fn run_in_place(&mut self, request: &mut Request) -> i64 {
         let cost = if self.costs.apart(request) {
@@ -144,6 +146,7 @@ struct SyntheticAsync {
     files: u32,
 }
 
+impl crate::engine::alias::SharesFiles for SyntheticAsync {}
 impl AsyncBackend for SyntheticAsync {}
 
 impl Engine for SyntheticAsync {

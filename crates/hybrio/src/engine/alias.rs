@@ -1,0 +1,39 @@
+//! The engines inside the adaptive engine share the caller's one descriptor
+//! per file: each adds it as an alias ([`FileTable::insert_alias`]), which
+//! requests name by its number and the engine never closes. The adaptive
+//! engine keeps the caller's file open for as long as an alias of it is
+//! there: it removes the aliases first, and drops the engines that hold
+//! them before the one that owns the file.
+//!
+//! [`FileTable::insert_alias`]: crate::file::FileTable::insert_alias
+
+use std::fs::File;
+use std::path::Path;
+
+use super::api::Engine;
+use crate::Error;
+use crate::file::FileHandle;
+
+/// An engine inside another that can share its files' descriptors.
+pub(crate) trait SharesFiles: Engine {
+    /// Adds `file`'s descriptor as a file of this engine's, with no
+    /// descriptor of its own: the caller keeps `file` open while it is
+    /// there. The default, for an engine that holds its own (a test's), adds
+    /// a duplicate.
+    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
+        let copy = file
+            .try_clone()
+            .map_err(|e| Error::io("duplicate the descriptor of", path, e))?;
+        self.add_file(copy, path.to_owned())
+    }
+
+    /// Removes a file [`add_alias`](Self::add_alias) added, leaving its
+    /// descriptor open, unless requests are in flight.
+    fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
+        self.remove_file(handle).map(drop)
+    }
+}
+
+/// The asynchronous engines of the adaptive engine's tests, boxed: each
+/// holds a duplicate.
+impl SharesFiles for Box<dyn Engine> {}
