@@ -37,12 +37,16 @@
 //! ([`Lane`]): inline, done inside [`Engine::queue`] with no clock read;
 //! asynchronous, with no clock read, no slot and nothing recorded. One
 //! request of a class in [`TIMED_EVERY`] is timed, and asks the class's
-//! policy where to go. The file's timed requests go to a second copy of it
-//! in the asynchronous engine, so that a completion says by its file whether
-//! it was timed, and the untimed ones keep the caller's `user_data`. With
-//! io_uring the untimed copy has the caller's handle and the timed one the
-//! next (the inline engine keeps a spare file after each one to stay in step),
-//! so a completion of a settled class comes back as it is. A timed
+//! policy where to go. The file's timed requests go to a second handle of
+//! it in the asynchronous engine, so that a completion says by its file
+//! whether it was timed, and the untimed ones keep the caller's `user_data`.
+//! With io_uring the untimed handle is the caller's and the timed one the
+//! next (the inline engine keeps a spare handle after each one to stay in
+//! step), so a completion of a settled class comes back as it is. Every one
+//! of these handles names the caller's one descriptor: the engine owns the
+//! file, and the engines inside it hold aliases of it ([`alias`](crate::engine::alias)),
+//! so a file costs one descriptor (the emulated device excepted, whose
+//! engines reopen it: it changes their files' flags). A timed
 //! inline request ends at the caller's next call, which reads the clock
 //! once more: its price is its time in the call plus the caller's own time
 //! after it.
