@@ -56,7 +56,7 @@ pub enum Caching {
 
 impl FileEntry {
     /// The open file; `None` for an alias of a descriptor another table
-    /// owns ([`FileTable::insert_alias`]).
+    /// owns (the engines inside the adaptive engine share the caller's).
     pub fn file(&self) -> Option<&File> {
         self.file.as_ref()
     }
@@ -198,7 +198,7 @@ impl FileTable {
     /// queued or in flight: one of them may name the descriptor, which the
     /// next file opened could reuse.
     /// An alias has no file to give back: it stays, and the answer is
-    /// [`Error::BadHandle`] ([`remove_alias`](Self::remove_alias) removes it).
+    /// [`Error::BadHandle`] (the engine that added it removes it otherwise).
     pub fn remove_idle(&mut self, handle: FileHandle, in_flight: usize) -> Result<File, Error> {
         if in_flight > 0 {
             return Err(Error::FileBusy {
