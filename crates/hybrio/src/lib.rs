@@ -129,10 +129,14 @@
 //!   end without blocking (ext4, XFS: io_uring hands each such write to a
 //!   kernel worker, one at a time; asked once per filesystem); from the
 //!   first such file on, libaio takes every `O_DIRECT` file of the engine,
-//!   so that they have one engine to wait on.
+//!   so that they have one engine to wait on. A file added to it costs one
+//!   descriptor, the caller's, as on every engine: the engines inside it
+//!   share it.
 //! * I/O errors never panic: they come back as a negative errno in
 //!   [`Completion::result`](request::Completion::result). Short transfers are
-//!   sent again for the rest and `EINTR`/`EAGAIN` retried; a transfer an error
+//!   sent again for the rest and `EINTR`/`EAGAIN` retried, by each engine
+//!   where its requests complete (in place, in the worker, or from the
+//!   request's slot in the ring or the AIO context); a transfer an error
 //!   cuts short after some bytes completes with those bytes, and the error is
 //!   counted ([`EngineCounters::short_errors`](engine::EngineCounters::short_errors)).
 //! * Any engine can be made to misbehave on purpose
