@@ -8,47 +8,15 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
-use super::asynchronous::{AsyncBackend, NO_TWIN, TwinOf};
+use super::backend::{AsyncBackend, NO_TWIN, TwinOf};
 use super::caching::{self, AutoCaching};
-use super::policy::ClassPolicy;
 use super::priors::FileKind;
 use super::readahead::ReadStream;
-use super::{AdaptiveEngine, CLASSES, Lane};
+use super::state::{AdaptiveEngine, CLASSES, FileRoute, Lane};
 use crate::Error;
 use crate::engine::api::{Engine, EngineKind};
 use crate::engine::inline::InlinePath;
 use crate::file::{Caching, FileHandle};
-
-/// What the engine keeps per file: its handles in the asynchronous engine
-/// and the decision state of each class of its requests.
-#[derive(Debug)]
-pub(super) struct FileRoute {
-    /// The caller's file: the one descriptor every engine inside names it
-    /// by. (The engine's fields drop in order, these after the engines.)
-    pub(super) file: File,
-    /// Which asynchronous engine takes the file's requests, and its handles
-    /// there: one for the requests that go untimed, one for the timed ones,
-    /// so that a completion says by its file which it was.
-    pub(super) backend: usize,
-    pub(super) handle: FileHandle,
-    pub(super) timed_handle: FileHandle,
-    /// The spare file after it in the inline engine.
-    pub(super) spare: FileHandle,
-    /// Opened `O_DIRECT`, and where: what its twins are moved with (see
-    /// [`gather_direct_files`](AdaptiveEngine::gather_direct_files)).
-    pub(super) direct: bool,
-    pub(super) path: PathBuf,
-    /// What its requests run on, for the table of priors; `None` if the
-    /// file could not say (its classes then start from nothing).
-    pub(super) kind: Option<FileKind>,
-    pub(super) classes: Vec<Option<Box<ClassPolicy>>>,
-    /// For a socket: what its receives and sends have shown.
-    pub(super) socket: Option<super::sockets::SocketRoute>,
-    /// For a file whose caching the engine chooses: its write stream.
-    pub(super) auto: Option<AutoCaching>,
-    /// And its read stream, read ahead of by the engine's helper.
-    pub(super) reads: Option<ReadStream>,
-}
 
 /// Whether a file's twins have the caller's handle (untimed) and the one
 /// after it (timed), the spare's: see `Backend::lockstep`.

@@ -65,6 +65,7 @@
 
 mod appends;
 mod asynchronous;
+mod backend;
 mod caching;
 mod files;
 mod open;
@@ -74,6 +75,7 @@ mod priors;
 mod readahead;
 mod run;
 mod sockets;
+mod state;
 
 #[cfg(test)]
 pub(crate) use caching::Room as AutoRoom;
@@ -81,257 +83,29 @@ pub(crate) use open::open;
 #[cfg(test)]
 pub(crate) use open::open_without_io_uring;
 
-use std::collections::VecDeque;
+#[cfg(test)]
+pub(crate) use state::ForcedPath;
+
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PathCounts, QueueOutcome};
 use crate::Error;
-use crate::clock::Clock;
+#[cfg(test)]
+use crate::engine::api::EngineConfig;
+use crate::engine::api::{Engine, EngineCounters, EngineKind, QueueOutcome};
 use crate::engine::inline::InlinePath;
-use crate::engine::retry::Retry;
 use crate::file::{Caching, FileHandle};
 use crate::request::{Completion, Op, Request};
-use asynchronous::{AsyncBackend, Backend, NO_TWIN, Slot, TwinOf};
-use files::FileRoute;
+use backend::{AsyncBackend, Slot};
 #[cfg(not(test))]
 use path::Path;
-use policy::{
-    CLOCK_CHECK_SPACING, ClassPolicy, GAP_CAP_NS, SLOW_INLINE_CLOCK_READS, SLOW_INLINE_NS, Tally,
+use policy::{ClassPolicy, GAP_CAP_NS, Tally};
+use priors::ClassKind;
+#[cfg(test)]
+use state::Time;
+use state::{
+    AdaptiveEngine, Appends, CLASSES, Held, InlineSample, Lane, SIZE_CLASSES, TIMED_EVERY,
 };
-use priors::{ClassKind, Priors};
-
-/// Size classes: by the power of two at or below the length, up to 16 MiB,
-/// then one for everything larger.
-const SIZE_CLASSES: usize = 25;
-/// Read, write, sync, receive, send.
-const OPERATION_CLASSES: usize = 5;
-/// Classes per file.
-const CLASSES: usize = OPERATION_CLASSES * SIZE_CLASSES;
-/// One request of a class in this many is timed while the class follows its
-/// choice (and, inline, its requests are quick: page-cache hits); a window
-/// of 32 timed ones then spans 4,096 requests, 8 ms of page-cache hits. The
-/// timed request asks the class's policy where to go, which is also when an
-/// exploration that is due by time starts (the policy's clock checks: the
-/// same spacing). A timed request costs several hundred instructions more
-/// than one that goes straight; one in 8 (as this was) made that a third of
-/// the engine's own cost, one in 64 ten instructions a request. A timed
-/// request 4 times off its class's typical one (a cache dropped or filled)
-/// has every request of its class timed until its window ends, and the
-/// window after it too, so a change is still seen within a few hundred
-/// requests.
-const TIMED_EVERY: u32 = CLOCK_CHECK_SPACING as u32;
-
-/// Where the engine reads the time.
-#[derive(Debug, Clone)]
-enum Time {
-    Real(Clock),
-    /// A clock the tests move by hand, shared with their synthetic engines,
-    /// and how often the engine read it.
-    #[cfg(test)]
-    Virtual {
-        ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
-        reads: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    },
-}
-
-impl Time {
-    /// The inline time from which every inline request is timed: reading
-    /// the clock is then nothing beside it.
-    fn slow_inline_ns(&self) -> f64 {
-        match self {
-            Time::Real(clock) => SLOW_INLINE_NS.max(SLOW_INLINE_CLOCK_READS * clock.read_cost_ns()),
-            #[cfg(test)]
-            Time::Virtual { .. } => SLOW_INLINE_NS,
-        }
-    }
-
-    #[inline]
-    fn now(&self) -> u64 {
-        match self {
-            Time::Real(clock) => clock.now(),
-            #[cfg(test)]
-            Time::Virtual { ns, reads } => {
-                reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                ns.load(std::sync::atomic::Ordering::Relaxed)
-            }
-        }
-    }
-}
-
-/// Which asynchronous engine takes the `O_DIRECT` files written past their
-/// end (see [`appends`]).
-#[derive(Debug)]
-enum Appends {
-    /// None has come yet: the engine for them is made with this when one does.
-    NotYet(Box<EngineConfig>),
-    /// This one (an index in the engine's `backends`).
-    Backend(usize),
-    /// The one that takes the other `O_DIRECT` files.
-    Same,
-}
-
-/// An inline completion held while asynchronous requests are out.
-#[derive(Debug)]
-struct Held {
-    completion: Completion,
-    /// Asynchronous requests handed over before it (see `async_queued`).
-    after_async: u64,
-}
-
-/// A timed inline request, done, whose price waits for the caller's next
-/// call: its time in the call plus the caller's own time after it.
-#[derive(Debug, Clone, Copy)]
-struct InlineSample {
-    file: FileHandle,
-    class: usize,
-    epoch: u32,
-    start: u64,
-    end: u64,
-}
-
-/// What the engine keeps per class of a file for the requests that follow
-/// the class's choice without asking its policy: all but one in
-/// [`TIMED_EVERY`], while no exploration is running or due.
-#[derive(Debug, Clone, Copy)]
-struct Lane {
-    /// Requests that may still go straight inline...
-    inline_left: u32,
-    /// ...or to the asynchronous engine (one of the two is 0).
-    async_left: u32,
-    /// How many the policy allowed when it last looked: `granted - left` went.
-    granted: u32,
-    /// The choice is the asynchronous engine: `backend`, the file there
-    /// `twin` (and `timed_twin` for the timed requests).
-    asynchronous: bool,
-    backend: u8,
-    twin: FileHandle,
-    timed_twin: FileHandle,
-    /// What one of the class's inline requests costs the caller (its
-    /// policy's [`inline_price_ns`](ClassPolicy::inline_price_ns)), added to
-    /// the engine's inline time for each that goes straight.
-    inline_ns: u32,
-    /// `async_queued` once the class's latest asynchronous request went: while
-    /// fewer asynchronous completions than that have been reaped, some of its
-    /// requests may be out, and an inline request timed beside them measures
-    /// the contention with them (ext4's inode lock, held by a kernel worker
-    /// writing the same file), not the inline path: it is not recorded. (By
-    /// count, not by request: completions come in any order, so this errs
-    /// towards recording, for at most the requests still out.)
-    async_mark: u64,
-}
-
-impl Lane {
-    /// Requests that went straight since the lane was granted them.
-    #[inline]
-    fn went(&self) -> u32 {
-        self.granted - self.inline_left - self.async_left
-    }
-
-    /// Adds the requests that went straight to the path counts.
-    fn count_went(&self, counts: &mut PathCounts) {
-        let went = u64::from(self.went());
-        if self.asynchronous {
-            counts.asynchronous += went;
-        } else {
-            counts.inline += went;
-        }
-    }
-}
-
-impl Default for Lane {
-    fn default() -> Lane {
-        Lane {
-            inline_left: 0,
-            async_left: 0,
-            granted: 0,
-            asynchronous: false,
-            backend: 0,
-            twin: NO_TWIN,
-            timed_twin: NO_TWIN,
-            inline_ns: 0,
-            async_mark: 0,
-        }
-    }
-}
-
-/// The adaptive engine, with `I` for the inline path and `B` for the
-/// asynchronous engines (concrete types: on a page-cache hit or a fast
-/// device the engine's own cost shows, and a call through a box moved every
-/// request once more).
-#[derive(Debug)]
-pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
-    inline: I,
-    /// The asynchronous engines: io_uring for every file, and libaio once
-    /// an `O_DIRECT` file to be written past its end comes; or, where the
-    /// kernel refuses io_uring, the pool, and libaio for `O_DIRECT` files.
-    backends: Vec<Backend<B>>,
-    /// Per asynchronous engine, by its file handle: whose file it is.
-    twins: Vec<Vec<Option<TwinOf>>>,
-    /// Which engine takes the `O_DIRECT` files written past their end (and
-    /// with the first of them, every `O_DIRECT` file).
-    appends: Appends,
-    /// Reopen files for the asynchronous engine instead of duplicating the
-    /// descriptor (the emulated device changes a file's flags).
-    reopen_files: bool,
-    depth: u32,
-    /// The caller's files, by handle. Declared after the engines, which
-    /// drop first: their aliases name these files' descriptors.
-    routes: Vec<Option<FileRoute>>,
-    /// Per file and class (`file * CLASSES + class`).
-    lanes: Vec<Lane>,
-    slots: Vec<Slot>,
-    free_slots: Vec<u32>,
-    /// Timed requests the asynchronous engines hold: while there are none,
-    /// a reap has nothing to record.
-    timed_out: usize,
-    /// Inline completions held back while asynchronous requests are outstanding.
-    ready: VecDeque<Held>,
-    /// Requests handed to the asynchronous engines so far, and completions
-    /// reaped from them: a held completion notes the first, and once the
-    /// second reaches it, every asynchronous request older than it is back.
-    async_queued: u64,
-    async_reaped: u64,
-    /// The caller's time in inline requests so far, by their prices: a
-    /// class's asynchronous windows leave it out (see [`Tally`]).
-    inline_spent_ns: u64,
-    held_since_commit: usize,
-    /// The lane whose class is exploring, and since when: one class explores
-    /// at a time. Two at once priced each path beside the other's
-    /// exploration: a copy's reads and writes, both sent to io_uring, made
-    /// each other's asynchronous path look dear, and every regular
-    /// exploration (the classes count alike) came at once again.
-    explorer: Option<(usize, u64)>,
-    /// A timed inline request waiting for the caller's next call.
-    pending: Option<InlineSample>,
-    time: Time,
-    counts: PathCounts,
-    /// The retry rule, for what the engines inside do not finish: a send
-    /// tried inline that went in part (its rest goes asynchronous).
-    retry: Retry,
-    /// See [`Time::slow_inline_ns`].
-    slow_inline_ns: f64,
-    /// What classes of each kind settled on, to start new ones from.
-    priors: Priors,
-    /// The emulated device's latency (0: real I/O), part of a file's kind.
-    emulated_ns: u64,
-    /// Where the table of priors is saved when the engine is dropped.
-    save_to: Option<PathBuf>,
-    /// Files whose caching the engine chooses ([`caching`]): while there are
-    /// none, no request asks.
-    auto_files: usize,
-    /// The page cache's room for one such file's writes, read from the
-    /// kernel's settings with the first.
-    auto_room: Option<caching::Room>,
-    /// The thread that reads ahead of those files' read streams.
-    readahead: readahead::Helper,
-    /// Tests: the path every request takes, whatever its class chose.
-    #[cfg(test)]
-    route_override: ForcedPath,
-    /// Tests: inline requests of exploration epochs that were timed.
-    #[cfg(test)]
-    explored_inline_samples: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
 
 impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// Which class `request` belongs to.
@@ -822,16 +596,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     }
 }
 
-impl<I, B> Drop for AdaptiveEngine<I, B> {
-    fn drop(&mut self) {
-        // The table is a cache of prices: one that cannot be written is
-        // learned again, so a failure here loses nothing the caller has.
-        if let Some(path) = &self.save_to {
-            let _ = self.priors.save(path);
-        }
-    }
-}
-
 impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
     fn kind(&self) -> EngineKind {
         EngineKind::Adaptive
@@ -957,32 +721,6 @@ impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
 
 #[cfg(test)]
 pub(crate) use path::Path;
-
-/// Tests: the path the adaptive engine sends every request, whatever its
-/// class chose; shared, so it can be changed while the engine is inside others.
-#[cfg(test)]
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ForcedPath(std::sync::Arc<std::sync::atomic::AtomicU8>);
-
-#[cfg(test)]
-impl ForcedPath {
-    pub(crate) fn set(&self, path: Option<Path>) {
-        let code = match path {
-            None => 0,
-            Some(Path::Inline) => 1,
-            Some(Path::Async) => 2,
-        };
-        self.0.store(code, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    fn get(&self) -> Option<Path> {
-        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
-            1 => Some(Path::Inline),
-            2 => Some(Path::Async),
-            _ => None,
-        }
-    }
-}
 
 /// Tests: the adaptive engine over the given engines, on a clock the test
 /// moves, with the handle that forces its paths.

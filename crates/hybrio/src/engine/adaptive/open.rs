@@ -3,11 +3,11 @@
 
 use std::collections::VecDeque;
 
-#[cfg(test)]
-use super::ForcedPath;
-use super::asynchronous::{AsyncBackend, AsyncEngine, Backend};
+use super::backend::{AsyncBackend, AsyncEngine, Backend};
 use super::priors::Priors;
-use super::{AdaptiveEngine, Appends, Time};
+#[cfg(test)]
+use super::state::ForcedPath;
+use super::state::{AdaptiveEngine, Appends, Time};
 use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;

@@ -10,10 +10,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::asynchronous::AsyncEngine;
+use super::backend::AsyncEngine;
+use super::priors::Priors;
+use super::state::*;
 use super::*;
 use crate::buf::{Buf, BufPool};
+use crate::clock::Clock;
 use crate::engine::AdaptiveMemory;
+use crate::engine::PathCounts;
 use crate::engine::psync::PsyncEngine;
 use crate::engine::testkit;
 
