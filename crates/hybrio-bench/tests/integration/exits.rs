@@ -388,17 +388,20 @@ fn a_job_at_a_steady_rate_ends_once_its_window_says_so() {
 
 #[test]
 fn latency_target_settles_on_a_depth_or_fails_the_job() {
-    // Every I/O well within 50 ms: the depth doubles to iodepth and the job
-    // ends after one last window there, long before its runtime.
+    // Every I/O well within the target: the depth doubles to iodepth and the
+    // job ends after one last window there, long before its runtime. (A
+    // read of /dev/zero takes microseconds; the target is seconds, so that
+    // a loaded machine's scheduling delays, which a 50 ms target met in one
+    // run of a busy flake hunt, cannot fail a window.)
     let (doc, status, took, stderr) = run_file(
         "[deep]\nfilename=/dev/zero\nrw=randread\nbs=4k\nsize=1g\niodepth=16\nioengine=io_uring\n\
-         time_based\nruntime=120\nlatency_target=50ms\nlatency_window=100ms\n",
+         time_based\nruntime=120\nlatency_target=5s\nlatency_window=100ms\n",
     );
     assert_eq!(status, Some(0), "{stderr}");
     assert!(took < Duration::from_secs(60), "took {took:?}");
     let job = &doc["jobs"][0];
     assert_eq!(job["latency_depth"], 16);
-    assert_eq!(job["latency_target"], 50_000_000);
+    assert_eq!(job["latency_target"], 5_000_000_000u64);
     assert_eq!(job["latency_window"], 100_000);
     // The figures are those of the last window only.
     assert!(
