@@ -80,7 +80,7 @@ fn eagain_is_retried_by_the_worker_up_to_the_limit_unless_nowait() {
         let retries = if nowait {
             0
         } else {
-            u64::from(retry::RETRY_LIMIT)
+            u64::from(crate::engine::retry::RETRY_LIMIT)
         };
         assert_eq!(engine.counters().retries, retries, "nowait {nowait}");
         peer.send(b"hello").unwrap();
