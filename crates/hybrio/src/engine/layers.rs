@@ -34,19 +34,18 @@ pub(crate) fn inside<E>(engine: E, retried_above: fn(E) -> E, config: &EngineCon
     }
 }
 
-/// An engine that applies the retry rule itself: bare, or, where the layers
-/// must sit above it (injected faults, or `layered`), wrapped as
-/// `retried_above(engine)`, which leaves the rule to the layer: applied
-/// twice, a read that met the end of the file would be sent once more.
+/// An engine that applies the retry rule itself: bare, or, with injected
+/// faults, wrapped as `retried_above(engine)` under the layers, which
+/// leaves the rule to them: applied twice, a read that met the end of the
+/// file would be sent once more.
 pub(crate) fn own_rule<E: Engine + 'static>(
     engine: E,
     retried_above: fn(E) -> E,
     config: &EngineConfig,
-    layered: bool,
 ) -> Box<dyn Engine> {
-    if !(layered || self::layered(config)) {
-        Box::new(engine)
-    } else {
+    if layered(config) {
         wrap(retried_above(engine), config)
+    } else {
+        Box::new(engine)
     }
 }

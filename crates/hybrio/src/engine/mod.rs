@@ -43,9 +43,10 @@ use layers::{own_rule, wrap};
 /// [`EngineConfig::nowait`]) retried a bounded number of times, so that a
 /// completion comes back short only at the end of a file or after an error
 /// (the synchronous engines in place, the pool's workers around their
-/// calls, io_uring and libaio where their completions arrive; the adaptive
-/// engine is wrapped in a layer that does); the fault injection of
-/// `config.inject` ([`inject`]) when asked.
+/// calls, io_uring and libaio where their completions arrive, the adaptive
+/// engine through the engines inside it). With the fault injection of
+/// `config.inject` ([`inject`]), the engine goes under it and the
+/// resubmission layer, which applies the rule to the faults too.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
@@ -58,38 +59,31 @@ pub fn open(
             sync::SyncEngine::new(config),
             inline::InlineEngine::retried_above,
             config,
-            false,
         ),
         EngineKind::Psync => own_rule(
             psync::PsyncEngine::new(config),
             inline::InlineEngine::retried_above,
             config,
-            false,
         ),
         EngineKind::Pvsync2 => own_rule(
             pvsync2::Pvsync2Engine::new(config),
             inline::InlineEngine::retried_above,
             config,
-            false,
         ),
         EngineKind::Pool => own_rule(
             pool::PoolEngine::new(config)?,
             pool::PoolEngine::retried_above,
             config,
-            false,
         ),
         EngineKind::Libaio => own_rule(
             libaio::LibaioEngine::new(config)?,
             libaio::LibaioEngine::retried_above,
             config,
-            false,
         ),
-        // The completions standing receives deliver still need the layer.
         EngineKind::IoUring => own_rule(
             io_uring::IoUringEngine::new(config, pool)?,
             io_uring::IoUringEngine::retried_above,
             config,
-            config.recv_multishot,
         ),
         EngineKind::Adaptive => adaptive::open(config, pool)?,
         // Never short, never "try again": nothing for the rule to do.

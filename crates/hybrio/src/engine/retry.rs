@@ -23,8 +23,8 @@
 //! Every engine applies it where its requests complete: io_uring and libaio
 //! at the completion point, with the request still in its slot, sending it
 //! again from there; the synchronous engines around the call, and the
-//! pool's workers around theirs. The resubmission layer applies it over the
-//! adaptive engine and over injected faults.
+//! pool's workers around theirs; the adaptive engine through the engines
+//! inside it. The resubmission layer applies it only over injected faults.
 
 use std::time::Duration;
 

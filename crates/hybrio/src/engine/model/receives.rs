@@ -248,10 +248,10 @@ impl<'a> Caller<'a> {
                 .unwrap()
         });
         let pool = BufPool::new(case.depth as usize + 2, LARGEST).unwrap();
-        let ring = IoUringEngine::new(&config, Some(&pool))
-            .ok()?
-            .retried_above();
-        let mut engine = crate::engine::layers::wrap(ring, &config);
+        // As `engine::open` makes it: bare, under the layers only with faults.
+        let ring = IoUringEngine::new(&config, Some(&pool)).ok()?;
+        let mut engine =
+            crate::engine::layers::own_rule(ring, IoUringEngine::retried_above, &config);
         let handles = stack::add_files(engine.as_mut(), files);
         let mut sockets = Vec::new();
         for (k, &len) in case.sockets.iter().enumerate() {

@@ -182,9 +182,9 @@ pub(super) fn build(
             // As `engine::open` makes them: io_uring, libaio and the pool
             // apply the retry rule themselves, under the layers only with
             // faults.
-            Bottom::SqpollRing => own_rule(ring()?, IoUringEngine::retried_above, &config, false),
-            Bottom::Pool => own_rule(pool()?, PoolEngine::retried_above, &config, false),
-            Bottom::Libaio => own_rule(libaio()?, LibaioEngine::retried_above, &config, false),
+            Bottom::SqpollRing => own_rule(ring()?, IoUringEngine::retried_above, &config),
+            Bottom::Pool => own_rule(pool()?, PoolEngine::retried_above, &config),
+            Bottom::Libaio => own_rule(libaio()?, LibaioEngine::retried_above, &config),
         };
         (engine, None)
     };

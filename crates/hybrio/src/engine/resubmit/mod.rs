@@ -1,7 +1,7 @@
-//! The resubmission layer, over the engines that do not send a request
-//! again themselves: short transfers are sent again for the rest and "try
-//! again" errors retried, by the [rule](super::retry) every engine follows,
-//! so that every engine answers alike.
+//! The resubmission layer, over injected faults (every engine applies the
+//! [rule](super::retry) itself, but not to faults injected above it): short
+//! transfers are sent again for the rest and "try again" errors retried, so
+//! that an engine under injected faults answers as it does without them.
 //!
 //! The caller gets back its request as it queued it: original offset, the
 //! buffer's window exactly as it was, its `user_data`, and the total number
