@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use hybrio::buf::BufPool;
 use hybrio::driver::{Driver, Order};
-use hybrio::engine::{self, Engine, EngineConfig, EngineKind};
+use hybrio::engine::{self, EngineConfig, EngineKind};
 use hybrio::request::{Op, Request};
 
 const SIZE: usize = 64;

@@ -36,4 +36,5 @@ pub(crate) trait SharesFiles: Engine {
 
 /// The asynchronous engines of the adaptive engine's tests, boxed: each
 /// holds a duplicate.
+#[cfg(test)]
 impl SharesFiles for Box<dyn Engine> {}

@@ -186,8 +186,9 @@ pub trait Engine: Send + std::fmt::Debug {
     }
 }
 
-/// A boxed engine is an engine: the adaptive engine holds its asynchronous
-/// engines by type, boxed where they differ (the pool and libaio).
+/// A boxed engine is an engine: the tests put their own engines, boxed,
+/// inside the adaptive engine and under the layers.
+#[cfg(test)]
 impl Engine for Box<dyn Engine> {
     fn kind(&self) -> EngineKind {
         (**self).kind()
