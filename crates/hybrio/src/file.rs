@@ -134,7 +134,7 @@ impl FileTable {
     /// Adds `fd`, a descriptor another table owns, as an alias: requests
     /// name it by its number, and the table never closes it. Whoever adds
     /// it keeps the owner open until the alias is removed
-    /// ([`remove_alias`](Self::remove_alias)) and no request of it is in
+    /// ([`discard`](Self::discard)) and no request of it is in
     /// flight: the adaptive engine, whose engines inside it share the
     /// caller's one descriptor per file.
     pub(crate) fn insert_alias(&mut self, fd: RawFd, path: PathBuf) -> FileHandle {
@@ -214,26 +214,19 @@ impl FileTable {
             .ok_or(Error::BadHandle(handle.0))
     }
 
-    /// Removes the alias at `handle`, leaving its descriptor open, unless
-    /// `in_flight` requests are queued or in flight.
-    pub(crate) fn remove_alias(
-        &mut self,
-        handle: FileHandle,
-        in_flight: usize,
-    ) -> Result<(), Error> {
+    /// Removes the entry at `handle`, unless `in_flight` requests are
+    /// queued or in flight: an alias leaves its descriptor open, a file of
+    /// the table's own is closed.
+    pub(crate) fn discard(&mut self, handle: FileHandle, in_flight: usize) -> Result<(), Error> {
         if in_flight > 0 {
             return Err(Error::FileBusy {
                 handle: handle.0,
                 in_flight,
             });
         }
-        match self.get(handle) {
-            Some(entry) if entry.is_alias() => {
-                self.remove(handle);
-                Ok(())
-            }
-            _ => Err(Error::BadHandle(handle.0)),
-        }
+        self.remove(handle)
+            .map(drop)
+            .ok_or(Error::BadHandle(handle.0))
     }
 
     /// Removes a file and gives it back; `None` if the handle is not open.

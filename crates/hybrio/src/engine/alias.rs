@@ -34,6 +34,17 @@ pub(crate) trait SharesFiles: Engine {
     }
 }
 
+/// For an engine on the emulated device, which changes its files' flags
+/// (an alias would change the caller's): a reopened file of its own.
+pub(crate) fn reopened<E: Engine>(
+    engine: &mut E,
+    file: &File,
+    path: &Path,
+) -> Result<FileHandle, Error> {
+    let copy = crate::file::reopen(file, path)?;
+    engine.add_file(copy, path.to_owned())
+}
+
 /// The asynchronous engines of the adaptive engine's tests, boxed: each
 /// holds a duplicate.
 #[cfg(test)]

@@ -230,9 +230,7 @@ pub(crate) trait InlinePath: SharesFiles {
 impl<C: InlineCalls> SharesFiles for InlineEngine<C> {
     fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
         if self.device.is_some() {
-            // The emulated device changes its files' flags: a file of its own.
-            let copy = crate::file::reopen(file, path)?;
-            return self.add_file(copy, path.to_owned());
+            return super::alias::reopened(self, file, path);
         }
         let handle = self
             .files
@@ -242,10 +240,7 @@ impl<C: InlineCalls> SharesFiles for InlineEngine<C> {
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
-        match self.files.get(handle) {
-            Some(entry) if entry.is_alias() => self.files.remove_alias(handle, 0),
-            _ => self.remove_file(handle).map(drop),
-        }
+        self.files.discard(handle, 0)
     }
 }
 

@@ -973,9 +973,7 @@ pub(super) mod tests;
 impl SharesFiles for IoUringEngine {
     fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
         if self.device.is_some() {
-            // The emulated device changes its files' flags: a file of its own.
-            let copy = crate::file::reopen(file, path)?;
-            return self.add_file(copy, path.to_owned());
+            return super::alias::reopened(self, file, path);
         }
         let fd = file.as_raw_fd();
         let handle = self.files.insert_alias(fd, path.to_owned());
@@ -983,9 +981,6 @@ impl SharesFiles for IoUringEngine {
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
-        match self.files.get(handle) {
-            Some(entry) if entry.is_alias() => self.release(handle).map(drop),
-            _ => self.remove_file(handle).map(drop),
-        }
+        self.release(handle).map(drop)
     }
 }

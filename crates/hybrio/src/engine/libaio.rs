@@ -334,9 +334,7 @@ impl LibaioEngine {
 impl SharesFiles for LibaioEngine {
     fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
         if self.aio.device().is_some() {
-            // The emulated device changes its files' flags: a file of its own.
-            let copy = crate::file::reopen(file, path)?;
-            return self.add_file(copy, path.to_owned());
+            return super::alias::reopened(self, file, path);
         }
         let handle = self
             .files
@@ -345,11 +343,6 @@ impl SharesFiles for LibaioEngine {
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
-        match self.files.get(handle) {
-            Some(entry) if entry.is_alias() => {
-                self.files.remove_alias(handle, self.aio.in_flight())
-            }
-            _ => self.remove_file(handle).map(drop),
-        }
+        self.files.discard(handle, self.aio.in_flight())
     }
 }

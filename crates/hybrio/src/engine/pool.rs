@@ -463,9 +463,7 @@ impl Engine for PoolEngine {
 impl SharesFiles for PoolEngine {
     fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
         if self.device.is_some() {
-            // The emulated device changes its files' flags: a file of its own.
-            let copy = crate::file::reopen(file, path)?;
-            return self.add_file(copy, path.to_owned());
+            return super::alias::reopened(self, file, path);
         }
         Ok(self
             .files
@@ -473,10 +471,7 @@ impl SharesFiles for PoolEngine {
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
-        match self.files.get(handle) {
-            Some(entry) if entry.is_alias() => self.files.remove_alias(handle, self.in_flight()),
-            _ => self.remove_file(handle).map(drop),
-        }
+        self.files.discard(handle, self.in_flight())
     }
 }
 
