@@ -169,6 +169,13 @@ impl Request {
         (self.buf.capacity() > 0).then_some(&self.buf)
     }
 
+    /// What it does, with its buffer and offset to move on (the retry rule
+    /// moves both past what a short transfer did).
+    #[inline(always)]
+    pub(crate) fn parts_mut(&mut self) -> (Op, &mut Buf, &mut u64) {
+        (self.op, &mut self.buf, &mut self.offset)
+    }
+
     /// [`buffer`](Request::buffer), writable.
     #[inline(always)]
     pub(crate) fn buffer_mut(&mut self) -> Option<&mut Buf> {

@@ -239,12 +239,7 @@ impl Retry {
         track: &mut Option<Track>,
         result: i64,
     ) -> Verdict {
-        let Request {
-            op,
-            ref mut buf,
-            ref mut offset,
-            ..
-        } = *request;
+        let (op, buf, offset) = request.parts_mut();
         self.decide(op, buf, offset, track, result)
     }
 
@@ -255,12 +250,7 @@ impl Retry {
         track: &mut Option<Track>,
         result: i64,
     ) -> Verdict {
-        let Request {
-            op,
-            ref mut buf,
-            ref mut offset,
-            ..
-        } = *request;
+        let (op, buf, offset) = request.parts_mut();
         self.settle(op, buf, offset, track, result)
     }
 
@@ -271,12 +261,7 @@ impl Retry {
         track: &mut Option<Track>,
         result: i64,
     ) -> i64 {
-        let Request {
-            op,
-            ref mut buf,
-            ref mut offset,
-            ..
-        } = *request;
+        let (op, buf, offset) = request.parts_mut();
         self.finish(op, buf, offset, track, result)
     }
 

@@ -7,33 +7,11 @@ use super::*;
 #[test]
 fn without_io_uring_the_pool_takes_buffered_files_and_libaio_direct_ones() {
     let dir = testkit::scratch();
-    if let Err(reason) = crate::probe::engine_available(EngineKind::Libaio) {
-        eprintln!("skipping: libaio refused here ({reason})");
+    let Some(mut engine) = pool_and_libaio(8, dir.path()) else {
         return;
-    }
-    if !crate::probe::o_direct_supported(dir.path()) {
-        eprintln!("skipping: no O_DIRECT in {}", dir.path().display());
-        return;
-    }
-    let config = EngineConfig::with_depth(8);
-    let backends: Vec<Box<dyn Engine>> = vec![
-        Box::new(
-            crate::engine::pool::PoolEngine::new(&config)
-                .unwrap()
-                .retried_above(),
-        ),
-        Box::new(
-            crate::engine::libaio::LibaioEngine::new(&config)
-                .unwrap()
-                .retried_above(),
-        ),
-    ];
-    let mut engine = AdaptiveEngine::with_engines(
-        crate::engine::psync::PsyncEngine::new(&config).retried_above(),
-        backends,
-        &config,
-        Time::Real(Clock::new()),
-    );
+    };
+    // Left to its classes' policies.
+    engine.route_override.set(None);
     const LEN: usize = 1 << 20;
     let (buffered_path, buffered_data) = testkit::data_file(dir.path(), "buffered", LEN);
     let (direct_path, direct_data) = testkit::data_file(dir.path(), "direct", LEN);
