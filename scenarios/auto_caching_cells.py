@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from seed002_streaming import write_report
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MATRIX = os.path.join(HERE, "matrix")
 DEFAULT_CELLS = ["cached-qd1", "cached-qd16", "cache-then-disk-qd4", "read128k-buffered", "w8k-qd1", "w8k-qd4"]
@@ -126,13 +128,7 @@ def main():
     doc = {"started": started, "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "rounds": args.rounds, "dir": args.dir, "load_before": load_before,
            "load_after": open("/proc/loadavg").read().split()[:3], "results": results}
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(doc, f, indent=1)
-    text = render(doc)
-    with open(args.markdown, "w") as f:
-        f.write(text)
-    print(text)
+    write_report(doc, args.json, args.markdown, render)
 
 
 def render(doc):

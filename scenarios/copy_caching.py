@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from seed002_streaming import SETTLE_S, dirty_limit, drop_page_cache, median_spread as spread, parse_size
+from seed002_streaming import SETTLE_S, dirty_limit, drop_page_cache, median_spread as spread, parse_size, write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -79,13 +79,7 @@ def main():
            "load_after": open("/proc/loadavg").read().split()[:3],
            "results": {way: {k: spread([x[k] for x in rs]) for k in rs[0]} for way, rs in runs.items()},
            "auto_over_cached": spread(ratios)}
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(doc, f, indent=1)
-    text = render(doc)
-    with open(args.markdown, "w") as f:
-        f.write(text)
-    print(text)
+    write_report(doc, args.json, args.markdown, render)
 
 
 def render(doc):

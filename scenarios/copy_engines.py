@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from seed002_streaming import median_spread, parse_size
+from seed002_streaming import median_spread, parse_size, write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAR = 0.95  # adaptive's time may be at most the best fixed engine's time / BAR
@@ -172,14 +172,7 @@ def main():
            "load_end": list(os.getloadavg()), "load_rounds": load_rounds,
            "variants": {v: summarize(times[v]) for v in variants},
            "paths": {v: path_split([p for p in paths if p["variant"] == v]) for v in variants}}
-    for out_path in (args.json, args.markdown):
-        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(doc, f, indent=1)
-    text = render(doc)
-    with open(args.markdown, "w") as f:
-        f.write(text)
-    print(text)
+    write_report(doc, args.json, args.markdown, render)
 
 
 def path_split(runs):

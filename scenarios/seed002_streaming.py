@@ -145,6 +145,18 @@ def one_run(cmd, paths, direction):
     }
 
 
+def write_report(doc, json_path, markdown_path, render):
+    """Writes `doc` as JSON and `render(doc)` as Markdown (making their directories), and prints the latter."""
+    for out_path in (json_path, markdown_path):
+        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    with open(json_path, "w") as f:
+        json.dump(doc, f, indent=1)
+    text = render(doc)
+    with open(markdown_path, "w") as f:
+        f.write(text)
+    print(text)
+
+
 def median_spread(values):
     values = [v for v in values if v is not None]
     return {"median": statistics.median(values), "low": min(values), "high": max(values)} if values else None
