@@ -1,7 +1,7 @@
-//! The layers every engine comes wrapped in, the adaptive engine included:
-//! resubmission, and fault injection below it when asked. Apart from the
-//! factory so that the adaptive engine, which the factory builds, can wrap
-//! itself without naming the factory.
+//! The layers an engine goes under when faults are injected: resubmission,
+//! and fault injection below it; every engine is bare otherwise. Apart from
+//! the factory so that the adaptive engine, which the factory builds, can
+//! wrap itself without naming the factory.
 
 use super::api::{Engine, EngineConfig};
 use super::{inject, resubmit};
@@ -43,8 +43,16 @@ pub(crate) fn own_rule<E: Engine + 'static>(
     retried_above: fn(E) -> E,
     config: &EngineConfig,
 ) -> Box<dyn Engine> {
+    bare_or_layered(inside(engine, retried_above, config), config)
+}
+
+/// `engine` bare, or under the layers when faults are injected.
+pub(crate) fn bare_or_layered<E: Engine + 'static>(
+    engine: E,
+    config: &EngineConfig,
+) -> Box<dyn Engine> {
     if layered(config) {
-        wrap(retried_above(engine), config)
+        wrap(engine, config)
     } else {
         Box::new(engine)
     }

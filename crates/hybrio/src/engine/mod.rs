@@ -33,7 +33,7 @@ pub use api::{
 
 use crate::Error;
 use crate::buf::BufPool;
-use layers::{own_rule, wrap};
+use layers::{bare_or_layered, own_rule};
 
 /// Builds an engine. `pool` is the buffer pool whose buffers the requests will
 /// carry; with `fixed_buffers` it is registered with the kernel.
@@ -87,7 +87,6 @@ pub fn open(
         ),
         EngineKind::Adaptive => adaptive::open(config, pool)?,
         // Never short, never "try again": nothing for the rule to do.
-        EngineKind::Null if config.inject.is_none() => Box::new(null::NullEngine::new(config)),
-        EngineKind::Null => wrap(null::NullEngine::new(config), config),
+        EngineKind::Null => bare_or_layered(null::NullEngine::new(config), config),
     })
 }

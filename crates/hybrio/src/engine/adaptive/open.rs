@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::engine::api::{AdaptiveMemory, Engine, EngineConfig, PathCounts};
 use crate::engine::inline::{InlineEngine, InlinePath};
 use crate::engine::io_uring::IoUringEngine;
-use crate::engine::layers::{inside, layered, wrap};
+use crate::engine::layers::{bare_or_layered, inside, layered};
 use crate::engine::libaio::LibaioEngine;
 use crate::engine::pool::PoolEngine;
 use crate::engine::psync::PsyncEngine;
@@ -92,7 +92,7 @@ fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -
             InlineEngine::retried_above,
             config,
         );
-        layers_if_asked(
+        bare_or_layered(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
@@ -102,19 +102,10 @@ fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -
             InlineEngine::retried_above,
             config,
         );
-        layers_if_asked(
+        bare_or_layered(
             AdaptiveEngine::with_engines(inline, backends, config, time),
             config,
         )
-    }
-}
-
-/// `engine` bare, or under the layers when faults are injected.
-fn layers_if_asked<E: Engine + 'static>(engine: E, config: &EngineConfig) -> Box<dyn Engine> {
-    if layered(config) {
-        wrap(engine, config)
-    } else {
-        Box::new(engine)
     }
 }
 

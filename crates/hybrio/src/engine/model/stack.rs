@@ -17,9 +17,10 @@ use crate::buf::caller::Caller as CallerMemory;
 use crate::engine::adaptive::ForcedPath;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::layers::own_rule;
+use crate::engine::layers::wrap;
 use crate::engine::libaio::LibaioEngine;
 use crate::engine::pool::PoolEngine;
-use crate::engine::{Engine, EngineConfig, wrap};
+use crate::engine::{Engine, EngineConfig};
 use crate::file::{FileHandle, OpenOptions};
 
 /// Size of every model file.
