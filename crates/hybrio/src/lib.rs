@@ -143,7 +143,8 @@
 //! * Any engine can be made to misbehave on purpose
 //!   ([`engine::inject`]): fail, come back short or late, or, for a read,
 //!   come back with one bit of its data flipped (`corrupt`), to test what
-//!   sits above it.
+//!   sits above the kernel's answers: each engine injects the faults into
+//!   its own requests, below its retry rule.
 //! * [`placement`] pins the calling thread to CPUs, sets its nice value,
 //!   its I/O priority and its NUMA memory policy: for engines' threads, or
 //!   a benchmark's jobs.
@@ -158,7 +159,7 @@
 //! [`held()`](engine::Engine::held) counts the completions an engine holds
 //! for a reap (only the adaptive engine holds any).
 //!
-//! A model test (`engine/model/`) drives the layers with random sequences and
+//! A model test (`engine/model/`) drives the engines with random sequences and
 //! engines whose every answer it draws, checking these after every step.
 //!
 //! ```no_run

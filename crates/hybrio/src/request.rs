@@ -32,11 +32,55 @@ pub struct Request {
     pub ioprio: u16,
     /// Caller's tag, returned untouched in the completion.
     pub user_data: u64,
+    /// What the library notes on the request on its way: uncached, or a
+    /// fault to inject ([`Marks`]).
+    pub(crate) marks: Marks,
+}
+
+/// What the library notes on a request on its way down, in the byte the
+/// request had to spare.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Marks(u8);
+
+impl Marks {
     /// Set by the adaptive engine for a file the caller let it choose the
     /// caching of ([`Caching::Auto`](crate::file::Caching::Auto)): this
     /// read or write goes uncached (`RWF_DONTCACHE`) whatever its file's
     /// caching. Only set on files probed to take it.
-    pub(crate) uncached: bool,
+    pub(crate) const UNCACHED: u8 = 1;
+    /// Injected: the first answer is reported as half of what it moved
+    /// ([`inject`](crate::engine::inject)).
+    pub(crate) const SHORT: u8 = 2;
+    /// Injected: one bit of what the read brought is flipped.
+    pub(crate) const CORRUPT: u8 = 4;
+    /// Injected: the completion is delivered late.
+    pub(crate) const DELAY: u8 = 8;
+    /// Every injected fault.
+    pub(crate) const FAULTS: u8 = Self::SHORT | Self::CORRUPT | Self::DELAY;
+
+    /// Whether any of `bits` is set.
+    #[inline(always)]
+    pub(crate) fn any(self, bits: u8) -> bool {
+        self.0 & bits != 0
+    }
+
+    /// Sets `bits`, or clears them.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, bits: u8, on: bool) {
+        if on {
+            self.0 |= bits;
+        } else {
+            self.0 &= !bits;
+        }
+    }
+
+    /// Whether `bit` was set; clears it.
+    #[inline(always)]
+    pub(crate) fn take(&mut self, bit: u8) -> bool {
+        let was = self.any(bit);
+        self.0 &= !bit;
+        was
+    }
 }
 
 impl Request {
@@ -50,7 +94,7 @@ impl Request {
             user_data,
             span: 0,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 
@@ -64,7 +108,7 @@ impl Request {
             user_data,
             span: 0,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 
@@ -79,7 +123,7 @@ impl Request {
             user_data,
             span: 0,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 
@@ -93,7 +137,7 @@ impl Request {
             user_data,
             span: 0,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 
@@ -108,7 +152,7 @@ impl Request {
             user_data,
             span: 0,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 
@@ -148,7 +192,7 @@ impl Request {
             user_data,
             span,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 
@@ -211,7 +255,7 @@ impl Request {
     /// The `RWF_*` flags this request adds to its file's own.
     #[inline(always)]
     pub(crate) fn rw_flags(&self) -> i32 {
-        if self.uncached {
+        if self.marks.any(Marks::UNCACHED) {
             libc::RWF_DONTCACHE
         } else {
             0
@@ -292,7 +336,7 @@ impl Completion {
             user_data: self.user_data,
             span: self.span,
             ioprio: 0,
-            uncached: false,
+            marks: Marks::default(),
         }
     }
 

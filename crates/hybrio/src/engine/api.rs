@@ -1,6 +1,6 @@
 //! The contract every engine keeps, and what builds and counts one: the
 //! [`Engine`] trait, its outcomes, its configuration and its counters. The
-//! engines and the layers around them import it from here, not from the
+//! engines and the adaptive engine around them import it from here, not from the
 //! factory above them (`engine/mod.rs`), which names them all.
 
 use std::fs::File;
@@ -187,7 +187,7 @@ pub trait Engine: Send + std::fmt::Debug {
 }
 
 /// A boxed engine is an engine: the tests put their own engines, boxed,
-/// inside the adaptive engine and under the layers.
+/// inside the adaptive engine.
 #[cfg(test)]
 impl Engine for Box<dyn Engine> {
     fn kind(&self) -> EngineKind {
@@ -497,7 +497,8 @@ pub struct EngineConfig {
     /// Replace the medium by an emulated device whose requests complete this
     /// long after submission (see the `device` module); `None`: real I/O.
     pub completion_latency: Option<Duration>,
-    /// Inject faults into the engine's completions (the `inject` module).
+    /// Faults the engine injects into its own requests, below its retry
+    /// rule (the `inject` module).
     pub inject: Option<FaultPlan>,
     /// The engine may be driven from one thread and then another (never two
     /// at once), and dropped from any: its io_uring ring is built without

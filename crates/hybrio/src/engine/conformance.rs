@@ -146,7 +146,7 @@ impl Flavour {
     }
 }
 
-/// Faults the layers above an engine must hide completely: short transfers
+/// Faults an engine's retry rule must hide completely: short transfers
 /// (sent again for the rest), EAGAIN (retried) and late completions.
 const RECOVERABLE_FAULTS: &str = "short:0.2,eagain:0.1,delay:0.02@100us,seed:7";
 
@@ -230,7 +230,7 @@ fn errno(completion: &Completion) -> Option<i32> {
 /// a read every time (a file's page-cache miss is not: the kernel may serve
 /// it, when the readahead it started lands before it looks again).
 /// pvsync2, and the adaptive engine's inline path, read at an offset, which
-/// a pipe refuses (`ESPIPE`): the resubmission layer's own tests hand them
+/// a pipe refuses (`ESPIPE`): the fault injection's own tests hand them
 /// an injected `EAGAIN` instead, and the pool's a non-blocking socket.
 #[test]
 fn nowait_hands_a_read_that_would_block_back_as_eagain() {
@@ -440,7 +440,7 @@ fn malformed_requests_complete_with_einval() {
             user_data: 1,
             span: 0,
             ioprio: 0,
-            uncached: false,
+            marks: Default::default(),
         };
         let huge_offset = Request::write(handle, u64::MAX, take(&pool, 4096), 2);
         for done in run(engine.as_mut(), [no_buffer, huge_offset]) {

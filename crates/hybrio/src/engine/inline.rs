@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use super::inject::Faults;
 use super::retry::{Retry, owed};
 use crate::Error;
 use crate::blocking;
@@ -58,6 +59,7 @@ pub(crate) struct InlineEngine<C> {
     calls: C,
     device: Option<EmulatedDevice>,
     retry: Retry,
+    faults: Option<Box<Faults>>,
 }
 
 impl<C: InlineCalls> InlineEngine<C> {
@@ -68,29 +70,54 @@ impl<C: InlineCalls> InlineEngine<C> {
             calls,
             device: config.completion_latency.map(EmulatedDevice::new),
             retry: Retry::new(config.nowait),
+            faults: Faults::of(config),
         }
-    }
-
-    /// The engine under a layer that applies the retry rule (the
-    /// resubmission layer, the adaptive engine): answers go up as they are.
-    pub(crate) fn retried_above(mut self) -> Self {
-        self.retry.above = true;
-        self
     }
 
     /// Does the request, and again for what is left while the rule says so;
     /// returns its answer.
     #[inline(always)]
     fn execute_whole(&mut self, request: &mut Request) -> i64 {
+        if self.faults.is_some() {
+            return self.execute_with_faults(request);
+        }
         let result = self.execute(request);
-        if self.retry.above
-            || !self
-                .retry
-                .needs_attention(result, owed(request.op, request.len() as u64))
+        if !self
+            .retry
+            .needs_attention(result, owed(request.op, request.len() as u64))
         {
             return result;
         }
         self.send_again(request, result)
+    }
+
+    /// [`Self::execute_whole`] with faults injected ([`inject`](super::inject)):
+    /// drawn for the request, applied to its first answer before the rule
+    /// and to its last after it.
+    #[cold]
+    fn execute_with_faults(&mut self, request: &mut Request) -> i64 {
+        let Some(mut faults) = self.faults.take() else {
+            return self.execute(request);
+        };
+        let result = match faults.draw(request) {
+            Some(answer) => answer,
+            None => {
+                let result = self.execute(request);
+                let result = faults.shorten(request, result);
+                let result = if self
+                    .retry
+                    .needs_attention(result, owed(request.op, request.len() as u64))
+                {
+                    self.send_again(request, result)
+                } else {
+                    result
+                };
+                faults.finish_here(request, result);
+                result
+            }
+        };
+        self.faults = Some(faults);
+        result
     }
 
     /// [`Self::execute_whole`] for a request whose first answer was short or
@@ -190,15 +217,20 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
     }
 
     fn counters(&self) -> EngineCounters {
-        self.retry.counters()
+        let mut counters = self.retry.counters();
+        if let Some(faults) = &self.faults {
+            faults.add_to(&mut counters);
+        }
+        counters
     }
 
     fn description(&self) -> String {
         let calls = self.calls.description();
-        match &self.device {
+        let described = match &self.device {
             Some(device) => format!("{calls} (emulated device, {:?})", device.latency()),
             None => calls,
-        }
+        };
+        super::inject::described(described, self.faults.as_deref())
     }
 }
 
@@ -207,7 +239,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 /// public contract leaves out.
 pub(crate) trait InlinePath: SharesFiles {
     /// Does `request` where it lies, now; its answer, the retry rule
-    /// applied (unless a layer above applies it). The request is not moved:
+    /// applied. The request is not moved:
     /// on a page-cache hit a move each way is a tenth of the engines' cost.
     fn run_in_place(&mut self, request: &mut Request) -> i64;
 
@@ -285,7 +317,7 @@ mod tests {
     use crate::engine::testkit::{data_file, reads_across_the_end, scratch};
 
     /// A read across the end of the file comes back short from the kernel:
-    /// each synchronous engine, as `open` makes it (no layer above), sends
+    /// each synchronous engine, as `open` makes it, sends
     /// the rest again in place, meets the end, and answers with the bytes
     /// there, the offset and the window as queued; on the emulated device too.
     #[test]

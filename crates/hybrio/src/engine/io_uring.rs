@@ -18,13 +18,14 @@ use ::io_uring::IoUring;
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
+use super::inject::{self, Faults};
 use super::retry::{Retry, Track};
 use crate::Error;
 use crate::blocking;
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
-use crate::request::{Completion, Op, Request, Verdict};
+use crate::request::{Completion, Marks, Op, Request, Verdict};
 use crate::sys::uring::{FileRef, Messages, Push, Receive, Ring};
 
 const ENGINE: &str = "io_uring";
@@ -147,6 +148,11 @@ pub struct IoUringEngine {
     /// The caller's requests a resubmission's submit handed to the kernel
     /// before the caller's commit: that commit counts them.
     early: usize,
+    /// Injected faults ([`inject`](super::inject)), if the caller asked.
+    faults: Option<Box<Faults>>,
+    /// The depth less the completions `faults` holds back: what the ring
+    /// may have in flight.
+    room: usize,
 }
 
 impl IoUringEngine {
@@ -236,15 +242,9 @@ impl IoUringEngine {
             retry: Retry::new(config.nowait),
             tracks: vec![None; capacity],
             early: 0,
+            faults: Faults::of(config),
+            room: depth,
         })
-    }
-
-    /// The engine under a layer that sends short transfers again and
-    /// retries (the resubmission layer): it passes every answer up as the
-    /// kernel gave it.
-    pub(crate) fn retried_above(mut self) -> Self {
-        self.retry.above = true;
-        self
     }
 
     /// Makes the file just added at `handle` (descriptor `fd`) the ring's:
@@ -382,10 +382,15 @@ impl IoUringEngine {
 
     /// Moves up to `max` completions from the CQ to `out`; a request whose
     /// answer is short or "try again" goes down again from its slot instead.
-    #[inline]
-    fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.retry.above {
-            return Ok(self.ring.drain(max, out));
+    #[inline(always)]
+    fn drain(
+        &mut self,
+        faults: Option<&mut Faults>,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        if let Some(faults) = faults {
+            return self.drain_with_faults(faults, max, out);
         }
         let (retry, tracks) = (&mut self.retry, &mut self.tracks);
         let got = self.ring.drain_with(
@@ -395,6 +400,52 @@ impl IoUringEngine {
             },
             out,
         );
+        if self.ring.has_again() {
+            return Ok(got + self.send_again(max - got, out)?);
+        }
+        Ok(got)
+    }
+
+    /// [`drain`](Self::drain) with faults injected: a marked answer is
+    /// shortened before the rule and the request marked to be corrupted or
+    /// delayed is so after it; a delayed completion is held back by `faults`.
+    #[cold]
+    fn drain_with_faults(
+        &mut self,
+        faults: &mut Faults,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        let mut late = Vec::new();
+        let (retry, tracks) = (&mut self.retry, &mut self.tracks);
+        let got = self.ring.drain_with(
+            max,
+            |slot, request, result| {
+                let result = faults.shorten(request, result);
+                let verdict = retry.decide_request(request, &mut tracks[slot as usize], result);
+                match verdict {
+                    Verdict::Done(result)
+                        if request.marks.any(Marks::FAULTS) && faults.finish(request, result) =>
+                    {
+                        // Kept in its slot for now: the ring hands it out
+                        // only when it is due.
+                        late.push((slot, result));
+                        Verdict::Again
+                    }
+                    verdict => verdict,
+                }
+            },
+            out,
+        );
+        if !late.is_empty() {
+            let again = self.ring.take_again();
+            for slot in again {
+                match late.iter().find(|&&(late, _)| late == slot) {
+                    Some(&(_, result)) => faults.hold(self.ring.finish(slot, result)),
+                    None => self.ring.keep_again(slot),
+                }
+            }
+        }
         if self.ring.has_again() {
             return Ok(got + self.send_again(max - got, out)?);
         }
@@ -459,7 +510,7 @@ impl IoUringEngine {
     /// unless it is "try again" and this engine applies the rule.
     #[inline]
     fn answer_now<const RETRYING: bool>(&mut self, completion: Completion) -> QueueOutcome {
-        if RETRYING || completion.result >= 0 || self.retry.above {
+        if RETRYING || completion.result >= 0 {
             QueueOutcome::Completed(completion)
         } else {
             self.finish_now(completion)
@@ -499,7 +550,7 @@ impl IoUringEngine {
         if let Some(errno) = request.malformed() {
             return QueueOutcome::Completed(request.complete(-i64::from(errno)));
         }
-        if self.in_flight() >= self.depth {
+        if self.below() >= self.room {
             return QueueOutcome::Busy(request);
         }
         if self.device.is_some() {
@@ -595,6 +646,76 @@ impl IoUringEngine {
         // down at once, with nothing else left in the SQ).
         self.ring.rearm();
         Ok(self.ring.in_kernel().saturating_sub(before))
+    }
+
+    /// [`Engine::reap`] of what the ring has (with `faults`, holding back
+    /// the completions they delay).
+    #[inline(always)]
+    fn reap_ring(
+        &mut self,
+        mut faults: Option<&mut Faults>,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        let want = min.min(max).min(self.ring.in_kernel());
+        let mut entered = false;
+        if self.ring.has_waiting_receives() && !self.ring.has_again() && self.ring.cq_len() < want {
+            // Standing receives post CQEs between reaps: draining those
+            // first and the rest after a wait would store the CQ head twice
+            // a reap (1.2-1.9 times); wait for all, then drain once.
+            self.enter(want)?;
+            entered = true;
+        }
+        let mut got = self.drain(faults.as_deref_mut(), max, out)?;
+        let mut fruitless = 0u32;
+        while got < max && self.ring.in_kernel() > 0 {
+            if got >= want {
+                // Enough to return, but the kernel may hold completions back
+                // until an enter: deferred task work or unpolled IOPOLL
+                // requests (when the CQ showed nothing), flagged task work,
+                // or overflowed CQEs. Enter once without waiting.
+                let held_back = (self.ring.completes_only_on_enter() && got == 0)
+                    || self.ring.kernel_holds_completions();
+                if entered || !held_back {
+                    break;
+                }
+                self.enter(0)?;
+            } else {
+                self.enter(want - got)?;
+            }
+            entered = true;
+            let drained = self.drain(faults.as_deref_mut(), max - got, out)?;
+            got += drained;
+            // An enter that returns at once without a completion (an
+            // interruption, a transient refusal) is asked again; one that
+            // keeps doing so must not spin for ever.
+            fruitless = if drained == 0 { fruitless + 1 } else { 0 };
+            if fruitless > 0 && fruitless.is_multiple_of(64) {
+                std::thread::yield_now();
+            }
+            if fruitless > MAX_FRUITLESS_WAITS {
+                return Err(engine_error(
+                    "io_uring_enter (wait)",
+                    io::Error::other(format!(
+                        "returned {MAX_FRUITLESS_WAITS} times in a row without a completion, with {} requests in the kernel",
+                        self.ring.in_kernel()
+                    )),
+                ));
+            }
+        }
+        if got > 0 {
+            self.reaps += 1;
+            self.reaped += got as u64;
+        }
+        Ok(got)
+    }
+
+    /// Requests in the ring or waiting for the emulated device: in flight,
+    /// but for the completions injected delays hold back.
+    #[inline(always)]
+    fn below(&self) -> usize {
+        self.ring.in_flight() + self.device_queue.len()
     }
 
     /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`
@@ -734,6 +855,30 @@ fn enter_op(err: &io::Error, op: &'static str) -> &'static str {
     }
 }
 
+impl inject::HoldsBack for IoUringEngine {
+    fn faults(&mut self) -> &mut Option<Box<Faults>> {
+        &mut self.faults
+    }
+
+    fn holding_back(&mut self, held: usize) {
+        self.room = self.depth - held;
+    }
+
+    fn below(&self) -> usize {
+        IoUringEngine::below(self)
+    }
+
+    fn reap_below(
+        &mut self,
+        faults: &mut Faults,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        self.reap_ring(Some(faults), min, max, out)
+    }
+}
+
 impl Engine for IoUringEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::IoUring
@@ -755,6 +900,13 @@ impl Engine for IoUringEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
+        if self.depth > self.room {
+            // Completions held back may be this file's.
+            return Err(Error::FileBusy {
+                handle: handle.0,
+                in_flight: self.in_flight(),
+            });
+        }
         if self.files.get(handle).is_some_and(FileEntry::is_alias) {
             return Err(Error::BadHandle(handle.0));
         }
@@ -764,7 +916,12 @@ impl Engine for IoUringEngine {
     }
 
     #[inline]
-    fn queue(&mut self, request: Request) -> QueueOutcome {
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+        if let Some(faults) = self.faults.as_mut()
+            && let Some(answer) = faults.draw(&mut request)
+        {
+            return QueueOutcome::Completed(request.complete(answer));
+        }
         self.queue_once::<false>(request)
     }
 
@@ -785,6 +942,7 @@ impl Engine for IoUringEngine {
         // Standing receives' CQEs are not requests': a wait counted in
         // requests must not meet them.
         let plain = self.device.is_none()
+            && self.faults.is_none()
             && !self.multishot
             && !self.ring.is_sqpoll()
             && !self.ring.has_waiting_receives()
@@ -805,7 +963,7 @@ impl Engine for IoUringEngine {
             .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit and wait)"), e))?;
         // The enter ran the task work and waited: what it waited for is in
         // the CQ, and one drain is the whole reap (at depth 1, every one).
-        let got = self.drain(max, out)?;
+        let got = self.drain(None, max, out)?;
         if got >= min.min(max) {
             self.reaps += 1;
             self.reaped += got as u64;
@@ -816,62 +974,16 @@ impl Engine for IoUringEngine {
 
     /// Requests queued but not committed are not waited for: `min` counts
     /// only committed ones.
+    #[inline]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        let want = min.min(max).min(self.ring.in_kernel());
-        let mut entered = false;
-        if self.ring.has_waiting_receives() && !self.ring.has_again() && self.ring.cq_len() < want {
-            // Standing receives post CQEs between reaps: draining those
-            // first and the rest after a wait would store the CQ head twice
-            // a reap (1.2-1.9 times); wait for all, then drain once.
-            self.enter(want)?;
-            entered = true;
+        if self.faults.is_some() {
+            return inject::HoldsBack::reap_holding_back(self, min, max, out);
         }
-        let mut got = self.drain(max, out)?;
-        let mut fruitless = 0u32;
-        while got < max && self.ring.in_kernel() > 0 {
-            if got >= want {
-                // Enough to return, but the kernel may hold completions back
-                // until an enter: deferred task work or unpolled IOPOLL
-                // requests (when the CQ showed nothing), flagged task work,
-                // or overflowed CQEs. Enter once without waiting.
-                let held_back = (self.ring.completes_only_on_enter() && got == 0)
-                    || self.ring.kernel_holds_completions();
-                if entered || !held_back {
-                    break;
-                }
-                self.enter(0)?;
-            } else {
-                self.enter(want - got)?;
-            }
-            entered = true;
-            let drained = self.drain(max - got, out)?;
-            got += drained;
-            // An enter that returns at once without a completion (an
-            // interruption, a transient refusal) is asked again; one that
-            // keeps doing so must not spin for ever.
-            fruitless = if drained == 0 { fruitless + 1 } else { 0 };
-            if fruitless > 0 && fruitless.is_multiple_of(64) {
-                std::thread::yield_now();
-            }
-            if fruitless > MAX_FRUITLESS_WAITS {
-                return Err(engine_error(
-                    "io_uring_enter (wait)",
-                    io::Error::other(format!(
-                        "returned {MAX_FRUITLESS_WAITS} times in a row without a completion, with {} requests in the kernel",
-                        self.ring.in_kernel()
-                    )),
-                ));
-            }
-        }
-        if got > 0 {
-            self.reaps += 1;
-            self.reaped += got as u64;
-        }
-        Ok(got)
+        self.reap_ring(None, min, max, out)
     }
 
     fn in_flight(&self) -> usize {
-        self.ring.in_flight() + self.device_queue.len()
+        self.below() + (self.depth - self.room)
     }
 
     fn is_synchronous(&self) -> bool {
@@ -879,14 +991,18 @@ impl Engine for IoUringEngine {
     }
 
     fn counters(&self) -> EngineCounters {
-        EngineCounters {
+        let mut counters = EngineCounters {
             ring: Some(RingCounts {
                 reaps: self.reaps,
                 completions: self.reaped,
                 cq_head_commits: self.ring.cq_head_commits,
             }),
             ..self.retry.counters()
+        };
+        if let Some(faults) = &self.faults {
+            faults.add_to(&mut counters);
         }
+        counters
     }
 
     fn state(&self) -> String {
@@ -935,7 +1051,10 @@ impl Engine for IoUringEngine {
             parts.push(format!("depth {}", self.depth));
         }
         parts.retain(|part| !part.is_empty());
-        format!("io_uring ({})", parts.join(", "))
+        inject::described(
+            format!("io_uring ({})", parts.join(", ")),
+            self.faults.as_deref(),
+        )
     }
 }
 

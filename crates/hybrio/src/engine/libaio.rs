@@ -30,12 +30,13 @@ use std::path::{Path, PathBuf};
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use super::inject::{self, Faults};
 use super::retry::{Retry, Track};
 use crate::Error;
 use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Marks, Request, Verdict};
 use crate::sys::aio::{self, AioContext};
 use crate::sys::host;
 
@@ -66,6 +67,11 @@ pub(crate) struct LibaioEngine {
     /// The caller's requests a resubmission's `io_submit` handed to the
     /// kernel before the caller's commit: that commit counts them.
     early: usize,
+    /// Injected faults ([`inject`](super::inject)), if the caller asked.
+    faults: Option<Box<Faults>>,
+    /// The depth less the completions `faults` holds back: what the
+    /// context may have in flight.
+    room: usize,
 }
 
 impl LibaioEngine {
@@ -87,21 +93,18 @@ impl LibaioEngine {
             retry: Retry::new(config.nowait),
             tracks: vec![None; depth as usize],
             early: 0,
+            faults: Faults::of(config),
+            room: depth as usize,
         })
-    }
-
-    /// The engine under a layer that applies the retry rule: it passes
-    /// every answer up as the kernel gave it.
-    pub(crate) fn retried_above(mut self) -> Self {
-        self.retry.above = true;
-        self
     }
 
     /// Reaps as [`Engine::reap`] says, sending again from its slot a request
     /// whose answer is short or "try again" (after one pause for the lot,
     /// when one was retried many times), before anything waits for it.
+    #[inline(always)]
     fn reap_and_send_again(
         &mut self,
+        mut faults: Option<&mut Faults>,
         min: usize,
         max: usize,
         out: &mut Vec<Completion>,
@@ -109,14 +112,23 @@ impl LibaioEngine {
         let mut got = 0;
         while got < max {
             let (retry, tracks) = (&mut self.retry, &mut self.tracks);
-            let reaped = self.aio.reap_with(
-                min.saturating_sub(got),
-                max - got,
-                |slot, request, result| {
-                    retry.decide_request(request, &mut tracks[slot as usize], result)
-                },
-                out,
-            );
+            let reaped = match faults.as_deref_mut() {
+                None => self.aio.reap_with(
+                    min.saturating_sub(got),
+                    max - got,
+                    |slot, request, result| {
+                        retry.decide_request(request, &mut tracks[slot as usize], result)
+                    },
+                    out,
+                ),
+                Some(faults) => Self::reap_faulty(
+                    &mut self.aio,
+                    (retry, tracks),
+                    faults,
+                    (min.saturating_sub(got), max - got),
+                    out,
+                ),
+            };
             got += reaped.map_err(|e| engine_error("io_getevents", e))?;
             let again = self.aio.again();
             if again == 0 {
@@ -133,6 +145,72 @@ impl LibaioEngine {
             }
         }
         Ok(got)
+    }
+}
+
+impl LibaioEngine {
+    /// [`AioContext::reap_with`] with faults injected: a marked answer is
+    /// shortened before the rule, and the request marked to be corrupted or
+    /// delayed is so after it; a delayed completion is taken out of `out`
+    /// and held back by `faults`. Returns how many stay in `out`.
+    #[cold]
+    fn reap_faulty(
+        aio: &mut AioContext,
+        (retry, tracks): (&mut Retry, &mut [Option<Track>]),
+        faults: &mut Faults,
+        (min, max): (usize, usize),
+        out: &mut Vec<Completion>,
+    ) -> std::io::Result<usize> {
+        let start = out.len();
+        // Where each delayed one went among those handed out: `deliver`
+        // appends every finished request in the order it decides.
+        let mut late = Vec::new();
+        let mut finished = 0;
+        let reaped = aio.reap_with(
+            min,
+            max,
+            |slot, request, result| {
+                let result = faults.shorten(request, result);
+                let verdict = retry.decide_request(request, &mut tracks[slot as usize], result);
+                if let Verdict::Done(result) = verdict {
+                    if request.marks.any(Marks::FAULTS) && faults.finish(request, result) {
+                        late.push(start + finished);
+                    }
+                    finished += 1;
+                }
+                verdict
+            },
+            out,
+        );
+        let mut held: Vec<Completion> = late.iter().rev().map(|&at| out.remove(at)).collect();
+        while let Some(completion) = held.pop() {
+            faults.hold(completion);
+        }
+        Ok(reaped? - late.len())
+    }
+}
+
+impl inject::HoldsBack for LibaioEngine {
+    fn faults(&mut self) -> &mut Option<Box<Faults>> {
+        &mut self.faults
+    }
+
+    fn holding_back(&mut self, held: usize) {
+        self.room = self.depth - held;
+    }
+
+    fn below(&self) -> usize {
+        self.aio.in_flight()
+    }
+
+    fn reap_below(
+        &mut self,
+        faults: &mut Faults,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        self.reap_and_send_again(Some(faults), min, max, out)
     }
 }
 
@@ -194,7 +272,7 @@ impl Engine for LibaioEngine {
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        self.files.remove_idle(handle, self.aio.in_flight())
+        self.files.remove_idle(handle, self.in_flight())
     }
 
     /// Only an `O_DIRECT` file (uncached already) can be uncached here:
@@ -208,7 +286,12 @@ impl Engine for LibaioEngine {
     }
 
     #[inline]
-    fn queue(&mut self, request: Request) -> QueueOutcome {
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+        if let Some(faults) = self.faults.as_mut()
+            && let Some(answer) = faults.draw(&mut request)
+        {
+            return QueueOutcome::Completed(request.complete(answer));
+        }
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
@@ -225,7 +308,7 @@ impl Engine for LibaioEngine {
             ));
             return QueueOutcome::Completed(request.complete(result));
         }
-        if self.aio.in_flight() >= self.depth {
+        if self.aio.in_flight() >= self.room {
             return QueueOutcome::Busy(request);
         }
         match self.aio.push(request, entry.fd(), entry.is_direct()) {
@@ -245,17 +328,14 @@ impl Engine for LibaioEngine {
     /// Requests queued but not committed are not waited for: `min` counts
     /// only committed ones.
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.retry.above {
-            return self
-                .aio
-                .reap(min, max, out)
-                .map_err(|e| engine_error("io_getevents", e));
+        if self.faults.is_some() {
+            return inject::HoldsBack::reap_holding_back(self, min, max, out);
         }
-        self.reap_and_send_again(min, max, out)
+        self.reap_and_send_again(None, min, max, out)
     }
 
     fn in_flight(&self) -> usize {
-        self.aio.in_flight()
+        self.aio.in_flight() + (self.depth - self.room)
     }
 
     fn is_synchronous(&self) -> bool {
@@ -263,7 +343,7 @@ impl Engine for LibaioEngine {
     }
 
     fn description(&self) -> String {
-        match self.aio.device() {
+        let described = match self.aio.device() {
             Some(device) => format!(
                 "libaio (depth {}; emulated device, {} latency)",
                 self.depth,
@@ -274,15 +354,20 @@ impl Engine for LibaioEngine {
                 self.depth
             ),
             None => format!("libaio (depth {})", self.depth),
-        }
+        };
+        inject::described(described, self.faults.as_deref())
     }
 
     fn counters(&self) -> EngineCounters {
         let rule = self.retry.counters();
-        EngineCounters {
+        let mut counters = EngineCounters {
             retries: self.aio.retries() + rule.retries,
             ..rule
+        };
+        if let Some(faults) = &self.faults {
+            faults.add_to(&mut counters);
         }
+        counters
     }
 }
 

@@ -8,11 +8,9 @@ mod alias;
 mod api;
 #[cfg(test)]
 mod conformance;
-mod inflight;
 pub mod inject;
 mod inline;
 mod io_uring;
-mod layers;
 mod libaio;
 #[cfg(test)]
 mod model;
@@ -20,7 +18,6 @@ mod null;
 mod pool;
 mod psync;
 mod pvsync2;
-mod resubmit;
 mod retry;
 mod sync;
 #[cfg(test)]
@@ -33,7 +30,6 @@ pub use api::{
 
 use crate::Error;
 use crate::buf::BufPool;
-use layers::{bare_or_layered, own_rule};
 
 /// Builds an engine. `pool` is the buffer pool whose buffers the requests will
 /// carry; with `fixed_buffers` it is registered with the kernel.
@@ -44,49 +40,22 @@ use layers::{bare_or_layered, own_rule};
 /// completion comes back short only at the end of a file or after an error
 /// (the synchronous engines in place, the pool's workers around their
 /// calls, io_uring and libaio where their completions arrive, the adaptive
-/// engine through the engines inside it). With the fault injection of
-/// `config.inject` ([`inject`]), the engine goes under it and the
-/// resubmission layer, which applies the rule to the faults too.
+/// engine through the engines inside it). With `config.inject`, each
+/// engine injects those faults ([`inject`]) below its rule, which treats
+/// them as it treats the kernel's answers.
 pub fn open(
     kind: EngineKind,
     config: &EngineConfig,
     pool: Option<&BufPool>,
 ) -> Result<Box<dyn Engine>, Error> {
     Ok(match kind {
-        // These send short transfers again themselves: in place, or from
-        // the slot where the completion arrives.
-        EngineKind::Sync => own_rule(
-            sync::SyncEngine::new(config),
-            inline::InlineEngine::retried_above,
-            config,
-        ),
-        EngineKind::Psync => own_rule(
-            psync::PsyncEngine::new(config),
-            inline::InlineEngine::retried_above,
-            config,
-        ),
-        EngineKind::Pvsync2 => own_rule(
-            pvsync2::Pvsync2Engine::new(config),
-            inline::InlineEngine::retried_above,
-            config,
-        ),
-        EngineKind::Pool => own_rule(
-            pool::PoolEngine::new(config)?,
-            pool::PoolEngine::retried_above,
-            config,
-        ),
-        EngineKind::Libaio => own_rule(
-            libaio::LibaioEngine::new(config)?,
-            libaio::LibaioEngine::retried_above,
-            config,
-        ),
-        EngineKind::IoUring => own_rule(
-            io_uring::IoUringEngine::new(config, pool)?,
-            io_uring::IoUringEngine::retried_above,
-            config,
-        ),
+        EngineKind::Sync => Box::new(sync::SyncEngine::new(config)),
+        EngineKind::Psync => Box::new(psync::PsyncEngine::new(config)),
+        EngineKind::Pvsync2 => Box::new(pvsync2::Pvsync2Engine::new(config)),
+        EngineKind::Pool => Box::new(pool::PoolEngine::new(config)?),
+        EngineKind::Libaio => Box::new(libaio::LibaioEngine::new(config)?),
+        EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(config, pool)?),
         EngineKind::Adaptive => adaptive::open(config, pool)?,
-        // Never short, never "try again": nothing for the rule to do.
-        EngineKind::Null => bare_or_layered(null::NullEngine::new(config), config),
+        EngineKind::Null => Box::new(null::NullEngine::new(config)),
     })
 }

@@ -5,7 +5,8 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::api::{Engine, EngineConfig, EngineKind, PREALLOCATED, QueueOutcome};
+use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PREALLOCATED, QueueOutcome};
+use super::inject::{self, Faults};
 use crate::Error;
 use crate::file::{FileHandle, FileTable};
 use crate::request::{Completion, Request};
@@ -26,6 +27,11 @@ pub struct NullEngine {
     /// `iodepth_batch_complete_max=1`) does not shift the rest each time.
     pending: VecDeque<Completion>,
     committed: usize,
+    /// Injected faults ([`inject`](super::inject)), if the caller asked.
+    faults: Option<Box<Faults>>,
+    /// Short transfers "sent again" (reads, writes): as the retry rule
+    /// counts them.
+    short_ios: [u64; 2],
 }
 
 impl NullEngine {
@@ -37,6 +43,8 @@ impl NullEngine {
             depth,
             pending: VecDeque::with_capacity(depth.min(PREALLOCATED)),
             committed: 0,
+            faults: Faults::of(config),
+            short_ios: [0; 2],
         }
     }
 }
@@ -44,14 +52,52 @@ impl NullEngine {
 /// The result a request gets: its length, or the same early errors as the real engines.
 #[inline]
 fn outcome(files: &FileTable, request: Request) -> Completion {
-    let result = if files.get(request.file).is_none() {
+    let result = outcome_of(files, &request);
+    request.complete(result)
+}
+
+/// What the null engine answers `request`.
+#[inline]
+fn outcome_of(files: &FileTable, request: &Request) -> i64 {
+    if files.get(request.file).is_none() {
         -i64::from(libc::EBADF)
     } else if let Some(errno) = request.malformed() {
         -i64::from(errno)
     } else {
         request.len() as i64
-    };
-    request.complete(result)
+    }
+}
+
+impl NullEngine {
+    /// [`Engine::queue`] with faults injected. With no I/O to perform, a
+    /// shortened request's rest is "sent again" and done at once, and a
+    /// delay blocks the caller: there is no completion to hold back.
+    #[cold]
+    fn queue_with_faults(&mut self, mut request: Request) -> QueueOutcome {
+        if self.depth > 1 && self.pending.len() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
+        let Some(faults) = self.faults.as_mut() else {
+            return QueueOutcome::Busy(request);
+        };
+        let completion = match faults.draw(&mut request) {
+            Some(answer) => request.complete(answer),
+            None => {
+                let whole = request.len() as i64;
+                let result = outcome_of(&self.files, &request);
+                if result == whole && faults.shorten(&mut request, result) < whole {
+                    self.short_ios[usize::from(request.op == crate::request::Op::Write)] += 1;
+                }
+                faults.finish_here(&mut request, result);
+                request.complete(result)
+            }
+        };
+        if self.depth == 1 {
+            return QueueOutcome::Completed(completion);
+        }
+        self.pending.push_back(completion);
+        QueueOutcome::Queued
+    }
 }
 
 impl Engine for NullEngine {
@@ -69,6 +115,9 @@ impl Engine for NullEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
+        if self.faults.is_some() {
+            return self.queue_with_faults(request);
+        }
         if self.depth == 1 {
             return QueueOutcome::Completed(outcome(&self.files, request));
         }
@@ -105,5 +154,20 @@ impl Engine for NullEngine {
 
     fn is_synchronous(&self) -> bool {
         self.depth == 1
+    }
+
+    fn counters(&self) -> EngineCounters {
+        let mut counters = EngineCounters {
+            short_ios: self.short_ios,
+            ..EngineCounters::default()
+        };
+        if let Some(faults) = &self.faults {
+            faults.add_to(&mut counters);
+        }
+        counters
+    }
+
+    fn description(&self) -> String {
+        inject::described(EngineKind::Null.name().to_owned(), self.faults.as_deref())
     }
 }

@@ -97,12 +97,13 @@ use std::time::{Duration, Instant};
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PREALLOCATED, QueueOutcome};
+use super::inject::{self, Faults};
 use crate::Error;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};
 use workers::{
-    HOLD, IDLE_TIMEOUT, Job, MAX_WORKERS, ODDS_ONE, REAP_SPIN, Rule, Shared, WORTH_SPINNING, lock,
+    HOLD, IDLE_TIMEOUT, Job, MAX_WORKERS, ODDS_ONE, REAP_SPIN, Shared, WORTH_SPINNING, lock,
     odds_after, spin_now, spin_until, worker,
 };
 
@@ -131,8 +132,11 @@ pub(crate) struct PoolEngine {
     reap_odds: u32,
     /// Chances to spin for completions skipped ([`spin_now`]).
     reap_skipped: u32,
-    /// Who applies the retry rule to the workers' answers.
-    rule: Rule,
+    /// `EAGAIN` is the caller's answer, not one the workers retry.
+    nowait: bool,
+    /// Injected faults ([`inject`](super::inject)), if the caller asked:
+    /// drawn here, applied by the workers.
+    faults: Option<Box<Faults>>,
 }
 
 impl std::fmt::Debug for PoolEngine {
@@ -162,8 +166,10 @@ impl PoolEngine {
         hold: Duration,
     ) -> Result<Self, Error> {
         let depth = config.depth.max(1) as usize;
+        let faults = Faults::of(config);
+        let effects = faults.as_ref().map(|faults| faults.effects());
         let mut engine = PoolEngine {
-            shared: Arc::new(Shared::new(idle_timeout, hold)),
+            shared: Arc::new(Shared::new(idle_timeout, hold, effects)),
             workers: (0..MAX_WORKERS).map(|_| None).collect(),
             max_workers: depth.min(MAX_WORKERS),
             depth,
@@ -175,9 +181,8 @@ impl PoolEngine {
             spare: Vec::with_capacity(depth.min(PREALLOCATED)),
             reap_odds: ODDS_ONE,
             reap_skipped: 0,
-            rule: Rule::Here {
-                nowait: config.nowait,
-            },
+            nowait: config.nowait,
+            faults,
         };
         engine.spawn(0).map_err(|source| Error::Engine {
             engine: ENGINE,
@@ -193,14 +198,6 @@ impl PoolEngine {
             thread::yield_now();
         }
         Ok(engine)
-    }
-
-    /// The engine under a layer that applies the retry rule (the
-    /// adaptive engine's, or the one above injected faults): its workers
-    /// pass every answer up as it is.
-    pub(crate) fn retried_above(mut self) -> Self {
-        self.rule = Rule::Above;
-        self
     }
 
     /// Workers alive now.
@@ -348,7 +345,12 @@ impl Engine for PoolEngine {
     }
 
     #[inline]
-    fn queue(&mut self, request: Request) -> QueueOutcome {
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
+        if let Some(faults) = self.faults.as_mut()
+            && let Some(answer) = faults.draw(&mut request)
+        {
+            return QueueOutcome::Completed(request.complete(answer));
+        }
         let Some(entry) = self.files.get(request.file) else {
             return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
         };
@@ -365,7 +367,7 @@ impl Engine for PoolEngine {
             device: self.device,
             deadline: None,
             rw_flags: entry.caching_flags() | request.rw_flags(),
-            rule: self.rule,
+            nowait: self.nowait,
             request,
         });
         QueueOutcome::Queued
@@ -444,7 +446,11 @@ impl Engine for PoolEngine {
     }
 
     fn counters(&self) -> EngineCounters {
-        *lock(&self.shared.retry_counts)
+        let mut counters = *lock(&self.shared.retry_counts);
+        if let Some(faults) = &self.faults {
+            faults.add_to(&mut counters);
+        }
+        counters
     }
 
     fn description(&self) -> String {
@@ -452,11 +458,12 @@ impl Engine for PoolEngine {
             .device
             .map(|device| format!(", emulated device {:?}", device.latency()))
             .unwrap_or_default();
-        format!(
+        let described = format!(
             "pool (workers 1-{}, now {}{device})",
             self.max_workers,
             self.workers()
-        )
+        );
+        inject::described(described, self.faults.as_deref())
     }
 }
 

@@ -24,7 +24,8 @@
 //! at the completion point, with the request still in its slot, sending it
 //! again from there; the synchronous engines around the call, and the
 //! pool's workers around theirs; the adaptive engine through the engines
-//! inside it. The resubmission layer applies it only over injected faults.
+//! inside it. Injected faults ([`inject`](super::inject)) come in below it,
+//! as the kernel's answers do.
 
 use std::time::Duration;
 
@@ -133,10 +134,6 @@ impl Track {
 pub(crate) struct Retry {
     /// `EAGAIN` is what the caller asked for: pass it through.
     nowait: bool,
-    /// A layer above applies the rule: the engine passes every answer up as
-    /// it is (applied twice, a read that met the end of the file would be
-    /// sent once more, since its answer still looks short).
-    pub(crate) above: bool,
     pub(crate) limit: u32,
     /// The longest pause the retries decided since it was last taken
     /// ([`Retry::take_pause`]): one wait for all the requests sent again together.
@@ -151,7 +148,6 @@ impl Retry {
     pub(crate) fn new(nowait: bool) -> Retry {
         Retry {
             nowait,
-            above: false,
             limit: RETRY_LIMIT,
             pause: Duration::ZERO,
             short_ios: [0; 2],

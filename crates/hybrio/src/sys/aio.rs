@@ -569,18 +569,8 @@ impl AioContext {
     }
 
     /// Waits until at least `min` completions are ready (fewer only if fewer
-    /// were committed), appends at most `max` to `out`, and returns how many.
-    /// `min == 0` never blocks; `EINTR` is waited through. Every answer is final.
-    pub(crate) fn reap(
-        &mut self,
-        min: usize,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> io::Result<usize> {
-        self.reap_with(min, max, |_, _, result| Verdict::Done(result), out)
-    }
-
-    /// [`AioContext::reap`], asking `decide(slot, request, result)` what each
+    /// were committed), appends at most `max` to `out`, and returns how many,
+    /// asking `decide(slot, request, result)` what each
     /// answer means while the request is still in its slot: [`Verdict::Done`]
     /// hands it out with that result, [`Verdict::Again`] keeps it in its slot,
     /// edited for what it asks for next, queued for the next

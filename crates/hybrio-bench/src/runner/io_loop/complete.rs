@@ -21,8 +21,8 @@ impl IoLoop<'_> {
         } else {
             completion.span
         };
-        // A read of a file that comes back short has met its end (the layers
-        // below resend the rest until nothing more comes): the file is shorter
+        // A read of a file that comes back short has met its end (the engine
+        // resends the rest until nothing more comes): the file is shorter
         // than the job (truncated while it ran). fio fails it with EIO.
         let ended_early =
             op == Op::Read && completion.result >= 0 && (completion.result as u64) < wanted;

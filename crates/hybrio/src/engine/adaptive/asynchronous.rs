@@ -179,13 +179,10 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     }
 
     /// Whether `result` is a send tried inline that went in part, which the
-    /// engine finishes itself (unless the layer above applies the rule).
+    /// engine finishes itself.
     #[inline]
     pub(super) fn sent_in_part(&self, request: &Request, result: i64) -> bool {
-        !self.retry.above
-            && request.op == Op::Send
-            && result > 0
-            && (result as u64) < request.len() as u64
+        request.op == Op::Send && result > 0 && (result as u64) < request.len() as u64
     }
 
     /// Sends the rest of `request`, which went `sent` bytes in part when

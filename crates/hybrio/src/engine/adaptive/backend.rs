@@ -9,7 +9,6 @@ use crate::Error;
 use crate::engine::alias::SharesFiles;
 use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
 use crate::engine::io_uring::IoUringEngine;
-use crate::engine::layers::inside;
 use crate::engine::libaio::LibaioEngine;
 use crate::engine::pool::PoolEngine;
 use crate::engine::retry::Track;
@@ -52,7 +51,6 @@ impl AsyncBackend for AsyncEngine {
             .as_ref()
             .ok()
             .and_then(|_| LibaioEngine::new(config).ok())
-            .map(|engine| inside(engine, LibaioEngine::retried_above, config))
             .map(|engine| AsyncEngine::Libaio(Box::new(engine)))
     }
 }

@@ -95,7 +95,7 @@ use crate::engine::api::EngineConfig;
 use crate::engine::api::{Engine, EngineCounters, EngineKind, QueueOutcome};
 use crate::engine::inline::InlinePath;
 use crate::file::{Caching, FileHandle};
-use crate::request::{Completion, Op, Request};
+use crate::request::{Completion, Marks, Op, Request};
 use backend::{AsyncBackend, Slot};
 #[cfg(not(test))]
 use path::Path;
@@ -153,7 +153,9 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         };
         let len = request.len() as u64;
         match request.op {
-            Op::Write => request.uncached = auto.write(request.offset, len),
+            Op::Write => request
+                .marks
+                .set(Marks::UNCACHED, auto.write(request.offset, len)),
             Op::Read => {
                 auto.read(request.offset, len);
                 if let Some(reads) = route.reads.as_mut()
@@ -262,7 +264,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
         if self.auto_files > 0 {
             self.choose_caching(&mut request);
-            self.counts.uncached += u64::from(request.uncached);
+            self.counts.uncached += u64::from(request.marks.any(Marks::UNCACHED));
         }
         if request.op.is_socket() {
             return self.offer_socket(request, key);

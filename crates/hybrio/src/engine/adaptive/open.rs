@@ -12,9 +12,8 @@ use crate::Error;
 use crate::buf::BufPool;
 use crate::clock::Clock;
 use crate::engine::api::{AdaptiveMemory, Engine, EngineConfig, PathCounts};
-use crate::engine::inline::{InlineEngine, InlinePath};
+use crate::engine::inline::InlinePath;
 use crate::engine::io_uring::IoUringEngine;
-use crate::engine::layers::{bare_or_layered, inside, layered};
 use crate::engine::libaio::LibaioEngine;
 use crate::engine::pool::PoolEngine;
 use crate::engine::psync::PsyncEngine;
@@ -22,9 +21,8 @@ use crate::engine::pvsync2::Pvsync2Engine;
 use crate::engine::retry::Retry;
 use crate::sys::{aio, host};
 
-/// The adaptive engine, as [`crate::engine::open`] makes every engine (bare:
-/// the engines inside it apply the retry rule; under the layers only with
-/// injected faults): psync
+/// The adaptive engine (the engines inside it apply the retry rule, and
+/// inject the faults `config` asks for): psync
 /// (pvsync2 when `hipri` or `nowait` asks for its flags) inline, and
 /// io_uring for the asynchronous path; where the kernel refuses io_uring,
 /// the pool, and libaio for `O_DIRECT` files when it is allowed (for
@@ -59,53 +57,32 @@ fn open_with(
             .as_ref()
             .ok()
             .and_then(|_| IoUringEngine::new(&ring_config, pool).ok())
-            .map(|ring| inside(ring, IoUringEngine::retried_above, config))
     } else {
         None
     };
     if let Some(ring) = io_uring {
         return Ok(wrapped(vec![AsyncEngine::IoUring(ring)], config));
     }
-    let mut backends = vec![AsyncEngine::Pool(Box::new(inside(
-        PoolEngine::new(config)?,
-        PoolEngine::retried_above,
-        config,
-    )))];
+    let mut backends = vec![AsyncEngine::Pool(Box::new(PoolEngine::new(config)?))];
     let libaio = aio::status()
         .as_ref()
         .ok()
-        .and_then(|_| LibaioEngine::new(config).ok())
-        .map(|libaio| inside(libaio, LibaioEngine::retried_above, config));
+        .and_then(|_| LibaioEngine::new(config).ok());
     if let Some(libaio) = libaio {
         backends.push(AsyncEngine::Libaio(Box::new(libaio)));
     }
     Ok(wrapped(backends, config))
 }
 
-/// The engine over `backends`, with the inline engine `config` asks for,
-/// under the layers only with injected faults.
+/// The engine over `backends`, with the inline engine `config` asks for.
 fn wrapped<B: AsyncBackend + 'static>(backends: Vec<B>, config: &EngineConfig) -> Box<dyn Engine> {
     let time = Time::Real(Clock::new());
     if config.hipri || config.nowait {
-        let inline = inside(
-            Pvsync2Engine::new(config),
-            InlineEngine::retried_above,
-            config,
-        );
-        bare_or_layered(
-            AdaptiveEngine::with_engines(inline, backends, config, time),
-            config,
-        )
+        let inline = Pvsync2Engine::new(config);
+        Box::new(AdaptiveEngine::with_engines(inline, backends, config, time))
     } else {
-        let inline = inside(
-            PsyncEngine::new(config),
-            InlineEngine::retried_above,
-            config,
-        );
-        bare_or_layered(
-            AdaptiveEngine::with_engines(inline, backends, config, time),
-            config,
-        )
+        let inline = PsyncEngine::new(config);
+        Box::new(AdaptiveEngine::with_engines(inline, backends, config, time))
     }
 }
 
@@ -167,11 +144,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             pending: None,
             time,
             counts: PathCounts::default(),
-            retry: {
-                let mut retry = Retry::new(config.nowait);
-                retry.above = layered(config);
-                retry
-            },
+            retry: Retry::new(config.nowait),
             slow_inline_ns,
             priors,
             save_to: None,

@@ -415,8 +415,7 @@ fn adaptive_tries_no_receive_of_a_stream_inline_while_one_is_out() {
 fn a_socket_try_lingers_for_data_that_comes_and_gives_up_when_none_does() {
     use crate::engine::inline::InlinePath;
     let pool = BufPool::new(4, 4096).unwrap();
-    // The inline engine itself, as the adaptive engine holds it (the
-    // resubmission layer does not pass tries on).
+    // The inline engine itself, as the adaptive engine holds it.
     let mut engine =
         crate::engine::psync::PsyncEngine::new(&crate::engine::EngineConfig::with_depth(1));
     let (a, b) = udp_pair();

@@ -1,46 +1,50 @@
 //! Fault injection: any engine, made to fail, come back short or late now and
-//! then, to test what sits above it (the [resubmission layer](super::open)
-//! and the benchmark's error handling) on demand rather than when a disk
-//! happens to misbehave.
+//! then, to test what sits above the kernel's answers (each engine's retry
+//! rule, the benchmark's error handling) on demand
+//! rather than when a disk happens to misbehave.
 //!
 //! A [`FaultPlan`] gives each fault a probability, e.g.
-//! `eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms,corrupt:0.001`. Every request queued
-//! draws once from a small seeded generator (SplitMix64), so a plan and a
-//! seed give the same faults run after run, and a request that draws no
-//! fault costs the draw and one comparison:
+//! `eio:0.001,short:0.01,eagain:0.01,delay:0.001@5ms,corrupt:0.001`. An
+//! engine built with one ([`EngineConfig::inject`]) draws once for every
+//! request the caller queues, from a small seeded generator (SplitMix64), so
+//! a plan and a seed give the same faults run after run. It injects them
+//! where its requests are queued and where they complete, below its retry
+//! rule, which treats them as it treats the kernel's answers: the faults are
+//! a hook of each engine, not a layer over it. Without a plan an engine pays
+//! one test a request.
 //!
 //! * `eio`: the request is not performed; it completes with `-EIO`.
-//! * `eagain`: not performed; it completes with `-EAGAIN`, which the
-//!   resubmission layer retries (unless the caller asked for `nowait`).
-//! * `short`: a read or write is performed with half its window, rounded
-//!   down to a multiple of 512 so that `O_DIRECT` stays valid, and completes
-//!   with that count and its buffer's window as queued: short. Requests
+//! * `eagain`: not performed this time; the rule tries it again at once (a
+//!   draw of its own), up to its limit, unless the caller asked for
+//!   `nowait`: then `-EAGAIN` is the answer.
+//! * `short`: a read or write is performed whole and its first answer
+//!   reported as half its window (rounded down to a multiple of 512, so that
+//!   the rest of an `O_DIRECT` request stays aligned): the rule sends the
+//!   rest again, as it does when the kernel moves less than asked. Requests
 //!   under 1024 bytes cannot be halved that way and are left alone, and so
 //!   are receives and sends: half a datagram cannot be made whole again.
 //! * `delay:P@D`: performed normally, its completion delivered at least `D`
-//!   later than it would have been: a synchronous engine blocks the caller
-//!   for `D` more; an asynchronous one holds the completion back.
+//!   later than it would have been: a synchronous engine (and the pool's
+//!   worker that ran it) sleeps `D` after the call; io_uring and libaio hold
+//!   the completion back, counted in [`Engine::in_flight`](super::Engine::in_flight)
+//!   and so against the depth; the null engine, which has no I/O to hold
+//!   back, blocks the caller.
 //! * `corrupt`: a read is performed normally and comes back with one bit of
-//!   what it read flipped, as from a disk or a path that corrupts silently:
-//!   what verifying data exists to catch. Other requests are left alone.
-//!
-//! Faults of `eio` and `eagain` complete inside [`Engine::queue`], as an
-//! engine's own early errors do. Errors the engine below produces itself
-//! pass through untouched.
+//!   what it read flipped (where, the seed and the request say), as from a
+//!   disk or a path that corrupts silently: what verifying data exists to
+//!   catch. Other requests are left alone.
 
 pub(super) mod plan;
 
 pub use plan::{DEFAULT_SEED, FaultPlan, FaultPlanError, InjectedCounts};
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::path::PathBuf;
+use std::time::Duration;
 
-use super::api::{Engine, EngineCounters, EngineKind, QueueOutcome};
-use super::inflight::{InFlight, Key};
+use super::api::{EngineConfig, EngineCounters};
+use super::retry::RETRY_LIMIT;
 use crate::Error;
-use crate::file::{Caching, FileHandle};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Marks, Op, Request};
 use crate::sys::time;
 
 /// Draws are 53-bit, the precision of an `f64` probability.
@@ -50,7 +54,7 @@ const ONE: u64 = 1 << DRAW_BITS;
 /// Smallest window `short` halves: half of it is the smallest multiple of 512.
 const SHORTEST_SHORTENED: usize = 1024;
 
-/// `O_DIRECT`'s alignment, which a shortened window keeps.
+/// `O_DIRECT`'s alignment, which the rest of a shortened request keeps.
 const SECTOR: usize = 512;
 
 /// SplitMix64: one add and two multiplies a draw, good enough to pick faults.
@@ -74,18 +78,6 @@ impl SplitMix64 {
     }
 }
 
-/// What an asynchronous request carried down with a fault still has to
-/// have done to its completion.
-#[derive(Debug, Clone, Copy)]
-enum Mark {
-    /// Its window was shortened from this length: restore it.
-    Short(usize),
-    /// Hold it back.
-    Delay,
-    /// Flip a bit of what it read, where this draw says.
-    Corrupt(u64),
-}
-
 /// The fault a draw picked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
@@ -96,43 +88,55 @@ enum Fault {
     Corrupt,
 }
 
-/// An engine with faults injected as a [`FaultPlan`] says. See the
-/// [module documentation](self).
-///
-/// Delayed completions count in [`Engine::in_flight`]; the layer above
-/// (which knows the depth) counts them against it, as
-/// [`open`](super::open)'s engines do.
+const FAULTS: [Fault; 5] = [
+    Fault::Eio,
+    Fault::Eagain,
+    Fault::Short,
+    Fault::Delay,
+    Fault::Corrupt,
+];
+
+/// What the engines' faults need away from the engine that drew them (a
+/// pool's worker): where to flip a bit, how long to delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FaultEffects {
+    pub(crate) seed: u64,
+    pub(crate) delay: Duration,
+}
+
+/// One engine's faults, as its [`FaultPlan`] says. See the [module
+/// documentation](self).
 #[derive(Debug)]
-pub struct Inject<E> {
-    inner: E,
+pub(crate) struct Faults {
     plan: FaultPlan,
     rng: SplitMix64,
     /// A draw below `below[i]` (and above the one before) picks fault `i`
-    /// of [`Inject::FAULTS`]; at or above the last, none.
+    /// of [`FAULTS`]; at or above the last, none.
     below: [u64; 5],
-    /// `delay_by` in nanoseconds.
-    delay_ns: u64,
-    counts: InjectedCounts,
-    /// Shortened or delayed requests inside `inner`.
-    marks: InFlight<Mark>,
+    /// `EAGAIN` is the caller's answer.
+    nowait: bool,
+    /// Injected "try again" answers one request may get in a row (the
+    /// rule's limit).
+    pub(crate) limit: u32,
+    pub(crate) counts: InjectedCounts,
+    /// Injected `EAGAIN`s the rule tried again.
+    retried: u64,
     /// Completions held back, with the `CLOCK_MONOTONIC` time (ns) they are
     /// due; in due order, as every delay is the same.
     delayed: VecDeque<(u64, Completion)>,
-    /// Completions being sorted, kept to reuse the allocation.
-    scratch: Vec<Completion>,
 }
 
-impl<E: Engine> Inject<E> {
-    const FAULTS: [Fault; 5] = [
-        Fault::Eio,
-        Fault::Eagain,
-        Fault::Short,
-        Fault::Delay,
-        Fault::Corrupt,
-    ];
+impl Faults {
+    /// The faults of `config`'s plan; `None` without one.
+    pub(crate) fn of(config: &EngineConfig) -> Option<Box<Faults>> {
+        config
+            .inject
+            .as_ref()
+            .map(|plan| Box::new(Faults::new(plan.clone(), config.nowait)))
+    }
 
-    /// Wraps `inner`, injecting the faults of `plan`.
-    pub fn new(inner: E, plan: FaultPlan) -> Self {
+    /// The faults of `plan`, for an engine built with `nowait` (or not).
+    pub(crate) fn new(plan: FaultPlan, nowait: bool) -> Faults {
         let mut below = [0; 5];
         let mut sum = 0;
         for (i, p) in [plan.eio, plan.eagain, plan.short, plan.delay, plan.corrupt]
@@ -144,124 +148,111 @@ impl<E: Engine> Inject<E> {
             sum = (sum + share).min(ONE);
             below[i] = sum;
         }
-        Inject {
-            inner,
+        Faults {
             rng: SplitMix64(plan.seed),
             below,
-            delay_ns: u64::try_from(plan.delay_by.as_nanos()).unwrap_or(u64::MAX),
+            nowait,
+            limit: RETRY_LIMIT,
             plan,
             counts: InjectedCounts::default(),
-            marks: InFlight::new(),
+            retried: 0,
             delayed: VecDeque::new(),
-            scratch: Vec::new(),
         }
     }
 
-    /// The plan it injects.
-    pub fn plan(&self) -> &FaultPlan {
-        &self.plan
+    /// What a worker needs to apply the faults marked on a request.
+    pub(crate) fn effects(&self) -> FaultEffects {
+        FaultEffects {
+            seed: self.plan.seed,
+            delay: self.plan.delay_by,
+        }
     }
 
-    /// Performs a request that drew a fault.
-    #[cold]
-    fn queue_faulty(&mut self, mut request: Request, draw: u64) -> QueueOutcome {
-        let fault = self
-            .below
-            .iter()
-            .position(|&below| draw < below)
-            .map_or(Fault::Corrupt, |i| Self::FAULTS[i]);
-        match fault {
-            Fault::Eio => {
-                self.counts.eio += 1;
-                QueueOutcome::Completed(request.complete(-i64::from(libc::EIO)))
-            }
-            Fault::Eagain => {
-                self.counts.eagain += 1;
-                QueueOutcome::Completed(request.complete(-i64::from(libc::EAGAIN)))
-            }
-            Fault::Short => {
-                let whole = request.len();
-                // A datagram cut in half is two datagrams (sent) or half of
-                // one lost (received): the layers above cannot hide that.
-                if !request.op.moves_data() || request.op.is_socket() || whole < SHORTEST_SHORTENED
-                {
-                    return self.inner.queue(request);
+    /// Draws for a request the caller queued, as the engine takes it: marks
+    /// it with a fault to apply where it completes, or answers it now
+    /// without its being performed (`Some`: `-EIO`, or `-EAGAIN` when the
+    /// rule does not try again).
+    pub(crate) fn draw(&mut self, request: &mut Request) -> Option<i64> {
+        // A request handed back (`Busy`) and queued again draws anew.
+        request.marks.set(Marks::FAULTS, false);
+        let mut tries = 0;
+        loop {
+            let draw = self.rng.draw();
+            // At or above the last bound: no fault.
+            let i = self.below.iter().position(|&below| draw < below)?;
+            match FAULTS[i] {
+                Fault::Eio => {
+                    self.counts.eio += 1;
+                    return Some(-i64::from(libc::EIO));
                 }
-                if let Some(buf) = request.buffer_mut() {
-                    buf.set_len(whole / 2 / SECTOR * SECTOR);
+                Fault::Eagain => {
+                    self.counts.eagain += 1;
+                    if self.nowait || tries >= self.limit {
+                        return Some(-i64::from(libc::EAGAIN));
+                    }
+                    tries += 1;
+                    self.retried += 1;
                 }
-                // Named as it goes down, shortened (the caller's memory is
-                // known by its window).
-                let key = Key::of_request(&request);
-                match self.inner.queue(request) {
-                    QueueOutcome::Completed(mut done) => {
-                        self.counts.short += 1;
-                        done.buf.set_len(whole);
-                        QueueOutcome::Completed(done)
-                    }
-                    QueueOutcome::Queued => {
-                        self.counts.short += 1;
-                        self.marks.insert(key, Mark::Short(whole));
-                        QueueOutcome::Queued
-                    }
-                    QueueOutcome::Busy(mut back) => {
-                        restore(back.buffer_mut(), whole);
-                        QueueOutcome::Busy(back)
-                    }
+                Fault::Short => {
+                    let halved = request.op.moves_data()
+                        && !request.op.is_socket()
+                        && request.len() >= SHORTEST_SHORTENED;
+                    request.marks.set(Marks::SHORT, halved);
+                    return None;
                 }
-            }
-            Fault::Corrupt => {
-                if request.op != crate::request::Op::Read {
-                    return self.inner.queue(request);
+                Fault::Delay => {
+                    request.marks.set(Marks::DELAY, true);
+                    return None;
                 }
-                let key = Key::of_request(&request);
-                let at = self.rng.next();
-                match self.inner.queue(request) {
-                    QueueOutcome::Completed(mut done) => {
-                        self.corrupt(&mut done, at);
-                        QueueOutcome::Completed(done)
-                    }
-                    QueueOutcome::Queued => {
-                        self.marks.insert(key, Mark::Corrupt(at));
-                        QueueOutcome::Queued
-                    }
-                    busy @ QueueOutcome::Busy(_) => busy,
-                }
-            }
-            Fault::Delay => {
-                let key = Key::of_request(&request);
-                match self.inner.queue(request) {
-                    QueueOutcome::Completed(done) => {
-                        self.counts.delay += 1;
-                        std::thread::sleep(self.plan.delay_by);
-                        QueueOutcome::Completed(done)
-                    }
-                    QueueOutcome::Queued => {
-                        self.counts.delay += 1;
-                        self.marks.insert(key, Mark::Delay);
-                        QueueOutcome::Queued
-                    }
-                    busy @ QueueOutcome::Busy(_) => busy,
+                Fault::Corrupt => {
+                    request.marks.set(Marks::CORRUPT, request.op == Op::Read);
+                    return None;
                 }
             }
         }
     }
 
-    /// Flips one bit of what a completed read brought, at a place drawn by
-    /// `at`; a read that failed or read nothing is left as it is.
-    fn corrupt(&mut self, done: &mut Completion, at: u64) {
-        let buf = &mut done.buf;
-        let read = usize::try_from(done.result).unwrap_or(0).min(buf.len());
-        if read == 0 {
-            return;
-        }
-        let byte = (at >> 3) as usize % read;
-        buf.as_mut_slice()[byte] ^= 1 << (at & 7);
-        self.counts.corrupt += 1;
+    /// [`shorten`], counted.
+    #[inline]
+    pub(crate) fn shorten(&mut self, request: &mut Request, result: i64) -> i64 {
+        let (result, shortened) = shorten(request, result);
+        self.counts.short += u64::from(shortened);
+        result
     }
 
-    /// Moves the delayed completions that are due to `out`, at most `room`.
-    fn deliver_due(&mut self, room: usize, out: &mut Vec<Completion>) -> usize {
+    /// Once the rule is done with a request marked corrupt or delayed (its
+    /// window and offset as queued): flips the bit; says whether its
+    /// completion is to be delivered late, and counts it so.
+    pub(crate) fn finish(&mut self, request: &mut Request, result: i64) -> bool {
+        self.counts.corrupt += u64::from(corrupt(self.plan.seed, request, result));
+        let late = request.marks.take(Marks::DELAY);
+        self.counts.delay += u64::from(late);
+        late
+    }
+
+    /// [`Faults::finish`] for a synchronous engine: the caller waits out
+    /// the delay.
+    pub(crate) fn finish_here(&mut self, request: &mut Request, result: i64) {
+        if self.finish(request, result) {
+            std::thread::sleep(self.plan.delay_by);
+        }
+    }
+
+    /// Holds `completion` back for the delay.
+    pub(crate) fn hold(&mut self, completion: Completion) {
+        let due = time::monotonic_ns()
+            .saturating_add(u64::try_from(self.plan.delay_by.as_nanos()).unwrap_or(u64::MAX));
+        self.delayed.push_back((due, completion));
+    }
+
+    /// Completions held back.
+    #[inline]
+    pub(crate) fn held_back(&self) -> usize {
+        self.delayed.len()
+    }
+
+    /// Moves the held-back completions that are due to `out`, at most `room`.
+    pub(crate) fn deliver_due(&mut self, room: usize, out: &mut Vec<Completion>) -> usize {
         if self.delayed.is_empty() || room == 0 {
             return 0;
         }
@@ -278,170 +269,161 @@ impl<E: Engine> Inject<E> {
         delivered
     }
 
-    /// Sleeps until the first delayed completion is due.
-    fn sleep_until_due(&self) {
+    /// Sleeps until the first held-back completion is due.
+    pub(crate) fn sleep_until_due(&self) {
         if let Some(&(due, _)) = self.delayed.front() {
             time::sleep_until(due);
         }
     }
 
-    /// Takes the completions `inner` appended to `out` from `base` on, undoes
-    /// the shortening of shortened ones and holds delayed ones back. Returns
-    /// how many stay in `out`.
-    fn sort_out(&mut self, base: usize, out: &mut Vec<Completion>) -> usize {
-        if self.marks.is_empty() {
-            return out.len() - base;
-        }
-        let mut tail = std::mem::take(&mut self.scratch);
-        tail.extend(out.drain(base..));
-        let mut now = None;
-        for mut done in tail.drain(..) {
-            match self.marks.take(&Key::of_completion(&done)) {
-                None => out.push(done),
-                Some(Mark::Short(whole)) => {
-                    done.buf.set_len(whole);
-                    out.push(done);
-                }
-                Some(Mark::Corrupt(at)) => {
-                    self.corrupt(&mut done, at);
-                    out.push(done);
-                }
-                Some(Mark::Delay) => {
-                    let now = *now.get_or_insert_with(time::monotonic_ns);
-                    self.delayed
-                        .push_back((now.saturating_add(self.delay_ns), done));
-                }
-            }
-        }
-        self.scratch = tail;
-        out.len() - base
+    /// Adds what it injected, and the retries of what it injected, to an
+    /// engine's counters.
+    pub(crate) fn add_to(&self, counters: &mut EngineCounters) {
+        counters.injected = counters.injected + self.counts;
+        counters.retries += self.retried;
     }
+}
 
-    /// [`Engine::reap`] with faults on their way: waits for `min` completions
-    /// the caller may see, sleeping for delayed ones when nothing else is
-    /// left to wait for.
+/// An asynchronous engine that holds back the completions of injected
+/// delays (io_uring, libaio).
+pub(crate) trait HoldsBack: Sized {
+    /// Its faults.
+    fn faults(&mut self) -> &mut Option<Box<Faults>>;
+    /// Tells it how many completions its faults hold back now (each one
+    /// takes a place of its depth).
+    fn holding_back(&mut self, held: usize);
+    /// Requests it has in flight, but for those held back.
+    fn below(&self) -> usize;
+    /// Its reap of what the kernel has, holding back the completions
+    /// `faults` delay.
+    fn reap_below(
+        &mut self,
+        faults: &mut Faults,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error>;
+
+    /// [`Engine::reap`](super::Engine::reap) of an engine with faults (none:
+    /// nothing): waits for `min` completions the caller may see (the due
+    /// ones among those held back, and those the kernel brings), sleeping
+    /// until one held back is due when nothing else is left to wait for.
     #[cold]
-    fn reap_slow(
+    fn reap_holding_back(
         &mut self,
         min: usize,
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, Error> {
-        let mut got = 0;
-        let mut reaped = false;
-        loop {
-            got += self.deliver_due(max - got, out);
-            if got >= max || (reaped && got >= min) {
+        let Some(mut faults) = self.faults().take() else {
+            return Ok(0);
+        };
+        let result = reap_holding_back(self, &mut faults, min, max, out);
+        self.holding_back(faults.held_back());
+        *self.faults() = Some(faults);
+        result
+    }
+}
+
+/// [`HoldsBack::reap_holding_back`], with the faults taken out of `engine`.
+fn reap_holding_back<E: HoldsBack>(
+    engine: &mut E,
+    faults: &mut Faults,
+    min: usize,
+    max: usize,
+    out: &mut Vec<Completion>,
+) -> Result<usize, Error> {
+    let mut got = 0;
+    let mut reaped = false;
+    loop {
+        got += faults.deliver_due(max - got, out);
+        if got >= max || (reaped && got >= min) {
+            break;
+        }
+        let want = min.saturating_sub(got);
+        if engine.below() == 0 {
+            if want == 0 || faults.held_back() == 0 {
                 break;
             }
-            let want = min.saturating_sub(got);
-            if self.inner.in_flight() == 0 {
-                if want == 0 || self.delayed.is_empty() {
-                    break;
-                }
-                self.sleep_until_due();
-                continue;
-            }
-            let before = out.len();
-            let reaped_now = self.inner.reap(want, max - got, out);
-            // What came before a failure is reaped all the same.
-            got += self.sort_out(before, out);
-            let reaped_now = reaped_now?;
-            reaped = true;
-            if reaped_now == 0 && want > 0 {
-                // Nothing committed below: only held-back completions can come.
-                if self.delayed.is_empty() {
-                    break;
-                }
-                self.sleep_until_due();
-            }
+            faults.sleep_until_due();
+            continue;
         }
-        Ok(got)
+        // What came before a failure is reaped all the same.
+        let reaped_now = engine.reap_below(faults, want, max - got, out)?;
+        got += reaped_now;
+        reaped = true;
+        if reaped_now == 0 && want > 0 {
+            // Nothing committed below: only held-back completions can come.
+            if faults.held_back() == 0 {
+                break;
+            }
+            faults.sleep_until_due();
+        }
+    }
+    Ok(got)
+}
+
+/// An engine's description, naming the plan it injects, if any.
+pub(crate) fn described(description: String, faults: Option<&Faults>) -> String {
+    match faults {
+        Some(faults) => format!("{description} + inject({})", faults.plan),
+        None => description,
     }
 }
 
-/// Gives a shortened buffer its window's length back (its start never moved).
-fn restore(buf: Option<&mut crate::buf::Buf>, len: usize) {
-    if let Some(buf) = buf {
-        buf.set_len(len);
+/// At the completion point, before the retry rule: the first answer of a
+/// request marked short, reported as half its window when it moved more.
+/// Returns the answer, and whether it was shortened. Clears the mark, so
+/// that the rest goes as it is.
+#[inline]
+pub(crate) fn shorten(request: &mut Request, result: i64) -> (i64, bool) {
+    if !request.marks.take(Marks::SHORT) {
+        return (result, false);
+    }
+    let half = (request.len() / 2 / SECTOR * SECTOR) as i64;
+    if result > half {
+        (half, true)
+    } else {
+        (result, false)
     }
 }
 
-impl<E: Engine> Engine for Inject<E> {
-    fn kind(&self) -> EngineKind {
-        self.inner.kind()
+/// Once the rule is done with a read marked corrupt: flips one bit of what
+/// it read, at a place drawn from `seed` and the request; a read that
+/// failed or read nothing is left as it is. Returns whether it flipped one.
+pub(crate) fn corrupt(seed: u64, request: &mut Request, result: i64) -> bool {
+    if !request.marks.take(Marks::CORRUPT) {
+        return false;
     }
+    let at = SplitMix64(seed ^ request.offset ^ request.user_data.rotate_left(32)).next();
+    let Some(buf) = request.buffer_mut() else {
+        return false;
+    };
+    let read = usize::try_from(result).unwrap_or(0).min(buf.len());
+    if read == 0 {
+        return false;
+    }
+    let byte = (at >> 3) as usize % read;
+    buf.as_mut_slice()[byte] ^= 1 << (at & 7);
+    true
+}
 
-    fn add_file(&mut self, file: File, path: PathBuf) -> Result<FileHandle, Error> {
-        self.inner.add_file(file, path)
+/// What a worker does with the faults marked on a request it ran, once
+/// the rule is done: flips the bit, sleeps the delay; what it injected.
+pub(crate) fn finish_away(
+    effects: FaultEffects,
+    request: &mut Request,
+    result: i64,
+) -> InjectedCounts {
+    let mut counts = InjectedCounts {
+        corrupt: u64::from(corrupt(effects.seed, request, result)),
+        ..InjectedCounts::default()
+    };
+    if request.marks.take(Marks::DELAY) {
+        counts.delay = 1;
+        std::thread::sleep(effects.delay);
     }
-
-    fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
-        self.inner.set_caching(handle, caching)
-    }
-
-    fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        if !self.delayed.is_empty() {
-            return Err(Error::FileBusy {
-                handle: handle.0,
-                in_flight: self.in_flight(),
-            });
-        }
-        self.inner.remove_file(handle)
-    }
-
-    #[inline]
-    fn queue(&mut self, request: Request) -> QueueOutcome {
-        let draw = self.rng.draw();
-        if draw >= self.below[4] {
-            return self.inner.queue(request);
-        }
-        self.queue_faulty(request, draw)
-    }
-
-    #[inline]
-    fn commit(&mut self) -> Result<usize, Error> {
-        self.inner.commit()
-    }
-
-    #[inline]
-    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.marks.is_empty() && self.delayed.is_empty() {
-            return self.inner.reap(min, max, out);
-        }
-        self.reap_slow(min, max, out)
-    }
-
-    #[inline]
-    fn in_flight(&self) -> usize {
-        self.inner.in_flight() + self.delayed.len()
-    }
-
-    fn held(&self) -> usize {
-        self.inner.held()
-    }
-
-    fn is_synchronous(&self) -> bool {
-        self.inner.is_synchronous()
-    }
-
-    fn description(&self) -> String {
-        format!("{} + inject({})", self.inner.description(), self.plan)
-    }
-
-    fn state(&self) -> String {
-        format!(
-            "{} delayed by injection; {}",
-            self.delayed.len(),
-            self.inner.state()
-        )
-    }
-
-    fn counters(&self) -> EngineCounters {
-        let mut counters = self.inner.counters();
-        counters.injected = counters.injected + self.counts;
-        counters
-    }
+    counts
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What a fault plan says, and what was injected: the plan parsed and
-//! shown, and the counts. Apart from the injecting engine so that the
-//! engines' configuration and counters (`engine/api.rs`) can carry them
-//! without the engine trait they are built on.
+//! shown, and the counts. Apart from the hook that injects them so that
+//! the engines' configuration and counters (`engine/api.rs`) can carry
+//! them without what the hook builds on.
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,7 +15,7 @@ pub const DEFAULT_SEED: u64 = 0x6879_6272_696f;
 /// Built by parsing ([`str::parse`], see its [`FromStr`] implementation for
 /// the form) and shown ([`Display`](fmt::Display)) in the same form. A plan built by hand with
 /// probabilities outside `[0, 1]` or adding up to more than 1 is not refused
-/// by [`Inject`](super::Inject): the probabilities are clamped, in the order `eio`,
+/// by the engines that inject it: the probabilities are clamped, in the order `eio`,
 /// `eagain`, `short`, `delay`, to what is left of 1.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultPlan {

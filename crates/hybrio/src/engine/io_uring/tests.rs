@@ -347,7 +347,7 @@ fn a_depth_past_the_kernels_largest_ring_is_cut_and_said_and_the_ring_is_not_cal
     );
 }
 
-/// The engine as [`crate::engine::open`] makes it, with no layer above it;
+/// The engine as [`crate::engine::open`] makes it;
 /// `None` (with a note why) where this system refuses io_uring.
 fn opened(config: &EngineConfig, pool: &BufPool) -> Option<Box<dyn Engine>> {
     if let Err(reason) = probe::engine_available(EngineKind::IoUring) {

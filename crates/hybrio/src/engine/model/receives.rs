@@ -248,10 +248,8 @@ impl<'a> Caller<'a> {
                 .unwrap()
         });
         let pool = BufPool::new(case.depth as usize + 2, LARGEST).unwrap();
-        // As `engine::open` makes it: bare, under the layers only with faults.
-        let ring = IoUringEngine::new(&config, Some(&pool)).ok()?;
-        let mut engine =
-            crate::engine::layers::own_rule(ring, IoUringEngine::retried_above, &config);
+        // As `engine::open` makes it.
+        let mut engine: Box<dyn Engine> = Box::new(IoUringEngine::new(&config, Some(&pool)).ok()?);
         let handles = stack::add_files(engine.as_mut(), files);
         let mut sockets = Vec::new();
         for (k, &len) in case.sockets.iter().enumerate() {

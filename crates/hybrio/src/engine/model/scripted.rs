@@ -2,7 +2,10 @@
 //! byte of a tape the test generates, and a byte of 0 (what shrinking
 //! tends to) is always the plain answer. They keep the engine contract (a
 //! reap returns at least `min(min, committed)` unless it fails, `Busy` only
-//! at the depth) and answer everything else the contract allows.
+//! at the depth) and answer everything else the contract allows. Their
+//! "kernel" answers short and "try again" too, and they apply the [retry
+//! rule](crate::engine::retry) to that where the request lies, as every
+//! engine does.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -12,9 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::Error;
+use crate::engine::retry::{Retry, Track};
 use crate::engine::{Engine, EngineKind, QueueOutcome};
 use crate::file::FileHandle;
-use crate::request::{Completion, Op, Request};
+use crate::request::{Completion, Op, Request, Verdict};
 
 /// Calls into the scripted engines within one step of the caller past
 /// which the step counts as a spin.
@@ -118,12 +122,18 @@ impl Files {
         FileHandle(self.0.len() as u32 - 1)
     }
 
-    /// Does `request` as `answer` says: moves the pattern's bytes in or
-    /// checks the bytes written; `Short` moves half (whole sectors on an
-    /// `O_DIRECT` file).
-    fn perform(&self, mut request: Request, answer: Answer) -> Completion {
-        let result = self.perform_in_place(&mut request, answer);
-        request.complete(result)
+    /// Does `request` as the tape says, and again while the rule says so;
+    /// returns its answer.
+    fn perform_whole(&self, script: &Script, retry: &mut Retry, request: &mut Request) -> i64 {
+        let mut track = None;
+        loop {
+            let answer = Answer::from_byte(script.draw());
+            let result = self.perform_in_place(request, answer);
+            match retry.decide_request(request, &mut track, result) {
+                Verdict::Done(result) => return result,
+                Verdict::Again => script.call("send again"),
+            }
+        }
     }
 
     /// [`Files::perform`] on the request where it lies: its answer.
@@ -190,6 +200,7 @@ fn refused(op: &'static str, errno: i32) -> Error {
 pub(super) struct ScriptedInline {
     script: Arc<Script>,
     files: Files,
+    retry: Retry,
 }
 
 impl ScriptedInline {
@@ -197,6 +208,7 @@ impl ScriptedInline {
         ScriptedInline {
             script,
             files: Files::default(),
+            retry: Retry::new(false),
         }
     }
 }
@@ -211,10 +223,12 @@ impl Engine for ScriptedInline {
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         Err(Error::BadHandle(handle.0))
     }
-    fn queue(&mut self, request: Request) -> QueueOutcome {
+    fn queue(&mut self, mut request: Request) -> QueueOutcome {
         self.script.call("inline queue");
-        let answer = Answer::from_byte(self.script.draw());
-        QueueOutcome::Completed(self.files.perform(request, answer))
+        let result = self
+            .files
+            .perform_whole(&self.script, &mut self.retry, &mut request);
+        QueueOutcome::Completed(request.complete(result))
     }
     fn commit(&mut self) -> Result<usize, Error> {
         Ok(0)
@@ -235,8 +249,8 @@ impl crate::engine::alias::SharesFiles for ScriptedInline {}
 impl crate::engine::inline::InlinePath for ScriptedInline {
     fn run_in_place(&mut self, request: &mut Request) -> i64 {
         self.script.call("inline queue");
-        let answer = Answer::from_byte(self.script.draw());
-        self.files.perform_in_place(request, answer)
+        self.files
+            .perform_whole(&self.script, &mut self.retry, request)
     }
 }
 
@@ -253,10 +267,12 @@ pub(super) struct ScriptedAsync {
     script: Arc<Script>,
     files: Files,
     depth: usize,
-    queued: VecDeque<Request>,
-    committed: VecDeque<Request>,
+    /// Each with its record while it is sent again.
+    queued: VecDeque<(Request, Option<Track>)>,
+    committed: VecDeque<(Request, Option<Track>)>,
     /// Calls to `queue` that still find the SQ looking full.
     full_for: u8,
+    retry: Retry,
 }
 
 impl ScriptedAsync {
@@ -268,12 +284,30 @@ impl ScriptedAsync {
             queued: VecDeque::new(),
             committed: VecDeque::new(),
             full_for: 0,
+            retry: Retry::new(false),
         }
     }
 
-    fn complete(&mut self, request: Request, out: &mut Vec<Completion>) {
+    /// Answers a request the kernel has: into `out` when the rule is done
+    /// with it, else back to the kernel for what it asks next. Returns
+    /// whether it went to `out`.
+    fn complete(
+        &mut self,
+        (mut request, mut track): (Request, Option<Track>),
+        out: &mut Vec<Completion>,
+    ) -> bool {
         let answer = Answer::from_byte(self.script.draw());
-        out.push(self.files.perform(request, answer));
+        let result = self.files.perform_in_place(&mut request, answer);
+        match self.retry.decide_request(&mut request, &mut track, result) {
+            Verdict::Done(result) => {
+                out.push(request.complete(result));
+                true
+            }
+            Verdict::Again => {
+                self.committed.push_back((request, track));
+                false
+            }
+        }
     }
 }
 
@@ -296,8 +330,11 @@ impl Engine for ScriptedAsync {
             match self.script.draw() {
                 0..230 => {}
                 230..245 => {
-                    let answer = Answer::from_byte(self.script.draw());
-                    return QueueOutcome::Completed(self.files.perform(request, answer));
+                    let mut request = request;
+                    let result =
+                        self.files
+                            .perform_whole(&self.script, &mut self.retry, &mut request);
+                    return QueueOutcome::Completed(request.complete(result));
                 }
                 byte => self.full_for = byte % 4 + 1,
             }
@@ -309,7 +346,7 @@ impl Engine for ScriptedAsync {
                 .store(true, Ordering::Relaxed);
             return QueueOutcome::Busy(request);
         }
-        self.queued.push_back(request);
+        self.queued.push_back((request, None));
         QueueOutcome::Queued
     }
     fn commit(&mut self) -> Result<usize, Error> {
@@ -335,12 +372,14 @@ impl Engine for ScriptedAsync {
             0..235 => None,
             byte => Some(usize::from(byte) % (count + 1)),
         };
-        for n in 0..count {
+        let mut n = 0;
+        while n < count {
             if fail_after == Some(n) {
                 return Err(refused("getevents", libc::EIO));
             }
+            self.script.call("reap one");
             let request = self.committed.pop_front().expect("counted");
-            self.complete(request, out);
+            n += usize::from(self.complete(request, out));
         }
         if fail_after == Some(count) {
             return Err(refused("getevents", libc::EIO));

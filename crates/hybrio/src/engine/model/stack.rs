@@ -15,11 +15,6 @@ use super::scripted::{Script, ScriptedAsync, ScriptedInline, byte_at};
 use crate::buf::Buf;
 use crate::buf::caller::Caller as CallerMemory;
 use crate::engine::adaptive::ForcedPath;
-use crate::engine::io_uring::IoUringEngine;
-use crate::engine::layers::own_rule;
-use crate::engine::layers::wrap;
-use crate::engine::libaio::LibaioEngine;
-use crate::engine::pool::PoolEngine;
 use crate::engine::{Engine, EngineConfig};
 use crate::file::{FileHandle, OpenOptions};
 
@@ -150,25 +145,19 @@ pub(super) fn build(
     let clock = Arc::new(AtomicU64::new(1));
     let scripted = || ScriptedAsync::new(script.clone(), depth as usize);
     let ring = || {
-        let mut ring_config = EngineConfig::with_depth(depth);
+        let mut ring_config = config.clone();
         ring_config.sq_thread_poll = true;
         let mut ring = crate::engine::io_uring::IoUringEngine::new(&ring_config, None).ok()?;
         ring.publish_sq_head_late();
         Some(ring)
     };
-    let plain = EngineConfig::with_depth(depth);
-    let pool = || crate::engine::pool::PoolEngine::new(&plain).ok();
-    let libaio = || crate::engine::libaio::LibaioEngine::new(&plain).ok();
+    let pool = || crate::engine::pool::PoolEngine::new(&config).ok();
+    let libaio = || crate::engine::libaio::LibaioEngine::new(&config).ok();
     let (mut engine, forced) = if stack.adaptive {
         let backends: Vec<Box<dyn Engine>> = match stack.bottom {
             Bottom::Scripted => vec![Box::new(scripted()), Box::new(scripted())],
-            Bottom::SqpollRing => vec![Box::new(ring()?.retried_above()), Box::new(scripted())],
-            Bottom::Pool | Bottom::Libaio => {
-                vec![
-                    Box::new(pool()?.retried_above()),
-                    Box::new(libaio()?.retried_above()),
-                ]
-            }
+            Bottom::SqpollRing => vec![Box::new(ring()?), Box::new(scripted())],
+            Bottom::Pool | Bottom::Libaio => vec![Box::new(pool()?), Box::new(libaio()?)],
         };
         let (adaptive, forced) = crate::engine::adaptive::with_engines_for_tests(
             ScriptedInline::new(script.clone()),
@@ -176,16 +165,16 @@ pub(super) fn build(
             &config,
             clock.clone(),
         );
-        (wrap(adaptive, &config), Some(forced))
+        (Box::new(adaptive) as Box<dyn Engine>, Some(forced))
     } else {
-        let engine = match stack.bottom {
-            Bottom::Scripted => wrap(scripted(), &config),
-            // As `engine::open` makes them: io_uring, libaio and the pool
-            // apply the retry rule themselves, under the layers only with
-            // faults.
-            Bottom::SqpollRing => own_rule(ring()?, IoUringEngine::retried_above, &config),
-            Bottom::Pool => own_rule(pool()?, PoolEngine::retried_above, &config),
-            Bottom::Libaio => own_rule(libaio()?, LibaioEngine::retried_above, &config),
+        // As `engine::open` makes them: each applies the retry rule, and
+        // injects the faults, itself (the scripted engine's faults are its
+        // script's).
+        let engine: Box<dyn Engine> = match stack.bottom {
+            Bottom::Scripted => Box::new(scripted()),
+            Bottom::SqpollRing => Box::new(ring()?),
+            Bottom::Pool => Box::new(pool()?),
+            Bottom::Libaio => Box::new(libaio()?),
         };
         (engine, None)
     };

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use crate::blocking;
 use crate::device::{self, EmulatedDevice};
 use crate::engine::api::EngineCounters;
+use crate::engine::inject::{self, FaultEffects, InjectedCounts};
 use crate::engine::retry::{self, Retry, Verdict, owed};
-use crate::request::{Completion, Request};
+use crate::request::{Completion, Marks, Request};
 
 /// Most workers: one bit each in the idle and alive masks.
 pub(super) const MAX_WORKERS: usize = 64;
@@ -89,37 +90,64 @@ pub(super) struct Job {
     /// The file's `RWF_*` flags (uncached I/O): its reads and writes are
     /// then `preadv2`/`pwritev2`.
     pub(super) rw_flags: i32,
-    /// Whether the worker applies the retry rule.
-    pub(super) rule: Rule,
-}
-
-/// Who applies the [retry rule](crate::engine::retry) to a pool's answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Rule {
-    /// The worker, around its call; with `nowait`, `EAGAIN` is the answer.
-    Here { nowait: bool },
-    /// A layer above: the worker passes every answer up as it is.
-    Above,
+    /// `EAGAIN` is the caller's answer, not one the worker retries.
+    pub(super) nowait: bool,
 }
 
 impl Job {
-    /// Does the request, sending it again while the rule says so; returns
-    /// its completion. What the rule counted goes to `counts`.
-    pub(super) fn run(mut self, counts: &Mutex<EngineCounters>) -> Completion {
+    /// Does the request, sending it again while the [retry
+    /// rule](crate::engine::retry) says so; returns its completion. What the
+    /// rule counted goes to `counts`, and so does what the faults marked on
+    /// the request injected (`faults`: the pool's).
+    pub(super) fn run(
+        mut self,
+        counts: &Mutex<EngineCounters>,
+        faults: Option<FaultEffects>,
+    ) -> Completion {
         let result = self.send(self.deadline);
-        let result = match self.rule {
-            Rule::Here { nowait }
-                if retry::needs_attention(
-                    nowait,
-                    result,
-                    owed(self.request.op, self.request.len() as u64),
-                ) =>
-            {
-                self.send_again(nowait, result, counts)
-            }
-            _ => result,
-        };
+        if self.request.marks.any(Marks::FAULTS) {
+            return self.run_with_faults(result, counts, faults);
+        }
+        let result = self.settle(result, counts);
         self.request.complete(result)
+    }
+
+    /// [`Job::run`] for a request marked with faults to inject: its first
+    /// answer shortened before the rule, its bit flipped or its delay slept
+    /// after it.
+    #[cold]
+    fn run_with_faults(
+        mut self,
+        result: i64,
+        counts: &Mutex<EngineCounters>,
+        faults: Option<FaultEffects>,
+    ) -> Completion {
+        let (result, shortened) = inject::shorten(&mut self.request, result);
+        let result = self.settle(result, counts);
+        let mut injected = InjectedCounts {
+            short: u64::from(shortened),
+            ..InjectedCounts::default()
+        };
+        if let Some(effects) = faults {
+            injected = injected + inject::finish_away(effects, &mut self.request, result);
+        }
+        {
+            let mut counts = lock(counts);
+            counts.injected = counts.injected + injected;
+        }
+        self.request.complete(result)
+    }
+
+    /// The request's answer given its first, `result`: as it is, or, when
+    /// short or "try again", what sending it again from here brings.
+    #[inline(always)]
+    fn settle(&mut self, result: i64, counts: &Mutex<EngineCounters>) -> i64 {
+        let owed = owed(self.request.op, self.request.len() as u64);
+        if retry::needs_attention(self.nowait, result, owed) {
+            self.send_again(result, counts)
+        } else {
+            result
+        }
     }
 
     /// One system call for the request as it stands (on the emulated
@@ -147,13 +175,8 @@ impl Job {
     /// [`Job::run`] for a request whose first answer was short or "try
     /// again": sends it again from this worker until the rule is done.
     #[cold]
-    pub(super) fn send_again(
-        &mut self,
-        nowait: bool,
-        mut result: i64,
-        counts: &Mutex<EngineCounters>,
-    ) -> i64 {
-        let mut rule = Retry::new(nowait);
+    pub(super) fn send_again(&mut self, mut result: i64, counts: &Mutex<EngineCounters>) -> i64 {
+        let mut rule = Retry::new(self.nowait);
         let mut track = None;
         let result = loop {
             match rule.settle_request(&mut self.request, &mut track, result) {
@@ -221,6 +244,8 @@ pub(super) struct Shared {
     /// What the workers' retry rule counted (taken only when an answer
     /// needed the rule: a short transfer or a "try again").
     pub(super) retry_counts: Mutex<EngineCounters>,
+    /// What the workers need to inject the faults marked on requests.
+    pub(super) faults: Option<FaultEffects>,
     /// A worker panicked: its request will never complete.
     pub(super) failed: AtomicBool,
     /// The engine is being dropped: drain the queue and exit.
@@ -304,7 +329,11 @@ pub(super) enum Wake {
 }
 
 impl Shared {
-    pub(super) fn new(idle_timeout: Duration, hold: Duration) -> Shared {
+    pub(super) fn new(
+        idle_timeout: Duration,
+        hold: Duration,
+        faults: Option<FaultEffects>,
+    ) -> Shared {
         Shared {
             queue: Padded::default(),
             queued: Padded::default(),
@@ -317,6 +346,7 @@ impl Shared {
             ready: Padded::default(),
             done_ready: Condvar::new(),
             retry_counts: Mutex::new(EngineCounters::default()),
+            faults,
             failed: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
             idle_timeout,
@@ -390,7 +420,7 @@ impl Shared {
             if batch.is_empty() {
                 batch_start = start;
             }
-            batch.push(job.run(&self.retry_counts));
+            batch.push(job.run(&self.retry_counts, self.faults));
             let end = self.now_ns();
             // Hold on only if the next request is likely as quick as this
             // one was (the same workload, most of the time) and is already

@@ -146,19 +146,11 @@ fn pool_and_libaio(depth: u32, dir: &std::path::Path) -> Option<AdaptiveEngine<P
     }
     let config = EngineConfig::with_depth(depth);
     let backends: Vec<Box<dyn Engine>> = vec![
-        Box::new(
-            crate::engine::pool::PoolEngine::new(&config)
-                .unwrap()
-                .retried_above(),
-        ),
-        Box::new(
-            crate::engine::libaio::LibaioEngine::new(&config)
-                .unwrap()
-                .retried_above(),
-        ),
+        Box::new(crate::engine::pool::PoolEngine::new(&config).unwrap()),
+        Box::new(crate::engine::libaio::LibaioEngine::new(&config).unwrap()),
     ];
     let engine = AdaptiveEngine::with_engines(
-        PsyncEngine::new(&config).retried_above(),
+        PsyncEngine::new(&config),
         backends,
         &config,
         Time::Real(Clock::new()),
@@ -274,7 +266,7 @@ impl Engine for FailingReap {
 fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
     let config = EngineConfig::with_depth(4);
     let mut engine = AdaptiveEngine::with_engines(
-        PsyncEngine::new(&config).retried_above(),
+        PsyncEngine::new(&config),
         vec![FailingReap::default()],
         &config,
         Time::Real(Clock::new()),
@@ -510,11 +502,9 @@ fn a_direct_file_with_requests_out_on_io_uring_stays_there_when_libaio_comes() {
 /// The adaptive engine as `open` makes it where io_uring is allowed: psync
 /// inline, io_uring asynchronous, on the real clock.
 fn over_io_uring(config: &EngineConfig) -> AdaptiveEngine<PsyncEngine, AsyncEngine> {
-    let ring = crate::engine::io_uring::IoUringEngine::new(config, None)
-        .unwrap()
-        .retried_above();
+    let ring = crate::engine::io_uring::IoUringEngine::new(config, None).unwrap();
     AdaptiveEngine::with_engines(
-        PsyncEngine::new(config).retried_above(),
+        PsyncEngine::new(config),
         vec![AsyncEngine::IoUring(ring)],
         config,
         Time::Real(Clock::new()),
