@@ -14,146 +14,30 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 
-use ::io_uring::IoUring;
-
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
 use super::inject::{self, Faults};
-use super::retry::{Retry, Track};
+use super::retry::Retry;
 use crate::Error;
 use crate::blocking;
 use crate::buf::BufPool;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
-use crate::request::{Completion, Marks, Op, Request, Verdict};
+use crate::request::{Completion, Op, Request, Verdict};
 use crate::sys::uring::{FileRef, Messages, Push, Receive, Ring};
 
-const ENGINE: &str = "io_uring";
+mod completions;
+mod error;
+mod setup;
+mod state;
+
+pub use state::IoUringEngine;
+
+use error::{engine_error, enter_op};
+use setup::{Setup, TaskRun, build_ring};
 
 /// Size of the registered-file table at first; it doubles when outgrown.
 const INITIAL_REGISTERED_FILES: u32 = 64;
-
-/// Waits in a row that may return without a completion before reaping
-/// gives up with an error instead of spinning.
-const MAX_FRUITLESS_WAITS: u32 = 1_000_000;
-
-/// Smallest CQ of a ring whose sockets receive through multishot receives.
-const MULTISHOT_CQ_ENTRIES: u32 = 4096;
-
-/// How long an idle SQPOLL thread spins before it sleeps (the kernel's default too).
-const SQPOLL_IDLE_MS: u32 = 1000;
-
-/// How completions get run in the submitting task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TaskRun {
-    /// `SINGLE_ISSUER|DEFER_TASKRUN`: only inside `io_uring_enter(GETEVENTS)` (Linux 6.1).
-    Deferred,
-    /// `COOP_TASKRUN|TASKRUN_FLAG`: at the next kernel entry, flagged in the SQ ring (Linux 5.19).
-    Cooperative,
-    /// On any return to user space, interrupting the task if need be.
-    Interrupting,
-}
-
-/// One rung of the setup ladder, tried in order until the kernel accepts one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Setup {
-    taskrun: TaskRun,
-    /// `R_DISABLED` (Linux 5.10): enabled at the first commit.
-    disabled: bool,
-}
-
-impl Setup {
-    const LADDER: [Setup; 4] = [
-        Setup {
-            taskrun: TaskRun::Deferred,
-            disabled: true,
-        },
-        Setup {
-            taskrun: TaskRun::Cooperative,
-            disabled: true,
-        },
-        Setup {
-            taskrun: TaskRun::Interrupting,
-            disabled: true,
-        },
-        Setup {
-            taskrun: TaskRun::Interrupting,
-            disabled: false,
-        },
-    ];
-
-    /// SQPOLL submits from a kernel thread, so the submitting-task modes do not apply.
-    const SQPOLL_LADDER: [Setup; 2] = [
-        Setup {
-            taskrun: TaskRun::Interrupting,
-            disabled: true,
-        },
-        Setup {
-            taskrun: TaskRun::Interrupting,
-            disabled: false,
-        },
-    ];
-
-    /// The rungs to try for `config`, best first.
-    fn ladder(config: &EngineConfig) -> &'static [Setup] {
-        if config.sq_thread_poll {
-            &Setup::SQPOLL_LADDER
-        } else if config.any_thread {
-            // Not the first: DEFER_TASKRUN needs SINGLE_ISSUER.
-            &Setup::LADDER[1..]
-        } else {
-            &Setup::LADDER
-        }
-    }
-}
-
-/// The io_uring engine. See the [module documentation](self).
-///
-/// Requests sit in the ring's slab from [`queue`](Engine::queue) until their
-/// completion is reaped; dropping the engine waits for every request the
-/// kernel has, so no buffer is freed while the kernel may still use it.
-///
-/// A request that comes back short, or told to try again, is sent again
-/// from its slot where its completion is drained, by the
-/// [rule](super::retry) every engine follows (fio's `io_u.c` requeues a
-/// short transfer the same way): no layer above it keeps a second record
-/// of the requests.
-#[derive(Debug)]
-pub struct IoUringEngine {
-    // Declared first: dropping the ring waits for in-flight requests before
-    // their files are closed.
-    ring: Ring,
-    files: FileTable,
-    /// Size of the registered-file table; 0 when files are not registered.
-    registered_files: u32,
-    depth: usize,
-    /// The depth the caller asked for, when the kernel's largest ring cut it.
-    asked_depth: usize,
-    setup: Setup,
-    /// The emulated device the requests go to instead of their files, if any.
-    device: Option<EmulatedDevice>,
-    /// Emulated device: requests queued, not yet committed (their data moves
-    /// at commit, which is when the device receives them).
-    device_queue: Vec<Request>,
-    /// Reaps that returned completions, and how many they returned.
-    reaps: u64,
-    reaped: u64,
-    /// Sockets receive through standing multishot receives (`recv_multishot`).
-    multishot: bool,
-    /// Short transfers and "try again" answers: what to do, and what was done.
-    retry: Retry,
-    /// Per slot, the record of a request being sent again (`None` for one
-    /// that never was, the common case).
-    tracks: Vec<Option<Track>>,
-    /// The caller's requests a resubmission's submit handed to the kernel
-    /// before the caller's commit: that commit counts them.
-    early: usize,
-    /// Injected faults ([`inject`](super::inject)), if the caller asked.
-    faults: Option<Box<Faults>>,
-    /// The depth less the completions `faults` holds back: what the ring
-    /// may have in flight.
-    room: usize,
-}
 
 impl IoUringEngine {
     /// Builds a ring for `config.depth` requests. With `config.fixed_buffers`,
@@ -380,132 +264,6 @@ impl IoUringEngine {
         }
     }
 
-    /// Moves up to `max` completions from the CQ to `out`; a request whose
-    /// answer is short or "try again" goes down again from its slot instead.
-    #[inline(always)]
-    fn drain(
-        &mut self,
-        faults: Option<&mut Faults>,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, Error> {
-        if let Some(faults) = faults {
-            return self.drain_with_faults(faults, max, out);
-        }
-        let (retry, tracks) = (&mut self.retry, &mut self.tracks);
-        let got = self.ring.drain_with(
-            max,
-            |slot, request, result| {
-                retry.decide_request(request, &mut tracks[slot as usize], result)
-            },
-            out,
-        );
-        if self.ring.has_again() {
-            return Ok(got + self.send_again(max - got, out)?);
-        }
-        Ok(got)
-    }
-
-    /// [`drain`](Self::drain) with faults injected: a marked answer is
-    /// shortened before the rule and the request marked to be corrupted or
-    /// delayed is so after it; a delayed completion is held back by `faults`.
-    #[cold]
-    fn drain_with_faults(
-        &mut self,
-        faults: &mut Faults,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, Error> {
-        let mut late = Vec::new();
-        let (retry, tracks) = (&mut self.retry, &mut self.tracks);
-        let got = self.ring.drain_with(
-            max,
-            |slot, request, result| {
-                let result = faults.shorten(request, result);
-                let verdict = retry.decide_request(request, &mut tracks[slot as usize], result);
-                match verdict {
-                    Verdict::Done(result)
-                        if request.marks.any(Marks::FAULTS) && faults.finish(request, result) =>
-                    {
-                        // Kept in its slot for now: the ring hands it out
-                        // only when it is due.
-                        late.push((slot, result));
-                        Verdict::Again
-                    }
-                    verdict => verdict,
-                }
-            },
-            out,
-        );
-        if !late.is_empty() {
-            let again = self.ring.take_again();
-            for slot in again {
-                match late.iter().find(|&&(late, _)| late == slot) {
-                    Some(&(_, result)) => faults.hold(self.ring.finish(slot, result)),
-                    None => self.ring.keep_again(slot),
-                }
-            }
-        }
-        if self.ring.has_again() {
-            return Ok(got + self.send_again(max - got, out)?);
-        }
-        Ok(got)
-    }
-
-    /// Sends again the requests the drains kept in their slots (after one
-    /// pause for the lot, when one was retried many times), and submits
-    /// them, so that a wait can count on them. One the SQ refuses ends with
-    /// the error (or its progress), if `room` lets `out` take it; otherwise
-    /// it stays kept for the next drain. Returns how many ended.
-    #[cold]
-    fn send_again(&mut self, room: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        let again = self.ring.take_again();
-        self.retry.take_pause();
-        let callers = self.ring.unsubmitted();
-        let (mut ended, mut sent) = (0, 0);
-        for &slot in &again {
-            let pushed = self.push_kept(slot);
-            match pushed {
-                Ok(()) => sent += 1,
-                Err(error) if ended < room => {
-                    let result = -i64::from(error.raw_os_error().unwrap_or(libc::EAGAIN));
-                    let track = &mut self.tracks[slot as usize];
-                    let result = self
-                        .retry
-                        .finish_request(self.ring.kept(slot), track, result);
-                    out.push(self.ring.finish(slot, result));
-                    ended += 1;
-                }
-                Err(_) => self.ring.keep_again(slot),
-            }
-        }
-        if sent > 0 {
-            self.ring
-                .submit_all()
-                .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;
-            self.early += callers;
-        }
-        Ok(ended)
-    }
-
-    /// Puts the request kept in `slot` into the SQ again: its file as it is
-    /// named now, or, on the emulated device, its data moved now and its
-    /// completion due one latency from now.
-    fn push_kept(&mut self, slot: u32) -> io::Result<()> {
-        let request = self.ring.kept(slot);
-        let handle = request.file;
-        let Some(entry) = self.files.get(handle) else {
-            return Err(io::Error::from_raw_os_error(libc::EBADF));
-        };
-        if let Some(device) = self.device {
-            let result = EmulatedDevice::transfer(entry.fd(), entry.is_direct(), request);
-            return self.ring.push_timed_again(slot, result, device.deadline());
-        }
-        let flags = entry.caching_flags() | request.rw_flags();
-        let file = self.file_ref(handle, entry);
-        self.ring.push_again(slot, file, flags)
-    }
-
     /// A completion [`queue`](Engine::queue) made at once: the caller's,
     /// unless it is "try again" and this engine applies the rule.
     #[inline]
@@ -648,174 +406,12 @@ impl IoUringEngine {
         Ok(self.ring.in_kernel().saturating_sub(before))
     }
 
-    /// [`Engine::reap`] of what the ring has (with `faults`, holding back
-    /// the completions they delay).
-    #[inline(always)]
-    fn reap_ring(
-        &mut self,
-        mut faults: Option<&mut Faults>,
-        min: usize,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, Error> {
-        let want = min.min(max).min(self.ring.in_kernel());
-        let mut entered = false;
-        if self.ring.has_waiting_receives() && !self.ring.has_again() && self.ring.cq_len() < want {
-            // Standing receives post CQEs between reaps: draining those
-            // first and the rest after a wait would store the CQ head twice
-            // a reap (1.2-1.9 times); wait for all, then drain once.
-            self.enter(want)?;
-            entered = true;
-        }
-        let mut got = self.drain(faults.as_deref_mut(), max, out)?;
-        let mut fruitless = 0u32;
-        while got < max && self.ring.in_kernel() > 0 {
-            if got >= want {
-                // Enough to return, but the kernel may hold completions back
-                // until an enter: deferred task work or unpolled IOPOLL
-                // requests (when the CQ showed nothing), flagged task work,
-                // or overflowed CQEs. Enter once without waiting.
-                let held_back = (self.ring.completes_only_on_enter() && got == 0)
-                    || self.ring.kernel_holds_completions();
-                if entered || !held_back {
-                    break;
-                }
-                self.enter(0)?;
-            } else {
-                self.enter(want - got)?;
-            }
-            entered = true;
-            let drained = self.drain(faults.as_deref_mut(), max - got, out)?;
-            got += drained;
-            // An enter that returns at once without a completion (an
-            // interruption, a transient refusal) is asked again; one that
-            // keeps doing so must not spin for ever.
-            fruitless = if drained == 0 { fruitless + 1 } else { 0 };
-            if fruitless > 0 && fruitless.is_multiple_of(64) {
-                std::thread::yield_now();
-            }
-            if fruitless > MAX_FRUITLESS_WAITS {
-                return Err(engine_error(
-                    "io_uring_enter (wait)",
-                    io::Error::other(format!(
-                        "returned {MAX_FRUITLESS_WAITS} times in a row without a completion, with {} requests in the kernel",
-                        self.ring.in_kernel()
-                    )),
-                ));
-            }
-        }
-        if got > 0 {
-            self.reaps += 1;
-            self.reaped += got as u64;
-        }
-        Ok(got)
-    }
-
     /// Requests in the ring or waiting for the emulated device: in flight,
     /// but for the completions injected delays hold back.
     #[inline(always)]
     fn below(&self) -> usize {
         self.ring.in_flight() + self.device_queue.len()
     }
-
-    /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`
-    /// (`R_DISABLED`: set up disabled, enabled at the first commit).
-    pub fn setup_flags(&self) -> String {
-        let mut flags: Vec<&str> = Vec::new();
-        if self.ring.is_sqpoll() {
-            flags.push("SQPOLL");
-        }
-        if self.ring.is_iopoll() {
-            flags.push("IOPOLL");
-        }
-        match self.setup.taskrun {
-            TaskRun::Deferred => flags.extend(["SINGLE_ISSUER", "DEFER_TASKRUN"]),
-            TaskRun::Cooperative => flags.extend(["COOP_TASKRUN", "TASKRUN_FLAG"]),
-            TaskRun::Interrupting => {}
-        }
-        if self.setup.disabled {
-            flags.push("R_DISABLED");
-        }
-        flags.join("|")
-    }
-}
-
-/// Tries the setup ladder until the kernel accepts a rung; only `EINVAL`
-/// (a flag this kernel does not know) moves on to the next.
-fn build_ring(
-    config: &EngineConfig,
-    sq_entries: u32,
-    ladder: &[Setup],
-) -> Result<(IoUring, Setup), Error> {
-    let mut refusal = None;
-    for &setup in ladder {
-        let mut builder = IoUring::builder();
-        // A standing receive posts a CQE per arrival, up to one per provided
-        // buffer before they are taken: a larger CQ keeps them off the
-        // kernel's overflow list.
-        let cq_entries = if config.recv_multishot {
-            sq_entries.saturating_mul(2).max(MULTISHOT_CQ_ENTRIES)
-        } else {
-            sq_entries.saturating_mul(2)
-        };
-        builder.setup_cqsize(cq_entries).setup_clamp();
-        if config.sq_thread_poll {
-            builder.setup_sqpoll(SQPOLL_IDLE_MS);
-        }
-        if config.hipri {
-            builder.setup_iopoll();
-        }
-        match setup.taskrun {
-            TaskRun::Deferred => {
-                builder.setup_single_issuer().setup_defer_taskrun();
-            }
-            TaskRun::Cooperative => {
-                builder.setup_coop_taskrun().setup_taskrun_flag();
-            }
-            TaskRun::Interrupting => {}
-        }
-        if setup.disabled {
-            builder.setup_r_disabled();
-        }
-        match builder.build(sq_entries) {
-            Ok(ring) => return Ok((ring, setup)),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => refusal = Some(e),
-            Err(e) => return Err(setup_error(config, e)),
-        }
-    }
-    let refusal = refusal.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL));
-    Err(setup_error(config, refusal))
-}
-
-/// The error for a ring the kernel would not build.
-fn setup_error(config: &EngineConfig, err: io::Error) -> Error {
-    if matches!(
-        err.raw_os_error(),
-        Some(libc::EPERM | libc::ENOSYS | libc::ENOMEM)
-    ) {
-        // If even a plain ring is refused, io_uring as a whole is unavailable,
-        // and the probe knows how to say why.
-        match crate::sys::host::io_uring_status() {
-            Err(reason) => Error::Unavailable {
-                engine: EngineKind::IoUring.name(),
-                reason: reason.clone(),
-            },
-            Ok(()) => specific_setup_error(config, err),
-        }
-    } else {
-        specific_setup_error(config, err)
-    }
-}
-
-/// Setup failed although plain rings work: blame the features asked for.
-fn specific_setup_error(config: &EngineConfig, err: io::Error) -> Error {
-    let op = match (config.sq_thread_poll, config.hipri) {
-        (true, true) => "io_uring_setup (SQPOLL|IOPOLL)",
-        (true, false) => "io_uring_setup (SQPOLL)",
-        (false, true) => "io_uring_setup (IOPOLL)",
-        (false, false) => "io_uring_setup",
-    };
-    engine_error(op, err)
 }
 
 /// Why a socket could not receive through a multishot receive.
@@ -838,44 +434,26 @@ impl Refusal {
     }
 }
 
-fn engine_error(op: &'static str, source: io::Error) -> Error {
-    Error::Engine {
-        engine: ENGINE,
-        op,
-        source,
-    }
-}
-
-/// `op`, or a hint when the kernel refused a SINGLE_ISSUER ring from the wrong thread.
-fn enter_op(err: &io::Error, op: &'static str) -> &'static str {
-    if err.raw_os_error() == Some(libc::EEXIST) {
-        "io_uring_enter from another thread than the one that first committed (the ring is SINGLE_ISSUER)"
-    } else {
-        op
-    }
-}
-
-impl inject::HoldsBack for IoUringEngine {
-    fn faults(&mut self) -> &mut Option<Box<Faults>> {
-        &mut self.faults
-    }
-
-    fn holding_back(&mut self, held: usize) {
-        self.room = self.depth - held;
-    }
-
-    fn below(&self) -> usize {
-        IoUringEngine::below(self)
-    }
-
-    fn reap_below(
-        &mut self,
-        faults: &mut Faults,
-        min: usize,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, Error> {
-        self.reap_ring(Some(faults), min, max, out)
+impl IoUringEngine {
+    /// The setup flags the kernel accepted, e.g. `SQPOLL|SINGLE_ISSUER|DEFER_TASKRUN|R_DISABLED`
+    /// (`R_DISABLED`: set up disabled, enabled at the first commit).
+    pub fn setup_flags(&self) -> String {
+        let mut flags: Vec<&str> = Vec::new();
+        if self.ring.is_sqpoll() {
+            flags.push("SQPOLL");
+        }
+        if self.ring.is_iopoll() {
+            flags.push("IOPOLL");
+        }
+        match self.setup.taskrun {
+            TaskRun::Deferred => flags.extend(["SINGLE_ISSUER", "DEFER_TASKRUN"]),
+            TaskRun::Cooperative => flags.extend(["COOP_TASKRUN", "TASKRUN_FLAG"]),
+            TaskRun::Interrupting => {}
+        }
+        if self.setup.disabled {
+            flags.push("R_DISABLED");
+        }
+        flags.join("|")
     }
 }
 
