@@ -596,6 +596,12 @@ impl Engine for IoUringEngine {
                 self.device_queue.len()
             ));
         }
+        if self.depth > self.room {
+            state.push_str(&format!(
+                ", {} held back by injected delays",
+                self.depth - self.room
+            ));
+        }
         state
     }
 
