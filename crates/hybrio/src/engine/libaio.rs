@@ -182,9 +182,9 @@ impl LibaioEngine {
             },
             out,
         );
-        let mut held: Vec<Completion> = late.iter().rev().map(|&at| out.remove(at)).collect();
-        while let Some(completion) = held.pop() {
-            faults.hold(completion);
+        // In order: each one taken out moves the later ones down by one.
+        for (taken, &at) in late.iter().enumerate() {
+            faults.hold(out.remove(at - taken));
         }
         Ok(reaped? - late.len())
     }

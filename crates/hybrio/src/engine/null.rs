@@ -69,34 +69,42 @@ fn outcome_of(files: &FileTable, request: &Request) -> i64 {
 }
 
 impl NullEngine {
-    /// [`Engine::queue`] with faults injected. With no I/O to perform, a
+    /// A request's completion with faults injected. With no I/O to perform, a
     /// shortened request's rest is "sent again" and done at once, and a
     /// delay blocks the caller: there is no completion to hold back.
+    fn outcome_with_faults(&mut self, faults: &mut Faults, mut request: Request) -> Completion {
+        if let Some(answer) = faults.draw(&mut request) {
+            return request.complete(answer);
+        }
+        let whole = request.len() as i64;
+        let result = outcome_of(&self.files, &request);
+        if result == whole && faults.shorten(&mut request, result) < whole {
+            self.short_ios[usize::from(request.op == crate::request::Op::Write)] += 1;
+        }
+        faults.finish_here(&mut request, result);
+        request.complete(result)
+    }
+
+    /// The request's completion, with the faults drawn for it if any.
+    #[inline]
+    fn complete(&mut self, request: Request) -> Completion {
+        if self.faults.is_none() {
+            return outcome(&self.files, request);
+        }
+        self.complete_with_faults(request)
+    }
+
+    /// [`complete`](Self::complete) with faults: the faults are taken out
+    /// for the call, and put back.
     #[cold]
-    fn queue_with_faults(&mut self, mut request: Request) -> QueueOutcome {
-        if self.depth > 1 && self.pending.len() >= self.depth {
-            return QueueOutcome::Busy(request);
-        }
-        let Some(faults) = self.faults.as_mut() else {
-            return QueueOutcome::Busy(request);
+    fn complete_with_faults(&mut self, request: Request) -> Completion {
+        let mut faults = self.faults.take();
+        let completion = match faults.as_deref_mut() {
+            Some(faults) => self.outcome_with_faults(faults, request),
+            None => outcome(&self.files, request),
         };
-        let completion = match faults.draw(&mut request) {
-            Some(answer) => request.complete(answer),
-            None => {
-                let whole = request.len() as i64;
-                let result = outcome_of(&self.files, &request);
-                if result == whole && faults.shorten(&mut request, result) < whole {
-                    self.short_ios[usize::from(request.op == crate::request::Op::Write)] += 1;
-                }
-                faults.finish_here(&mut request, result);
-                request.complete(result)
-            }
-        };
-        if self.depth == 1 {
-            return QueueOutcome::Completed(completion);
-        }
-        self.pending.push_back(completion);
-        QueueOutcome::Queued
+        self.faults = faults;
+        completion
     }
 }
 
@@ -115,16 +123,14 @@ impl Engine for NullEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        if self.faults.is_some() {
-            return self.queue_with_faults(request);
-        }
         if self.depth == 1 {
-            return QueueOutcome::Completed(outcome(&self.files, request));
+            return QueueOutcome::Completed(self.complete(request));
         }
         if self.pending.len() >= self.depth {
             return QueueOutcome::Busy(request);
         }
-        self.pending.push_back(outcome(&self.files, request));
+        let completion = self.complete(request);
+        self.pending.push_back(completion);
         QueueOutcome::Queued
     }
 

@@ -224,10 +224,9 @@ impl Faults {
     /// window and offset as queued): flips the bit; says whether its
     /// completion is to be delivered late, and counts it so.
     pub(crate) fn finish(&mut self, request: &mut Request, result: i64) -> bool {
-        self.counts.corrupt += u64::from(corrupt(self.plan.seed, request, result));
-        let late = request.marks.take(Marks::DELAY);
-        self.counts.delay += u64::from(late);
-        late
+        let done = after_rule(self.plan.seed, request, result);
+        self.counts = self.counts + done;
+        done.delay > 0
     }
 
     /// [`Faults::finish`] for a synchronous engine: the caller waits out
@@ -408,6 +407,17 @@ pub(crate) fn corrupt(seed: u64, request: &mut Request, result: i64) -> bool {
     true
 }
 
+/// Once the rule is done with a request: its bit flipped if it was marked
+/// corrupt, its delay mark taken; what that injected (a delay of 1: its
+/// completion is to be late).
+fn after_rule(seed: u64, request: &mut Request, result: i64) -> InjectedCounts {
+    InjectedCounts {
+        corrupt: u64::from(corrupt(seed, request, result)),
+        delay: u64::from(request.marks.take(Marks::DELAY)),
+        ..InjectedCounts::default()
+    }
+}
+
 /// What a worker does with the faults marked on a request it ran, once
 /// the rule is done: flips the bit, sleeps the delay; what it injected.
 pub(crate) fn finish_away(
@@ -415,15 +425,11 @@ pub(crate) fn finish_away(
     request: &mut Request,
     result: i64,
 ) -> InjectedCounts {
-    let mut counts = InjectedCounts {
-        corrupt: u64::from(corrupt(effects.seed, request, result)),
-        ..InjectedCounts::default()
-    };
-    if request.marks.take(Marks::DELAY) {
-        counts.delay = 1;
+    let done = after_rule(effects.seed, request, result);
+    if done.delay > 0 {
         std::thread::sleep(effects.delay);
     }
-    counts
+    done
 }
 
 #[cfg(test)]
