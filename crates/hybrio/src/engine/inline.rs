@@ -82,6 +82,13 @@ impl<C: InlineCalls> InlineEngine<C> {
             return self.execute_with_faults(request);
         }
         let result = self.execute(request);
+        self.settle(request, result)
+    }
+
+    /// The request's answer given its first, `result`: as it is, or, when
+    /// short or "try again", what sending it again in place brings.
+    #[inline(always)]
+    fn settle(&mut self, request: &mut Request, result: i64) -> i64 {
         if !self
             .retry
             .needs_attention(result, owed(request.op, request.len() as u64))
@@ -104,14 +111,7 @@ impl<C: InlineCalls> InlineEngine<C> {
             None => {
                 let result = self.execute(request);
                 let result = faults.shorten(request, result);
-                let result = if self
-                    .retry
-                    .needs_attention(result, owed(request.op, request.len() as u64))
-                {
-                    self.send_again(request, result)
-                } else {
-                    result
-                };
+                let result = self.settle(request, result);
                 faults.finish_here(request, result);
                 result
             }
