@@ -85,26 +85,24 @@ impl NullEngine {
         request.complete(result)
     }
 
-    /// The request's completion, with the faults drawn for it if any.
-    #[inline]
-    fn complete(&mut self, request: Request) -> Completion {
-        if self.faults.is_none() {
-            return outcome(&self.files, request);
-        }
-        self.complete_with_faults(request)
-    }
-
-    /// [`complete`](Self::complete) with faults: the faults are taken out
-    /// for the call, and put back.
+    /// [`Engine::queue`] with faults: the faults are taken out for the
+    /// call, and put back.
     #[cold]
-    fn complete_with_faults(&mut self, request: Request) -> Completion {
+    fn queue_with_faults(&mut self, request: Request) -> QueueOutcome {
+        if self.depth > 1 && self.pending.len() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
         let mut faults = self.faults.take();
         let completion = match faults.as_deref_mut() {
             Some(faults) => self.outcome_with_faults(faults, request),
             None => outcome(&self.files, request),
         };
         self.faults = faults;
-        completion
+        if self.depth == 1 {
+            return QueueOutcome::Completed(completion);
+        }
+        self.pending.push_back(completion);
+        QueueOutcome::Queued
     }
 }
 
@@ -123,14 +121,16 @@ impl Engine for NullEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
+        if self.faults.is_some() {
+            return self.queue_with_faults(request);
+        }
         if self.depth == 1 {
-            return QueueOutcome::Completed(self.complete(request));
+            return QueueOutcome::Completed(outcome(&self.files, request));
         }
         if self.pending.len() >= self.depth {
             return QueueOutcome::Busy(request);
         }
-        let completion = self.complete(request);
-        self.pending.push_back(completion);
+        self.pending.push_back(outcome(&self.files, request));
         QueueOutcome::Queued
     }
 

@@ -64,8 +64,8 @@ impl IoUringEngine {
                     Verdict::Done(result)
                         if request.marks.any(Marks::FAULTS) && faults.finish(request, result) =>
                     {
-                        // Kept in its slot for now: the ring hands it out
-                        // only when it is due.
+                        // Left in its slot by the drain, so that it does
+                        // not reach `out`; ended below and held back.
                         late.push((slot, result));
                         Verdict::Again
                     }
