@@ -217,6 +217,7 @@ pub fn run_coordinated(
     let limits = hybrio::probe::limits();
     let open_now = runner::limits::open_descriptors();
     let root = runner::limits::is_root();
+    let rings_give_back = hybrio::probe::ring_gives_descriptor_back();
     for segment in &segments {
         let mut needs = runner::limits::Needs::default();
         for clone in &clones[segment.clone()] {
@@ -232,7 +233,12 @@ pub fn run_coordinated(
                 let names = layout::file_names(options, clone.number).len();
                 runner::open_limit(options, names).unwrap_or(names) as u64
             };
-            needs = needs.and(runner::limits::Needs::of_job(options, kind, files));
+            needs = needs.and(runner::limits::Needs::of_job(
+                options,
+                kind,
+                files,
+                rings_give_back,
+            ));
         }
         runner::limits::check(needs, &limits, open_now, root)?;
     }

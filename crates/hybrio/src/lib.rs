@@ -99,7 +99,9 @@
 //!   receives take no room of the depth, and no datagram is cut short of a
 //!   receive's length.
 //! * An engine moves between threads (it is `Send`) but an io_uring ring
-//!   stays with the thread that first commits, unless built with
+//!   stays with the thread that first commits (and from then on holds no
+//!   descriptor, where the kernel allows:
+//!   [`probe::ring_gives_descriptor_back`]), unless built with
 //!   [`EngineConfig::any_thread`](engine::EngineConfig::any_thread), as the
 //!   C API builds its engines.
 //! * Requests on a file's space and size go through every engine too:

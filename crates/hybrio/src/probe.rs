@@ -109,6 +109,33 @@ pub struct Limits {
     pub aio_events: Option<(u64, u64)>,
 }
 
+/// Whether an io_uring ring that stays on one thread gives its descriptor
+/// back once bound to it (at its first commit, even with nothing queued):
+/// the kernel names a ring by its index among the thread's registered
+/// rings in every call from Linux 6.3 (`IORING_FEAT_REG_REG_RING`), and the
+/// ring must be `SINGLE_ISSUER|DEFER_TASKRUN` (not built for
+/// [`EngineConfig::any_thread`](crate::engine::EngineConfig::any_thread),
+/// nor with SQPOLL). Then an io_uring or adaptive engine holds no
+/// descriptor beyond its files. False where io_uring is unavailable.
+pub fn ring_gives_descriptor_back() -> bool {
+    static GIVES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GIVES.get_or_init(|| {
+        use rustix::io_uring::{IoringFeatureFlags, IoringSetupFlags, io_uring_params};
+        if host::io_uring_status().is_err() {
+            return false;
+        }
+        let mut params = io_uring_params::default();
+        params.flags = IoringSetupFlags::SINGLE_ISSUER
+            | IoringSetupFlags::DEFER_TASKRUN
+            | IoringSetupFlags::R_DISABLED;
+        crate::sys::uring::RawRing::setup(2, params).is_ok_and(|ring| {
+            ring.params()
+                .features
+                .contains(IoringFeatureFlags::REG_REG_RING)
+        })
+    })
+}
+
 /// The process's and the system's limits, as they are now.
 pub fn limits() -> Limits {
     let infinite = |(soft, hard): (u64, u64)| {

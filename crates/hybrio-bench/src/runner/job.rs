@@ -121,6 +121,9 @@ pub fn engine_kind(job: &JobOptions) -> Result<EngineKind, RunError> {
     Ok(kind)
 }
 
+/// Held while a job makes its engine (see [`PreparedJob::new`]).
+static MAKING_ENGINES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl PreparedJob {
     /// Builds the engine and opens the files (and the logs, numbered
     /// `number`, the job's number in the run from 1, of `jobs_in_run`).
@@ -153,7 +156,15 @@ impl PreparedJob {
             // A job's engine stays on its thread.
             any_thread: false,
         };
-        let engine: Box<dyn Engine> = if options.offload {
+        // One job at a time makes its engine and binds it to its thread
+        // with a first commit, after which an io_uring ring holds no
+        // descriptor: hundreds of jobs making theirs at once held a ring
+        // descriptor each until their commits (seeds/001 under
+        // `RLIMIT_NOFILE`).
+        let one_at_a_time = MAKING_ENGINES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut engine: Box<dyn Engine> = if options.offload {
             let config = config.clone();
             let offloaded =
                 offload::OffloadEngine::start(depth, move || engine::open(kind, &config, None));
@@ -161,6 +172,8 @@ impl PreparedJob {
         } else {
             engine::open(kind, &config, Some(&pool)).map_err(wrap)?
         };
+        engine.commit().map_err(wrap)?;
+        drop(one_at_a_time);
         let mut engine: Box<dyn Engine> = if options.ioengine == "e4defrag" {
             let donor = options.pseudo.donor.as_deref().unwrap_or_default();
             let donor = match &options.directory {

@@ -26,16 +26,33 @@ pub struct Needs {
 }
 
 impl Needs {
-    /// What one job (one clone) of `kind` needs.
-    pub fn of_job(options: &JobOptions, kind: EngineKind, files: u64) -> Needs {
-        let ring = u64::from(matches!(kind, EngineKind::IoUring | EngineKind::Adaptive));
-        let descriptors = match kind {
+    /// What one job (one clone) of `kind` needs; `rings_give_back`: this
+    /// kernel lets a ring that stays on its thread give its descriptor back
+    /// ([`hybrio::probe::ring_gives_descriptor_back`]), which a job's ring
+    /// does before its work begins, unless it polls with SQPOLL.
+    pub fn of_job(
+        options: &JobOptions,
+        kind: EngineKind,
+        files: u64,
+        rings_give_back: bool,
+    ) -> Needs {
+        let ring = u64::from(
+            matches!(kind, EngineKind::IoUring | EngineKind::Adaptive)
+                && (!rings_give_back || options.sqthread_poll),
+        );
+        let per_file = match kind {
             // The engines inside it share the caller's descriptor, but on
             // the emulated device, which changes its files' flags, each of
             // the four holds a reopened copy (see the adaptive engine).
-            EngineKind::Adaptive if options.completion_latency.is_some() => 5 * files + ring,
-            _ => files + ring,
+            EngineKind::Adaptive if options.completion_latency.is_some() => 5,
+            _ => 1,
         };
+        // A job that drops its files' cached pages keeps a copy of each
+        // descriptor to do it with (see `PreparedJob::new`).
+        let drops_cache = (options.invalidate || options.drop_cache_after.is_some())
+            && kind != EngineKind::Null
+            && options.completion_latency.is_none();
+        let descriptors = files * (per_file + u64::from(drops_cache)) + ring;
         let fixed = options.fixedbufs && matches!(kind, EngineKind::IoUring);
         Needs {
             descriptors,
@@ -144,7 +161,7 @@ mod tests {
 
     fn jobs(n: u64, options: &JobOptions, kind: EngineKind) -> Needs {
         (0..n).fold(Needs::default(), |sum, _| {
-            sum.and(Needs::of_job(options, kind, 1))
+            sum.and(Needs::of_job(options, kind, 1, false))
         })
     }
 
@@ -163,20 +180,61 @@ mod tests {
 
     #[test]
     fn descriptors_past_the_soft_limit_are_refused_naming_ulimit() {
-        let options = JobOptions::default();
+        // As seeds/001's jobs: their files stay cached.
+        let options = JobOptions {
+            invalidate: false,
+            ..JobOptions::default()
+        };
         let needs = jobs(512, &options, EngineKind::Adaptive);
         assert_eq!(needs.descriptors, 512 * 2);
         let err = check(needs, &limits(1024, (0, 65536), 0), 10, true).unwrap_err();
         assert!(err.0.contains("RLIMIT_NOFILE is 1024"), "{}", err.0);
         assert!(err.0.contains("`ulimit -n 1034`"), "{}", err.0);
         assert!(check(needs, &limits(2048, (0, 65536), 0), 10, true).is_ok());
+        // Rings that give their descriptor back: a file each.
+        let given_back = (0..512).fold(Needs::default(), |sum, _| {
+            sum.and(Needs::of_job(&options, EngineKind::Adaptive, 1, true))
+        });
+        assert_eq!(given_back.descriptors, 512);
+        assert!(check(given_back, &limits(1024, (0, 65536), 0), 10, true).is_ok());
+        let polling = JobOptions {
+            sqthread_poll: true,
+            ..options.clone()
+        };
+        assert_eq!(
+            Needs::of_job(&polling, EngineKind::IoUring, 1, true).descriptors,
+            2
+        );
         let emulated = JobOptions {
             completion_latency: Some(std::time::Duration::from_micros(30)),
-            ..JobOptions::default()
+            ..options.clone()
         };
         assert_eq!(
             jobs(512, &emulated, EngineKind::Adaptive).descriptors,
             512 * 6
+        );
+    }
+
+    #[test]
+    fn a_job_that_drops_its_files_cache_holds_a_second_descriptor_for_each() {
+        let invalidating = JobOptions::default();
+        assert!(invalidating.invalidate);
+        assert_eq!(
+            Needs::of_job(&invalidating, EngineKind::Psync, 3, true).descriptors,
+            6
+        );
+        assert_eq!(
+            Needs::of_job(&invalidating, EngineKind::Null, 3, true).descriptors,
+            3
+        );
+        let dropping = JobOptions {
+            invalidate: false,
+            drop_cache_after: Some(std::time::Duration::from_secs(1)),
+            ..JobOptions::default()
+        };
+        assert_eq!(
+            Needs::of_job(&dropping, EngineKind::IoUring, 1, false).descriptors,
+            3
         );
     }
 

@@ -506,7 +506,9 @@ pub struct EngineConfig {
     /// entry instead, `COOP_TASKRUN`), which bind a ring to the thread that
     /// first commits and leave a drop elsewhere unable to cancel or wait for
     /// what it has in flight. Off (the default), an engine stays on the
-    /// thread that first commits. The C API sets it: its engines may move.
+    /// thread that first commits, and its ring gives its descriptor back
+    /// there (see the `io_uring` engine). The C API sets it: its engines may
+    /// move.
     pub any_thread: bool,
     /// What the adaptive engine's classes of requests start from.
     pub adaptive_memory: AdaptiveMemory,

@@ -8,6 +8,13 @@
 //! belongs to. An engine may therefore be built on one thread and driven from
 //! another, but must then stay on that one, unless it was built for
 //! [`any_thread`](super::EngineConfig::any_thread) (no `SINGLE_ISSUER`).
+//!
+//! Once bound so, the ring registers itself with its thread and closes its
+//! descriptor, named from then on by its index there (Linux 6.3; see
+//! [`probe::ring_gives_descriptor_back`](crate::probe::ring_gives_descriptor_back)):
+//! the engine holds no descriptor beyond its files. A commit with nothing
+//! queued binds it too, so a program that makes hundreds of engines
+//! (seeds/001) commits each once before it makes the next.
 
 use std::fs::File;
 use std::io;
@@ -86,7 +93,7 @@ impl IoUringEngine {
         let (ring, setup) = build_ring(config, sq_entries, ladder)?;
         let params = ring.params();
         // The kernel may clamp the rings; one CQE per request in flight must always fit.
-        let depth = requested.min(params.sq_entries()).min(params.cq_entries()) as usize;
+        let depth = requested.min(params.sq_entries).min(params.cq_entries) as usize;
         let capacity = depth;
         let mut ring = Ring::new(
             ring,
@@ -101,7 +108,7 @@ impl IoUringEngine {
                 .map_err(|e| engine_error("register buffers", e))?;
         }
         let registered_files = if config.register_files {
-            ring.submitter()
+            ring.raw()
                 .register_files_sparse(INITIAL_REGISTERED_FILES)
                 .map_err(|e| engine_error("register files", e))?;
             INITIAL_REGISTERED_FILES
@@ -181,7 +188,7 @@ impl IoUringEngine {
             .map_err(|e| Error::io("stop the multishot receive of", entry.path(), e))?;
         if handle.0 < self.registered_files {
             self.ring
-                .submitter()
+                .raw()
                 .register_files_update(handle.0, &[-1])
                 .map_err(|e| Error::io("unregister file", entry.path(), e))?;
         }
@@ -191,9 +198,7 @@ impl IoUringEngine {
     /// Puts `fd` into the registered-file table at `handle`, growing the table if needed.
     fn register_file(&mut self, handle: FileHandle, fd: RawFd) -> io::Result<()> {
         if handle.0 < self.registered_files {
-            self.ring
-                .submitter()
-                .register_files_update(handle.0, &[fd])?;
+            self.ring.raw().register_files_update(handle.0, &[fd])?;
             return Ok(());
         }
         // Outgrown: replace the table by one twice as big, every open file at its handle.
@@ -203,9 +208,9 @@ impl IoUringEngine {
         let fds: Vec<RawFd> = (0..size)
             .map(|i| self.files.get(FileHandle(i)).map_or(-1, FileEntry::fd))
             .collect();
-        let submitter = self.ring.submitter();
-        submitter.unregister_files()?;
-        if let Err(e) = submitter.register_files(&fds) {
+        let raw = self.ring.raw();
+        raw.unregister_files()?;
+        if let Err(e) = raw.register_files(&fds) {
             // No table is left: fall back to plain descriptors, which always work.
             self.registered_files = 0;
             return Err(e);
@@ -388,15 +393,18 @@ impl IoUringEngine {
                 self.device_queue = batch;
             }
         }
+        // A commit binds the ring to its thread even with nothing to hand
+        // over: a caller that commits once before its work begins holds no
+        // ring descriptor from then on (see `Ring::enable`).
+        self.ring
+            .enable()
+            .map_err(|e| engine_error("register enable rings", e))?;
         self.ring.rearm();
         if !self.ring.has_unsubmitted_entries() {
             return Ok(0);
         }
         // Requests waiting on a standing receive reach the kernel with it.
         let before = self.ring.in_kernel();
-        self.ring
-            .enable()
-            .map_err(|e| engine_error("register enable rings", e))?;
         self.ring
             .submit_all()
             .map_err(|e| engine_error(enter_op(&e, "io_uring_enter (submit)"), e))?;

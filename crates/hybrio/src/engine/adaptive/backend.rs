@@ -177,6 +177,9 @@ pub(super) struct Backend<B> {
     /// some files and not others), every completion is looked up in the
     /// table of twins.
     pub(super) lockstep: bool,
+    /// Committed at least once: its ring (if it has one) belongs to the
+    /// thread that did.
+    pub(super) bound: bool,
 }
 
 impl<B: Engine> Backend<B> {
@@ -185,6 +188,7 @@ impl<B: Engine> Backend<B> {
             engine,
             uncommitted: 0,
             lockstep: true,
+            bound: false,
         }
     }
 

@@ -623,9 +623,12 @@ impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
     fn commit(&mut self) -> Result<usize, Error> {
         let mut committed = 0;
         for backend in &mut self.backends {
-            if backend.in_flight() > 0 {
+            // The first commit reaches every engine inside, with requests
+            // or not: it binds their rings to this thread.
+            if backend.in_flight() > 0 || !backend.bound {
                 committed += backend.engine.commit()?;
                 backend.uncommitted = 0;
+                backend.bound = true;
             }
         }
         let held = std::mem::take(&mut self.held_since_commit);

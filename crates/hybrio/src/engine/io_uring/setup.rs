@@ -4,11 +4,12 @@
 
 use std::io;
 
-use ::io_uring::IoUring;
+use rustix::io_uring as kernel;
 
 use super::error::engine_error;
 use crate::Error;
 use crate::engine::api::{EngineConfig, EngineKind};
+use crate::sys::uring::RawRing;
 
 /// Smallest CQ of a ring whose sockets receive through multishot receives.
 const MULTISHOT_CQ_ENTRIES: u32 = 4096;
@@ -86,38 +87,42 @@ pub(super) fn build_ring(
     config: &EngineConfig,
     sq_entries: u32,
     ladder: &[Setup],
-) -> Result<(IoUring, Setup), Error> {
+) -> Result<(RawRing, Setup), Error> {
     let mut refusal = None;
     for &setup in ladder {
-        let mut builder = IoUring::builder();
+        let mut params = kernel::io_uring_params::default();
         // A standing receive posts a CQE per arrival, up to one per provided
         // buffer before they are taken: a larger CQ keeps them off the
         // kernel's overflow list.
-        let cq_entries = if config.recv_multishot {
+        params.cq_entries = if config.recv_multishot {
             sq_entries.saturating_mul(2).max(MULTISHOT_CQ_ENTRIES)
         } else {
             sq_entries.saturating_mul(2)
         };
-        builder.setup_cqsize(cq_entries).setup_clamp();
+        let mut flags = kernel::IoringSetupFlags::CQSIZE | kernel::IoringSetupFlags::CLAMP;
         if config.sq_thread_poll {
-            builder.setup_sqpoll(SQPOLL_IDLE_MS);
+            flags |= kernel::IoringSetupFlags::SQPOLL;
+            params.sq_thread_idle = SQPOLL_IDLE_MS;
         }
         if config.hipri {
-            builder.setup_iopoll();
+            flags |= kernel::IoringSetupFlags::IOPOLL;
         }
         match setup.taskrun {
             TaskRun::Deferred => {
-                builder.setup_single_issuer().setup_defer_taskrun();
+                flags |= kernel::IoringSetupFlags::SINGLE_ISSUER
+                    | kernel::IoringSetupFlags::DEFER_TASKRUN;
             }
             TaskRun::Cooperative => {
-                builder.setup_coop_taskrun().setup_taskrun_flag();
+                flags |=
+                    kernel::IoringSetupFlags::COOP_TASKRUN | kernel::IoringSetupFlags::TASKRUN_FLAG;
             }
             TaskRun::Interrupting => {}
         }
         if setup.disabled {
-            builder.setup_r_disabled();
+            flags |= kernel::IoringSetupFlags::R_DISABLED;
         }
-        match builder.build(sq_entries) {
+        params.flags = flags;
+        match RawRing::setup(sq_entries, params) {
             Ok(ring) => return Ok((ring, setup)),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => refusal = Some(e),
             Err(e) => return Err(setup_error(config, e)),

@@ -430,3 +430,65 @@ fn try_again_is_sent_again_from_its_slot_up_to_the_limit() {
         );
     }
 }
+
+/// A ring that stays on its thread gives its descriptor back at its first
+/// commit, with nothing queued, and goes on working through its index
+/// among the thread's registered rings: reads through registered files and
+/// fixed buffers bring the file's bytes. Another thread's calls fail with
+/// `EEXIST` before reaching the kernel (there, the same index may name a
+/// ring of its own, as it does here), and what they left in the SQ goes at
+/// the owner's next commit.
+#[test]
+fn a_ring_bound_to_its_thread_gives_its_descriptor_back_and_still_works() {
+    if !probe::ring_gives_descriptor_back() {
+        eprintln!("skipping: this kernel names a ring by its descriptor only (before Linux 6.3)");
+        return;
+    }
+    let pool = BufPool::new(6, 4096).unwrap();
+    let mut config = EngineConfig::with_depth(4);
+    config.register_files = true;
+    config.fixed_buffers = true;
+    let mut engine = IoUringEngine::new(&config, Some(&pool)).unwrap();
+    assert!(engine.ring.holds_descriptor());
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 16384);
+    let file = add(&mut engine, &path, &read_write());
+    assert_eq!(engine.commit().unwrap(), 0);
+    assert!(!engine.ring.holds_descriptor(), "{}", engine.description());
+    let mut done = Vec::new();
+    for i in 0..4u64 {
+        let read = Request::read(file, i * 4096, take(&pool, 4096), i);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    }
+    assert_eq!(engine.commit().unwrap(), 4);
+    while done.len() < 4 {
+        engine.reap(1, 4, &mut done).unwrap();
+    }
+    for completion in &done {
+        let at = completion.user_data as usize * 4096;
+        assert_eq!(completion.result, 4096);
+        assert_eq!(completion.data(), &contents[at..at + 4096]);
+    }
+    done.clear();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut own = IoUringEngine::new(&EngineConfig::with_depth(2), None).unwrap();
+            own.commit().unwrap();
+            let read = Request::read(file, 8192, take(&pool, 4096), 7);
+            assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+            match engine.commit() {
+                Err(Error::Engine { source, .. }) => {
+                    assert_eq!(source.raw_os_error(), Some(libc::EEXIST), "{source}");
+                }
+                other => panic!("a commit from another thread: {other:?}"),
+            }
+            let mut none = Vec::new();
+            assert_eq!(own.reap(0, 4, &mut none).unwrap(), 0);
+            assert_eq!(own.in_flight(), 0);
+        });
+    });
+    assert_eq!(engine.commit().unwrap(), 1);
+    engine.reap(1, 1, &mut done).unwrap();
+    assert_eq!(done[0].user_data, 7);
+    assert_eq!(done[0].data(), &contents[8192..12288]);
+}

@@ -7,15 +7,21 @@
 //! and moves out only when the CQE carrying that index is drained, or when
 //! `Drop` has waited for it. If waiting is impossible, the requests are leaked
 //! rather than freed under the kernel.
+//!
+//! The ring's memory and system calls are hybrio's own ([`raw`]), so that a
+//! ring bound to one thread can close its descriptor; its entries are built
+//! by the io-uring crate.
 
 mod entry;
 mod multishot;
+mod raw;
 mod receivers;
 mod ring;
 mod settle;
 mod types;
 
 pub(crate) use multishot::Receive;
+pub(crate) use raw::RawRing;
 pub(crate) use receivers::Messages;
 pub(crate) use ring::Ring;
 pub(crate) use types::{FileRef, Push};

@@ -49,7 +49,7 @@ impl Ring {
         // Buffer groups are 16 bits: the handle names the socket's group.
         let group =
             u16::try_from(handle).map_err(|_| io::Error::from_raw_os_error(libc::EMFILE))?;
-        let receiver = Receiver::register(&self.ring.submitter(), fd, file, group, messages)?;
+        let receiver = Receiver::register(&self.ring, fd, file, group, messages)?;
         let receivers = &mut self.receivers;
         let index = handle as usize;
         if receivers.by_handle.len() <= index {
@@ -85,7 +85,7 @@ impl Ring {
     /// kernel had buffers, the next CQE would end the standing receive (out
     /// of buffers), which only a drain starts again.
     pub(super) fn wait_for_arrivals(&mut self, min_complete: usize) -> io::Result<()> {
-        let mut queued = self.ring.completion().len();
+        let mut queued = self.ring.cq_len();
         let min_complete = if self.receivers.stream_waits() {
             min_complete.min(self.requests_in_kernel() + 1)
         } else {
@@ -97,7 +97,7 @@ impl Ring {
         let buffers = self.receivers.buffers_in_kernel() + self.requests_in_kernel();
         while queued < min_complete && queued < buffers {
             self.wait_at_most(queued + 1, SHUTDOWN_LOOK)?;
-            let now = self.ring.completion().len();
+            let now = self.ring.cq_len();
             if now <= queued {
                 // Nothing came in the time: the socket may have been shut down.
                 self.end_shut_receives();
@@ -320,7 +320,7 @@ impl Ring {
         let group = self.receivers.receiver(handle).group();
         let receiver = self.receivers.by_handle[handle as usize].take();
         self.receivers.listening.retain(|&h| h != handle);
-        if let Err(e) = self.ring.submitter().unregister_buf_ring(group) {
+        if let Err(e) = self.ring.unregister_buf_ring(group) {
             // The kernel may still hold the buffers: never free them.
             std::mem::forget(receiver);
             return Err(e);

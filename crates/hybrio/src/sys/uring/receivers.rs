@@ -153,7 +153,7 @@ impl Receiver {
     /// Registers an empty provided-buffer ring for the socket `file` as
     /// buffer group `group`.
     pub(super) fn register(
-        submitter: &io_uring::Submitter<'_>,
+        ring: &super::raw::RawRing,
         fd: RawFd,
         file: FileRef,
         group: u16,
@@ -166,12 +166,7 @@ impl Receiver {
         // the kernel may still use it) for ever: the memory outlives the
         // registration.
         unsafe {
-            submitter.register_buf_ring_with_flags(
-                entries.base.as_ptr() as u64,
-                RING_ENTRIES,
-                group,
-                0,
-            )?;
+            ring.register_buf_ring(entries.base.as_ptr().cast(), u32::from(RING_ENTRIES), group)?;
         }
         Ok(Receiver {
             file,

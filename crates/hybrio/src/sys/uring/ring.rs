@@ -4,9 +4,11 @@
 use std::collections::VecDeque;
 use std::io;
 
-use io_uring::{IoUring, Submitter, opcode, squeue, types};
+use io_uring::{opcode, squeue, types};
+use rustix::io_uring as kernel;
 
 use super::entry::build_entry;
+use super::raw::RawRing;
 use super::receivers::Receivers;
 use super::types::{CANCEL_TAG, FileRef, MAX_STALLS, Push, is_transient};
 use crate::buf::{Buf, BufPool};
@@ -31,7 +33,7 @@ struct FixedBuffers {
 pub(crate) struct Ring {
     // Declared first so the ring closes before the slab and the registered
     // pool are dropped (after `Drop::drop` has waited for every request).
-    pub(super) ring: IoUring,
+    pub(super) ring: RawRing,
     /// The requests' slots: as many as the engine's depth.
     pub(super) slots: Vec<Option<Request>>,
     free: Vec<u32>,
@@ -100,11 +102,11 @@ impl Ring {
     /// `defer_taskrun` says whether it was built with `IORING_SETUP_DEFER_TASKRUN`.
     /// `capacity` must not exceed the SQ size, nor the CQ size: with one CQE
     /// per request, the CQ then never overflows.
-    pub(crate) fn new(ring: IoUring, capacity: usize, enabled: bool, defer_taskrun: bool) -> Ring {
-        debug_assert!(capacity <= ring.params().sq_entries() as usize);
-        debug_assert!(capacity <= ring.params().cq_entries() as usize);
-        let sqpoll = ring.params().is_setup_sqpoll();
-        let iopoll = ring.params().is_setup_iopoll();
+    pub(crate) fn new(ring: RawRing, capacity: usize, enabled: bool, defer_taskrun: bool) -> Ring {
+        debug_assert!(capacity <= ring.params().sq_entries as usize);
+        debug_assert!(capacity <= ring.params().cq_entries as usize);
+        let sqpoll = ring.is_setup(kernel::IoringSetupFlags::SQPOLL);
+        let iopoll = ring.is_setup(kernel::IoringSetupFlags::IOPOLL);
         let slot_count = u32::try_from(capacity).expect("ring capacity fits in u32");
         Ring {
             ring,
@@ -140,8 +142,8 @@ impl Ring {
     }
 
     /// For registering files and other resources.
-    pub(crate) fn submitter(&self) -> Submitter<'_> {
-        self.ring.submitter()
+    pub(crate) fn raw(&self) -> &RawRing {
+        &self.ring
     }
 
     /// Requests pushed (or waiting on a standing receive) and not yet drained.
@@ -153,7 +155,7 @@ impl Ring {
     /// CQEs in the CQ, not yet drained.
     #[inline]
     pub(crate) fn cq_len(&mut self) -> usize {
-        self.ring.completion().len()
+        self.ring.cq_len()
     }
 
     /// True when requests wait on standing receives.
@@ -233,12 +235,30 @@ impl Ring {
 
     /// Enables a ring built disabled; no-op otherwise. Enabling binds a
     /// `SINGLE_ISSUER` ring to the calling thread.
+    #[inline]
     pub(crate) fn enable(&mut self) -> io::Result<()> {
-        if !self.enabled {
-            self.ring.submitter().register_enable_rings()?;
-            self.enabled = true;
+        if self.enabled {
+            return Ok(());
+        }
+        self.enable_now()
+    }
+
+    #[cold]
+    fn enable_now(&mut self) -> io::Result<()> {
+        self.ring.enable_rings()?;
+        self.enabled = true;
+        if self.defer_taskrun {
+            // A SINGLE_ISSUER ring is this thread's from now on: it can be
+            // named by its index here, and give its descriptor back.
+            self.ring.close_descriptor();
         }
         Ok(())
+    }
+
+    /// Whether the ring still holds a descriptor of its own.
+    #[cfg(test)]
+    pub(crate) fn holds_descriptor(&self) -> bool {
+        self.ring.has_descriptor()
     }
 
     /// Registers `pool`'s arena as fixed buffers; requests whose buffer comes
@@ -269,7 +289,7 @@ impl Ring {
         // keeps a handle to that arena for as long as this ring exists, so the
         // registered memory outlives the registration. The kernel writes to it
         // only for requests, whose buffers the slab owns until they complete.
-        unsafe { self.ring.submitter().register_buffers(&iovecs)? };
+        unsafe { self.ring.register_buffers(&iovecs)? };
         let bufs_per_iovec =
             u32::try_from(per_iovec).expect("per_iovec <= count, which fits in u32");
         self.fixed = Some(FixedBuffers {
@@ -345,7 +365,7 @@ impl Ring {
             #[cfg(not(test))]
             let emulated_full = false;
             // SAFETY: the caller's promise, passed on.
-            if !emulated_full && unsafe { self.ring.submission().push(entry) }.is_ok() {
+            if !emulated_full && unsafe { self.ring.push(entry) } {
                 return Ok(());
             }
             if waits == MAX_SQ_WAITS {
@@ -378,14 +398,10 @@ impl Ring {
         }
         #[cfg(test)]
         self.entered_kernel();
-        let flags = (io_uring::EnterFlags::SQ_WAIT | io_uring::EnterFlags::SQ_WAKEUP).bits();
+        let flags = kernel::IoringEnterFlags::SQ_WAIT | kernel::IoringEnterFlags::SQ_WAKEUP;
         // SAFETY: to_submit is 0 and no argument is passed, so the kernel
         // reads no SQE and no user memory; it only waits on the SQ thread.
-        match unsafe {
-            self.ring
-                .submitter()
-                .enter::<libc::sigset_t>(0, 0, flags, None)
-        } {
+        match unsafe { self.ring.enter(0, 0, flags, std::ptr::null(), 0) } {
             Ok(_) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted || is_transient(&e) => Ok(()),
             Err(e) => Err(e),
@@ -451,11 +467,7 @@ impl Ring {
                     // With SQPOLL the kernel thread consumes the SQ on its own
                     // schedule; once woken, everything counts as handed over.
                     // Otherwise the kernel took the SQ's oldest entries.
-                    let left = if self.sqpoll {
-                        0
-                    } else {
-                        self.ring.submission().len()
-                    };
+                    let left = if self.sqpoll { 0 } else { self.ring.sq_len() };
                     while self.unsubmitted.len() > left {
                         let slot = self.unsubmitted.pop_front().expect("longer than left");
                         self.awaiting_submit[slot as usize] = false;
@@ -489,7 +501,7 @@ impl Ring {
         self.entered_kernel();
         match self.ring.submit_and_wait(min_complete) {
             Ok(_) => {
-                let left = self.ring.submission().len();
+                let left = self.ring.sq_len();
                 while self.unsubmitted.len() > left {
                     let slot = self.unsubmitted.pop_front().expect("longer than left");
                     self.awaiting_submit[slot as usize] = false;
@@ -541,17 +553,12 @@ impl Ring {
             return self.ring.submit_and_wait(min_complete).map(drop);
         }
         let min_complete = u32::try_from(min_complete).unwrap_or(u32::MAX);
-        let flags = io_uring::EnterFlags::GETEVENTS.bits();
+        let flags = kernel::IoringEnterFlags::GETEVENTS;
         // SAFETY: to_submit is 0, so the kernel reads no SQE; without
         // IORING_ENTER_EXT_ARG and with no argument the kernel reads no other
         // user memory. Completions it posts land in the CQ, which the ring
         // maps for its whole life.
-        unsafe {
-            self.ring
-                .submitter()
-                .enter::<libc::sigset_t>(0, min_complete, flags, None)
-        }
-        .map(drop)
+        unsafe { self.ring.enter(0, min_complete, flags, std::ptr::null(), 0) }.map(drop)
     }
 
     /// True when the kernel holds completions back until the next
@@ -559,8 +566,9 @@ impl Ring {
     /// `IORING_SETUP_TASKRUN_FLAG`, or CQEs parked on the overflow list.
     #[inline]
     pub(crate) fn kernel_holds_completions(&mut self) -> bool {
-        let sq = self.ring.submission();
-        sq.taskrun() || sq.cq_overflow()
+        self.ring
+            .sq_flags()
+            .intersects(kernel::IoringSqFlags::TASKRUN | kernel::IoringSqFlags::CQ_OVERFLOW)
     }
 
     /// Moves up to `max` completions from the CQ to `out` (one CQ head update
@@ -586,10 +594,10 @@ impl Ring {
     where
         F: FnMut(u32, &mut Request, i64) -> Verdict,
     {
-        // The crate's view of the CQ stores the head back when it is dropped,
+        // The view of the CQ stores the head back when it is dropped,
         // at the end of this function: once for the whole batch.
         let mut drained = self.receivers.deliver_backlog(max, out);
-        let mut cq = self.ring.completion();
+        let mut cq = self.ring.completions();
         while drained < max {
             let Some(cqe) = cq.next() else { break };
             let slot = cqe.user_data();
@@ -753,8 +761,7 @@ impl Ring {
             return false;
         };
         let entries = unpublished.entries;
-        let sq = self.ring.submission();
-        sq.len() + entries >= sq.capacity()
+        self.ring.sq_len() + entries >= self.ring.sq_capacity()
     }
 
     /// The emulated SQPOLL thread publishes its head whenever the caller
@@ -770,8 +777,8 @@ impl std::fmt::Debug for Ring {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let params = self.ring.params();
         f.debug_struct("Ring")
-            .field("sq_entries", &params.sq_entries())
-            .field("cq_entries", &params.cq_entries())
+            .field("sq_entries", &params.sq_entries)
+            .field("cq_entries", &params.cq_entries)
             .field("sqpoll", &self.sqpoll)
             .field("iopoll", &self.iopoll)
             .field("defer_taskrun", &self.defer_taskrun)

@@ -4,13 +4,14 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use io_uring::{opcode, types};
+use io_uring::opcode;
+use rustix::io_uring as kernel;
 
 use super::ring::Ring;
 use super::types::{CANCEL_TAG, MAX_STALLS, SETTLE_LIMIT, WAIT_SLICE, is_transient};
 
 /// How long dropping a ring waits for its cancellations before it waits for completions.
-const SYNC_CANCEL_TIMEOUT_SECS: u64 = 1;
+const SYNC_CANCEL_TIMEOUT_SECS: i64 = 1;
 
 /// How long dropping an SQPOLL ring waits for its thread to take the SQ.
 const SQ_TAKE_LIMIT: Duration = Duration::from_secs(1);
@@ -77,7 +78,7 @@ impl Ring {
     /// SQ (or `deadline` passes), waking it when it sleeps.
     fn wait_until_sq_taken(&mut self, deadline: Instant) {
         let mut spins = 0u32;
-        while !self.ring.submission().is_empty() && Instant::now() < deadline {
+        while self.ring.sq_len() > 0 && Instant::now() < deadline {
             // `submit` enters the kernel only to wake a sleeping thread.
             let _ = self.ring.submit();
             spins += 1;
@@ -119,22 +120,31 @@ impl Ring {
     pub(super) fn wait_at_most(&mut self, min_complete: usize, limit: Duration) -> io::Result<()> {
         #[cfg(test)]
         self.entered_kernel();
-        let timeout = types::Timespec::from(limit);
-        let arg = types::SubmitArgs::new().timespec(&timeout);
-        let mut flags = io_uring::EnterFlags::GETEVENTS | io_uring::EnterFlags::EXT_ARG;
+        let timeout = kernel::Timespec {
+            tv_sec: i64::try_from(limit.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(limit.subsec_nanos()),
+        };
+        let arg = kernel::io_uring_getevents_arg {
+            ts: kernel::io_uring_ptr::new((&raw const timeout).cast_mut().cast()),
+            ..Default::default()
+        };
+        let mut flags = kernel::IoringEnterFlags::GETEVENTS | kernel::IoringEnterFlags::EXT_ARG;
         if self.sqpoll {
-            flags |= io_uring::EnterFlags::SQ_WAKEUP;
+            flags |= kernel::IoringEnterFlags::SQ_WAKEUP;
         }
         let min_complete = u32::try_from(min_complete).unwrap_or(u32::MAX);
         // SAFETY: to_submit is 0, so the kernel reads no SQE. With EXT_ARG it
-        // reads `arg` (the crate's `SubmitArgs`, a transparent `struct
-        // io_uring_getevents_arg` whose size `enter` passes) and the timespec
-        // it points at, both alive on this stack until the call returns; the
-        // kernel keeps no pointer to either.
+        // reads `arg` (a `struct io_uring_getevents_arg`, whose size is
+        // passed) and the timespec it points at, both alive on this stack
+        // until the call returns; the kernel keeps no pointer to either.
         let waited = unsafe {
-            self.ring
-                .submitter()
-                .enter(0, min_complete, flags.bits(), Some(&arg))
+            self.ring.enter(
+                0,
+                min_complete,
+                flags,
+                (&raw const arg).cast(),
+                std::mem::size_of::<kernel::io_uring_getevents_arg>(),
+            )
         };
         match waited {
             Ok(_) => Ok(()),
@@ -149,18 +159,13 @@ impl Ring {
 
     /// `IORING_REGISTER_SYNC_CANCEL` of the request in `slot` (Linux 6.0).
     pub(super) fn sync_cancel_slot(&self, slot: u32) -> io::Result<()> {
-        self.ring.submitter().register_sync_cancel(
-            Some(types::Timespec::new().sec(SYNC_CANCEL_TIMEOUT_SECS)),
-            types::CancelBuilder::user_data(u64::from(slot)),
-        )
+        self.ring
+            .sync_cancel(Some(u64::from(slot)), SYNC_CANCEL_TIMEOUT_SECS)
     }
 
     /// `IORING_REGISTER_SYNC_CANCEL` of every request (Linux 6.0).
     fn sync_cancel(&self) -> io::Result<()> {
-        self.ring.submitter().register_sync_cancel(
-            Some(types::Timespec::new().sec(SYNC_CANCEL_TIMEOUT_SECS)),
-            types::CancelBuilder::any(),
-        )
+        self.ring.sync_cancel(None, SYNC_CANCEL_TIMEOUT_SECS)
     }
 
     /// Kernels before 6.0 have no synchronous cancel: sends one
@@ -181,7 +186,7 @@ impl Ring {
                 .user_data(CANCEL_TAG);
             // SAFETY: a cancel entry carries only the user_data it looks for;
             // it points at no memory of ours.
-            while unsafe { self.ring.submission().push(&entry) }.is_err() {
+            while !unsafe { self.ring.push(&entry) } {
                 // The SQ holds at least `capacity` entries and only cancels are
                 // in it now, so this happens only past the first SQ-full of cancels.
                 self.ring.submit()?;
