@@ -128,7 +128,7 @@ impl FileTable {
     /// Adds a file; returns its handle (the lowest free slot).
     pub fn insert(&mut self, file: File, path: PathBuf) -> FileHandle {
         let fd = file.as_raw_fd();
-        self.insert_entry(Some(file), fd, path)
+        self.insert_entry(Some(file), fd, path, None)
     }
 
     /// Adds `fd`, a descriptor another table owns, as an alias: requests
@@ -136,15 +136,24 @@ impl FileTable {
     /// it keeps the owner open until the alias is removed
     /// ([`discard`](Self::discard)) and no request of it is in
     /// flight: the adaptive engine, whose engines inside it share the
-    /// caller's one descriptor per file.
-    pub(crate) fn insert_alias(&mut self, fd: RawFd, path: PathBuf) -> FileHandle {
-        self.insert_entry(None, fd, path)
+    /// caller's one descriptor per file. `direct`: whether the owner opened
+    /// it `O_DIRECT` (the emulated device clears the flag on the descriptor,
+    /// and keeps `O_DIRECT`'s alignment rules for such a file).
+    pub(crate) fn insert_alias(&mut self, fd: RawFd, path: PathBuf, direct: bool) -> FileHandle {
+        self.insert_entry(None, fd, path, Some(direct))
     }
 
-    /// Adds the entry for `fd` (owned as `file`, or an alias).
-    fn insert_entry(&mut self, file: Option<File>, fd: RawFd, path: PathBuf) -> FileHandle {
+    /// Adds the entry for `fd` (owned as `file`, or an alias), `O_DIRECT`
+    /// as its flags say unless `direct` says.
+    fn insert_entry(
+        &mut self,
+        file: Option<File>,
+        fd: RawFd,
+        path: PathBuf,
+        direct: Option<bool>,
+    ) -> FileHandle {
         // A descriptor fcntl cannot read is a bad one; its requests will say so.
-        let direct = sys::is_direct(fd).unwrap_or(false);
+        let direct = direct.unwrap_or_else(|| sys::is_direct(fd).unwrap_or(false));
         let socket = sys::is_socket(fd).unwrap_or(false);
         let block_device = sys::is_block_device(fd).unwrap_or(false);
         let entry = FileEntry {
@@ -463,24 +472,6 @@ pub fn advise(file: &File, path: &Path, pattern: AccessPattern) -> Result<(), Er
         AccessPattern::Random => (sys::Advice::Random, "posix_fadvise(RANDOM)"),
     };
     sys::fadvise(file.as_raw_fd(), 0, 0, advice).map_err(|e| Error::io(op, path, e))
-}
-
-/// A second, independent open of the file `file` has open: same access mode
-/// and `O_DIRECT`/`O_SYNC`/`O_DSYNC`/`O_NOATIME` flags, but its own open file
-/// description, so that changing its flags (as the emulated device does with
-/// `O_DIRECT`) leaves `file` alone. Goes through `/proc/self/fd`, so it works
-/// for files already unlinked.
-pub(crate) fn reopen(file: &File, path: &Path) -> Result<File, Error> {
-    let fd = file.as_raw_fd();
-    let flags = sys::status_flags(fd).map_err(|e| Error::io("read the flags of", path, e))?;
-    let access = flags & libc::O_ACCMODE;
-    let kept = flags & (libc::O_DIRECT | libc::O_SYNC | libc::O_DSYNC | libc::O_NOATIME);
-    std::fs::OpenOptions::new()
-        .read(access != libc::O_WRONLY)
-        .write(access != libc::O_RDONLY)
-        .custom_flags(kept)
-        .open(format!("/proc/self/fd/{fd}"))
-        .map_err(|e| Error::io("open a second time", path, e))
 }
 
 /// Why a file refuses uncached I/O: its filesystem and the kernel, or the error.

@@ -14,8 +14,9 @@ use crate::options::JobOptions;
 /// What the jobs that run at once need at the least.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Needs {
-    /// File descriptors: each job's files, each ring, and on the emulated
-    /// device the adaptive engine's copies of each file.
+    /// File descriptors: each job's files (and the copies a job that drops
+    /// their cache keeps), each ring that keeps its descriptor, and libaio's
+    /// timers on the emulated device.
     pub descriptors: u64,
     /// Linux AIO events: a libaio engine of depth `d` asks `io_setup` for `d`.
     pub aio_events: u64,
@@ -40,19 +41,19 @@ impl Needs {
             matches!(kind, EngineKind::IoUring | EngineKind::Adaptive)
                 && (!rings_give_back || options.sqthread_poll),
         );
-        let per_file = match kind {
-            // The engines inside it share the caller's descriptor, but on
-            // the emulated device, which changes its files' flags, each of
-            // the four holds a reopened copy (see the adaptive engine).
-            EngineKind::Adaptive if options.completion_latency.is_some() => 5,
-            _ => 1,
-        };
         // A job that drops its files' cached pages keeps a copy of each
         // descriptor to do it with (see `PreparedJob::new`).
         let drops_cache = (options.invalidate || options.drop_cache_after.is_some())
             && kind != EngineKind::Null
             && options.completion_latency.is_none();
-        let descriptors = files * (per_file + u64::from(drops_cache)) + ring;
+        // libaio completes an emulated device's requests by polling a timer
+        // each: one descriptor for each request it can have in flight.
+        let timers = if kind == EngineKind::Libaio && options.completion_latency.is_some() {
+            u64::from(options.iodepth.max(1))
+        } else {
+            0
+        };
+        let descriptors = files * (1 + u64::from(drops_cache)) + ring + timers;
         let fixed = options.fixedbufs && matches!(kind, EngineKind::IoUring);
         Needs {
             descriptors,
@@ -211,12 +212,12 @@ mod tests {
         };
         assert_eq!(
             jobs(512, &emulated, EngineKind::Adaptive).descriptors,
-            512 * 6
+            512 * 2
         );
     }
 
     #[test]
-    fn a_job_that_drops_its_files_cache_holds_a_second_descriptor_for_each() {
+    fn copies_for_dropping_the_cache_and_libaios_emulated_timers_are_counted() {
         let invalidating = JobOptions::default();
         assert!(invalidating.invalidate);
         assert_eq!(
@@ -235,6 +236,17 @@ mod tests {
         assert_eq!(
             Needs::of_job(&dropping, EngineKind::IoUring, 1, false).descriptors,
             3
+        );
+        let emulated = JobOptions {
+            invalidate: false,
+            iodepth: 4,
+            completion_latency: Some(std::time::Duration::from_micros(30)),
+            ..JobOptions::default()
+        };
+        assert_eq!(
+            Needs::of_job(&emulated, EngineKind::Libaio, 1, true).descriptors,
+            5,
+            "a timer for each request in flight"
         );
     }
 

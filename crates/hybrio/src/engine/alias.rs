@@ -1,6 +1,8 @@
 //! The engines inside the adaptive engine share the caller's one descriptor
 //! per file: each adds it as an alias ([`FileTable::insert_alias`]), which
-//! requests name by its number and the engine never closes. The adaptive
+//! requests name by its number and the engine never closes (on the
+//! emulated device too: the adaptive engine makes the caller's file the
+//! device's once, and tells the aliases whether it was `O_DIRECT`). The adaptive
 //! engine keeps the caller's file open for as long as an alias of it is
 //! there: it removes the aliases first, and drops the engines that hold
 //! them before the one that owns the file.
@@ -18,9 +20,12 @@ use crate::file::FileHandle;
 pub(crate) trait SharesFiles: Engine {
     /// Adds `file`'s descriptor as a file of this engine's, with no
     /// descriptor of its own: the caller keeps `file` open while it is
-    /// there. The default, for an engine that holds its own (a test's), adds
-    /// a duplicate.
-    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
+    /// there. `direct`: whether the caller opened it `O_DIRECT` (on the
+    /// emulated device, which the caller has made it a file of, the flag is
+    /// cleared on the descriptor). The default, for an engine that holds its
+    /// own (a test's), adds a duplicate.
+    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
+        let _ = direct;
         let copy = file
             .try_clone()
             .map_err(|e| Error::io("duplicate the descriptor of", path, e))?;
@@ -32,17 +37,6 @@ pub(crate) trait SharesFiles: Engine {
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
         self.remove_file(handle).map(drop)
     }
-}
-
-/// For an engine on the emulated device, which changes its files' flags
-/// (an alias would change the caller's): a reopened file of its own.
-pub(crate) fn reopened<E: Engine>(
-    engine: &mut E,
-    file: &File,
-    path: &Path,
-) -> Result<FileHandle, Error> {
-    let copy = crate::file::reopen(file, path)?;
-    engine.add_file(copy, path.to_owned())
 }
 
 /// The asynchronous engines of the adaptive engine's tests, boxed: each

@@ -260,13 +260,12 @@ pub(crate) trait InlinePath: SharesFiles {
 }
 
 impl<C: InlineCalls> SharesFiles for InlineEngine<C> {
-    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
-        if self.device.is_some() {
-            return super::alias::reopened(self, file, path);
-        }
-        let handle = self
-            .files
-            .insert_alias(std::os::fd::AsRawFd::as_raw_fd(file), path.to_owned());
+    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
+        let handle = self.files.insert_alias(
+            std::os::fd::AsRawFd::as_raw_fd(file),
+            path.to_owned(),
+            direct,
+        );
         self.calls.file_added(handle);
         Ok(handle)
     }

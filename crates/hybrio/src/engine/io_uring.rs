@@ -682,12 +682,9 @@ mod multishot_tests;
 pub(super) mod tests;
 
 impl SharesFiles for IoUringEngine {
-    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
-        if self.device.is_some() {
-            return super::alias::reopened(self, file, path);
-        }
+    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
         let fd = file.as_raw_fd();
-        let handle = self.files.insert_alias(fd, path.to_owned());
+        let handle = self.files.insert_alias(fd, path.to_owned(), direct);
         self.adopt(handle, fd)
     }
 

@@ -417,13 +417,12 @@ impl LibaioEngine {
 }
 
 impl SharesFiles for LibaioEngine {
-    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
-        if self.aio.device().is_some() {
-            return super::alias::reopened(self, file, path);
-        }
-        let handle = self
-            .files
-            .insert_alias(std::os::fd::AsRawFd::as_raw_fd(file), path.to_owned());
+    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
+        let handle = self.files.insert_alias(
+            std::os::fd::AsRawFd::as_raw_fd(file),
+            path.to_owned(),
+            direct,
+        );
         self.adopt(handle)
     }
 

@@ -468,13 +468,12 @@ impl Engine for PoolEngine {
 }
 
 impl SharesFiles for PoolEngine {
-    fn add_alias(&mut self, file: &File, path: &Path) -> Result<FileHandle, Error> {
-        if self.device.is_some() {
-            return super::alias::reopened(self, file, path);
-        }
-        Ok(self
-            .files
-            .insert_alias(std::os::fd::AsRawFd::as_raw_fd(file), path.to_owned()))
+    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
+        Ok(self.files.insert_alias(
+            std::os::fd::AsRawFd::as_raw_fd(file),
+            path.to_owned(),
+            direct,
+        ))
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {

@@ -304,8 +304,8 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Adds two twins of `file` (duplicates, or reopened copies for the
-    /// emulated device) to the asynchronous engine that takes it, one for
+    /// Adds two twins of `file` (aliases of its descriptor) to the
+    /// asynchronous engine that takes it, one for
     /// untimed requests and one for timed ones; returns which engine, and
     /// the twins' handles there.
     pub(super) fn add_twins(
@@ -333,8 +333,9 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
             _ => 0,
         };
-        let untimed = self.add_twin(backend, file, path)?;
-        match self.add_twin(backend, file, path) {
+        let engine = &mut self.backends[backend].engine;
+        let untimed = engine.add_alias(file, path, direct)?;
+        match engine.add_alias(file, path, direct) {
             Ok(timed) => Ok((backend, untimed, timed)),
             Err(error) => {
                 let _ = self.backends[backend].engine.remove_alias(untimed);
@@ -363,23 +364,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                     None
                 }
             },
-        }
-    }
-
-    /// Adds one twin of `file` to asynchronous engine `backend`: an alias
-    /// of its descriptor, or, for the emulated device, which changes its
-    /// files' flags, a reopened copy.
-    pub(super) fn add_twin(
-        &mut self,
-        backend: usize,
-        file: &File,
-        path: &std::path::Path,
-    ) -> Result<FileHandle, Error> {
-        let engine = &mut self.backends[backend].engine;
-        if self.reopen_files {
-            engine.add_file(crate::file::reopen(file, path)?, path.to_owned())
-        } else {
-            engine.add_alias(file, path)
         }
     }
 

@@ -67,8 +67,13 @@ macro_rules! either {
 }
 
 impl SharesFiles for AsyncEngine {
-    fn add_alias(&mut self, file: &File, path: &std::path::Path) -> Result<FileHandle, Error> {
-        either!(self, engine => engine.add_alias(file, path))
+    fn add_alias(
+        &mut self,
+        file: &File,
+        path: &std::path::Path,
+        direct: bool,
+    ) -> Result<FileHandle, Error> {
+        either!(self, engine => engine.add_alias(file, path, direct))
     }
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
         either!(self, engine => engine.remove_alias(handle))

@@ -49,8 +49,8 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 crate::device::refuses_sockets(&path),
             ));
         }
-        // The flags are the caller's file's: the emulated device's twins have
-        // O_DIRECT cleared.
+        // The flags are the caller's file's, before the emulated device
+        // clears O_DIRECT.
         let direct = match crate::sys::is_direct(file.as_raw_fd()) {
             Ok(direct) => direct,
             Err(e) => {
@@ -58,6 +58,18 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 return Err(Error::refusing(file, path, reason));
             }
         };
+        // On the emulated device the file is the device's once, here, and
+        // the engines inside share it, told that it was O_DIRECT.
+        if self.emulated_ns > 0
+            && let Err(e) = crate::device::EmulatedDevice::adopt(file.as_raw_fd())
+        {
+            let reason = Error::io(
+                "make an emulated-device file (clear O_DIRECT, read into the page cache)",
+                &path,
+                e,
+            );
+            return Err(Error::refusing(file, path, reason));
+        }
         let kind = device_of(&file).map(|(device, filesystem)| FileKind {
             device,
             filesystem,
@@ -75,15 +87,16 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         // The inline engine's alias has the caller's handle, and a spare
         // alias follows it, so that its handles go in pairs, as the twins' do
         // (see `Backend::lockstep`).
-        let inline = self.inline.add_alias(&file, &path).and_then(|handle| {
-            match self.inline.add_alias(&file, &path) {
+        let inline = self
+            .inline
+            .add_alias(&file, &path, direct)
+            .and_then(|handle| match self.inline.add_alias(&file, &path, direct) {
                 Ok(spare) => Ok((handle, spare)),
                 Err(error) => {
                     let _ = self.inline.remove_alias(handle);
                     Err(error)
                 }
-            }
-        });
+            });
         let (handle, spare) = match inline {
             Ok(handles) => handles,
             Err(reason) => {
@@ -240,11 +253,14 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
         };
         forget(twins);
-        match backends[to].engine.add_alias(&route.file, &route.path) {
+        match backends[to]
+            .engine
+            .add_alias(&route.file, &route.path, route.direct)
+        {
             Ok(moved) => Ok(moved),
             Err(_) => Err(backends[from]
                 .engine
-                .add_alias(&route.file, &route.path)
+                .add_alias(&route.file, &route.path, route.direct)
                 .unwrap_or(NO_TWIN)),
         }
     }

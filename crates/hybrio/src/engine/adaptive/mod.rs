@@ -45,8 +45,9 @@
 //! step), so a completion of a settled class comes back as it is. Every one
 //! of these handles names the caller's one descriptor: the engine owns the
 //! file, and the engines inside it hold aliases of it ([`alias`](crate::engine::alias)),
-//! so a file costs one descriptor (the emulated device excepted, whose
-//! engines reopen it: it changes their files' flags). A timed
+//! so a file costs one descriptor (on the emulated device too: the engine
+//! makes the caller's file the device's once, and tells the aliases whether
+//! it was `O_DIRECT`, which the device clears). A timed
 //! inline request ends at the caller's next call, which reads the clock
 //! once more: its price is its time in the call plus the caller's own time
 //! after it.

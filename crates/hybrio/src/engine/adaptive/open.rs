@@ -128,7 +128,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 Appends::Same
             },
             backends: backends.into_iter().map(Backend::new).collect(),
-            reopen_files: config.completion_latency.is_some(),
             depth: config.depth.max(1),
             routes: Vec::new(),
             lanes: Vec::new(),

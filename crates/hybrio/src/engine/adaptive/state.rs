@@ -189,9 +189,6 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     /// Which engine takes the `O_DIRECT` files written past their end (and
     /// with the first of them, every `O_DIRECT` file).
     pub(super) appends: Appends,
-    /// Reopen files for the asynchronous engine instead of duplicating the
-    /// descriptor (the emulated device changes a file's flags).
-    pub(super) reopen_files: bool,
     pub(super) depth: u32,
     /// The caller's files, by handle. Declared after the engines, which
     /// drop first: their aliases name these files' descriptors.
