@@ -29,7 +29,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 use io_uring::{cqueue, squeue};
-use rustix::io_uring as kernel;
+use rustix::io_uring::{self as kernel, IoringRegisterOp as Op};
 
 /// A ring set up by [`RawRing::setup`]. Dropping it unregisters it from its
 /// thread (when its descriptor was closed) and unmaps its memory; the caller
@@ -265,13 +265,7 @@ impl RawRing {
         update.data = kernel::io_uring_ptr::new(fd.as_raw_fd() as usize as *mut c_void);
         // SAFETY: one `io_uring_rsrc_update`, alive for the call, which the
         // kernel reads and writes the index into.
-        let registered = unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterRingFds,
-                (&raw mut update).cast(),
-                1,
-            )
-        };
+        let registered = unsafe { self.register(Op::RegisterRingFds, (&raw mut update).cast(), 1) };
         if !matches!(registered, Ok(1)) {
             return false;
         }
@@ -349,7 +343,7 @@ impl RawRing {
     /// registration.
     pub(crate) unsafe fn register(
         &self,
-        op: kernel::IoringRegisterOp,
+        op: Op,
         arg: *const c_void,
         count: u32,
     ) -> io::Result<u32> {
@@ -498,18 +492,21 @@ impl RawRing {
 
 /// The registrations the engine makes, each one `io_uring_register` call.
 impl RawRing {
+    /// `register(op, arg, count)` whose answer is only success or failure.
+    ///
+    /// # Safety
+    ///
+    /// As [`register`](Self::register).
+    unsafe fn register_op<T>(&self, op: Op, arg: *const T, count: u32) -> io::Result<()> {
+        // SAFETY: the caller's promise.
+        unsafe { self.register(op, arg.cast(), count) }.map(drop)
+    }
+
     /// Enables a ring set up disabled (`IORING_REGISTER_ENABLE_RINGS`); a
     /// `SINGLE_ISSUER` ring then belongs to the calling thread.
     pub(crate) fn enable_rings(&self) -> io::Result<()> {
         // SAFETY: the call takes no argument.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterEnableRings,
-                ptr::null(),
-                0,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterEnableRings, ptr::null::<()>(), 0) }
     }
 
     /// Registers `iovecs` as the ring's fixed buffers.
@@ -522,14 +519,7 @@ impl RawRing {
         let count = u32::try_from(iovecs.len()).map_err(|_| einval())?;
         // SAFETY: `count` iovecs, alive for the call; the memory they name
         // is the caller's promise.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterBuffers,
-                iovecs.as_ptr().cast(),
-                count,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterBuffers, iovecs.as_ptr(), count) }
     }
 
     /// A registered-file table of `count` empty entries (Linux 5.19).
@@ -537,16 +527,10 @@ impl RawRing {
         let mut table = kernel::io_uring_rsrc_register::default();
         table.nr = count;
         table.flags = kernel::IoringRsrcFlags::REGISTER_SPARSE;
+        let size = std::mem::size_of_val(&table) as u32;
         // SAFETY: one `io_uring_rsrc_register`, alive for the call, whose
         // size is the count the operation takes; it points at nothing.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterFiles2,
-                (&raw const table).cast(),
-                std::mem::size_of::<kernel::io_uring_rsrc_register>() as u32,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterFiles2, &raw const table, size) }
     }
 
     /// A registered-file table of `fds` (`-1`: an empty entry).
@@ -554,21 +538,13 @@ impl RawRing {
         let count = u32::try_from(fds.len()).map_err(|_| einval())?;
         // SAFETY: `count` descriptors, alive for the call; the kernel takes
         // its own references to the files.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterFiles,
-                fds.as_ptr().cast(),
-                count,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterFiles, fds.as_ptr(), count) }
     }
 
     /// Removes the registered-file table.
     pub(crate) fn unregister_files(&self) -> io::Result<()> {
         // SAFETY: the call takes no argument.
-        unsafe { self.register(kernel::IoringRegisterOp::UnregisterFiles, ptr::null(), 0) }
-            .map(drop)
+        unsafe { self.register_op(Op::UnregisterFiles, ptr::null::<()>(), 0) }
     }
 
     /// Sets the registered-file table's entries from `offset` on to `fds`.
@@ -579,14 +555,7 @@ impl RawRing {
         update.data = kernel::io_uring_ptr::new(fds.as_ptr().cast_mut().cast());
         // SAFETY: one update pointing at `count` descriptors, all alive for
         // the call.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterFilesUpdate,
-                (&raw const update).cast(),
-                count,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterFilesUpdate, &raw const update, count) }
     }
 
     /// Cancels synchronously (Linux 6.0) the request whose `user_data` is
@@ -604,14 +573,7 @@ impl RawRing {
         };
         // SAFETY: one `io_uring_sync_cancel_reg`, alive for the call; it
         // points at nothing.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterSyncCancel,
-                (&raw const cancel).cast(),
-                1,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterSyncCancel, &raw const cancel, 1) }
     }
 
     /// Registers the provided-buffer ring of `entries` entries at `address`
@@ -633,14 +595,7 @@ impl RawRing {
         ring.bgid = group;
         // SAFETY: one `io_uring_buf_reg`, alive for the call; the memory it
         // names is the caller's promise.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::RegisterPbufRing,
-                (&raw const ring).cast(),
-                1,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::RegisterPbufRing, &raw const ring, 1) }
     }
 
     /// Unregisters buffer group `group`'s provided-buffer ring.
@@ -648,14 +603,7 @@ impl RawRing {
         let mut ring = kernel::io_uring_buf_reg::default();
         ring.bgid = group;
         // SAFETY: one `io_uring_buf_reg`, alive for the call.
-        unsafe {
-            self.register(
-                kernel::IoringRegisterOp::UnregisterPbufRing,
-                (&raw const ring).cast(),
-                1,
-            )
-        }
-        .map(drop)
+        unsafe { self.register_op(Op::UnregisterPbufRing, &raw const ring, 1) }
     }
 }
 
@@ -673,13 +621,7 @@ impl Drop for RawRing {
             update.offset = index;
             // SAFETY: one `io_uring_rsrc_update`, alive for the call. Its
             // failure leaves the registration to the thread's exit.
-            let _ = unsafe {
-                self.register(
-                    kernel::IoringRegisterOp::UnregisterRingFds,
-                    (&raw const update).cast(),
-                    1,
-                )
-            };
+            let _ = unsafe { self.register(Op::UnregisterRingFds, (&raw const update).cast(), 1) };
         }
         // Dropped from another thread, the registration stays with its
         // thread until that thread ends; the memory goes now, the ring with
