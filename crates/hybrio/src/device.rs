@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::blocking;
-use crate::file::{FileEntry, FileHandle, FileTable};
+use crate::file::{FileHandle, FileTable};
 use crate::request::{Op, Request};
 use crate::sys::{self, retry_on_interrupt, time};
 
@@ -78,20 +78,28 @@ impl EmulatedDevice {
         path: PathBuf,
     ) -> Result<FileHandle, Error> {
         let handle = table.insert(file, path);
-        if table.get(handle).is_some_and(FileEntry::is_socket) {
-            return Err(table.refuse(handle, refuses_sockets));
-        }
-        let fd = table.get(handle).map_or(-1, FileEntry::fd);
-        if let Err(e) = EmulatedDevice::adopt(fd) {
-            return Err(table.refuse(handle, |path| {
-                Error::io(
-                    "make an emulated-device file (clear O_DIRECT, read into the page cache)",
-                    path,
-                    e,
-                )
-            }));
+        if let Some(Err(error)) = table
+            .get(handle)
+            .map(|entry| Self::take_over(entry.fd(), entry.path()))
+        {
+            return Err(table.refuse(handle, |_| error));
         }
         Ok(handle)
+    }
+
+    /// Makes the file `fd` (at `path`) one of this device's, as
+    /// [`adopt`](Self::adopt) does; a socket is refused. The error says why.
+    pub(crate) fn take_over(fd: RawFd, path: &Path) -> Result<(), Error> {
+        if sys::is_socket(fd).unwrap_or(false) {
+            return Err(refuses_sockets(path));
+        }
+        Self::adopt(fd).map(drop).map_err(|e| {
+            Error::io(
+                "make an emulated-device file (clear O_DIRECT, read into the page cache)",
+                path,
+                e,
+            )
+        })
     }
 
     /// Makes `fd` a file of this device: O_DIRECT is turned off so its data

@@ -338,7 +338,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         match engine.add_alias(file, path, direct) {
             Ok(timed) => Ok((backend, untimed, timed)),
             Err(error) => {
-                let _ = self.backends[backend].engine.remove_alias(untimed);
+                let _ = engine.remove_alias(untimed);
                 Err(error)
             }
         }

@@ -42,13 +42,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         file: File,
         path: PathBuf,
     ) -> Result<FileHandle, Error> {
-        if self.emulated_ns > 0 && crate::sys::is_socket(file.as_raw_fd()).unwrap_or(false) {
-            return Err(Error::refusing(
-                file,
-                path.clone(),
-                crate::device::refuses_sockets(&path),
-            ));
-        }
         // The flags are the caller's file's, before the emulated device
         // clears O_DIRECT.
         let direct = match crate::sys::is_direct(file.as_raw_fd()) {
@@ -61,13 +54,8 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         // On the emulated device the file is the device's once, here, and
         // the engines inside share it, told that it was O_DIRECT.
         if self.emulated_ns > 0
-            && let Err(e) = crate::device::EmulatedDevice::adopt(file.as_raw_fd())
+            && let Err(reason) = crate::device::EmulatedDevice::take_over(file.as_raw_fd(), &path)
         {
-            let reason = Error::io(
-                "make an emulated-device file (clear O_DIRECT, read into the page cache)",
-                &path,
-                e,
-            );
             return Err(Error::refusing(file, path, reason));
         }
         let kind = device_of(&file).map(|(device, filesystem)| FileKind {

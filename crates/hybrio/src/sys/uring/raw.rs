@@ -244,20 +244,19 @@ impl RawRing {
 
     /// Registers the ring with the calling thread and closes its
     /// descriptor, where the kernel allows every call to name it by its
-    /// index (Linux 6.3); from then on only this thread can use it. Returns
-    /// whether it did: a kernel without the feature, or a thread with its
-    /// 16 registered rings taken, leaves the descriptor open, which works
-    /// as well.
-    pub(crate) fn close_descriptor(&mut self) -> bool {
+    /// index (Linux 6.3); from then on only this thread can use it. A kernel
+    /// without the feature, or a thread with its 16 registered rings taken,
+    /// leaves the descriptor open, which works as well.
+    pub(crate) fn close_descriptor(&mut self) {
         let Some(fd) = self.fd.as_ref() else {
-            return true;
+            return;
         };
         if !self
             .params
             .features
             .contains(kernel::IoringFeatureFlags::REG_REG_RING)
         {
-            return false;
+            return;
         }
         let mut update = kernel::io_uring_rsrc_update::default();
         // Any free index: the kernel writes back which.
@@ -266,15 +265,13 @@ impl RawRing {
         // SAFETY: one `io_uring_rsrc_update`, alive for the call, which the
         // kernel reads and writes the index into.
         let registered = unsafe { self.register(Op::RegisterRingFds, (&raw mut update).cast(), 1) };
-        if !matches!(registered, Ok(1)) {
-            return false;
+        if matches!(registered, Ok(1)) {
+            self.target = Target::Registered {
+                index: update.offset,
+                owner: this_thread(),
+            };
+            self.fd = None;
         }
-        self.target = Target::Registered {
-            index: update.offset,
-            owner: this_thread(),
-        };
-        self.fd = None;
-        true
     }
 
     /// Whether the ring still holds a descriptor.
