@@ -12,11 +12,12 @@
 //! ```
 //!
 //! Both files are opened with [`Caching::Auto`] unless `--caching` says
-//! otherwise: the adaptive engine then writes the copy uncached once it
-//! streams past what one file should leave dirty in the page cache (a copy
-//! larger than the machine's dirty limits would otherwise wait for the
-//! kernel's flusher), and a small copy stays cached for whoever reads it
-//! next; and it reads ahead of the source's stream from a thread of its own.
+//! otherwise: the adaptive engine then writes the copy cached while the
+//! page cache takes it without writing back, and uncached from where the
+//! machine's dirty pages would pass the kernel's background threshold (a
+//! copy larger than the machine's dirty limits would otherwise wait for
+//! the kernel's flusher); and it reads ahead of the source's stream from a
+//! thread of its own.
 //! The other engines keep `auto` files cached.
 //!
 //! It prints the copy's time and, for the adaptive engine, which path its

@@ -44,9 +44,10 @@ pub enum Caching {
     Uncached,
     /// The engine may choose, per class of request: the adaptive engine
     /// writes a file uncached once its writes stream sequentially past what
-    /// the page cache should hold dirty for one file, and keeps it cached
-    /// while they do not, or while what was written is read again (see the
-    /// adaptive engine's docs). Reads stay cached, and once they stream, a
+    /// the page cache takes without writing back (a share of the kernel's
+    /// background threshold), and keeps it cached while they do not, or
+    /// while what was written is read again (see the adaptive engine's
+    /// docs). Reads stay cached, and once they stream, a
     /// thread of the engine's reads ahead of them. Never an error: where
     /// uncached I/O cannot go (a filesystem that refuses it, `O_DIRECT`, a
     /// socket), or on an engine that does not choose (all but adaptive),

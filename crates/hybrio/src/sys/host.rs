@@ -157,6 +157,41 @@ pub(crate) fn dirty_background_threshold() -> Option<u64> {
     Some(available_kib * 1024 / 100 * ratio)
 }
 
+/// The page cache's dirty state, machine-wide, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DirtyState {
+    /// Dirty pages and pages being written back.
+    pub(crate) dirty: u64,
+    /// The dirty pages at which the kernel starts writing back in the
+    /// background, as it computes it now (it moves with free memory).
+    pub(crate) background_threshold: u64,
+}
+
+/// The page cache's dirty state now, from `/proc/vmstat` (`nr_dirty`,
+/// `nr_writeback`, `nr_dirty_background_threshold`); `None` if it does not
+/// say.
+pub(crate) fn dirty_state() -> Option<DirtyState> {
+    let vmstat = fs::read_to_string("/proc/vmstat").ok()?;
+    let (mut dirty, mut writeback, mut threshold) = (None, None, None);
+    for line in vmstat.lines() {
+        let Some((name, value)) = line.split_once(' ') else {
+            continue;
+        };
+        let slot = match name {
+            "nr_dirty" => &mut dirty,
+            "nr_writeback" => &mut writeback,
+            "nr_dirty_background_threshold" => &mut threshold,
+            _ => continue,
+        };
+        *slot = value.trim().parse::<u64>().ok();
+    }
+    let page = page_size() as u64;
+    Some(DirtyState {
+        dirty: (dirty? + writeback?) * page,
+        background_threshold: threshold? * page,
+    })
+}
+
 /// The kernel's words for an error, without std's " (os error N)" suffix.
 fn describe(err: &io::Error) -> String {
     let text = err.to_string();

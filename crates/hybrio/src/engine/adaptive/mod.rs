@@ -79,7 +79,7 @@ mod sockets;
 mod state;
 
 #[cfg(test)]
-pub(crate) use caching::Room as AutoRoom;
+pub(crate) use caching::{Room as AutoRoom, pretend_dirty_pages};
 pub(crate) use open::open;
 #[cfg(test)]
 pub(crate) use open::open_without_io_uring;
@@ -154,9 +154,10 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         };
         let len = request.len() as u64;
         match request.op {
-            Op::Write => request
-                .marks
-                .set(Marks::UNCACHED, auto.write(request.offset, len)),
+            Op::Write => request.marks.set(
+                Marks::UNCACHED,
+                auto.write(request.offset, len, caching::machine_dirty_state),
+            ),
             Op::Read => {
                 auto.read(request.offset, len);
                 if let Some(reads) = route.reads.as_mut()

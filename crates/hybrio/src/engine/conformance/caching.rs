@@ -217,12 +217,15 @@ fn assert_cached(path: &Path, len: usize, what: &str) {
 }
 
 #[test]
-fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
+fn auto_caching_writes_a_stream_uncached_once_the_cache_is_full_on_adaptive_only() {
     let dir = scratch();
     if !uncached_goes_in(dir.path()) {
         return;
     }
-    let head = crate::engine::adaptive::AutoRoom::now().headroom as usize / MIB;
+    // The machine's dirty pages at the kernel's background threshold: past
+    // its first chunk, the stream goes uncached.
+    crate::engine::adaptive::pretend_dirty_pages(0, 0);
+    let head = crate::engine::adaptive::AutoRoom::now().chunk as usize / MIB;
     let tail = 32;
     let len = (head + tail) * MIB;
     let flavours = [
@@ -266,12 +269,54 @@ fn auto_caching_writes_a_stream_uncached_past_the_headroom_on_adaptive_only() {
 }
 
 #[test]
+fn auto_caching_keeps_a_stream_the_cache_has_room_for_cached() {
+    let dir = scratch();
+    if !uncached_goes_in(dir.path()) {
+        return;
+    }
+    let room = crate::engine::adaptive::AutoRoom::now();
+    let head = room.chunk as usize / MIB;
+    let chunks = (room.cached_run / room.chunk).min(4) as usize;
+    let len = (head * chunks) * MIB;
+    // Room for the whole stream, and then some.
+    crate::engine::adaptive::pretend_dirty_pages(0, 4 * len as u64);
+    for flavour in [
+        Flavour::new(EngineKind::Adaptive, 1),
+        Flavour::new(EngineKind::Adaptive, 8),
+        Flavour::without_io_uring(8),
+    ] {
+        let pool = BufPool::new(BATCH, MIB).unwrap();
+        let Some(mut engine) = flavour.open(Some(&pool)) else {
+            continue;
+        };
+        let name = flavour.name();
+        let path = dir.path().join(format!("room-{}", flavour.config.depth));
+        let file = add(engine.as_mut(), &path, &read_write());
+        engine.set_caching(file, Caching::Auto).unwrap();
+        let data = write_mib(engine.as_mut(), &pool, file, 0, head * chunks, 7);
+        assert_eq!(
+            engine.counters().paths.unwrap().uncached,
+            0,
+            "{name}: a write went uncached with room in the cache"
+        );
+        assert_cached(
+            &path,
+            len,
+            &format!("{name}: a stream the cache had room for"),
+        );
+        read_mib(engine.as_mut(), &pool, file, 0, &data);
+    }
+}
+
+#[test]
 fn auto_caching_keeps_what_is_read_again_cached() {
     let dir = scratch();
     if !uncached_goes_in(dir.path()) {
         return;
     }
-    let head = crate::engine::adaptive::AutoRoom::now().headroom as usize / MIB;
+    // Streams go uncached past their first chunk.
+    crate::engine::adaptive::pretend_dirty_pages(0, 0);
+    let head = crate::engine::adaptive::AutoRoom::now().chunk as usize / MIB;
     for depth in [1, 8] {
         let flavour = Flavour::new(EngineKind::Adaptive, depth);
         let name = flavour.name();
@@ -279,7 +324,7 @@ fn auto_caching_keeps_what_is_read_again_cached() {
         let Some(mut engine) = flavour.open(Some(&pool)) else {
             continue;
         };
-        // A file written and read again, smaller than the headroom: all of
+        // A file written and read again, smaller than the chunk: all of
         // it stays; and so does one read cold, from the device.
         let small = dir.path().join(format!("small-{depth}"));
         let file = add(engine.as_mut(), &small, &read_write());
@@ -315,7 +360,7 @@ fn auto_caching_keeps_what_is_read_again_cached() {
             "{name}: a cold read went uncached"
         );
         assert_cached(&small, 16 * MIB, &format!("{name}: cold reads"));
-        // A stream past the headroom whose uncached part is read again:
+        // A stream past the chunk whose uncached part is read again:
         // what it writes next stays cached.
         let stream = dir.path().join(format!("stream-{depth}"));
         let file = add(engine.as_mut(), &stream, &read_write());
