@@ -25,7 +25,7 @@
 //! copy through the [`Driver`](driver::Driver) at depth 16, its files
 //! [`Caching::Auto`](file::Caching::Auto), took 1.02-1.07x the best fixed
 //! engine's time in the same round without a final fsync and 1.04-1.07x
-//! with one (medians of 15 rounds, two runs, `scenarios/copy_engines.py`,
+//! with one (medians of 15 rounds, three runs, `scenarios/copy_engines.py`,
 //! 2026-11-29): 300 MiB stay cached, within what the page cache takes
 //! without writing back. What it learned starts the next class of
 //! the same kind, in this process, or across processes from a file
