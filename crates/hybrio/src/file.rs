@@ -129,43 +129,44 @@ impl FileTable {
     /// Adds a file; returns its handle (the lowest free slot).
     pub fn insert(&mut self, file: File, path: PathBuf) -> FileHandle {
         let fd = file.as_raw_fd();
-        self.insert_entry(Some(file), fd, path, None)
+        self.insert_entry(Self::entry(Some(file), fd, path, None))
     }
 
-    /// Adds `fd`, a descriptor another table owns, as an alias: requests
-    /// name it by its number, and the table never closes it. Whoever adds
-    /// it keeps the owner open until the alias is removed
-    /// ([`discard`](Self::discard)) and no request of it is in
-    /// flight: the adaptive engine, whose engines inside it share the
+    /// Adds `file`'s descriptor, which another table owns, as an alias at `handle`
+    /// (the owner's handle, so that a request and its completion name the
+    /// file alike in both tables): requests name it by its number, and the
+    /// table never closes it. Whoever adds it keeps the owner open until the
+    /// alias is removed ([`discard`](Self::discard)) and no request of it is
+    /// in flight: the adaptive engine, whose engines inside it share the
     /// caller's one descriptor per file. `direct`: whether the owner opened
     /// it `O_DIRECT` (the emulated device clears the flag on the descriptor,
-    /// and keeps `O_DIRECT`'s alignment rules for such a file).
-    pub(crate) fn insert_alias(&mut self, fd: RawFd, path: PathBuf, direct: bool) -> FileHandle {
-        self.insert_entry(None, fd, path, Some(direct))
+    /// and keeps `O_DIRECT`'s alignment rules for such a file). Fails with
+    /// [`Error::BadHandle`] if `handle` holds a file already.
+    pub(crate) fn insert_alias(
+        &mut self,
+        handle: FileHandle,
+        file: &File,
+        path: &Path,
+        direct: bool,
+    ) -> Result<(), Error> {
+        let index = handle.index();
+        if self.slots.get(index).is_some_and(Option::is_some) {
+            return Err(Error::BadHandle(handle.0));
+        }
+        if self.slots.len() <= index {
+            // The slots skipped over are free.
+            self.free.extend(self.slots.len() as u32..handle.0);
+            self.slots.resize_with(index + 1, || None);
+        } else {
+            self.free.retain(|&free| free != handle.0);
+        }
+        let entry = Self::entry(None, file.as_raw_fd(), path.to_owned(), Some(direct));
+        self.slots[index] = Some(entry);
+        Ok(())
     }
 
-    /// Adds the entry for `fd` (owned as `file`, or an alias), `O_DIRECT`
-    /// as its flags say unless `direct` says.
-    fn insert_entry(
-        &mut self,
-        file: Option<File>,
-        fd: RawFd,
-        path: PathBuf,
-        direct: Option<bool>,
-    ) -> FileHandle {
-        // A descriptor fcntl cannot read is a bad one; its requests will say so.
-        let direct = direct.unwrap_or_else(|| sys::is_direct(fd).unwrap_or(false));
-        let socket = sys::is_socket(fd).unwrap_or(false);
-        let block_device = sys::is_block_device(fd).unwrap_or(false);
-        let entry = FileEntry {
-            file,
-            path,
-            fd,
-            direct,
-            socket,
-            block_device,
-            caching: Caching::Cached,
-        };
+    /// Adds `entry` at the lowest free handle.
+    fn insert_entry(&mut self, entry: FileEntry) -> FileHandle {
         if let Some(pos) = self
             .free
             .iter()
@@ -179,6 +180,24 @@ impl FileTable {
         } else {
             self.slots.push(Some(entry));
             FileHandle((self.slots.len() - 1) as u32)
+        }
+    }
+
+    /// The entry for `fd` (owned as `file`, or an alias), `O_DIRECT` as its
+    /// flags say unless `direct` says.
+    fn entry(file: Option<File>, fd: RawFd, path: PathBuf, direct: Option<bool>) -> FileEntry {
+        // A descriptor fcntl cannot read is a bad one; its requests will say so.
+        let direct = direct.unwrap_or_else(|| sys::is_direct(fd).unwrap_or(false));
+        let socket = sys::is_socket(fd).unwrap_or(false);
+        let block_device = sys::is_block_device(fd).unwrap_or(false);
+        FileEntry {
+            file,
+            path,
+            fd,
+            direct,
+            socket,
+            block_device,
+            caching: Caching::Cached,
         }
     }
 

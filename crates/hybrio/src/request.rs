@@ -57,6 +57,11 @@ impl Marks {
     pub(crate) const DELAY: u8 = 8;
     /// Every injected fault.
     pub(crate) const FAULTS: u8 = Self::SHORT | Self::CORRUPT | Self::DELAY;
+    /// Set by the adaptive engine on a request it times: its `user_data`
+    /// is then the index of the engine's record of it, which holds the
+    /// caller's tag. The engines inside carry it to the completion, and a
+    /// request sent again keeps it.
+    pub(crate) const TIMED: u8 = 16;
 
     /// Whether any of `bits` is set.
     #[inline(always)]
@@ -282,6 +287,7 @@ impl Request {
             user_data: self.user_data,
             span: self.span,
             result,
+            marks: self.marks,
         }
     }
 }
@@ -320,13 +326,16 @@ pub struct Completion {
     /// allocation that succeeded gives the bytes it covered; a sync or a
     /// truncation 0.
     pub result: i64,
+    /// The request's marks, back with it ([`Marks::TIMED`] is read here).
+    pub(crate) marks: Marks,
 }
 
 impl Completion {
     /// The request this completion answers, to send it again: the rest
     /// goes at the thread's priority (a completion does not carry the
-    /// request's), and whoever chose it uncached for the first part (the
-    /// adaptive engine) chooses again for the rest.
+    /// request's), whoever chose it uncached for the first part (the
+    /// adaptive engine) chooses again for the rest, and the faults drawn for
+    /// the first part are not drawn again; a timed request stays timed.
     pub(crate) fn into_request(self) -> Request {
         Request {
             op: self.op,
@@ -336,7 +345,7 @@ impl Completion {
             user_data: self.user_data,
             span: self.span,
             ioprio: 0,
-            marks: Marks::default(),
+            marks: Marks(self.marks.0 & Marks::TIMED),
         }
     }
 
@@ -408,6 +417,7 @@ mod tests {
             user_data: 9,
             span: 0,
             result,
+            marks: Marks::default(),
         }
     }
 

@@ -260,14 +260,16 @@ pub(crate) trait InlinePath: SharesFiles {
 }
 
 impl<C: InlineCalls> SharesFiles for InlineEngine<C> {
-    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
-        let handle = self.files.insert_alias(
-            std::os::fd::AsRawFd::as_raw_fd(file),
-            path.to_owned(),
-            direct,
-        );
-        self.calls.file_added(handle);
-        Ok(handle)
+    fn add_alias(
+        &mut self,
+        at: FileHandle,
+        file: &File,
+        path: &Path,
+        direct: bool,
+    ) -> Result<(), Error> {
+        self.files.insert_alias(at, file, path, direct)?;
+        self.calls.file_added(at);
+        Ok(())
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {

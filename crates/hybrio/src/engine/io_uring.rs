@@ -682,10 +682,15 @@ mod multishot_tests;
 pub(super) mod tests;
 
 impl SharesFiles for IoUringEngine {
-    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
-        let fd = file.as_raw_fd();
-        let handle = self.files.insert_alias(fd, path.to_owned(), direct);
-        self.adopt(handle, fd)
+    fn add_alias(
+        &mut self,
+        at: FileHandle,
+        file: &File,
+        path: &Path,
+        direct: bool,
+    ) -> Result<(), Error> {
+        self.files.insert_alias(at, file, path, direct)?;
+        self.adopt(at, file.as_raw_fd()).map(drop)
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {

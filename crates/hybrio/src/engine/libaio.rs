@@ -417,13 +417,15 @@ impl LibaioEngine {
 }
 
 impl SharesFiles for LibaioEngine {
-    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
-        let handle = self.files.insert_alias(
-            std::os::fd::AsRawFd::as_raw_fd(file),
-            path.to_owned(),
-            direct,
-        );
-        self.adopt(handle)
+    fn add_alias(
+        &mut self,
+        at: FileHandle,
+        file: &File,
+        path: &Path,
+        direct: bool,
+    ) -> Result<(), Error> {
+        self.files.insert_alias(at, file, path, direct)?;
+        self.adopt(at).map(drop)
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {

@@ -468,12 +468,14 @@ impl Engine for PoolEngine {
 }
 
 impl SharesFiles for PoolEngine {
-    fn add_alias(&mut self, file: &File, path: &Path, direct: bool) -> Result<FileHandle, Error> {
-        Ok(self.files.insert_alias(
-            std::os::fd::AsRawFd::as_raw_fd(file),
-            path.to_owned(),
-            direct,
-        ))
+    fn add_alias(
+        &mut self,
+        at: FileHandle,
+        file: &File,
+        path: &Path,
+        direct: bool,
+    ) -> Result<(), Error> {
+        self.files.insert_alias(at, file, path, direct)
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {

@@ -1,10 +1,11 @@
 //! The asynchronous side of the adaptive engine: handing requests over to
-//! the engines of [`backend`](super::backend), the twins of the caller's
-//! files there, and reaping with the caller's tags and handles put back.
+//! the engines of [`backend`](super::backend), where the caller's files are
+//! aliases at the caller's handles, and reaping with the caller's tags put
+//! back on the timed requests.
 
 use std::fs::File;
 
-use super::backend::{AsyncBackend, Backend, NO_TWIN, Slot, TwinOf};
+use super::backend::{AsyncBackend, Backend, Slot};
 use super::path::Path;
 use super::state::{AdaptiveEngine, Appends};
 use crate::Error;
@@ -12,7 +13,7 @@ use crate::engine::api::QueueOutcome;
 use crate::engine::inline::InlinePath;
 use crate::engine::retry::{Track, Verdict};
 use crate::file::FileHandle;
-use crate::request::{Completion, Op, Request};
+use crate::request::{Completion, Marks, Op, Request};
 
 impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// The request's slot for its trip through the asynchronous engine.
@@ -29,30 +30,12 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Puts the caller's handle (and tag, for a timed request) back on a
-    /// completion from asynchronous engine `backend`, and records what it
-    /// cost if it was timed, at `now` (read once for the reap, when the
+    /// Puts the caller's tag back on a completion of a timed request, and
+    /// records what it cost, at `now` (read once for the reap, when the
     /// first timed completion needs it).
     #[inline(always)]
-    pub(super) fn finish_async(
-        &mut self,
-        backend: usize,
-        completion: &mut Completion,
-        now: &mut Option<u64>,
-    ) {
-        if self.backends[backend].lockstep {
-            if completion.file.0 & 1 != 0 {
-                completion.file.0 &= !1;
-                self.finish_timed(completion, now);
-            }
-            return;
-        }
-        let Some(Some(twin)) = self.twins[backend].get(completion.file.index()).copied() else {
-            // Not a file this engine handed over: nothing to translate.
-            return;
-        };
-        completion.file = twin.caller;
-        if twin.timed {
+    pub(super) fn finish_async(&mut self, completion: &mut Completion, now: &mut Option<u64>) {
+        if completion.marks.take(Marks::TIMED) {
             self.finish_timed(completion, now);
         }
     }
@@ -164,12 +147,12 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         let reaped = out.len() - start;
         if reaped > 0 {
             self.async_reaped += reaped as u64;
-            // Untimed completions in step with the caller's handles need
-            // nothing (the path of nearly every reap of a settled class).
-            if self.timed_out > 0 || !self.backends[backend].lockstep {
+            // While no timed request is out, the completions are the
+            // caller's as they are (nearly every reap of a settled class).
+            if self.timed_out > 0 {
                 let mut now = None;
                 for completion in &mut out[start..] {
-                    self.finish_async(backend, completion, &mut now);
+                    self.finish_async(completion, &mut now);
                 }
             }
         }
@@ -204,7 +187,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             sent: track,
             ..Slot::timed(0, 0, 0)
         };
-        self.queue_async(request, key, Some(slot))
+        self.queue_timed(request, key, slot)
     }
 
     /// The caller's answer to a send whose rest went asynchronous: what went
@@ -214,34 +197,33 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         self.retry.end_completion(completion, &mut Some(sent));
     }
 
-    /// Hands `request` to the asynchronous engine of lane `key`'s file,
-    /// untimed, or with a slot: timed, or the rest of a send.
-    #[inline(always)]
-    pub(super) fn queue_async(
+    /// Hands `request` to the asynchronous engine of lane `key`'s file with
+    /// a slot: timed, or the rest of a send. It goes marked, its
+    /// `user_data` the slot's index; the caller's is in the slot.
+    #[inline(never)]
+    pub(super) fn queue_timed(
         &mut self,
         mut request: Request,
         key: usize,
-        timed: Option<Slot>,
+        slot: Slot,
     ) -> QueueOutcome {
+        let slot = self.take_slot(Slot {
+            user_data: request.user_data,
+            ..slot
+        });
+        request.user_data = u64::from(slot);
+        request.marks.set(Marks::TIMED, true);
+        self.timed_out += 1;
+        self.queue_async(request, key)
+    }
+
+    /// Hands `request` to the asynchronous engine of lane `key`'s file.
+    #[inline(always)]
+    pub(super) fn queue_async(&mut self, request: Request, key: usize) -> QueueOutcome {
         self.async_queued += 1;
         let lane = &mut self.lanes[key];
         lane.async_mark = self.async_queued;
         let backend = usize::from(lane.backend);
-        match timed {
-            // In step, the file there is the caller's (no store: the request
-            // then goes on as it came).
-            None if lane.twin == request.file => {}
-            None => request.file = lane.twin,
-            Some(slot) => {
-                request.file = lane.timed_twin;
-                let slot = self.take_slot(Slot {
-                    user_data: request.user_data,
-                    ..slot
-                });
-                request.user_data = u64::from(slot);
-                self.timed_out += 1;
-            }
-        }
         let target = &mut self.backends[backend];
         target.uncommitted += 1;
         let outcome = target.engine.queue(request);
@@ -269,7 +251,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         match outcome {
             QueueOutcome::Queued => QueueOutcome::Queued,
             QueueOutcome::Completed(mut completion) => {
-                self.finish_async(backend, &mut completion, &mut None);
+                self.finish_async(&mut completion, &mut None);
                 self.deliver(completion)
             }
             QueueOutcome::Busy(mut request) => {
@@ -278,7 +260,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 // count is taken): it is not.
                 let lane = &mut self.lanes[key];
                 let mut sent = None;
-                if request.file == lane.timed_twin {
+                if request.marks.take(Marks::TIMED) {
                     let slot = request.user_data as u32;
                     self.counts.asynchronous -= 1;
                     self.timed_out -= 1;
@@ -288,7 +270,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 } else {
                     lane.granted -= 1;
                 }
-                request.file = Self::file_of_lane(key);
                 // The engine is below its depth (`queue` checked), so the
                 // backend refused for a moment of its own (an SQ that looks
                 // full): the request runs inline instead, never `Busy` below
@@ -304,16 +285,15 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Adds two twins of `file` (aliases of its descriptor) to the
-    /// asynchronous engine that takes it, one for
-    /// untimed requests and one for timed ones; returns which engine, and
-    /// the twins' handles there.
-    pub(super) fn add_twins(
+    /// Adds `file` (an alias of its descriptor, at the caller's handle
+    /// `handle`) to the asynchronous engine that takes it; returns which.
+    pub(super) fn add_async_alias(
         &mut self,
+        handle: FileHandle,
         file: &File,
         path: &std::path::Path,
         direct: bool,
-    ) -> Result<(usize, FileHandle, FileHandle), Error> {
+    ) -> Result<usize, Error> {
         let backend = match self.appends {
             // With a second asynchronous engine (libaio, no io_uring), it
             // takes the O_DIRECT files.
@@ -333,15 +313,10 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
             _ => 0,
         };
-        let engine = &mut self.backends[backend].engine;
-        let untimed = engine.add_alias(file, path, direct)?;
-        match engine.add_alias(file, path, direct) {
-            Ok(timed) => Ok((backend, untimed, timed)),
-            Err(error) => {
-                let _ = engine.remove_alias(untimed);
-                Err(error)
-            }
-        }
+        self.backends[backend]
+            .engine
+            .add_alias(handle, file, path, direct)?;
+        Ok(backend)
     }
 
     /// The asynchronous engine for `O_DIRECT` files written past their end,
@@ -354,7 +329,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             Appends::NotYet(config) => match B::for_appends(config) {
                 Some(engine) => {
                     self.backends.push(Backend::new(engine));
-                    self.twins.push(Vec::new());
                     let backend = self.backends.len() - 1;
                     self.appends = Appends::Backend(backend);
                     Some(backend)
@@ -365,17 +339,5 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 }
             },
         }
-    }
-
-    /// Notes in asynchronous engine `backend`'s table whose file `twin` is.
-    pub(super) fn set_twin(&mut self, backend: usize, twin: FileHandle, of: Option<TwinOf>) {
-        if twin == NO_TWIN {
-            return;
-        }
-        let table = &mut self.twins[backend];
-        if table.len() <= twin.index() {
-            table.resize(twin.index() + 1, None);
-        }
-        table[twin.index()] = of;
     }
 }

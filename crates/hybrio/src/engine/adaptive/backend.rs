@@ -1,6 +1,7 @@
 //! The adaptive engine's asynchronous engines, and what it keeps of the
 //! requests it hands them: the slots of timed requests (and of the rests of
-//! sends), and whose file each of their files is.
+//! sends). Their files are aliases of the caller's at the caller's handles,
+//! so a completion comes back naming its file as the caller does.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -69,11 +70,12 @@ macro_rules! either {
 impl SharesFiles for AsyncEngine {
     fn add_alias(
         &mut self,
+        at: FileHandle,
         file: &File,
         path: &std::path::Path,
         direct: bool,
-    ) -> Result<FileHandle, Error> {
-        either!(self, engine => engine.add_alias(file, path, direct))
+    ) -> Result<(), Error> {
+        either!(self, engine => engine.add_alias(at, file, path, direct))
     }
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
         either!(self, engine => engine.remove_alias(handle))
@@ -124,9 +126,10 @@ impl Engine for AsyncEngine {
 }
 
 /// A timed asynchronous request's bookkeeping while the other engine holds
-/// it (its `user_data` there is the slot's index), or that of the rest of a
-/// send tried inline that went in part. The others go with the caller's
-/// `user_data` and need none.
+/// it (marked [`Marks::TIMED`](crate::request::Marks::TIMED), its
+/// `user_data` there the slot's index), or that of the rest of a send tried
+/// inline that went in part. The others go with the caller's `user_data`
+/// and need none.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Slot {
     pub(super) user_data: u64,
@@ -151,18 +154,6 @@ impl Slot {
     }
 }
 
-/// The handle of a twin that is not there (a lane with no file, or a twin
-/// lost in a move that failed both ways): its requests fail with EBADF.
-pub(super) const NO_TWIN: FileHandle = FileHandle(u32::MAX);
-
-/// Whose a file of an asynchronous engine is: the caller's file it is a
-/// twin of, and whether its requests are timed.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct TwinOf {
-    pub(super) caller: FileHandle,
-    pub(super) timed: bool,
-}
-
 /// One asynchronous engine and what the adaptive engine has handed it. (How
 /// many requests it holds, it says itself: [`Engine::in_flight`].)
 #[derive(Debug)]
@@ -173,15 +164,6 @@ pub(super) struct Backend<B> {
     /// At most what it holds, unless it completed some without a commit
     /// (an SQPOLL thread takes them as they come).
     pub(super) uncommitted: usize,
-    /// Every file's untimed twin here has the caller's handle, which is
-    /// even, and its timed twin the odd one after it (the file tables hand
-    /// out the lowest free handle, and the inline engine holds a spare file
-    /// after each one to stay in step): a completion then needs no
-    /// translation, and says by its handle's lowest bit whether it was
-    /// timed. Once a file does not fit (a second asynchronous engine takes
-    /// some files and not others), every completion is looked up in the
-    /// table of twins.
-    pub(super) lockstep: bool,
     /// Committed at least once: its ring (if it has one) belongs to the
     /// thread that did.
     pub(super) bound: bool,
@@ -192,7 +174,6 @@ impl<B: Engine> Backend<B> {
         Backend {
             engine,
             uncommitted: 0,
-            lockstep: true,
             bound: false,
         }
     }

@@ -1,14 +1,14 @@
 //! The caller's files in the adaptive engine: the one descriptor of each,
-//! which the engine owns, its aliases in the engines inside (the inline
-//! engine's, a spare after it there, and two twins in the asynchronous
-//! engine that takes it: no descriptor of their own, see
-//! [`alias`](crate::engine::alias)), and the state of its classes.
+//! which the engine owns, its aliases at the caller's handle in the engines
+//! inside (the inline engine's and the asynchronous engine's that takes it:
+//! no descriptor of their own, see [`alias`](crate::engine::alias)), and the
+//! state of its classes.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
-use super::backend::{AsyncBackend, NO_TWIN, TwinOf};
+use super::backend::AsyncBackend;
 use super::caching::{self, AutoCaching};
 use super::priors::FileKind;
 use super::readahead::ReadStream;
@@ -17,15 +17,6 @@ use crate::Error;
 use crate::engine::api::{Engine, EngineKind};
 use crate::engine::inline::InlinePath;
 use crate::file::{Caching, FileHandle};
-
-/// Whether a file's twins have the caller's handle (untimed) and the one
-/// after it (timed), the spare's: see `Backend::lockstep`.
-fn in_step(handle: FileHandle, spare: FileHandle, twin: FileHandle, timed: FileHandle) -> bool {
-    twin == handle
-        && handle.0.is_multiple_of(2)
-        && timed.0 == handle.0 + 1
-        && spare.0 == handle.0 + 1
-}
 
 /// The device `file` is on and its filesystem's type: its kind, with its
 /// flags and the engine's. `None` if the kernel does not say.
@@ -67,38 +58,25 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             depth_class: FileKind::depth_class(self.depth),
         });
         let socket = super::sockets::SocketRoute::of(&file);
-        let (backend, twin, timed_twin) = match self.add_twins(&file, &path, direct) {
-            Ok(added) => added,
-            // The twins, if any, are gone; the caller's file goes back.
+        // The lowest free handle: the engines inside put their aliases at it.
+        let handle = FileHandle(
+            self.routes
+                .iter()
+                .position(Option::is_none)
+                .unwrap_or(self.routes.len()) as u32,
+        );
+        let backend = match self.add_async_alias(handle, &file, &path, direct) {
+            Ok(backend) => backend,
             Err(reason) => return Err(Error::refusing(file, path, reason)),
         };
-        // The inline engine's alias has the caller's handle, and a spare
-        // alias follows it, so that its handles go in pairs, as the twins' do
-        // (see `Backend::lockstep`).
-        let inline = self
-            .inline
-            .add_alias(&file, &path, direct)
-            .and_then(|handle| match self.inline.add_alias(&file, &path, direct) {
-                Ok(spare) => Ok((handle, spare)),
-                Err(error) => {
-                    let _ = self.inline.remove_alias(handle);
-                    Err(error)
-                }
-            });
-        let (handle, spare) = match inline {
-            Ok(handles) => handles,
-            Err(reason) => {
-                let engine = &mut self.backends[backend].engine;
-                let _ = engine.remove_alias(twin);
-                let _ = engine.remove_alias(timed_twin);
-                return Err(Error::refusing(file, path, reason));
-            }
-        };
+        if let Err(reason) = self.inline.add_alias(handle, &file, &path, direct) {
+            let _ = self.backends[backend].engine.remove_alias(handle);
+            return Err(Error::refusing(file, path, reason));
+        }
         let kind = kind.map(|kind| FileKind {
             backend: self.backends[backend].engine.kind(),
             ..kind
         });
-        self.note_twins(backend, handle, spare, (twin, timed_twin));
         if self.routes.len() <= handle.index() {
             self.routes.resize_with(handle.index() + 1, || None);
         }
@@ -108,16 +86,11 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
         self.lanes[lanes].fill(Lane {
             backend: backend as u8,
-            twin,
-            timed_twin,
             ..Lane::default()
         });
         self.routes[handle.index()] = Some(FileRoute {
             file,
             backend,
-            handle: twin,
-            timed_handle: timed_twin,
-            spare,
             direct,
             path,
             kind,
@@ -155,101 +128,36 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         }
     }
 
-    /// Moves the caller's file `handle`'s twins to asynchronous engine `to`;
-    /// if either cannot go, both stay where they were.
+    /// Moves the caller's file `handle` to asynchronous engine `to`; if it
+    /// cannot go, it stays where it was (and if it cannot go back either,
+    /// its asynchronous requests fail with `EBADF` rather than go astray).
     fn move_file(&mut self, handle: FileHandle, to: usize) {
-        let Some(route) = self.route_of(handle) else {
+        let Some(route) = self.routes.get(handle.index()).and_then(Option::as_ref) else {
             return;
         };
-        let (from, twin, timed_twin) = (route.backend, route.handle, route.timed_handle);
-        let (backend, twin, timed_twin) = match self.move_twin(handle, twin, from, to) {
-            Err(twin) => (from, twin, timed_twin),
-            Ok(moved) => match self.move_twin(handle, timed_twin, from, to) {
-                Ok(timed_moved) => (to, moved, timed_moved),
-                Err(timed_twin) => match self.move_twin(handle, moved, to, from) {
-                    Ok(twin) => (from, twin, timed_twin),
-                    // The untimed twin could not go back: the file is
-                    // `to`'s, its timed requests failing (EBADF) rather
-                    // than going astray.
-                    Err(twin) => {
-                        let _ = self.backends[from].engine.remove_alias(timed_twin);
-                        self.set_twin(from, timed_twin, None);
-                        (to, twin, NO_TWIN)
-                    }
-                },
-            },
+        let from = route.backend;
+        let backends = &mut self.backends;
+        if backends[from].engine.remove_alias(handle).is_err() {
+            return;
+        }
+        let (file, path, direct) = (&route.file, route.path.as_path(), route.direct);
+        let backend = match backends[to].engine.add_alias(handle, file, path, direct) {
+            Ok(()) => to,
+            Err(_) => {
+                let _ = backends[from].engine.add_alias(handle, file, path, direct);
+                from
+            }
         };
+        let kind = self.backends[backend].engine.kind();
         let Some(route) = self.routes[handle.index()].as_mut() else {
             return;
         };
-        let spare = route.spare;
         route.backend = backend;
-        route.handle = twin;
-        route.timed_handle = timed_twin;
-        if let Some(kind) = &mut route.kind {
-            kind.backend = self.backends[backend].engine.kind();
+        if let Some(file_kind) = &mut route.kind {
+            file_kind.backend = kind;
         }
         for lane in &mut self.lanes[Self::lanes_of(handle)] {
             lane.backend = backend as u8;
-            lane.twin = twin;
-            lane.timed_twin = timed_twin;
-        }
-        self.note_twins(backend, handle, spare, (twin, timed_twin));
-    }
-
-    /// Notes in asynchronous engine `backend`'s table that `twins`
-    /// (untimed, timed) are the caller's file `handle`'s (its spare in the
-    /// inline engine `spare`), and whether they keep the engine in step.
-    fn note_twins(
-        &mut self,
-        backend: usize,
-        handle: FileHandle,
-        spare: FileHandle,
-        (twin, timed_twin): (FileHandle, FileHandle),
-    ) {
-        self.backends[backend].lockstep &= in_step(handle, spare, twin, timed_twin);
-        let of = |timed| {
-            Some(TwinOf {
-                caller: handle,
-                timed,
-            })
-        };
-        self.set_twin(backend, twin, of(false));
-        self.set_twin(backend, timed_twin, of(true));
-    }
-
-    /// Moves one twin of the caller's file `handle` from asynchronous
-    /// engine `from` to `to`: its handle there, or, if it cannot go, its
-    /// handle in `from` (put back, if need be, under another handle;
-    /// [`NO_TWIN`] if even that failed).
-    fn move_twin(
-        &mut self,
-        handle: FileHandle,
-        twin: FileHandle,
-        from: usize,
-        to: usize,
-    ) -> Result<FileHandle, FileHandle> {
-        let Some(route) = self.routes.get(handle.index()).and_then(Option::as_ref) else {
-            return Err(twin);
-        };
-        let backends = &mut self.backends;
-        backends[from].engine.remove_alias(twin).map_err(|_| twin)?;
-        let twins = &mut self.twins;
-        let forget = |twins: &mut Vec<Vec<Option<TwinOf>>>| {
-            if let Some(slot) = twins[from].get_mut(twin.index()) {
-                *slot = None;
-            }
-        };
-        forget(twins);
-        match backends[to]
-            .engine
-            .add_alias(&route.file, &route.path, route.direct)
-        {
-            Ok(moved) => Ok(moved),
-            Err(_) => Err(backends[from]
-                .engine
-                .add_alias(&route.file, &route.path, route.direct)
-                .unwrap_or(NO_TWIN)),
         }
     }
 
@@ -300,24 +208,17 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     }
 
     /// Sets the caching of the caller's file at `handle` on both paths: the
-    /// inline engine's copy (its calls carry the flag inside this engine)
-    /// and the asynchronous engine's twins, untimed and timed. The inline
-    /// engine probes first and refuses what cannot take it (an emulated
-    /// device's file).
+    /// inline engine's alias (its calls carry the flag inside this engine)
+    /// and the asynchronous engine's. The inline engine probes first and
+    /// refuses what cannot take it (an emulated device's file).
     fn set_paths_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
-        let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
-        let (backend, twins) = (route.backend, [route.handle, route.timed_handle]);
+        let backend = self
+            .route_of(handle)
+            .ok_or(Error::BadHandle(handle.0))?
+            .backend;
         self.inline.set_caching_inside(handle, caching)?;
-        let engine = &mut self.backends[backend].engine;
-        let twins = twins.into_iter().filter(|&twin| twin != NO_TWIN);
-        let set = twins
-            .clone()
-            .try_for_each(|twin| engine.set_caching(twin, caching));
-        if let Err(error) = set {
-            // Both paths or neither: the copies go back.
-            for twin in twins {
-                let _ = engine.set_caching(twin, Caching::Cached);
-            }
+        if let Err(error) = self.backends[backend].engine.set_caching(handle, caching) {
+            // Both paths or neither.
             let _ = self.inline.set_caching_inside(handle, Caching::Cached);
             return Err(error);
         }
@@ -325,9 +226,10 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     }
 
     pub(super) fn remove_caller_file(&mut self, handle: FileHandle) -> Result<File, Error> {
-        let route = self.route_of(handle).ok_or(Error::BadHandle(handle.0))?;
-        let (backend, twin, timed_twin, spare) =
-            (route.backend, route.handle, route.timed_handle, route.spare);
+        let backend = self
+            .route_of(handle)
+            .ok_or(Error::BadHandle(handle.0))?
+            .backend;
         // Asynchronous requests are not counted by file: while its engine
         // holds any, the file may be among them.
         let busy = self.ready.iter().any(|held| held.completion.file == handle)
@@ -338,17 +240,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                 in_flight: self.in_flight(),
             });
         }
-        self.backends[backend].engine.remove_alias(twin)?;
-        self.set_twin(backend, twin, None);
-        // The timed twin goes too; if it cannot, the file is still removed
-        // here: no request names that alias again.
-        if self.backends[backend]
-            .engine
-            .remove_alias(timed_twin)
-            .is_ok()
-        {
-            self.set_twin(backend, timed_twin, None);
-        }
+        self.backends[backend].engine.remove_alias(handle)?;
         if self.pending.is_some() {
             // Its class's policy goes with the file.
             self.end_inline_sample();
@@ -367,7 +259,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             lane.count_went(&mut self.counts);
         }
         self.lanes[lanes].fill(Lane::default());
-        let _ = self.inline.remove_alias(spare);
         let _ = self.inline.remove_alias(handle);
         Ok(route.file)
     }

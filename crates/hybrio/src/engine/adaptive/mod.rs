@@ -37,17 +37,16 @@
 //! ([`Lane`]): inline, done inside [`Engine::queue`] with no clock read;
 //! asynchronous, with no clock read, no slot and nothing recorded. One
 //! request of a class in [`TIMED_EVERY`] is timed, and asks the class's
-//! policy where to go. The file's timed requests go to a second handle of
-//! it in the asynchronous engine, so that a completion says by its file
-//! whether it was timed, and the untimed ones keep the caller's `user_data`.
-//! With io_uring the untimed handle is the caller's and the timed one the
-//! next (the inline engine keeps a spare handle after each one to stay in
-//! step), so a completion of a settled class comes back as it is. Every one
-//! of these handles names the caller's one descriptor: the engine owns the
-//! file, and the engines inside it hold aliases of it ([`alias`](crate::engine::alias)),
-//! so a file costs one descriptor (on the emulated device too: the engine
-//! makes the caller's file the device's once, and tells the aliases whether
-//! it was `O_DIRECT`, which the device clears). A timed
+//! policy where to go. A timed asynchronous request goes marked
+//! ([`Marks::TIMED`]), its `user_data` the index of the engine's record of
+//! it; the mark comes back on its completion, which then gets the caller's
+//! tag back. The others keep the caller's `user_data`, and every request its
+//! file's handle: the engines inside hold the caller's file as an alias at
+//! the caller's handle ([`alias`](crate::engine::alias)), so a completion of
+//! a settled class comes back as it is, and a file costs one descriptor (on
+//! the emulated device too: the engine makes the caller's file the device's
+//! once, and tells the aliases whether it was `O_DIRECT`, which the device
+//! clears). A timed
 //! inline request ends at the caller's next call, which reads the clock
 //! once more: its price is its time in the call plus the caller's own time
 //! after it.
@@ -179,12 +178,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         file.index() * CLASSES + class
     }
 
-    /// Whose file the lane at `key` is: [`lane_of`](Self::lane_of) undone.
-    #[inline]
-    fn file_of_lane(key: usize) -> FileHandle {
-        FileHandle((key / CLASSES) as u32)
-    }
-
     /// Where the lanes of all of `file`'s classes are.
     fn lanes_of(file: FileHandle) -> std::ops::Range<usize> {
         Self::lane_of(file, 0)..Self::lane_of(file, CLASSES)
@@ -278,7 +271,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         if !forced && let Some(lane) = self.lanes.get_mut(key) {
             if lane.async_left > 0 {
                 lane.async_left -= 1;
-                return self.queue_async(request, key, None);
+                return self.queue_async(request, key);
             }
             if lane.inline_left > 0 {
                 lane.inline_left -= 1;
@@ -313,7 +306,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             // Not a socket: the kernel says so (ENOTSOCK), as it does to
             // the other engines.
             self.counts.asynchronous += 1;
-            return self.queue_async(request, key, None);
+            return self.queue_async(request, key);
         };
         let datagram = socket.datagram;
         let lane = socket.lane(request.op);
@@ -343,7 +336,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
         }
         self.counts.asynchronous += 1;
-        self.queue_async(request, key, None)
+        self.queue_async(request, key)
     }
 
     /// [`Engine::queue`] for a request that is timed: it explores, starts a
@@ -444,7 +437,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
             Path::Async => {
                 self.counts.asynchronous += 1;
-                self.queue_async(request, key, Some(Slot::timed(decision.epoch, now, class)))
+                self.queue_timed(request, key, Slot::timed(decision.epoch, now, class))
             }
         }
     }

@@ -119,7 +119,6 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         let slow_inline_ns = time.slow_inline_ns();
         AdaptiveEngine {
             inline,
-            twins: backends.iter().map(|_| Vec::new()).collect(),
             // Without io_uring libaio takes every O_DIRECT file already; an
             // emulated device's files are not what the kernel sees.
             appends: if backends.len() == 1 && config.completion_latency.is_none() {

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::backend::{Backend, NO_TWIN, Slot, TwinOf};
+use super::backend::{Backend, Slot};
 use super::caching::{self, AutoCaching};
 #[cfg(test)]
 use super::path::Path;
@@ -111,7 +111,7 @@ pub(super) struct InlineSample {
 /// What the engine keeps per class of a file for the requests that follow
 /// the class's choice without asking its policy: all but one in
 /// [`TIMED_EVERY`], while no exploration is running or due.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Lane {
     /// Requests that may still go straight inline...
     pub(super) inline_left: u32,
@@ -119,12 +119,9 @@ pub(super) struct Lane {
     pub(super) async_left: u32,
     /// How many the policy allowed when it last looked: `granted - left` went.
     pub(super) granted: u32,
-    /// The choice is the asynchronous engine: `backend`, the file there
-    /// `twin` (and `timed_twin` for the timed requests).
+    /// The choice is the asynchronous engine: `backend`.
     pub(super) asynchronous: bool,
     pub(super) backend: u8,
-    pub(super) twin: FileHandle,
-    pub(super) timed_twin: FileHandle,
     /// What one of the class's inline requests costs the caller (its
     /// policy's [`inline_price_ns`](ClassPolicy::inline_price_ns)), added to
     /// the engine's inline time for each that goes straight.
@@ -157,22 +154,6 @@ impl Lane {
     }
 }
 
-impl Default for Lane {
-    fn default() -> Lane {
-        Lane {
-            inline_left: 0,
-            async_left: 0,
-            granted: 0,
-            asynchronous: false,
-            backend: 0,
-            twin: NO_TWIN,
-            timed_twin: NO_TWIN,
-            inline_ns: 0,
-            async_mark: 0,
-        }
-    }
-}
-
 /// The adaptive engine, with `I` for the inline path and `B` for the
 /// asynchronous engines (concrete types: on a page-cache hit or a fast
 /// device the engine's own cost shows, and a call through a box moved every
@@ -184,8 +165,6 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     /// an `O_DIRECT` file to be written past its end comes; or, where the
     /// kernel refuses io_uring, the pool, and libaio for `O_DIRECT` files.
     pub(super) backends: Vec<Backend<B>>,
-    /// Per asynchronous engine, by its file handle: whose file it is.
-    pub(super) twins: Vec<Vec<Option<TwinOf>>>,
     /// Which engine takes the `O_DIRECT` files written past their end (and
     /// with the first of them, every `O_DIRECT` file).
     pub(super) appends: Appends,
@@ -248,22 +227,17 @@ pub(crate) struct AdaptiveEngine<I, B = Box<dyn Engine>> {
     pub(super) explored_inline_samples: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
-/// What the engine keeps per file: its handles in the asynchronous engine
-/// and the decision state of each class of its requests.
+/// What the engine keeps per file: which asynchronous engine takes it and
+/// the decision state of each class of its requests.
 #[derive(Debug)]
 pub(super) struct FileRoute {
     /// The caller's file: the one descriptor every engine inside names it
     /// by. (The engine's fields drop in order, these after the engines.)
     pub(super) file: File,
-    /// Which asynchronous engine takes the file's requests, and its handles
-    /// there: one for the requests that go untimed, one for the timed ones,
-    /// so that a completion says by its file which it was.
+    /// Which asynchronous engine takes the file's requests (its alias there
+    /// has the caller's handle, as the inline engine's has).
     pub(super) backend: usize,
-    pub(super) handle: FileHandle,
-    pub(super) timed_handle: FileHandle,
-    /// The spare file after it in the inline engine.
-    pub(super) spare: FileHandle,
-    /// Opened `O_DIRECT`, and where: what its twins are moved with (see
+    /// Opened `O_DIRECT`, and where: what its aliases are moved with (see
     /// [`gather_direct_files`](AdaptiveEngine::gather_direct_files)).
     pub(super) direct: bool,
     pub(super) path: PathBuf,

@@ -109,15 +109,9 @@ struct Files(Vec<(u8, bool)>);
 impl Files {
     fn add(&mut self, path: &std::path::Path) -> FileHandle {
         let name = path.file_name().unwrap().to_str().unwrap();
-        // The adaptive engine's spare after each file (/dev/null) is never
-        // read or written: any salt does.
-        let salt = if name == "null" {
-            0
-        } else {
-            name[1..]
-                .parse()
-                .expect("model files are named f<n> or d<n>")
-        };
+        let salt = name[1..]
+            .parse()
+            .expect("model files are named f<n> or d<n>");
         self.0.push((salt, name.starts_with('d')));
         FileHandle(self.0.len() as u32 - 1)
     }
