@@ -116,17 +116,19 @@ const _: () = assert!(std::mem::size_of::<cqueue::Entry>() == CQE_SIZE);
 /// This thread's number among those that touched a ring: a registered
 /// ring's index means something only on the thread that registered it.
 /// Numbers are never reused, unlike thread-local addresses.
+#[inline]
 fn this_thread() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     thread_local! {
         static NUMBER: Cell<u64> = const { Cell::new(0) };
     }
-    NUMBER.with(|number| {
-        if number.get() == 0 {
-            number.set(NEXT.fetch_add(1, Ordering::Relaxed));
-        }
-        number.get()
-    })
+    let number = NUMBER.get();
+    if number != 0 {
+        return number;
+    }
+    let number = NEXT.fetch_add(1, Ordering::Relaxed);
+    NUMBER.set(number);
+    number
 }
 
 impl Mapping {
