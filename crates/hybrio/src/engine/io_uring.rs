@@ -501,7 +501,7 @@ impl Engine for IoUringEngine {
             .ok_or(Error::BadHandle(handle.0))
     }
 
-    #[inline]
+    #[inline(always)]
     fn queue(&mut self, mut request: Request) -> QueueOutcome {
         if let Some(faults) = self.faults.as_mut()
             && let Some(answer) = faults.draw(&mut request)

@@ -620,7 +620,7 @@ impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
         for backend in &mut self.backends {
             // The first commit reaches every engine inside, with requests
             // or not: it binds their rings to this thread.
-            if backend.in_flight() > 0 || !backend.bound {
+            if backend.uncommitted > 0 || !backend.bound || backend.in_flight() > 0 {
                 committed += backend.engine.commit()?;
                 backend.uncommitted = 0;
                 backend.bound = true;
