@@ -41,18 +41,20 @@ pub(crate) trait SharesFiles: Engine {
         let _ = direct;
         let mut placeholders = Vec::new();
         let landed = loop {
-            let copy = file
+            let added = file
                 .try_clone()
-                .map_err(|e| Error::io("duplicate the descriptor of", path, e))?;
-            let handle = self.add_file(copy, path.to_owned())?;
-            if handle == at {
-                break Ok(());
+                .map_err(|e| Error::io("duplicate the descriptor of", path, e))
+                .and_then(|copy| self.add_file(copy, path.to_owned()));
+            match added {
+                Ok(handle) if handle == at => break Ok(()),
+                Ok(handle) if handle.0 > at.0 => {
+                    let _ = self.remove_file(handle);
+                    break Err(Error::BadHandle(at.0));
+                }
+                Ok(handle) => placeholders.push(handle),
+                // The placeholders go all the same.
+                Err(error) => break Err(error),
             }
-            if handle.0 > at.0 {
-                let _ = self.remove_file(handle);
-                break Err(Error::BadHandle(at.0));
-            }
-            placeholders.push(handle);
         };
         for placeholder in placeholders {
             let _ = self.remove_file(placeholder);

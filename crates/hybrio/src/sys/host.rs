@@ -135,35 +135,15 @@ pub(crate) fn read_sysctl(name: &str) -> Option<u64> {
         .ok()
 }
 
-/// The dirty page cache at which the kernel starts writing it back in the
-/// background: `vm.dirty_background_bytes`, or else
-/// `vm.dirty_background_ratio` percent of the memory available (the kernel
-/// takes the ratio of its free and reclaimable pages, which `MemAvailable`
-/// is near). `None` if `/proc` does not say.
-pub(crate) fn dirty_background_threshold() -> Option<u64> {
-    if let Some(bytes) = read_sysctl("vm/dirty_background_bytes").filter(|&b| b > 0) {
-        return Some(bytes);
-    }
-    let ratio = read_sysctl("vm/dirty_background_ratio")?;
-    let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
-    let available_kib: u64 = meminfo
-        .lines()
-        .find_map(|line| line.strip_prefix("MemAvailable:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(available_kib * 1024 / 100 * ratio)
-}
-
 /// The page cache's dirty state, machine-wide, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DirtyState {
     /// Dirty pages and pages being written back.
     pub(crate) dirty: u64,
     /// The dirty pages at which the kernel starts writing back in the
-    /// background, as it computes it now (it moves with free memory).
+    /// background, as it computes it now: `vm.dirty_background_bytes`, or
+    /// `vm.dirty_background_ratio` of the memory it could dirty (it moves
+    /// with free memory).
     pub(crate) background_threshold: u64,
 }
 

@@ -76,7 +76,7 @@ pub(crate) struct Room {
 impl Room {
     /// The room on this machine, now.
     pub(crate) fn now() -> Room {
-        let threshold = host::dirty_background_threshold();
+        let threshold = host::dirty_state().map(|state| state.background_threshold);
         Room {
             chunk: threshold
                 .map_or(LONGEST_CHUNK, |threshold| threshold / 64)
