@@ -144,21 +144,25 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     ) -> Result<usize, Error> {
         let start = out.len();
         let result = self.backends[backend].engine.reap(min, max, out);
-        let reaped = out.len() - start;
-        if reaped > 0 {
-            self.async_reaped += reaped as u64;
-            // While no timed request is out, the completions are the
-            // caller's as they are (nearly every reap of a settled class).
-            if self.timed_out > 0 {
-                let mut now = None;
-                for completion in &mut out[start..] {
-                    self.finish_async(completion, &mut now);
-                }
-            }
+        self.async_reaped += (out.len() - start) as u64;
+        // While no timed request is out, the completions are the caller's as
+        // they are (nearly every reap of a settled class).
+        if self.timed_out > 0 {
+            self.finish_timed_from(start, out);
         }
         // The engine's own answer (its count is what it appended): made
         // anew, the result was taken apart and built again.
         result
+    }
+
+    /// Gives the timed completions among `out[start..]` their caller's tag
+    /// and records what they cost.
+    #[inline(never)]
+    pub(super) fn finish_timed_from(&mut self, start: usize, out: &mut [Completion]) {
+        let mut now = None;
+        for completion in &mut out[start..] {
+            self.finish_async(completion, &mut now);
+        }
     }
 
     /// Whether `result` is a send tried inline that went in part, which the

@@ -577,6 +577,23 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         Ok(got)
     }
 
+    /// [`Engine::commit`] with completions held or two asynchronous engines.
+    #[inline(never)]
+    fn commit_each(&mut self) -> Result<usize, Error> {
+        let mut committed = 0;
+        for backend in &mut self.backends {
+            // The first commit reaches every engine inside, with requests
+            // or not: it binds their rings to this thread.
+            if backend.uncommitted > 0 || !backend.bound || backend.in_flight() > 0 {
+                committed += backend.engine.commit()?;
+                backend.uncommitted = 0;
+                backend.bound = true;
+            }
+        }
+        let held = std::mem::take(&mut self.held_since_commit);
+        Ok(committed + held)
+    }
+
     /// What the engine has done so far, which a class's windows are read
     /// against.
     fn tally(&self) -> Tally {
@@ -615,27 +632,41 @@ impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
         self.offer(request)
     }
 
+    #[inline]
     fn commit(&mut self) -> Result<usize, Error> {
-        let mut committed = 0;
-        for backend in &mut self.backends {
-            // The first commit reaches every engine inside, with requests
-            // or not: it binds their rings to this thread.
-            if backend.uncommitted > 0 || !backend.bound || backend.in_flight() > 0 {
-                committed += backend.engine.commit()?;
-                backend.uncommitted = 0;
-                backend.bound = true;
-            }
+        if self.held_since_commit == 0
+            && let [only] = self.backends.as_mut_slice()
+        {
+            // One engine inside and nothing held since the last commit (every
+            // commit of a settled asynchronous class): its answer is the
+            // whole answer, asked with requests or not, as bare io_uring is.
+            // Marked committed before it answers, so that its call is the
+            // last: should it fail, what it still holds is at most waited
+            // for, and each engine waits only for what its kernel has.
+            only.uncommitted = 0;
+            only.bound = true;
+            return only.engine.commit();
         }
-        let held = std::mem::take(&mut self.held_since_commit);
-        Ok(committed + held)
+        self.commit_each()
     }
 
     #[inline(always)]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.pending.is_none() && self.ready.is_empty() {
-            // Nothing held: what the asynchronous engine has, waiting as
-            // asked (the path of every reap of a settled asynchronous class).
-            return self.reap_async(min, max, out);
+        if self.pending.is_none()
+            && self.ready.is_empty()
+            && let [only] = self.backends.as_mut_slice()
+        {
+            // Nothing held, one engine inside (every reap of a settled
+            // asynchronous class): what it has, waiting as asked. (An engine
+            // waits only for what was committed to it.) When it fails, what
+            // it appended first is the caller's all the same.
+            let start = out.len();
+            let result = only.engine.reap(min, max, out);
+            self.async_reaped += (out.len() - start) as u64;
+            if self.timed_out > 0 {
+                self.finish_timed_from(start, out);
+            }
+            return result;
         }
         self.reap_other(min, max, out)
     }
