@@ -5,7 +5,7 @@ mod op;
 pub use op::Op;
 
 use crate::buf::Buf;
-use crate::file::FileHandle;
+use crate::file::{FileEntry, FileHandle, FileTable};
 
 /// One I/O request. Its buffer moves into the engine and comes back with the completion.
 #[derive(Debug)]
@@ -249,6 +249,18 @@ impl Request {
                 Some(libc::EINVAL)
             }
             _ => None,
+        }
+    }
+
+    /// Its file's entry in `files`, or the negative errno an engine answers
+    /// instead: `EBADF` for a handle that names no file, else what
+    /// [`malformed`](Self::malformed) finds.
+    #[inline(always)]
+    pub(crate) fn entry_in<'f>(&self, files: &'f FileTable) -> Result<&'f FileEntry, i64> {
+        let entry = files.get(self.file).ok_or(-i64::from(libc::EBADF))?;
+        match self.malformed() {
+            Some(errno) => Err(-i64::from(errno)),
+            None => Ok(entry),
         }
     }
 

@@ -139,12 +139,10 @@ impl<C: InlineCalls> InlineEngine<C> {
     /// Does the request; returns bytes transferred or a negative errno.
     #[inline]
     fn execute(&mut self, request: &mut Request) -> i64 {
-        let Some(entry) = self.files.get(request.file) else {
-            return -i64::from(libc::EBADF);
+        let entry = match request.entry_in(&self.files) {
+            Ok(entry) => entry,
+            Err(errno) => return errno,
         };
-        if let Some(errno) = request.malformed() {
-            return -i64::from(errno);
-        }
         let fd = entry.fd();
         if let Some(device) = &self.device {
             return device.run_blocking(fd, entry.is_direct(), request);

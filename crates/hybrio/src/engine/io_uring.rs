@@ -307,12 +307,10 @@ impl IoUringEngine {
     /// as it is.
     #[inline(always)]
     fn queue_once<const RETRYING: bool>(&mut self, request: Request) -> QueueOutcome {
-        let Some(entry) = self.files.get(request.file) else {
-            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
+        let entry = match request.entry_in(&self.files) {
+            Ok(entry) => entry,
+            Err(errno) => return QueueOutcome::Completed(request.complete(errno)),
         };
-        if let Some(errno) = request.malformed() {
-            return QueueOutcome::Completed(request.complete(-i64::from(errno)));
-        }
         if self.below() >= self.room {
             return QueueOutcome::Busy(request);
         }
@@ -502,13 +500,13 @@ impl Engine for IoUringEngine {
     }
 
     #[inline(always)]
-    fn queue(&mut self, mut request: Request) -> QueueOutcome {
-        if let Some(faults) = self.faults.as_mut()
-            && let Some(answer) = faults.draw(&mut request)
-        {
-            return QueueOutcome::Completed(request.complete(answer));
-        }
-        self.queue_once::<false>(request)
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        inject::queue(
+            self,
+            request,
+            |engine| engine.faults.as_deref_mut(),
+            |engine, request| engine.queue_once::<false>(request),
+        )
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

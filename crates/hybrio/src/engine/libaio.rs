@@ -258,6 +258,34 @@ fn format_latency(latency: std::time::Duration) -> String {
     }
 }
 
+impl LibaioEngine {
+    /// [`Engine::queue`] without faults to inject.
+    #[inline(always)]
+    fn queue_plain(&mut self, request: Request) -> QueueOutcome {
+        let entry = match request.entry_in(&self.files) {
+            Ok(entry) => entry,
+            Err(errno) => return QueueOutcome::Completed(request.complete(errno)),
+        };
+        if request.op.changes_space() {
+            // Linux AIO has no command for these: run here, as fio's libaio
+            // engine does its trims.
+            let result = blocking::result(blocking::change_space(
+                entry.fd(),
+                entry.is_block_device(),
+                &request,
+            ));
+            return QueueOutcome::Completed(request.complete(result));
+        }
+        if self.aio.in_flight() >= self.room {
+            return QueueOutcome::Busy(request);
+        }
+        match self.aio.push(request, entry.fd(), entry.is_direct()) {
+            Ok(()) => QueueOutcome::Queued,
+            Err(request) => QueueOutcome::Busy(request),
+        }
+    }
+}
+
 impl Engine for LibaioEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::Libaio
@@ -286,35 +314,13 @@ impl Engine for LibaioEngine {
     }
 
     #[inline]
-    fn queue(&mut self, mut request: Request) -> QueueOutcome {
-        if let Some(faults) = self.faults.as_mut()
-            && let Some(answer) = faults.draw(&mut request)
-        {
-            return QueueOutcome::Completed(request.complete(answer));
-        }
-        let Some(entry) = self.files.get(request.file) else {
-            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
-        };
-        if let Some(errno) = request.malformed() {
-            return QueueOutcome::Completed(request.complete(-i64::from(errno)));
-        }
-        if request.op.changes_space() {
-            // Linux AIO has no command for these: run here, as fio's libaio
-            // engine does its trims.
-            let result = blocking::result(blocking::change_space(
-                entry.fd(),
-                entry.is_block_device(),
-                &request,
-            ));
-            return QueueOutcome::Completed(request.complete(result));
-        }
-        if self.aio.in_flight() >= self.room {
-            return QueueOutcome::Busy(request);
-        }
-        match self.aio.push(request, entry.fd(), entry.is_direct()) {
-            Ok(()) => QueueOutcome::Queued,
-            Err(request) => QueueOutcome::Busy(request),
-        }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        inject::queue(
+            self,
+            request,
+            |engine| engine.faults.as_deref_mut(),
+            LibaioEngine::queue_plain,
+        )
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

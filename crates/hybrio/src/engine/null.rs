@@ -59,12 +59,9 @@ fn outcome(files: &FileTable, request: Request) -> Completion {
 /// What the null engine answers `request`.
 #[inline]
 fn outcome_of(files: &FileTable, request: &Request) -> i64 {
-    if files.get(request.file).is_none() {
-        -i64::from(libc::EBADF)
-    } else if let Some(errno) = request.malformed() {
-        -i64::from(errno)
-    } else {
-        request.len() as i64
+    match request.entry_in(files) {
+        Ok(_) => request.len() as i64,
+        Err(errno) => errno,
     }
 }
 

@@ -319,6 +319,31 @@ fn worker_died() -> Error {
     }
 }
 
+impl PoolEngine {
+    /// [`Engine::queue`] without faults to inject.
+    #[inline(always)]
+    fn queue_plain(&mut self, request: Request) -> QueueOutcome {
+        let entry = match request.entry_in(&self.files) {
+            Ok(entry) => entry,
+            Err(errno) => return QueueOutcome::Completed(request.complete(errno)),
+        };
+        if self.in_flight() >= self.depth {
+            return QueueOutcome::Busy(request);
+        }
+        self.pending.push(Job {
+            fd: entry.fd(),
+            direct: entry.is_direct(),
+            block_device: entry.is_block_device(),
+            device: self.device,
+            deadline: None,
+            rw_flags: entry.caching_flags() | request.rw_flags(),
+            nowait: self.nowait,
+            request,
+        });
+        QueueOutcome::Queued
+    }
+}
+
 impl Engine for PoolEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::Pool
@@ -345,32 +370,13 @@ impl Engine for PoolEngine {
     }
 
     #[inline]
-    fn queue(&mut self, mut request: Request) -> QueueOutcome {
-        if let Some(faults) = self.faults.as_mut()
-            && let Some(answer) = faults.draw(&mut request)
-        {
-            return QueueOutcome::Completed(request.complete(answer));
-        }
-        let Some(entry) = self.files.get(request.file) else {
-            return QueueOutcome::Completed(request.complete(-i64::from(libc::EBADF)));
-        };
-        if let Some(errno) = request.malformed() {
-            return QueueOutcome::Completed(request.complete(-i64::from(errno)));
-        }
-        if self.in_flight() >= self.depth {
-            return QueueOutcome::Busy(request);
-        }
-        self.pending.push(Job {
-            fd: entry.fd(),
-            direct: entry.is_direct(),
-            block_device: entry.is_block_device(),
-            device: self.device,
-            deadline: None,
-            rw_flags: entry.caching_flags() | request.rw_flags(),
-            nowait: self.nowait,
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        inject::queue(
+            self,
             request,
-        });
-        QueueOutcome::Queued
+            |engine| engine.faults.as_deref_mut(),
+            PoolEngine::queue_plain,
+        )
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

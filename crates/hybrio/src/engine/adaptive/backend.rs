@@ -67,6 +67,16 @@ macro_rules! either {
     };
 }
 
+impl AsyncEngine {
+    /// [`Engine::queue`] of libaio or the pool. (Apart from io_uring's, so
+    /// that a request for io_uring is handed over as it came, not copied
+    /// first for a call that is not its.)
+    #[inline(never)]
+    fn queue_elsewhere(&mut self, request: Request) -> QueueOutcome {
+        either!(self, engine => engine.queue(request))
+    }
+}
+
 impl SharesFiles for AsyncEngine {
     fn add_alias(
         &mut self,
@@ -97,7 +107,10 @@ impl Engine for AsyncEngine {
     }
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        either!(self, engine => engine.queue(request))
+        match self {
+            AsyncEngine::IoUring(engine) => engine.queue(request),
+            _ => self.queue_elsewhere(request),
+        }
     }
     #[inline(always)]
     fn commit(&mut self) -> Result<usize, Error> {

@@ -233,22 +233,59 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// [`Engine::queue`]: a request of a class that follows its choice goes
     /// straight along it, the others ask their class's policy.
     #[inline(always)]
-    fn offer(&mut self, mut request: Request) -> QueueOutcome {
+    fn offer(&mut self, request: Request) -> QueueOutcome {
         let class = Self::class_of(&request);
         let key = Self::lane_of(request.file, class);
-        // Nothing out, held or waiting for its price, no file whose caching
-        // the engine chooses: a request of a class that goes straight inline
-        // completes here (every page-cache hit of a settled class). The
-        // lanes of receives and sends are never granted requests.
-        if self.calm()
-            && let Some(lane) = self.lanes.get_mut(key)
-            && lane.inline_left > 0
-        {
-            lane.inline_left -= 1;
-            self.inline_spent_ns += u64::from(lane.inline_ns);
-            let result = self.inline.run_in_place(&mut request);
-            return QueueOutcome::Completed(request.complete(result));
+        // The lanes of receives and sends are never granted requests.
+        if let Some(lane) = self.lanes.get(key) {
+            // Nothing out, held or waiting for its price, no file whose
+            // caching the engine chooses: a request of a class that goes
+            // straight inline completes here (every page-cache hit of a
+            // settled class).
+            if lane.inline_left > 0 && self.calm() {
+                return QueueOutcome::Completed(self.run_straight_inline(request, key));
+            }
+            // One that goes straight asynchronous, with nothing to end or
+            // choose first, is handed over as it came: no path of this call
+            // borrows its memory, so it moves once, into the engine's slot.
+            if lane.async_left > 0
+                && self.pending.is_none()
+                && self.auto_files == 0
+                && !self.forced()
+                && self.ready.len() + self.async_in_flight() < self.depth as usize
+            {
+                self.lanes[key].async_left -= 1;
+                return self.queue_async(request, key);
+            }
         }
+        self.offer_other(request, class, key)
+    }
+
+    /// Runs `request` inline as its lane's grant allows (one of them spent).
+    #[inline(always)]
+    fn run_straight_inline(&mut self, mut request: Request, key: usize) -> Completion {
+        let lane = &mut self.lanes[key];
+        lane.inline_left -= 1;
+        self.inline_spent_ns += u64::from(lane.inline_ns);
+        let result = self.inline.run_in_place(&mut request);
+        request.complete(result)
+    }
+
+    /// Whether a test forces the paths.
+    #[inline(always)]
+    fn forced(&self) -> bool {
+        #[cfg(test)]
+        return self.route_override.get().is_some();
+        #[cfg(not(test))]
+        false
+    }
+
+    /// [`Engine::queue`] for what does not go straight at once: a timed
+    /// request, one behind a timed inline one or held completions, one whose
+    /// caching the engine chooses, a receive or send, and one of a full
+    /// engine.
+    #[inline(never)]
+    fn offer_other(&mut self, mut request: Request, class: usize, key: usize) -> QueueOutcome {
         if self.pending.is_some() {
             self.end_inline_sample();
         }
@@ -264,20 +301,16 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         if request.op.is_socket() {
             return self.offer_socket(request, key);
         }
-        #[cfg(test)]
-        let forced = self.route_override.get().is_some();
-        #[cfg(not(test))]
-        let forced = false;
-        if !forced && let Some(lane) = self.lanes.get_mut(key) {
+        if !self.forced()
+            && let Some(lane) = self.lanes.get_mut(key)
+        {
             if lane.async_left > 0 {
                 lane.async_left -= 1;
                 return self.queue_async(request, key);
             }
             if lane.inline_left > 0 {
-                lane.inline_left -= 1;
-                self.inline_spent_ns += u64::from(lane.inline_ns);
-                let result = self.inline.run_in_place(&mut request);
-                return self.deliver(request.complete(result));
+                let completion = self.run_straight_inline(request, key);
+                return self.deliver(completion);
             }
         }
         self.queue_routed(request, class)

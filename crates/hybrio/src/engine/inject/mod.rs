@@ -41,7 +41,7 @@ pub use plan::{DEFAULT_SEED, FaultPlan, FaultPlanError, InjectedCounts};
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::api::{EngineConfig, EngineCounters};
+use super::api::{EngineConfig, EngineCounters, QueueOutcome};
 use super::retry::RETRY_LIMIT;
 use crate::Error;
 use crate::request::{Completion, Marks, Op, Request};
@@ -363,6 +363,38 @@ fn reap_holding_back<E: HoldsBack>(
 }
 
 /// An engine's description, naming the plan it injects, if any.
+/// [`Engine::queue`](super::Engine::queue) of an engine whose `faults` may
+/// answer a request before its own `queue` does. The faults are drawn in a
+/// call of their own, so that on the plain path the request's memory is
+/// borrowed nowhere and moves once, into its slot.
+#[inline(always)]
+pub(crate) fn queue<E, F, Q>(engine: &mut E, request: Request, faults: F, queue: Q) -> QueueOutcome
+where
+    F: Fn(&mut E) -> Option<&mut Faults> + Copy,
+    Q: Fn(&mut E, Request) -> QueueOutcome + Copy,
+{
+    if faults(engine).is_none() {
+        return queue(engine, request);
+    }
+    queue_drawing(engine, request, faults, queue)
+}
+
+/// [`queue`] with faults: a fault drawn answers `request`; the others go on
+/// through `queue`.
+#[cold]
+#[inline(never)]
+fn queue_drawing<E>(
+    engine: &mut E,
+    mut request: Request,
+    faults: impl FnOnce(&mut E) -> Option<&mut Faults>,
+    queue: impl FnOnce(&mut E, Request) -> QueueOutcome,
+) -> QueueOutcome {
+    if let Some(answer) = faults(engine).and_then(|faults| faults.draw(&mut request)) {
+        return QueueOutcome::Completed(request.complete(answer));
+    }
+    queue(engine, request)
+}
+
 pub(crate) fn described(description: String, faults: Option<&Faults>) -> String {
     match faults {
         Some(faults) => format!("{description} + inject({})", faults.plan),
