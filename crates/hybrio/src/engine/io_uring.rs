@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome, RingCounts};
-use super::inject::{self, Faults};
+use super::inject::{self, Faults, FaultsFirst};
 use super::retry::Retry;
 use crate::Error;
 use crate::blocking;
@@ -463,6 +463,17 @@ impl IoUringEngine {
     }
 }
 
+impl FaultsFirst for IoUringEngine {
+    fn faults_mut(&mut self) -> Option<&mut Faults> {
+        self.faults.as_deref_mut()
+    }
+
+    #[inline(always)]
+    fn queue_plain(&mut self, request: Request) -> QueueOutcome {
+        self.queue_once::<false>(request)
+    }
+}
+
 impl Engine for IoUringEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::IoUring
@@ -501,12 +512,7 @@ impl Engine for IoUringEngine {
 
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        inject::queue(
-            self,
-            request,
-            |engine| engine.faults.as_deref_mut(),
-            |engine, request| engine.queue_once::<false>(request),
-        )
+        self.queue_faults_first(request)
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
-use super::inject::{self, Faults};
+use super::inject::{self, Faults, FaultsFirst};
 use super::retry::{Retry, Track};
 use crate::Error;
 use crate::blocking;
@@ -258,8 +258,11 @@ fn format_latency(latency: std::time::Duration) -> String {
     }
 }
 
-impl LibaioEngine {
-    /// [`Engine::queue`] without faults to inject.
+impl FaultsFirst for LibaioEngine {
+    fn faults_mut(&mut self) -> Option<&mut Faults> {
+        self.faults.as_deref_mut()
+    }
+
     #[inline(always)]
     fn queue_plain(&mut self, request: Request) -> QueueOutcome {
         let entry = match request.entry_in(&self.files) {
@@ -315,12 +318,7 @@ impl Engine for LibaioEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        inject::queue(
-            self,
-            request,
-            |engine| engine.faults.as_deref_mut(),
-            LibaioEngine::queue_plain,
-        )
+        self.queue_faults_first(request)
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

@@ -97,7 +97,7 @@ use std::time::{Duration, Instant};
 
 use super::alias::SharesFiles;
 use super::api::{Engine, EngineConfig, EngineCounters, EngineKind, PREALLOCATED, QueueOutcome};
-use super::inject::{self, Faults};
+use super::inject::{self, Faults, FaultsFirst};
 use crate::Error;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
@@ -319,8 +319,11 @@ fn worker_died() -> Error {
     }
 }
 
-impl PoolEngine {
-    /// [`Engine::queue`] without faults to inject.
+impl FaultsFirst for PoolEngine {
+    fn faults_mut(&mut self) -> Option<&mut Faults> {
+        self.faults.as_deref_mut()
+    }
+
     #[inline(always)]
     fn queue_plain(&mut self, request: Request) -> QueueOutcome {
         let entry = match request.entry_in(&self.files) {
@@ -371,12 +374,7 @@ impl Engine for PoolEngine {
 
     #[inline]
     fn queue(&mut self, request: Request) -> QueueOutcome {
-        inject::queue(
-            self,
-            request,
-            |engine| engine.faults.as_deref_mut(),
-            PoolEngine::queue_plain,
-        )
+        self.queue_faults_first(request)
     }
 
     fn commit(&mut self) -> Result<usize, Error> {

@@ -363,36 +363,39 @@ fn reap_holding_back<E: HoldsBack>(
 }
 
 /// An engine's description, naming the plan it injects, if any.
-/// [`Engine::queue`](super::Engine::queue) of an engine whose `faults` may
-/// answer a request before its own `queue` does. The faults are drawn in a
-/// call of their own, so that on the plain path the request's memory is
-/// borrowed nowhere and moves once, into its slot.
-#[inline(always)]
-pub(crate) fn queue<E, F, Q>(engine: &mut E, request: Request, faults: F, queue: Q) -> QueueOutcome
-where
-    F: Fn(&mut E) -> Option<&mut Faults> + Copy,
-    Q: Fn(&mut E, Request) -> QueueOutcome + Copy,
-{
-    if faults(engine).is_none() {
-        return queue(engine, request);
+/// An engine whose faults may answer a request before it queues it.
+pub(crate) trait FaultsFirst: Sized {
+    /// Its faults, if the caller asked for any.
+    fn faults_mut(&mut self) -> Option<&mut Faults>;
+
+    /// [`Engine::queue`](super::Engine::queue) without faults.
+    fn queue_plain(&mut self, request: Request) -> QueueOutcome;
+
+    /// [`Engine::queue`](super::Engine::queue): a fault drawn answers the
+    /// request, the others go on through [`queue_plain`](Self::queue_plain).
+    /// The faults are drawn in a call of their own, so that on the plain
+    /// path the request's memory is borrowed nowhere and moves once, into
+    /// its slot.
+    #[inline(always)]
+    fn queue_faults_first(&mut self, request: Request) -> QueueOutcome {
+        if self.faults_mut().is_some() {
+            return queue_drawing(self, request);
+        }
+        self.queue_plain(request)
     }
-    queue_drawing(engine, request, faults, queue)
 }
 
-/// [`queue`] with faults: a fault drawn answers `request`; the others go on
-/// through `queue`.
+/// [`FaultsFirst::queue_faults_first`] with faults.
 #[cold]
 #[inline(never)]
-fn queue_drawing<E>(
-    engine: &mut E,
-    mut request: Request,
-    faults: impl FnOnce(&mut E) -> Option<&mut Faults>,
-    queue: impl FnOnce(&mut E, Request) -> QueueOutcome,
-) -> QueueOutcome {
-    if let Some(answer) = faults(engine).and_then(|faults| faults.draw(&mut request)) {
+fn queue_drawing<E: FaultsFirst>(engine: &mut E, mut request: Request) -> QueueOutcome {
+    if let Some(answer) = engine
+        .faults_mut()
+        .and_then(|faults| faults.draw(&mut request))
+    {
         return QueueOutcome::Completed(request.complete(answer));
     }
-    queue(engine, request)
+    engine.queue_plain(request)
 }
 
 pub(crate) fn described(description: String, faults: Option<&Faults>) -> String {

@@ -29,7 +29,7 @@ macro_rules! with_target {
 /// The SQE for `request`: non-vectored READ/WRITE, or READ_FIXED/WRITE_FIXED
 /// when `buf_index` names the registered buffer holding its data; FSYNC,
 /// with `DATASYNC` for fdatasync.
-#[inline]
+#[inline(always)]
 pub(super) fn build_entry(
     request: &mut Request,
     file: FileRef,

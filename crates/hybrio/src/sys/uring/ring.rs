@@ -356,7 +356,7 @@ impl Ring {
     ///
     /// Whatever `entry` points at must stay valid, and unmoved, until the
     /// kernel posts its CQE (as for `io_uring::squeue::SubmissionQueue::push`).
-    #[inline]
+    #[inline(always)]
     pub(super) unsafe fn push_entry(&mut self, entry: &squeue::Entry) -> io::Result<()> {
         let mut waits = 0;
         loop {
