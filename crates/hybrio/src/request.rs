@@ -236,7 +236,7 @@ impl Request {
     /// Every engine applies the same rules, so they all answer alike: a read or
     /// write needs a buffer, and offsets past `i64::MAX` are `EINVAL` (`pread(2)`
     /// says so; io_uring would read `u64::MAX` as "the current position").
-    #[inline]
+    #[inline(always)]
     pub(crate) fn malformed(&self) -> Option<i32> {
         match self.op {
             Op::Read | Op::Write if self.buffer().is_none() || self.offset > i64::MAX as u64 => {
