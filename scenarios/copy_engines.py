@@ -60,7 +60,12 @@ def summarize(times, adaptive="adaptive"):
     medians = {e: median_spread(ts) for e, ts in times.items()}
     best = min(fixed, key=lambda e: medians[e]["median"])
     ratio = median_spread(ratios)
+    # What a fixed choice scores against the same bar: each fixed engine over the best of the others,
+    # round by round (how much of adaptive's ratio the rounds' own spread allows).
+    fixed_vs_others = {e: median_spread([times[e][r] / min(times[f][r] for f in fixed if f != e)
+                                         for r in range(rounds)]) for e in fixed} if len(fixed) > 1 else {}
     return {"times": medians, "per_round": times, "ratios": ratios, "ratio": ratio,
+            "fixed_vs_others": fixed_vs_others,
             "best_fixed": best, "best_fixed_per_round": {e: best_per_round.count(e) for e in fixed},
             "adaptive_slower": sum(x > 1 for x in ratios), "beyond_bar": sum(x > 1 / BAR for x in ratios),
             "rounds": rounds, "within_bar": ratio["median"] <= 1 / BAR}
@@ -89,6 +94,15 @@ def self_test():
     check("io_uring median", s["times"]["io_uring"]["median"], 1.0)
     check("psync median", s["times"]["psync"]["median"], 1.5)
     check("within the bar (1.05 <= 1.0526)", s["within_bar"], True)
+    # psync over io_uring per round: 2, 2, 0.5, 4; io_uring over psync: 0.5, 0.5, 2, 0.25
+    check("psync over the best other fixed", s["fixed_vs_others"]["psync"]["median"], 2.0)
+    check("io_uring over the best other fixed", s["fixed_vs_others"]["io_uring"]["median"], 0.5)
+    runs = [{"inline": 9, "async": 1, "seconds": 2.0}, {"inline": 1, "async": 9, "seconds": 1.0},
+            {"inline": 8, "async": 2, "seconds": 3.0}]
+    split = path_split([dict(r, explored=0, switches=0, uncached=0, learning_ns=0) for r in runs])
+    check("runs mostly inline", split["by_path"]["mostly_inline"]["runs"], 2)
+    check("their median time", split["by_path"]["mostly_inline"]["seconds"]["median"], 2.5)
+    check("runs mostly asynchronous", split["by_path"]["mostly_async"]["seconds"]["median"], 1.0)
     s = summarize({"psync": [1.0, 1.0, 1.0], "adaptive": [1.06, 1.0, 1.2]})
     check("median ratio (odd count)", s["ratio"]["median"], 1.06)
     check("1.06 is beyond the bar", s["within_bar"], False)
@@ -181,7 +195,13 @@ def path_split(runs):
         return None
     keys = ["inline", "async", "explored", "switches", "uncached", "learning_ns"]
     out = {k: median_spread([p[k] for p in runs]) for k in keys}
-    out["inline_share"] = median_spread([p["inline"] / max(1, p["inline"] + p["async"]) for p in runs])
+    share = lambda p: p["inline"] / max(1, p["inline"] + p["async"])
+    out["inline_share"] = median_spread([share(p) for p in runs])
+    # A run's time beside its path split: whether the runs that went one way were the slow ones.
+    by = lambda keep: [p["seconds"] for p in runs if keep(share(p))]
+    out["by_path"] = {name: {"runs": len(ts), "seconds": median_spread(ts) if ts else None}
+                      for name, ts in [("mostly_inline", by(lambda x: x > 0.5)),
+                                       ("mostly_async", by(lambda x: x <= 0.5))]}
     return out
 
 
@@ -209,6 +229,8 @@ def render(doc):
     row("adaptive slower", lambda s: f"in {s['adaptive_slower']} of {s['rounds']} rounds")
     row(f"adaptive beyond best / {BAR}", lambda s: f"in {s['beyond_bar']} of {s['rounds']} rounds")
     row(f"within {BAR}x (median ratio <= {1 / BAR:.3f})", lambda s: "yes" if s["within_bar"] else "**no**")
+    row("each fixed engine / best of the other fixed in the round",
+        lambda s: ", ".join(f"{e} {r['median']:.3f}" for e, r in s.get("fixed_vs_others", {}).items()))
     out.append("")
     for v, p in doc["paths"].items():
         if p:
@@ -218,6 +240,12 @@ def render(doc):
                        f"{p['inline_share']['low'] * 100:.0f}-{p['inline_share']['high'] * 100:.0f}% over the "
                        f"runs), {m('explored')} explored, {m('switches')} switches, {m('uncached')} writes sent "
                        f"uncached, learning {p['learning_ns']['median'] / 1e6:.1f} ms.")
+            for name, label in [("mostly_inline", "more than half inline"), ("mostly_async", "half or more asynchronous")]:
+                b = p.get("by_path", {}).get(name)
+                if b and b["runs"]:
+                    t = b["seconds"]
+                    out.append(f"Its runs {label}: {b['runs']}, "
+                               f"{t['median'] * 1e3:.0f} ms ({t['low'] * 1e3:.0f}-{t['high'] * 1e3:.0f}).")
     return "\n".join(out) + "\n"
 
 
