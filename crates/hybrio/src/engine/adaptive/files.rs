@@ -184,13 +184,11 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         } else {
             None
         };
-        // Read ahead of by a descriptor of the helper's own; without one
-        // (none was left), the kernel's readahead alone.
+        // Read ahead of through the caller's own descriptor.
         let reads = match (&auto, self.auto_room) {
             (Some(_), Some(room)) => self
                 .route_of(handle)
-                .and_then(|route| route.file.try_clone().ok())
-                .map(|file| ReadStream::new(file, room.read_ahead, self.depth)),
+                .map(|route| ReadStream::new(route.file.as_raw_fd(), room.read_ahead, self.depth)),
             _ => None,
         };
         let paths = if caching == Caching::Auto {
@@ -250,6 +248,11 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         };
         if route.auto.is_some() {
             self.auto_files -= 1;
+        }
+        if route.reads.is_some() {
+            // The caller may close the file at once: the helper is done
+            // with its descriptor first.
+            self.readahead.forget();
         }
         let lanes = Self::lanes_of(handle);
         if self.explorer.is_some_and(|(lane, _)| lanes.contains(&lane)) {

@@ -25,10 +25,9 @@
 //! kernel starts writing back (memory the machine can spare for pages in
 //! flight), between [`LEAST_AHEAD`] and [`MOST_AHEAD`].
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
@@ -63,9 +62,11 @@ pub(super) fn window(background_threshold: Option<u64>) -> u64 {
 /// One file's read stream.
 #[derive(Debug)]
 pub(super) struct ReadStream {
-    /// A descriptor of the file of the helper's own, so that closing the
-    /// caller's never leaves the helper a number another file may take.
-    file: Arc<File>,
+    /// The caller's descriptor of the file (no copy: one descriptor a
+    /// file). Before the file leaves the engine, [`Helper::forget`] waits
+    /// until the helper has nothing of it left, so the number is never read
+    /// ahead of once another file may have it.
+    fd: RawFd,
     window: u64,
     /// Reads in flight together may come out of order: see
     /// [`AutoCaching`](super::caching::AutoCaching).
@@ -79,15 +80,23 @@ pub(super) struct ReadStream {
 /// A range of a file for the helper to read into the page cache.
 #[derive(Debug)]
 pub(super) struct Step {
-    file: Arc<File>,
+    fd: RawFd,
     offset: u64,
     len: u64,
 }
 
+/// What the helper is asked.
+#[derive(Debug)]
+enum Ask {
+    Step(Step),
+    /// Answer once every step asked before is done (or dropped).
+    Done(SyncSender<()>),
+}
+
 impl ReadStream {
-    pub(super) fn new(file: File, window: u64, depth: u32) -> ReadStream {
+    pub(super) fn new(fd: RawFd, window: u64, depth: u32) -> ReadStream {
         ReadStream {
-            file: Arc::new(file),
+            fd,
             window,
             depth: u64::from(depth.max(1)),
             run: Run::default(),
@@ -112,7 +121,7 @@ impl ReadStream {
             return None;
         }
         Some(Step {
-            file: Arc::clone(&self.file),
+            fd: self.fd,
             offset: from,
             len: STEP,
         })
@@ -140,8 +149,14 @@ pub(super) struct Helper {
 
 #[derive(Debug)]
 struct Running {
-    steps: SyncSender<Step>,
+    steps: SyncSender<Ask>,
     stop: Arc<AtomicBool>,
+    /// Steps the helper has done.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the tests read it: forget waits for every step")
+    )]
+    done: Arc<AtomicU64>,
     thread: JoinHandle<()>,
 }
 
@@ -157,7 +172,7 @@ impl Helper {
             return false;
         };
         let len = step.len;
-        match running.steps.try_send(step) {
+        match running.steps.try_send(Ask::Step(step)) {
             Ok(()) => {
                 self.asked += len;
                 true
@@ -169,20 +184,55 @@ impl Helper {
             }
         }
     }
+
+    /// Returns once the helper has done (or dropped) every step asked so
+    /// far: called before a file read ahead of leaves the engine, whose
+    /// descriptor the helper must not use once it is closed. At most the
+    /// steps waiting (each one `posix_fadvise`, which starts reads and does
+    /// not wait for them).
+    pub(super) fn forget(&mut self) {
+        let Some(running) = &self.running else {
+            return;
+        };
+        let (done, answered) = mpsc::sync_channel(1);
+        if running.steps.send(Ask::Done(done)).is_err() || answered.recv().is_err() {
+            // The helper is gone: nothing of it is left either.
+            self.running = None;
+        }
+    }
+
+    /// Steps the helper has done so far.
+    #[cfg(test)]
+    fn steps_done(&self) -> u64 {
+        self.running
+            .as_ref()
+            .map_or(0, |running| running.done.load(Ordering::Acquire))
+    }
+
+    /// Stops the helper: the step under way is finished, the others dropped.
+    pub(super) fn stop(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop.store(true, Ordering::Relaxed);
+            drop(running.steps);
+            let _ = running.thread.join();
+        }
+    }
 }
 
 impl Running {
     fn start() -> Option<Running> {
         let (steps, waiting) = mpsc::sync_channel(WAITING_STEPS);
         let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
+        let done = Arc::new(AtomicU64::new(0));
+        let (stopped, counted) = (Arc::clone(&stop), Arc::clone(&done));
         let thread = std::thread::Builder::new()
             .name("hybrio-readahead".into())
-            .spawn(move || read_ahead(&waiting, &stopped))
+            .spawn(move || read_ahead(&waiting, &stopped, &counted))
             .ok()?;
         Some(Running {
             steps,
             stop,
+            done,
             thread,
         })
     }
@@ -190,30 +240,28 @@ impl Running {
 
 /// The helper's loop: each step read into the page cache, until the engine
 /// goes (the steps still waiting are dropped then: nobody will read them).
-fn read_ahead(waiting: &Receiver<Step>, stop: &AtomicBool) {
-    while let Ok(step) = waiting.recv() {
+fn read_ahead(waiting: &Receiver<Ask>, stop: &AtomicBool, done: &AtomicU64) {
+    while let Ok(ask) = waiting.recv() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        // Advice only: a range the kernel cannot read ahead is read by the
-        // reader, as it would be without the helper.
-        let _ = sys::fadvise(
-            step.file.as_raw_fd(),
-            step.offset,
-            step.len,
-            sys::Advice::WillNeed,
-        );
+        match ask {
+            // Advice only: a range the kernel cannot read ahead is read by
+            // the reader, as it would be without the helper.
+            Ask::Step(step) => {
+                let _ = sys::fadvise(step.fd, step.offset, step.len, sys::Advice::WillNeed);
+                done.fetch_add(1, Ordering::Release);
+            }
+            Ask::Done(answer) => {
+                let _ = answer.send(());
+            }
+        }
     }
 }
 
 impl Drop for Helper {
     fn drop(&mut self) {
-        if let Some(running) = self.running.take() {
-            running.stop.store(true, Ordering::Relaxed);
-            drop(running.steps);
-            // At most the step under way: the rest are dropped.
-            let _ = running.thread.join();
-        }
+        self.stop();
     }
 }
 
@@ -223,9 +271,9 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
+    /// A stream's arithmetic alone: no helper reads its descriptor.
     fn stream(depth: u32) -> ReadStream {
-        let file = File::open("/dev/null").expect("open /dev/null");
-        ReadStream::new(file, 4 * STEP, depth)
+        ReadStream::new(-1, 4 * STEP, depth)
     }
 
     /// Reads `count` requests of `len` from `first`, taking every step asked:
@@ -318,20 +366,33 @@ mod tests {
     }
 
     #[test]
-    fn the_helper_reads_ahead_and_stops_with_the_engine() {
+    fn forgetting_returns_once_every_step_asked_is_done() {
+        let dir = crate::engine::testkit::scratch();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
         let mut helper = Helper::default();
-        let file = Arc::new(File::open("/dev/null").expect("open /dev/null"));
-        for i in 0..4 {
-            let step = Step {
-                file: Arc::clone(&file),
-                offset: i * STEP,
-                len: STEP,
-            };
-            assert!(helper.ask(step) || i > 0);
+        for round in 0..3 {
+            let mut taken = 0;
+            for i in 0..WAITING_STEPS as u64 {
+                let step = Step {
+                    fd: std::os::fd::AsRawFd::as_raw_fd(&file),
+                    offset: i * STEP,
+                    len: STEP,
+                };
+                taken += u64::from(helper.ask(step));
+            }
+            assert!(taken > 0, "round {round}: the helper took none");
+            helper.forget();
+            assert_eq!(
+                helper.steps_done(),
+                helper.asked / STEP,
+                "round {round}: every step taken is done when forget returns"
+            );
         }
-        assert!(helper.asked >= STEP);
-        drop(helper);
-        assert_eq!(Arc::strong_count(&file), 1, "the helper let go of the file");
+        helper.stop();
+        helper.forget();
+        assert_eq!(helper.steps_done(), 0, "stopped: nothing runs");
     }
 
     #[test]

@@ -255,6 +255,9 @@ pub(super) struct FileRoute {
 
 impl<I, B> Drop for AdaptiveEngine<I, B> {
     fn drop(&mut self) {
+        // The helper reads ahead through the caller's descriptors, which
+        // close with the routes: it stops first.
+        self.readahead.stop();
         // The table is a cache of prices: one that cannot be written is
         // learned again, so a failure here loses nothing the caller has.
         if let Some(path) = &self.save_to {

@@ -38,7 +38,12 @@ fn every_engine_holds_the_callers_descriptor_and_no_other() {
         let mut handles = Vec::new();
         for path in &paths {
             let file = file::open(path, &read_write()).unwrap();
-            handles.push(engine.add_file(file, path.clone()).unwrap());
+            let handle = engine.add_file(file, path.clone()).unwrap();
+            // The caching the engine chooses: the adaptive engine reads
+            // ahead of such a file's streams through the caller's descriptor
+            // (it held a copy of its own for that before).
+            engine.set_caching(handle, file::Caching::Auto).unwrap();
+            handles.push(handle);
         }
         // A read of each, so that whatever an engine opens on first use is open.
         let reads = handles
