@@ -158,7 +158,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
     /// Gives the timed completions among `out[start..]` their caller's tag
     /// and records what they cost.
     #[inline(never)]
-    pub(super) fn finish_timed_from(&mut self, start: usize, out: &mut [Completion]) {
+    fn finish_timed_from(&mut self, start: usize, out: &mut [Completion]) {
         let mut now = None;
         for completion in &mut out[start..] {
             self.finish_async(completion, &mut now);

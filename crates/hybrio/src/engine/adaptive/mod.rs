@@ -685,21 +685,11 @@ impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
 
     #[inline(always)]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.pending.is_none()
-            && self.ready.is_empty()
-            && let [only] = self.backends.as_mut_slice()
-        {
+        if self.pending.is_none() && self.ready.is_empty() && self.backends.len() == 1 {
             // Nothing held, one engine inside (every reap of a settled
             // asynchronous class): what it has, waiting as asked. (An engine
-            // waits only for what was committed to it.) When it fails, what
-            // it appended first is the caller's all the same.
-            let start = out.len();
-            let result = only.engine.reap(min, max, out);
-            self.async_reaped += (out.len() - start) as u64;
-            if self.timed_out > 0 {
-                self.finish_timed_from(start, out);
-            }
-            return result;
+            // waits only for what was committed to it.)
+            return self.reap_from(0, min, max, out);
         }
         self.reap_other(min, max, out)
     }
