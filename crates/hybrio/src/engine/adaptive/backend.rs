@@ -75,6 +75,25 @@ impl AsyncEngine {
     fn queue_elsewhere(&mut self, request: Request) -> QueueOutcome {
         either!(self, engine => engine.queue(request))
     }
+
+    /// [`Engine::commit`] of libaio or the pool (apart, as
+    /// [`queue_elsewhere`](Self::queue_elsewhere)).
+    #[inline(never)]
+    fn commit_elsewhere(&mut self) -> Result<usize, Error> {
+        either!(self, engine => engine.commit())
+    }
+
+    /// [`Engine::reap`] of libaio or the pool (apart, as
+    /// [`queue_elsewhere`](Self::queue_elsewhere)).
+    #[inline(never)]
+    fn reap_elsewhere(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        either!(self, engine => engine.reap(min, max, out))
+    }
 }
 
 impl SharesFiles for AsyncEngine {
@@ -114,11 +133,17 @@ impl Engine for AsyncEngine {
     }
     #[inline(always)]
     fn commit(&mut self) -> Result<usize, Error> {
-        either!(self, engine => engine.commit())
+        match self {
+            AsyncEngine::IoUring(engine) => engine.commit(),
+            _ => self.commit_elsewhere(),
+        }
     }
     #[inline(always)]
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        either!(self, engine => engine.reap(min, max, out))
+        match self {
+            AsyncEngine::IoUring(engine) => engine.reap(min, max, out),
+            _ => self.reap_elsewhere(min, max, out),
+        }
     }
     #[inline(always)]
     fn in_flight(&self) -> usize {
