@@ -80,7 +80,8 @@
 //!   file should leave dirty (seeds/002: 10 GiB of 128 KiB writes ran 6x
 //!   faster uncached than cached here), and stay cached otherwise, as reads
 //!   do; a sequential read stream is read ahead of by a helper thread, so
-//!   that the page cache's work runs on another core.
+//!   that the page cache's work runs on another core (not where its pages
+//!   are cached already).
 //! * Sockets (UDP, TCP, Unix) go into the same table
 //!   ([`Engine::add_socket`](engine::Engine::add_socket)) for
 //!   [`Request::recv`](request::Request::recv) and

@@ -18,9 +18,9 @@ pub(crate) mod uring;
 
 pub(crate) use errno::{negative_errno, retry_on_interrupt};
 pub(crate) use fd::{
-    Advice, Fallocate, clear_direct, discard, fadvise, fallocate, fdatasync, file_type,
-    filesystem_type, fsync, ftruncate, is_block_device, is_direct, lseek_set, move_extents, pread,
-    preadv2, probe_uncached, pwrite, pwritev2, read, status_flags, write,
+    Advice, Fallocate, cached_pages, clear_direct, discard, fadvise, fallocate, fdatasync,
+    file_type, filesystem_type, fsync, ftruncate, is_block_device, is_direct, lseek_set,
+    move_extents, pread, preadv2, probe_uncached, pwrite, pwritev2, read, status_flags, write,
 };
 #[cfg(test)]
 pub(crate) use fd::{is_tmpfs, resident_pages};

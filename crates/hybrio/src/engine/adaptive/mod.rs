@@ -163,7 +163,7 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
                     && let Some(step) = reads.read(request.offset, len)
                 {
                     let end = step.end();
-                    if self.readahead.ask(step) {
+                    if self.readahead.in_page_cache(&step) || self.readahead.ask(step) {
                         reads.asked(end);
                     }
                 }
