@@ -463,6 +463,14 @@ impl IoUringEngine {
     }
 }
 
+impl IoUringEngine {
+    /// Whether the caller asked for injected faults.
+    #[inline(always)]
+    pub(crate) fn has_faults(&self) -> bool {
+        self.faults.is_some()
+    }
+}
+
 impl FaultsFirst for IoUringEngine {
     fn faults_mut(&mut self) -> Option<&mut Faults> {
         self.faults.as_deref_mut()

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::Error;
 use crate::engine::alias::SharesFiles;
 use crate::engine::api::{Engine, EngineConfig, EngineCounters, EngineKind, QueueOutcome};
+use crate::engine::inject::FaultsFirst;
 use crate::engine::io_uring::IoUringEngine;
 use crate::engine::libaio::LibaioEngine;
 use crate::engine::pool::PoolEngine;
@@ -127,6 +128,7 @@ impl Engine for AsyncEngine {
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
         match self {
+            AsyncEngine::IoUring(engine) if !engine.has_faults() => engine.queue_plain(request),
             AsyncEngine::IoUring(engine) => engine.queue(request),
             _ => self.queue_elsewhere(request),
         }
