@@ -23,11 +23,12 @@
 //! cost). Jobs of 500-2,000 requests came out at 0.94-1.0 of the best
 //! fixed engine's IOPS (docs/results.md, short jobs); a 300 MiB buffered
 //! copy through the [`Driver`](driver::Driver) at depth 16, its files
-//! [`Caching::Auto`](file::Caching::Auto), took 1.02-1.11x the best fixed
-//! engine's time in the same round without a final fsync and 1.01-1.07x
-//! with one (medians of 15 rounds, five runs, `scenarios/copy_engines.py`,
-//! 2026-11-29): 300 MiB stay cached, within what the page cache takes
-//! without writing back. What it learned starts the next class of
+//! [`Caching::Auto`](file::Caching::Auto), took 1.00 and 1.05x the best
+//! fixed engine's time in the same round without a final fsync and 1.02
+//! and 0.98x with one (medians of 15 rounds, two runs,
+//! `scenarios/copy_engines.py`, 2026-11-29, once its source, cached, was
+//! no longer read ahead of): 300 MiB stay cached, within what the page
+//! cache takes without writing back. What it learned starts the next class of
 //! the same kind, in this process, or across processes from a file
 //! ([`AdaptiveMemory`](engine::AdaptiveMemory)).
 //!
