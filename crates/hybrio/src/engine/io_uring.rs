@@ -461,9 +461,7 @@ impl IoUringEngine {
         }
         flags.join("|")
     }
-}
 
-impl IoUringEngine {
     /// Whether the caller asked for injected faults.
     #[inline(always)]
     pub(crate) fn has_faults(&self) -> bool {

@@ -122,18 +122,15 @@ pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::R
 
 /// `cachestat(2)`'s number (Linux 6.5 and later; elsewhere [`cached_pages`]
 /// answers `ENOSYS`).
-#[cfg(any(
+const SYS_CACHESTAT: Option<libc::c_long> = if cfg!(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
     target_arch = "riscv64"
-))]
-const SYS_CACHESTAT: Option<libc::c_long> = Some(451);
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-)))]
-const SYS_CACHESTAT: Option<libc::c_long> = None;
+)) {
+    Some(451)
+} else {
+    None
+};
 
 /// `struct cachestat_range` of `<linux/mman.h>`.
 #[repr(C)]
