@@ -165,6 +165,18 @@ pub trait Engine: Send + std::fmt::Debug {
     /// True when requests always complete inside [`Engine::queue`] (depth has no effect).
     fn is_synchronous(&self) -> bool;
 
+    /// A descriptor that polls readable (`POLLIN`) while completions wait
+    /// to be reaped, for a thread that waits for them with `poll(2)` or an
+    /// event loop (an async runtime's) rather than in [`reap`](Engine::reap);
+    /// `None` for an engine that has none. Only io_uring has one, its ring's,
+    /// and only when made with [`EngineConfig::any_thread`]: a ring bound to
+    /// its thread finishes completions only inside that thread's own waits.
+    /// It stays readable while a completion waits: reap, then poll again.
+    /// It belongs to the engine and closes with it.
+    fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
+    }
+
     /// How the engine is set up, in one line for reports: its name, plus
     /// whatever the system chose for it (for io_uring, the ring flags the
     /// kernel accepted).
@@ -224,6 +236,9 @@ impl Engine for Box<dyn Engine> {
     }
     fn held(&self) -> usize {
         (**self).held()
+    }
+    fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        (**self).completion_fd()
     }
     fn is_synchronous(&self) -> bool {
         (**self).is_synchronous()

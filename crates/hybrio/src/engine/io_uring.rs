@@ -582,6 +582,16 @@ impl Engine for IoUringEngine {
         self.below() + (self.depth - self.room)
     }
 
+    fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        // A DEFER_TASKRUN ring finishes completions only inside its own
+        // thread's waits: another thread polling for them would wait for ever.
+        if self.setup.taskrun != setup::TaskRun::Deferred {
+            self.ring.descriptor()
+        } else {
+            None
+        }
+    }
+
     fn is_synchronous(&self) -> bool {
         false
     }

@@ -1,6 +1,8 @@
 //! The suite's io_uring part: its set-up ladder, registered files and
 //! buffers, and what dropping a ring with requests in flight does.
 
+use std::os::fd::AsFd;
+
 use super::*;
 
 /// An io_uring engine built from `config`, or `None` when this system has none.
@@ -412,4 +414,100 @@ fn dropped_by_a_foreign_thread(any_thread: bool) {
     send_done.send(()).unwrap();
     owner.join().unwrap();
     drop(write_end);
+}
+
+/// Whether `fd` polls readable within `timeout`.
+fn readable_within(fd: std::os::fd::BorrowedFd<'_>, timeout: std::time::Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let timeout = Timespec::try_from(timeout).expect("a timeout that fits");
+    poll(&mut fds, Some(&timeout)).expect("poll") == 1 && fds[0].revents().contains(PollFlags::IN)
+}
+
+#[test]
+fn an_io_uring_engine_for_any_thread_is_woken_through_its_completion_fd() {
+    // A ring bound to its thread offers none.
+    if let Some(engine) = uring(EngineConfig::with_depth(1), None) {
+        assert!(engine.completion_fd().is_none(), "{}", engine.description());
+    }
+    let config = EngineConfig {
+        any_thread: true,
+        ..EngineConfig::with_depth(2)
+    };
+    let Some(mut engine) = uring(config, None) else {
+        return;
+    };
+    let description = engine.description();
+    let completions = engine
+        .completion_fd()
+        .expect("an engine for any thread has a completion descriptor")
+        .try_clone_to_owned()
+        .unwrap();
+    let pool = BufPool::new(1, 4096).unwrap();
+    let (read_end, mut write_end) = std::io::pipe().unwrap();
+    let handle = engine
+        .add_file(
+            File::from(std::os::fd::OwnedFd::from(read_end)),
+            "pipe".into(),
+        )
+        .unwrap();
+    // A pipe read waits for data; when it comes, the kernel finishes the
+    // request in the submitting thread's task work. That thread queues,
+    // commits and then runs on in user space without entering the kernel:
+    // the completion must reach the descriptor all the same (under
+    // COOP_TASKRUN at that thread's next return to user space, a timer
+    // tick at the latest; a DEFER_TASKRUN ring would never post it).
+    let engine = std::sync::Arc::new(std::sync::Mutex::new(engine));
+    let (submitted, wait_submitted) = std::sync::mpsc::channel();
+    let release = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let submitter = {
+        let (engine, release) = (engine.clone(), release.clone());
+        let buf = take(&pool, 4096);
+        std::thread::spawn(move || {
+            let mut engine = engine.lock().unwrap();
+            let read = Request::read(handle, 0, buf, 7);
+            assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+            assert_eq!(engine.commit().unwrap(), 1);
+            drop(engine);
+            submitted.send(()).unwrap();
+            // Busy in user space without a system call, as a runtime worker
+            // polling other tasks is (bounded, should the test fail).
+            let start = std::time::Instant::now();
+            while !release.load(std::sync::atomic::Ordering::Relaxed)
+                && start.elapsed() < std::time::Duration::from_secs(120)
+            {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    wait_submitted.recv().unwrap();
+    assert!(
+        !readable_within(completions.as_fd(), std::time::Duration::ZERO),
+        "{description}: nothing has completed yet"
+    );
+    // All 4096 bytes at once: a part would be a short read, sent again for the rest.
+    let message: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
+    std::io::Write::write_all(&mut write_end, &message).unwrap();
+    // A hang guard: the completion comes within microseconds when it comes.
+    assert!(
+        readable_within(completions.as_fd(), std::time::Duration::from_secs(60)),
+        "{description}: the completion never reached the descriptor"
+    );
+    let mut done = Vec::new();
+    let mut engine = engine.lock().unwrap();
+    assert_eq!(engine.reap(0, 4, &mut done).unwrap(), 1, "{description}");
+    assert_eq!(
+        (done[0].user_data, done[0].result),
+        (7, 4096),
+        "{description}"
+    );
+    assert_eq!(done[0].data(), &message[..], "{description}");
+    // Reaped, nothing waits: the descriptor is quiet again.
+    assert!(
+        !readable_within(completions.as_fd(), std::time::Duration::ZERO),
+        "{description}"
+    );
+    drop(engine);
+    release.store(true, std::sync::atomic::Ordering::Relaxed);
+    submitter.join().unwrap();
 }

@@ -276,6 +276,12 @@ impl RawRing {
         }
     }
 
+    /// The ring's descriptor, unless it gave it back.
+    pub(crate) fn descriptor(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.fd.as_ref().map(OwnedFd::as_fd)
+    }
+
     /// Whether the ring still holds a descriptor.
     #[cfg(test)]
     pub(crate) fn has_descriptor(&self) -> bool {

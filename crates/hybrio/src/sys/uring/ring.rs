@@ -255,6 +255,11 @@ impl Ring {
         Ok(())
     }
 
+    /// The ring's descriptor, unless it gave it back (see [`Ring::enable`]).
+    pub(crate) fn descriptor(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.ring.descriptor()
+    }
+
     /// Whether the ring still holds a descriptor of its own.
     #[cfg(test)]
     pub(crate) fn holds_descriptor(&self) -> bool {
