@@ -1,0 +1,395 @@
+//! Files, as `tokio::fs` has them, read and written at positions with
+//! owned buffers, several requests at once on one file.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hybrio::file::FileHandle;
+use hybrio::request::Request;
+
+use crate::buf::{self, IoBuf, IoBufMut};
+use crate::driver::{self, Driver, Op};
+use crate::route::Route;
+
+/// A file open for positioned reads and writes from any task.
+///
+/// Reads are tried inline first where their class has been finding the
+/// page cache (`preadv2(RWF_NOWAIT)` in the polling task: a hit is ready at
+/// the first poll); the rest, and every write, sync and truncation, go to
+/// the process's io_uring engine and wake the task when done. A `File` is
+/// one descriptor however many tasks use it.
+///
+/// Dropping a future whose request is in the engine leaves its buffer with
+/// the engine until the request completes: a read then fills memory no one
+/// sees, and a write happens whole or, if it never reached the kernel, not
+/// at all; either way nothing reports it.
+#[derive(Debug)]
+pub struct File {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    driver: &'static Driver,
+    handle: FileHandle,
+    /// The engine's descriptor of the file, which it holds until `Inner`
+    /// drops: inline reads use it too.
+    fd: RawFd,
+    /// How reads may be tried inline.
+    inline: InlineReads,
+    /// The kernel refused `RWF_NOWAIT` for the file: no read is tried
+    /// inline any more.
+    nowait_refused: AtomicBool,
+    route: Route,
+}
+
+/// How a file's reads may be tried inline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InlineReads {
+    /// `preadv2(RWF_NOWAIT)`: a regular file on a device, without `O_DIRECT`.
+    Nowait,
+    /// `pread`: a regular file in memory only (tmpfs, which refuses
+    /// `RWF_NOWAIT`, and whose reads never wait on a device).
+    InMemory,
+    /// Never: an `O_DIRECT` file or a device (the read would wait for the
+    /// device even with `RWF_NOWAIT`), a pipe (no offsets to read at).
+    Never,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Every request of the file is done: futures and the slots of
+        // dropped ones hold this `Inner` until then. A failure here leaves
+        // the descriptor with the engine; nothing else can be done.
+        let _ = self.driver.remove_file(self.handle);
+    }
+}
+
+/// How a file's requests went so far (each task's reads and writes alike).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Reads that completed inline, in the polling task.
+    pub inline: u64,
+    /// Reads tried inline that would have waited on the device (each then
+    /// went asynchronous as well).
+    pub missed: u64,
+    /// Requests that went to the engine.
+    pub asynchronous: u64,
+}
+
+/// What a read tried inline came to.
+enum Inline {
+    Done(io::Result<usize>),
+    /// These many bytes were read; the rest would wait on the device.
+    Rest(usize),
+}
+
+/// Options for opening a file, as [`std::fs::OpenOptions`], plus `O_DIRECT`.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    std: std::fs::OpenOptions,
+    direct: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions::new()
+    }
+}
+
+impl OpenOptions {
+    /// Nothing set: set at least `read` or `write`.
+    pub fn new() -> OpenOptions {
+        OpenOptions {
+            std: std::fs::OpenOptions::new(),
+            direct: false,
+        }
+    }
+    /// Open for reading.
+    pub fn read(&mut self, read: bool) -> &mut Self {
+        self.std.read(read);
+        self
+    }
+    /// Open for writing.
+    pub fn write(&mut self, write: bool) -> &mut Self {
+        self.std.write(write);
+        self
+    }
+    /// Open for appending.
+    pub fn append(&mut self, append: bool) -> &mut Self {
+        self.std.append(append);
+        self
+    }
+    /// Create the file if it does not exist.
+    pub fn create(&mut self, create: bool) -> &mut Self {
+        self.std.create(create);
+        self
+    }
+    /// Create the file, failing if it exists.
+    pub fn create_new(&mut self, create_new: bool) -> &mut Self {
+        self.std.create_new(create_new);
+        self
+    }
+    /// Truncate the file to 0 bytes.
+    pub fn truncate(&mut self, truncate: bool) -> &mut Self {
+        self.std.truncate(truncate);
+        self
+    }
+    /// Bypass the page cache (`O_DIRECT`): buffers, offsets and lengths
+    /// must then be aligned as the device asks (hybrio's
+    /// [`BufPool`](hybrio::buf::BufPool) buffers are), or requests fail with
+    /// `EINVAL`.
+    pub fn direct(&mut self, direct: bool) -> &mut Self {
+        self.direct = direct;
+        self
+    }
+
+    /// Opens `path` with these options.
+    pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
+        let path = path.as_ref();
+        let mut std = self.std.clone();
+        if self.direct {
+            std.custom_flags(libc::O_DIRECT);
+        }
+        let file = std
+            .open(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("open {}: {e}", path.display())))?;
+        File::register(file, path.to_path_buf())
+    }
+}
+
+impl File {
+    /// Opens `path` for reading.
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path).await
+    }
+
+    /// Opens `path` for writing, created if missing and truncated if not.
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    /// Options to open a file with.
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    /// A file from an open standard one (its descriptor, not a copy).
+    pub fn from_std(file: std::fs::File) -> io::Result<File> {
+        File::register(file, PathBuf::from("(a std::fs::File)"))
+    }
+
+    /// The standard file back, if no request of this file is in flight
+    /// (requests of dropped futures may still be); otherwise this file.
+    pub fn try_into_std(self) -> Result<std::fs::File, File> {
+        match Arc::try_unwrap(self.inner) {
+            Ok(inner) => {
+                let inner = std::mem::ManuallyDrop::new(inner);
+                match inner.driver.remove_file(inner.handle) {
+                    Ok(file) => Ok(file),
+                    Err(_) => Err(File {
+                        inner: Arc::new(std::mem::ManuallyDrop::into_inner(inner)),
+                    }),
+                }
+            }
+            Err(inner) => Err(File { inner }),
+        }
+    }
+
+    fn register(file: std::fs::File, path: PathBuf) -> io::Result<File> {
+        let driver = driver::driver()?;
+        let fd = file.as_raw_fd();
+        let inline = if !file.metadata()?.is_file() || crate::sys::is_direct(fd)? {
+            InlineReads::Never
+        } else if crate::sys::in_memory(fd)? {
+            InlineReads::InMemory
+        } else {
+            InlineReads::Nowait
+        };
+        let handle = driver.add_file(file, path)?;
+        Ok(File {
+            inner: Arc::new(Inner {
+                driver,
+                handle,
+                fd,
+                inline,
+                nowait_refused: AtomicBool::new(false),
+                route: Route::default(),
+            }),
+        })
+    }
+
+    /// Reads into `buf` (its whole length) from `offset`: the bytes read
+    /// (fewer only at the end of the file), and the buffer.
+    pub async fn read_at<B: IoBufMut + Unpin>(
+        &self,
+        mut buf: B,
+        offset: u64,
+    ) -> (io::Result<usize>, B) {
+        let len = buf.io_len();
+        let mut done = 0;
+        if len > 0 && self.may_read_inline() && self.inner.route.try_inline(len) {
+            match self.read_inline(&mut buf, offset) {
+                Inline::Done(result) => return (result, buf),
+                Inline::Rest(read) => done = read,
+            }
+        }
+        let rest = buf::lend_mut(&mut buf, done);
+        let request = Request::read(self.inner.handle, offset + done as u64, rest, 0);
+        let (result, buf) = self.submit(request, buf).await;
+        (result.map(|n| done + n), buf)
+    }
+
+    fn may_read_inline(&self) -> bool {
+        match self.inner.inline {
+            InlineReads::Never => false,
+            InlineReads::InMemory => true,
+            InlineReads::Nowait => !self.inner.nowait_refused.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Reads `buf` at `offset` in this task, as far as the page cache has
+    /// it: done (all of it, up to the end of the file, or an error), or the
+    /// bytes read before the rest would have waited on the device.
+    fn read_inline<B: IoBufMut>(&self, buf: &mut B, offset: u64) -> Inline {
+        let route = &self.inner.route;
+        let bytes = buf::bytes_mut(buf);
+        let len = bytes.len();
+        let mut done = 0;
+        // Each turn ends, or moves on by at least a byte.
+        while done < len {
+            let at = offset + done as u64;
+            let read = match self.inner.inline {
+                InlineReads::InMemory => crate::sys::read(self.inner.fd, &mut bytes[done..], at),
+                _ => crate::sys::read_nowait(self.inner.fd, &mut bytes[done..], at),
+            };
+            match read {
+                // The end of the file.
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    route.miss(len);
+                    return Inline::Rest(done);
+                }
+                // RWF_NOWAIT refused for this file (an old kernel, a
+                // filesystem that cannot): its reads go to the engine.
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                    self.inner.nowait_refused.store(true, Ordering::Relaxed);
+                    return Inline::Rest(done);
+                }
+                Err(e) => return Inline::Done(Err(e)),
+            }
+        }
+        route.hit(len);
+        Inline::Done(Ok(done))
+    }
+
+    /// Writes `buf` (its whole length) at `offset`: the bytes written, and
+    /// the buffer.
+    pub async fn write_at<B: IoBuf + Unpin>(&self, buf: B, offset: u64) -> (io::Result<usize>, B) {
+        let request = Request::write(self.inner.handle, offset, buf::lend(&buf), 0);
+        self.submit(request, buf).await
+    }
+
+    /// Reads exactly `buf`'s length from `offset`; `UnexpectedEof` if the
+    /// file ends first.
+    pub async fn read_exact_at<B: IoBufMut + Unpin>(
+        &self,
+        buf: B,
+        offset: u64,
+    ) -> (io::Result<()>, B) {
+        let len = buf.io_len();
+        let (result, buf) = self.read_at(buf, offset).await;
+        // The engine reads a short read's rest itself: short means the end.
+        let result = match result {
+            Ok(n) if n == len => Ok(()),
+            Ok(n) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("read {n} of {len} bytes at offset {offset}: the file ends there"),
+            )),
+            Err(e) => Err(e),
+        };
+        (result, buf)
+    }
+
+    /// Writes all of `buf` at `offset`.
+    pub async fn write_all_at<B: IoBuf + Unpin>(&self, buf: B, offset: u64) -> (io::Result<()>, B) {
+        let len = buf.io_len();
+        let (result, buf) = self.write_at(buf, offset).await;
+        // The engine writes a short write's rest itself: short means it could not.
+        let result = match result {
+            Ok(n) if n == len => Ok(()),
+            Ok(n) => Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                format!("wrote {n} of {len} bytes at offset {offset}"),
+            )),
+            Err(e) => Err(e),
+        };
+        (result, buf)
+    }
+
+    /// Flushes the file's data and metadata to the device (`fsync`).
+    pub async fn sync_all(&self) -> io::Result<()> {
+        let request = Request::sync(self.inner.handle, false, 0);
+        self.submit(request, ()).await.0.map(drop)
+    }
+
+    /// Flushes the file's data to the device (`fdatasync`).
+    pub async fn sync_data(&self) -> io::Result<()> {
+        let request = Request::sync(self.inner.handle, true, 0);
+        self.submit(request, ()).await.0.map(drop)
+    }
+
+    /// Truncates or extends the file to `size` bytes.
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        let request = Request::truncate(self.inner.handle, size, 0);
+        self.submit(request, ()).await.0.map(drop)
+    }
+
+    /// The file's metadata (`fstat`, in the calling task: no device wait).
+    pub async fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        crate::sys::metadata(self.inner.fd)
+    }
+
+    /// How this file's requests went so far.
+    pub fn counts(&self) -> Counts {
+        let counts = &self.inner.route.counts;
+        Counts {
+            inline: counts.inline.load(Ordering::Relaxed),
+            missed: counts.missed.load(Ordering::Relaxed),
+            asynchronous: counts.asynchronous.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The engine the asynchronous requests go to, as set up.
+    pub fn engine_description(&self) -> &'static str {
+        self.inner.driver.description()
+    }
+
+    /// Sends `request` through the engine, keeping `keep` (its buffer) and
+    /// the file until it completes.
+    async fn submit<K: Send + Unpin + 'static>(
+        &self,
+        request: Request,
+        keep: K,
+    ) -> (io::Result<usize>, K) {
+        self.inner.route.went_async();
+        let op = Op::new(self.inner.driver, request, (keep, self.inner.clone()));
+        let (result, (keep, _file)) = op.await;
+        let result = if result < 0 {
+            Err(io::Error::from_raw_os_error((-result) as i32))
+        } else {
+            Ok(result as usize)
+        };
+        (result, keep)
+    }
+}

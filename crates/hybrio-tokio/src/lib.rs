@@ -1,0 +1,36 @@
+//! hybrio for async Rust: file I/O inside any tokio runtime (or any other
+//! executor) at the cost of a page-cache hit, not a thread hop.
+//!
+//! `tokio::fs` sends every operation to `spawn_blocking`. Here a read
+//! whose class of reads has been finding the page cache runs in the
+//! polling task with `preadv2(RWF_NOWAIT)` and is ready at the first poll.
+//! The rest go to the process's io_uring engine and wake the task when
+//! done: reads that would wait on the device (the inline try then answers
+//! `EAGAIN` rather than block the worker), writes, syncs and truncations.
+//! Nothing is tuned; see [`fs::File`] and the design, with what it rests
+//! on, in `docs/tokio-design.md`.
+//!
+//! ```no_run
+//! # async fn example() -> std::io::Result<()> {
+//! let file = hybrio_tokio::fs::File::open("data.bin").await?;
+//! let (result, buf) = file.read_at(vec![0u8; 4096], 0).await;
+//! let n = result?;
+//! println!("{n} bytes: {:?}", &buf[..n.min(16)]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! This is the first part of issue 46: positioned reads and writes with
+//! owned buffers, syncs, truncation. Still to come: `AsyncRead`,
+//! `AsyncWrite` and `AsyncSeek` on [`fs::File`]; inline writes priced by
+//! time (today every write goes to the engine); the worker pool where the
+//! kernel refuses io_uring (today opening a file fails there, saying so);
+//! `open` off the worker (today it runs in the polling task).
+
+pub mod buf;
+mod driver;
+pub mod fs;
+mod route;
+mod sys;
+
+pub use buf::{IoBuf, IoBufMut};

@@ -1,0 +1,270 @@
+//! hybrio-tokio's files inside tokio runtimes: real bytes read back, the
+//! path each request took, buffers kept while the kernel holds them, one
+//! descriptor per file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hybrio::buf::BufPool;
+use hybrio_tokio::fs::File;
+
+/// The byte at `offset` of every test file.
+fn pattern(offset: u64) -> u8 {
+    (offset % 251) as u8 ^ (offset >> 12) as u8
+}
+
+fn write_pattern(path: &Path, len: u64) {
+    let bytes: Vec<u8> = (0..len).map(pattern).collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A directory on tmpfs, where written pages stay cached: reads of them
+/// find the page cache, whatever else the machine does.
+fn tmpfs_dir() -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir_in("/dev/shm").ok();
+    if dir.is_none() {
+        eprintln!("skipped: no /dev/shm to hold a file that stays cached");
+    }
+    dir
+}
+
+/// Whether this system lets the test make io_uring engines.
+fn io_uring_missing() -> bool {
+    match hybrio::probe::engine_available(hybrio::engine::EngineKind::IoUring) {
+        Ok(_) => false,
+        Err(reason) => {
+            eprintln!("skipped: io_uring is not available here: {reason}");
+            true
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_reads_complete_inline_with_the_files_bytes() {
+    let Some(dir) = tmpfs_dir() else { return };
+    if io_uring_missing() {
+        return;
+    }
+    let path = dir.path().join("cached");
+    write_pattern(&path, 1 << 20);
+    let file = File::open(&path).await.unwrap();
+    for block in [0u64, 7, 255, 100] {
+        let (result, buf) = file.read_at(vec![0u8; 4096], block * 4096).await;
+        assert_eq!(result.unwrap(), 4096);
+        let expected: Vec<u8> = (block * 4096..(block + 1) * 4096).map(pattern).collect();
+        assert_eq!(buf, expected, "block {block}");
+    }
+    // Across the end: what there is; past it: nothing.
+    let (result, buf) = file.read_at(vec![0u8; 8192], (1 << 20) - 4096).await;
+    assert_eq!(result.unwrap(), 4096);
+    assert_eq!(
+        buf[..4096],
+        ((1 << 20) - 4096..1 << 20)
+            .map(pattern)
+            .collect::<Vec<u8>>()
+    );
+    let (result, _) = file.read_at(vec![0u8; 4096], 1 << 20).await;
+    assert_eq!(result.unwrap(), 0);
+    let counts = file.counts();
+    assert_eq!(
+        (counts.inline, counts.missed, counts.asynchronous),
+        (6, 0, 0),
+        "{counts:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_syncs_and_truncation_go_through_the_engine() {
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("written");
+    let file = File::create(&path).await.unwrap();
+    let data: Vec<u8> = (0..8192u64).map(pattern).collect();
+    let (result, data) = file.write_all_at(data, 4096).await;
+    result.unwrap();
+    file.sync_data().await.unwrap();
+    assert_eq!(file.metadata().await.unwrap().len(), 4096 + 8192);
+    let on_disk = std::fs::read(&path).unwrap();
+    assert_eq!(&on_disk[4096..], &data[..]);
+    assert!(on_disk[..4096].iter().all(|&b| b == 0));
+    file.set_len(5000).await.unwrap();
+    file.sync_all().await.unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 5000);
+    // Opened write-only, a read is refused with the kernel's answer (tried
+    // inline: a read of a file on a device is), not a panic.
+    let (result, _) = file.read_at(vec![0u8; 16], 0).await;
+    assert_eq!(result.unwrap_err().raw_os_error(), Some(libc::EBADF));
+    // The write, the two syncs and the truncation.
+    assert_eq!(file.counts().asynchronous, 4, "{:?}", file.counts());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o_direct_reads_go_to_the_engine_and_never_inline() {
+    if io_uring_missing() {
+        return;
+    }
+    // tmpfs refuses O_DIRECT: the scratch directory on the root filesystem.
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let path = dir.path().join("direct");
+    write_pattern(&path, 1 << 20);
+    let file = match File::options().read(true).direct(true).open(&path).await {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            eprintln!("skipped: {} refuses O_DIRECT", dir.path().display());
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let pool = BufPool::new(4, 4096).unwrap();
+    for block in [3u64, 0, 200] {
+        let (result, buf) = file.read_at(pool.take().unwrap(), block * 4096).await;
+        assert_eq!(result.unwrap(), 4096);
+        let expected: Vec<u8> = (block * 4096..(block + 1) * 4096).map(pattern).collect();
+        assert_eq!(buf.as_slice(), &expected[..], "block {block}");
+    }
+    let counts = file.counts();
+    assert_eq!(
+        (counts.inline, counts.missed, counts.asynchronous),
+        (0, 0, 3),
+        "{counts:?}"
+    );
+    assert!(
+        file.engine_description().starts_with("io_uring"),
+        "{}",
+        file.engine_description()
+    );
+}
+
+/// 64 tasks reading random blocks of one 4 MiB file at once, each block checked.
+async fn many_tasks_read_one_file() {
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared");
+    write_pattern(&path, 4 << 20);
+    let file = Arc::new(File::open(&path).await.unwrap());
+    let tasks: Vec<_> = (0..64u64)
+        .map(|task| {
+            let file = file.clone();
+            tokio::spawn(async move {
+                let mut seed = task * 0x9E37_79B9 + 1;
+                let mut buf = vec![0u8; 4096];
+                for _ in 0..200 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let offset = (seed % 1024) * 4096;
+                    let (result, back) = file.read_at(buf, offset).await;
+                    assert_eq!(result.unwrap(), 4096);
+                    assert!(
+                        back.iter().zip(offset..).all(|(&b, at)| b == pattern(at)),
+                        "task {task}, offset {offset}"
+                    );
+                    buf = back;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let counts = file.counts();
+    // Each read once: inline, or asynchronous (after a miss or not).
+    assert_eq!(counts.inline + counts.asynchronous, 64 * 200, "{counts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_tasks_on_a_multi_thread_runtime_read_the_right_bytes() {
+    many_tasks_read_one_file().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn many_tasks_on_a_current_thread_runtime_read_the_right_bytes() {
+    many_tasks_read_one_file().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_read_leaves_its_buffer_with_the_engine_until_it_completes() {
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Read and write: opening a FIFO so does not wait for a writer.
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .await
+        .unwrap();
+    let pool = BufPool::new(1, 4096).unwrap();
+    // No data comes while the read waits: it is in the kernel when dropped.
+    let read = file.read_at(pool.take().unwrap(), 0);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), read)
+            .await
+            .is_err()
+    );
+    assert_eq!(pool.available(), 0, "the kernel may still write the buffer");
+    assert_eq!(file.counts().asynchronous, 1);
+    // The data comes: the request completes, and only then is the buffer freed.
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    std::io::Write::write_all(&mut writer, &[9u8; 4096]).unwrap();
+    // A hang guard: the completion comes at once.
+    let freed = (0..60_000).any(|_| {
+        pool.available() == 1 || {
+            std::thread::sleep(Duration::from_millis(1));
+            false
+        }
+    });
+    assert!(freed, "the completed request's buffer was never freed");
+    // The file still works.
+    std::io::Write::write_all(&mut writer, b"more").unwrap();
+    let (result, buf) = file.read_at(vec![0u8; 4], 0).await;
+    assert_eq!(result.unwrap(), 4);
+    assert_eq!(&buf, b"more");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_is_one_descriptor_however_many_tasks_use_it() {
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<PathBuf> = (0..10).map(|i| dir.path().join(format!("f{i}"))).collect();
+    for path in &paths {
+        write_pattern(path, 64 << 10);
+    }
+    // The driver's own descriptors come with the first file.
+    drop(File::open(&paths[0]).await.unwrap());
+    let descriptors = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+    let before = descriptors();
+    let mut files = Vec::new();
+    for path in &paths {
+        files.push(Arc::new(File::open(path).await.unwrap()));
+    }
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let file = files[i % files.len()].clone();
+            tokio::spawn(async move {
+                let (result, _) = file.read_at(vec![0u8; 4096], (i as u64 % 16) * 4096).await;
+                result.unwrap();
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(descriptors() - before, 10);
+    drop(files);
+    assert_eq!(descriptors(), before);
+}
