@@ -408,32 +408,7 @@ fn time_based_runs_for_runtime() {
 
 /// Runs a program with io_uring_setup refused by a seccomp filter, as a
 /// container runtime's default profile does.
-const DENY_IO_URING_C: &str = r#"
-#include <errno.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <unistd.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-int main(int argc, char **argv) {
-    struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
-    if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
-        perror("seccomp");
-        return 125;
-    }
-    execv(argv[1], argv + 1);
-    perror("execv");
-    return 126;
-}
-"#;
+const DENY_IO_URING_C: &str = include_str!("../../../../tools/deny-io-uring.c");
 
 #[test]
 fn io_uring_refused_by_seccomp_is_one_clear_line() {

@@ -168,11 +168,12 @@ pub trait Engine: Send + std::fmt::Debug {
     /// A descriptor that polls readable (`POLLIN`) while completions wait
     /// to be reaped, for a thread that waits for them with `poll(2)` or an
     /// event loop (an async runtime's) rather than in [`reap`](Engine::reap);
-    /// `None` for an engine that has none. Only io_uring has one, its ring's,
-    /// and only when made with [`EngineConfig::any_thread`]: a ring bound to
-    /// its thread finishes completions only inside that thread's own waits.
-    /// It stays readable while a completion waits: reap, then poll again.
-    /// It belongs to the engine and closes with it.
+    /// `None` for an engine that has none. io_uring has its ring's, when made
+    /// with [`EngineConfig::any_thread`] (a ring bound to its thread finishes
+    /// completions only inside that thread's own waits); the worker pool an
+    /// eventfd its workers raise, made at the first call. It stays readable
+    /// while a completion waits: reap, then poll again. It belongs to the
+    /// engine and closes with it.
     fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         None
     }

@@ -102,6 +102,7 @@ use crate::Error;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileHandle, FileTable};
 use crate::request::{Completion, Request};
+use crate::sys::Readiness;
 use workers::{
     HOLD, IDLE_TIMEOUT, Job, MAX_WORKERS, ODDS_ONE, REAP_SPIN, Shared, WORTH_SPINNING, lock,
     odds_after, spin_now, spin_until, worker,
@@ -152,6 +153,36 @@ impl std::fmt::Debug for PoolEngine {
 }
 
 impl PoolEngine {
+    /// [`Engine::reap`] of the completions the workers posted.
+    fn reap_posted(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, Error> {
+        if self.shared.failed.load(Ordering::Relaxed) {
+            return Err(worker_died());
+        }
+        let want = min.min(max).min(self.committed);
+        let mut got = self.hand_out(max, out);
+        if got < max && self.shared.ready.load(Ordering::Acquire) > 0 {
+            self.collect();
+            got += self.hand_out(max - got, out);
+        }
+        while got < want {
+            if self.shared.failed.load(Ordering::Relaxed) {
+                return Err(worker_died());
+            }
+            if self.spin_for_completions() {
+                self.collect();
+            } else {
+                self.wait_for(want - got)?;
+            }
+            got += self.hand_out(max - got, out);
+        }
+        Ok(got)
+    }
+
     /// A pool for `config.depth` requests in flight, with one worker to start.
     /// With `config.completion_latency`, its files are an emulated device.
     pub(crate) fn new(config: &EngineConfig) -> Result<PoolEngine, Error> {
@@ -418,27 +449,36 @@ impl Engine for PoolEngine {
     }
 
     fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        if self.shared.failed.load(Ordering::Relaxed) {
-            return Err(worker_died());
+        if let Some(readiness) = self.shared.readiness.get() {
+            // Cleared before the completions are collected: one posted
+            // after this raises it again, so none is left unannounced.
+            readiness.clear();
         }
-        let want = min.min(max).min(self.committed);
-        let mut got = self.hand_out(max, out);
-        if got < max && self.shared.ready.load(Ordering::Acquire) > 0 {
-            self.collect();
-            got += self.hand_out(max - got, out);
+        let reaped = self.reap_posted(min, max, out);
+        if let Some(readiness) = self.shared.readiness.get()
+            && (!self.ready.is_empty() || self.shared.ready.load(Ordering::Acquire) > 0)
+        {
+            // More than `max` were waiting: the rest still are.
+            readiness.raise();
         }
-        while got < want {
-            if self.shared.failed.load(Ordering::Relaxed) {
-                return Err(worker_died());
+        reaped
+    }
+
+    fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        // Made at the first call: an engine nobody waits on elsewhere pays
+        // neither the descriptor nor a write a batch.
+        if self.shared.readiness.get().is_none() {
+            let readiness = Readiness::new().ok()?;
+            let _ = self.shared.readiness.set(readiness);
+            // Completions posted before it existed announced nothing. (The
+            // fence pairs with the workers': either they see it, or this
+            // sees what they posted.)
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if self.shared.ready.load(Ordering::Acquire) > 0 || !self.ready.is_empty() {
+                self.shared.readiness.get()?.raise();
             }
-            if self.spin_for_completions() {
-                self.collect();
-            } else {
-                self.wait_for(want - got)?;
-            }
-            got += self.hand_out(max - got, out);
         }
-        Ok(got)
+        self.shared.readiness.get().map(Readiness::as_fd)
     }
 
     fn in_flight(&self) -> usize {

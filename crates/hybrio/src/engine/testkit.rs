@@ -218,3 +218,14 @@ pub(crate) fn reads_across_the_end(
     assert_eq!(pool.available(), pool.count(), "{what}: buffers back");
     engine.remove_file(file).unwrap();
 }
+
+/// Whether `fd` polls readable within `timeout`.
+pub(crate) fn readable_within(
+    fd: std::os::fd::BorrowedFd<'_>,
+    timeout: std::time::Duration,
+) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let timeout = Timespec::try_from(timeout).expect("a timeout that fits");
+    poll(&mut fds, Some(&timeout)).expect("poll") == 1 && fds[0].revents().contains(PollFlags::IN)
+}

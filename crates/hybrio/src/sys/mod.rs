@@ -6,6 +6,7 @@
 
 pub(crate) mod aio;
 mod errno;
+mod eventfd;
 mod fd;
 pub(crate) mod host;
 pub(crate) mod placement;
@@ -17,6 +18,7 @@ pub(crate) mod tsc;
 pub(crate) mod uring;
 
 pub(crate) use errno::{negative_errno, retry_on_interrupt};
+pub(crate) use eventfd::Readiness;
 pub(crate) use fd::{
     Advice, Fallocate, cached_pages, clear_direct, discard, fadvise, fallocate, fdatasync,
     file_type, filesystem_type, fsync, ftruncate, is_block_device, is_direct, lseek_set,

@@ -4,6 +4,7 @@
 use std::os::fd::AsFd;
 
 use super::*;
+use crate::engine::testkit;
 
 /// An io_uring engine built from `config`, or `None` when this system has none.
 fn uring(config: EngineConfig, pool: Option<&BufPool>) -> Option<Box<dyn Engine>> {
@@ -416,14 +417,6 @@ fn dropped_by_a_foreign_thread(any_thread: bool) {
     drop(write_end);
 }
 
-/// Whether `fd` polls readable within `timeout`.
-fn readable_within(fd: std::os::fd::BorrowedFd<'_>, timeout: std::time::Duration) -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-    let timeout = Timespec::try_from(timeout).expect("a timeout that fits");
-    poll(&mut fds, Some(&timeout)).expect("poll") == 1 && fds[0].revents().contains(PollFlags::IN)
-}
-
 #[test]
 fn an_io_uring_engine_for_any_thread_is_woken_through_its_completion_fd() {
     // A ring bound to its thread offers none.
@@ -482,7 +475,7 @@ fn an_io_uring_engine_for_any_thread_is_woken_through_its_completion_fd() {
     };
     wait_submitted.recv().unwrap();
     assert!(
-        !readable_within(completions.as_fd(), std::time::Duration::ZERO),
+        !testkit::readable_within(completions.as_fd(), std::time::Duration::ZERO),
         "{description}: nothing has completed yet"
     );
     // All 4096 bytes at once: a part would be a short read, sent again for the rest.
@@ -490,7 +483,7 @@ fn an_io_uring_engine_for_any_thread_is_woken_through_its_completion_fd() {
     std::io::Write::write_all(&mut write_end, &message).unwrap();
     // A hang guard: the completion comes within microseconds when it comes.
     assert!(
-        readable_within(completions.as_fd(), std::time::Duration::from_secs(60)),
+        testkit::readable_within(completions.as_fd(), std::time::Duration::from_secs(60)),
         "{description}: the completion never reached the descriptor"
     );
     let mut done = Vec::new();
@@ -504,7 +497,7 @@ fn an_io_uring_engine_for_any_thread_is_woken_through_its_completion_fd() {
     assert_eq!(done[0].data(), &message[..], "{description}");
     // Reaped, nothing waits: the descriptor is quiet again.
     assert!(
-        !readable_within(completions.as_fd(), std::time::Duration::ZERO),
+        !testkit::readable_within(completions.as_fd(), std::time::Duration::ZERO),
         "{description}"
     );
     drop(engine);

@@ -1,6 +1,7 @@
 //! The pool engine's tests.
 
 use std::collections::BTreeMap;
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
@@ -568,4 +569,42 @@ fn dropping_with_a_receive_nothing_answers_does_not_hang() {
     // Joined once the socket's shutdown woke it: a worker still blocked
     // after DROP_WAIT is left running with its request, and its buffer.
     assert_eq!(pool.available(), 1, "the receive's buffer came back");
+}
+
+#[test]
+fn the_completion_fd_is_readable_while_completions_wait() {
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), 3 * 4096);
+    let mut engine = engine(4, None);
+    let handle = add(&mut engine, &path, &read_write());
+    let completions = engine
+        .completion_fd()
+        .unwrap()
+        .try_clone_to_owned()
+        .unwrap();
+    let readable = |timeout| crate::engine::testkit::readable_within(completions.as_fd(), timeout);
+    assert!(!readable(Duration::ZERO), "nothing was queued");
+    let pool = BufPool::new(3, 4096).unwrap();
+    for block in 0..3u64 {
+        let read = Request::read(handle, block * 4096, take(&pool, 4096), block);
+        assert!(matches!(engine.queue(read), QueueOutcome::Queued));
+    }
+    engine.commit().unwrap();
+    // One at a time: each reap leaves it readable while others wait, and
+    // every one is announced (a hang guard of a minute, never reached).
+    let mut done = Vec::new();
+    while done.len() < 3 {
+        assert!(
+            readable(Duration::from_secs(60)),
+            "{} of 3 announced",
+            done.len()
+        );
+        engine.reap(0, 1, &mut done).unwrap();
+    }
+    assert!(!readable(Duration::ZERO), "all three were reaped");
+    for completion in &done {
+        let at = completion.user_data as usize * 4096;
+        assert_eq!(completion.result, 4096);
+        assert_eq!(completion.data(), &contents[at..at + 4096]);
+    }
 }

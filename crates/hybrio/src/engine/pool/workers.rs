@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::ops::Deref;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use crate::engine::api::EngineCounters;
 use crate::engine::inject::{self, FaultEffects, InjectedCounts};
 use crate::engine::retry::{self, Retry, Verdict, owed};
 use crate::request::{Completion, Marks, Request};
+use crate::sys::Readiness;
 
 /// Most workers: one bit each in the idle and alive masks.
 pub(super) const MAX_WORKERS: usize = 64;
@@ -241,6 +242,9 @@ pub(super) struct Shared {
     pub(super) ready: Padded<AtomicUsize>,
     /// Signalled when `done.list` reaches `done.need`, or a worker died.
     pub(super) done_ready: Condvar,
+    /// Raised when completions are posted or a worker died, once a reaper
+    /// elsewhere asked for it ([`Engine::completion_fd`](crate::engine::Engine::completion_fd)).
+    pub(super) readiness: OnceLock<Readiness>,
     /// What the workers' retry rule counted (taken only when an answer
     /// needed the rule: a short transfer or a "try again").
     pub(super) retry_counts: Mutex<EngineCounters>,
@@ -345,6 +349,7 @@ impl Shared {
             done: Padded::default(),
             ready: Padded::default(),
             done_ready: Condvar::new(),
+            readiness: OnceLock::new(),
             retry_counts: Mutex::new(EngineCounters::default()),
             faults,
             failed: AtomicBool::new(false),
@@ -396,6 +401,12 @@ impl Shared {
         };
         if wake {
             self.done_ready.notify_one();
+        }
+        // Pairs with `completion_fd`'s: either it sees the batch, or this
+        // sees its descriptor.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if let Some(readiness) = self.readiness.get() {
+            readiness.raise();
         }
     }
 
@@ -629,6 +640,9 @@ impl Drop for DeathNotice<'_> {
             shared.failed.store(true, Ordering::SeqCst);
             let _done = lock(&shared.done);
             shared.done_ready.notify_all();
+            if let Some(readiness) = shared.readiness.get() {
+                readiness.raise();
+            }
         }
         // Last: from here commit may reuse the slot (joining this thread).
         shared
