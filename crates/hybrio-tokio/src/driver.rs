@@ -1,9 +1,10 @@
 //! The process's engine for requests that go asynchronous, and the thread
 //! that waits for their completions.
 //!
-//! One io_uring engine serves every runtime of the process (a library
-//! cannot tell tokio's runtimes apart without `tokio_unstable`), behind a
-//! mutex held only to queue, commit and reap, never across a wait. A
+//! One io_uring engine (where the kernel refuses io_uring, hybrio's worker
+//! pool) serves every runtime of the process (a library cannot tell tokio's
+//! runtimes apart without `tokio_unstable`), behind a mutex held only to
+//! queue, commit and reap, never across a wait. A
 //! request's future queues it, commits, and takes whatever has completed
 //! already (a request the kernel finished inside the submit is `Ready`
 //! without a wake). The rest are reaped by a thread of the driver's own,
@@ -89,11 +90,17 @@ impl Driver {
             any_thread: true,
             ..EngineConfig::with_depth(DEPTH)
         };
-        let engine = engine::open(EngineKind::IoUring, &config, None).map_err(|e| {
-            io::Error::other(format!(
-                "hybrio-tokio needs io_uring for requests that go asynchronous: {e}"
-            ))
-        })?;
+        // Where the kernel refuses io_uring (a seccomp profile, an old or
+        // locked-down kernel), hybrio's worker pool, whose workers raise an
+        // eventfd as its completion descriptor.
+        let engine = engine::open(EngineKind::IoUring, &config, None)
+            .or_else(|refused| {
+                engine::open(EngineKind::Pool, &config, None).map_err(|pool| {
+                    io::Error::other(format!(
+                        "hybrio-tokio has no engine for requests that go asynchronous: {refused}; and the worker pool: {pool}"
+                    ))
+                })
+            })?;
         let description = engine.description();
         let completions: OwnedFd = engine
             .completion_fd()

@@ -15,6 +15,8 @@ use crate::buf::{self, IoBuf, IoBufMut};
 use crate::driver::{self, Driver, Op};
 use crate::route::Route;
 
+mod cursor;
+
 /// A file open for positioned reads and writes from any task.
 ///
 /// Reads are tried inline first where their class has been finding the
@@ -30,6 +32,9 @@ use crate::route::Route;
 #[derive(Debug)]
 pub struct File {
     inner: Arc<Inner>,
+    /// `AsyncRead`, `AsyncWrite` and `AsyncSeek`'s position and request
+    /// (boxed: a `File` moves, and most never use it).
+    cursor: Box<cursor::Cursor>,
 }
 
 #[derive(Debug)]
@@ -69,6 +74,51 @@ impl Drop for Inner {
     }
 }
 
+impl Inner {
+    pub(crate) fn may_read_inline(&self) -> bool {
+        match self.inline {
+            InlineReads::Never => false,
+            InlineReads::InMemory => true,
+            InlineReads::Nowait => !self.nowait_refused.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Reads `bytes` at `offset` in this task, as far as the page cache has
+    /// them: done (all of them, up to the end of the file, or an error), or
+    /// the bytes read before the rest would have waited on the device.
+    pub(crate) fn read_inline(&self, bytes: &mut [u8], offset: u64) -> Inline {
+        let route = &self.route;
+        let len = bytes.len();
+        let mut done = 0;
+        // Each turn ends, or moves on by at least a byte.
+        while done < len {
+            let at = offset + done as u64;
+            let read = match self.inline {
+                InlineReads::InMemory => crate::sys::read(self.fd, &mut bytes[done..], at),
+                _ => crate::sys::read_nowait(self.fd, &mut bytes[done..], at),
+            };
+            match read {
+                // The end of the file.
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    route.miss(len);
+                    return Inline::Rest(done);
+                }
+                // RWF_NOWAIT refused for this file (an old kernel, a
+                // filesystem that cannot): its reads go to the engine.
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                    self.nowait_refused.store(true, Ordering::Relaxed);
+                    return Inline::Rest(done);
+                }
+                Err(e) => return Inline::Done(Err(e)),
+            }
+        }
+        route.hit(len);
+        Inline::Done(Ok(done))
+    }
+}
+
 /// How a file's requests went so far (each task's reads and writes alike).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -82,7 +132,7 @@ pub struct Counts {
 }
 
 /// What a read tried inline came to.
-enum Inline {
+pub(crate) enum Inline {
     Done(io::Result<usize>),
     /// These many bytes were read; the rest would wait on the device.
     Rest(usize),
@@ -191,17 +241,22 @@ impl File {
     /// The standard file back, if no request of this file is in flight
     /// (requests of dropped futures may still be); otherwise this file.
     pub fn try_into_std(self) -> Result<std::fs::File, File> {
-        match Arc::try_unwrap(self.inner) {
+        let File { inner, cursor } = self;
+        if cursor.is_busy() {
+            return Err(File { inner, cursor });
+        }
+        match Arc::try_unwrap(inner) {
             Ok(inner) => {
                 let inner = std::mem::ManuallyDrop::new(inner);
                 match inner.driver.remove_file(inner.handle) {
                     Ok(file) => Ok(file),
                     Err(_) => Err(File {
                         inner: Arc::new(std::mem::ManuallyDrop::into_inner(inner)),
+                        cursor,
                     }),
                 }
             }
-            Err(inner) => Err(File { inner }),
+            Err(inner) => Err(File { inner, cursor }),
         }
     }
 
@@ -225,6 +280,7 @@ impl File {
                 nowait_refused: AtomicBool::new(false),
                 route: Route::default(),
             }),
+            cursor: Box::default(),
         })
     }
 
@@ -237,8 +293,8 @@ impl File {
     ) -> (io::Result<usize>, B) {
         let len = buf.io_len();
         let mut done = 0;
-        if len > 0 && self.may_read_inline() && self.inner.route.try_inline(len) {
-            match self.read_inline(&mut buf, offset) {
+        if len > 0 && self.inner.may_read_inline() && self.inner.route.try_inline(len) {
+            match self.inner.read_inline(buf::bytes_mut(&mut buf), offset) {
                 Inline::Done(result) => return (result, buf),
                 Inline::Rest(read) => done = read,
             }
@@ -247,50 +303,6 @@ impl File {
         let request = Request::read(self.inner.handle, offset + done as u64, rest, 0);
         let (result, buf) = self.submit(request, buf).await;
         (result.map(|n| done + n), buf)
-    }
-
-    fn may_read_inline(&self) -> bool {
-        match self.inner.inline {
-            InlineReads::Never => false,
-            InlineReads::InMemory => true,
-            InlineReads::Nowait => !self.inner.nowait_refused.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Reads `buf` at `offset` in this task, as far as the page cache has
-    /// it: done (all of it, up to the end of the file, or an error), or the
-    /// bytes read before the rest would have waited on the device.
-    fn read_inline<B: IoBufMut>(&self, buf: &mut B, offset: u64) -> Inline {
-        let route = &self.inner.route;
-        let bytes = buf::bytes_mut(buf);
-        let len = bytes.len();
-        let mut done = 0;
-        // Each turn ends, or moves on by at least a byte.
-        while done < len {
-            let at = offset + done as u64;
-            let read = match self.inner.inline {
-                InlineReads::InMemory => crate::sys::read(self.inner.fd, &mut bytes[done..], at),
-                _ => crate::sys::read_nowait(self.inner.fd, &mut bytes[done..], at),
-            };
-            match read {
-                // The end of the file.
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    route.miss(len);
-                    return Inline::Rest(done);
-                }
-                // RWF_NOWAIT refused for this file (an old kernel, a
-                // filesystem that cannot): its reads go to the engine.
-                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
-                    self.inner.nowait_refused.store(true, Ordering::Relaxed);
-                    return Inline::Rest(done);
-                }
-                Err(e) => return Inline::Done(Err(e)),
-            }
-        }
-        route.hit(len);
-        Inline::Done(Ok(done))
     }
 
     /// Writes `buf` (its whole length) at `offset`: the bytes written, and

@@ -4,7 +4,7 @@
 //! `tokio::fs` sends every operation to `spawn_blocking`. Here a read
 //! whose class of reads has been finding the page cache runs in the
 //! polling task with `preadv2(RWF_NOWAIT)` and is ready at the first poll.
-//! The rest go to the process's io_uring engine and wake the task when
+//! The rest go to the process's io_uring engine (or worker pool) and wake the task when
 //! done: reads that would wait on the device (the inline try then answers
 //! `EAGAIN` rather than block the worker), writes, syncs and truncations.
 //! Nothing is tuned; see [`fs::File`] and the design, with what it rests
@@ -20,12 +20,14 @@
 //! # }
 //! ```
 //!
-//! This is the first part of issue 46: positioned reads and writes with
-//! owned buffers, syncs, truncation. Still to come: `AsyncRead`,
-//! `AsyncWrite` and `AsyncSeek` on [`fs::File`]; inline writes priced by
-//! time (today every write goes to the engine); the worker pool where the
-//! kernel refuses io_uring (today opening a file fails there, saying so);
-//! `open` off the worker (today it runs in the polling task).
+//! [`fs::File`] is also `tokio::io::AsyncRead`, `AsyncWrite` and
+//! `AsyncSeek`, with `tokio::fs::File`'s meaning (a write's error comes back
+//! at the latest at `flush`), so code written for `tokio::fs::File` runs
+//! over it. Still to come (issue 46): inline writes priced by time (today
+//! every write goes to the engine); `open` off the worker
+//! (today it runs in the polling task). Where the kernel refuses io_uring
+//! (Docker's default seccomp profile does), hybrio's worker pool takes the
+//! asynchronous requests.
 
 pub mod buf;
 mod driver;

@@ -29,6 +29,17 @@ fn tmpfs_dir() -> Option<tempfile::TempDir> {
     dir
 }
 
+/// `path` opened for reading and writing, created if missing.
+async fn open_read_write(path: &Path) -> File {
+    let opened = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .open(path)
+        .await;
+    opened.unwrap()
+}
+
 /// Whether this system lets the test make io_uring engines.
 fn io_uring_missing() -> bool {
     match hybrio::probe::engine_available(hybrio::engine::EngineKind::IoUring) {
@@ -234,9 +245,37 @@ async fn a_dropped_read_leaves_its_buffer_with_the_engine_until_it_completes() {
     assert_eq!(&buf, b"more");
 }
 
+/// Runs this binary's test `inner` again, alone in its process (other
+/// tests open descriptors of their own at any time), and checks it passed.
+fn run_alone(inner: &str) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", inner, "--nocapture"])
+        .env(ALONE, inner)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the inner test must have run: {stdout}"
+    );
+}
+
+/// Set in the environment of this binary run again for one test alone.
+const ALONE: &str = "HYBRIO_TOKIO_TEST_ALONE";
+
+#[test]
+fn a_file_is_one_descriptor_however_many_tasks_use_it() {
+    if std::env::var_os(ALONE).is_none() {
+        run_alone("descriptors_alone");
+    }
+}
+
+/// Runs only alone in its process (see above).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_is_one_descriptor_however_many_tasks_use_it() {
-    if io_uring_missing() {
+async fn descriptors_alone() {
+    if std::env::var(ALONE).ok().as_deref() != Some("descriptors_alone") || io_uring_missing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -267,4 +306,180 @@ async fn a_file_is_one_descriptor_however_many_tasks_use_it() {
     assert_eq!(descriptors() - before, 10);
     drop(files);
     assert_eq!(descriptors(), before);
+}
+
+/// Set in the environment of this binary run again under the seccomp
+/// filter that refuses io_uring.
+const UNDER_FILTER: &str = "HYBRIO_TOKIO_TEST_UNDER_FILTER";
+
+#[test]
+fn with_io_uring_refused_the_worker_pool_serves() {
+    if std::env::var_os(UNDER_FILTER).is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("deny.c");
+    std::fs::write(&source, include_str!("../../../tools/deny-io-uring.c")).unwrap();
+    let deny = dir.path().join("deny");
+    let built = std::process::Command::new("gcc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&deny)
+        .arg(&source)
+        .output();
+    if !built.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: cannot build the seccomp helper with gcc ({built:?})");
+        return;
+    }
+    let out = std::process::Command::new(&deny)
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", "io_uring_refused_inner", "--nocapture"])
+        .env(UNDER_FILTER, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(125) {
+        eprintln!("skipped: this kernel refuses seccomp filters: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the inner test must have run: {stdout}"
+    );
+}
+
+/// Runs only under the filter (see above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn io_uring_refused_inner() {
+    if std::env::var_os(UNDER_FILTER).is_none() {
+        return;
+    }
+    assert!(
+        hybrio::probe::engine_available(hybrio::engine::EngineKind::IoUring).is_err(),
+        "the filter refuses io_uring"
+    );
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let path = dir.path().join("pool");
+    let file = open_read_write(&path).await;
+    assert!(
+        file.engine_description().starts_with("pool"),
+        "{}",
+        file.engine_description()
+    );
+    let data: Vec<u8> = (0..(64u64 << 10)).map(pattern).collect();
+    let (result, _) = file.write_all_at(data, 0).await;
+    result.unwrap();
+    file.sync_data().await.unwrap();
+    // Many reads at once from many tasks, every byte checked; where the
+    // page cache has them they complete inline, the rest in the pool.
+    let file = Arc::new(file);
+    let tasks: Vec<_> = (0..32u64)
+        .map(|task| {
+            let file = file.clone();
+            tokio::spawn(async move {
+                let offset = (task % 16) * 4096;
+                let (result, buf) = file.read_at(vec![0u8; 4096], offset).await;
+                assert_eq!(result.unwrap(), 4096);
+                assert!(buf.iter().zip(offset..).all(|(&b, at)| b == pattern(at)));
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    // O_DIRECT reads always go to the engine: here, the pool's workers.
+    if let Ok(direct) = File::options().read(true).direct(true).open(&path).await {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let (result, buf) = direct.read_at(pool.take().unwrap(), 8192).await;
+        assert_eq!(result.unwrap(), 4096);
+        assert!(
+            buf.as_slice()
+                .iter()
+                .zip(8192..)
+                .all(|(&b, at)| b == pattern(at))
+        );
+        assert_eq!(direct.counts().asynchronous, 1);
+    }
+}
+
+/// Code written for `tokio::fs::File` (here, any reader that can seek, as
+/// the `parquet` crate's async reader takes) runs over hybrio's unchanged.
+async fn tail_of<R: tokio::io::AsyncRead + tokio::io::AsyncSeek + Unpin>(
+    reader: &mut R,
+    n: i64,
+) -> std::io::Result<Vec<u8>> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    reader.seek(std::io::SeekFrom::End(-n)).await?;
+    let mut tail = Vec::new();
+    reader.read_to_end(&mut tail).await?;
+    Ok(tail)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cursor_reads_writes_and_seeks_as_tokio_fs_does() {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+    if io_uring_missing() {
+        return;
+    }
+    // On a device (reads tried inline, then through the engine if the
+    // page cache has not the bytes) and on tmpfs (read in the task).
+    let device = tempfile::tempdir_in("/var/tmp").unwrap();
+    let memory = tmpfs_dir();
+    let dirs = [Some(device.path()), memory.as_ref().map(|d| d.path())];
+    for dir in dirs.into_iter().flatten() {
+        let path = dir.join("cursor");
+        let mut file = open_read_write(&path).await;
+        let data: Vec<u8> = (0..(3u64 << 20) + 123).map(pattern).collect();
+        file.write_all(&data).await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), data, "{}", dir.display());
+        assert_eq!(
+            file.seek(std::io::SeekFrom::Current(0)).await.unwrap(),
+            data.len() as u64
+        );
+        file.seek(std::io::SeekFrom::Start(0)).await.unwrap();
+        let mut back = Vec::new();
+        file.read_to_end(&mut back).await.unwrap();
+        assert!(
+            back == data,
+            "{}: read back {} bytes",
+            dir.display(),
+            back.len()
+        );
+        assert_eq!(
+            tail_of(&mut file, 10).await.unwrap(),
+            &data[data.len() - 10..]
+        );
+        file.seek(std::io::SeekFrom::Start(4096)).await.unwrap();
+        let mut block = [0u8; 4096];
+        file.read_exact(&mut block).await.unwrap();
+        assert_eq!(&block[..], &data[4096..8192]);
+        // Before the start of the file: refused, the position unchanged.
+        let error = file
+            .seek(std::io::SeekFrom::Current(-100_000))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+        assert_eq!(file.stream_position().await.unwrap(), 8192);
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_cursor_writes_error_comes_back_at_flush() {
+    use tokio::io::AsyncWriteExt;
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("read-only");
+    std::fs::write(&path, b"x").unwrap();
+    let mut file = File::open(&path).await.unwrap();
+    // Copied and sent: the write returns at once, as tokio::fs's does...
+    assert_eq!(file.write(b"abc").await.unwrap(), 3);
+    // ...and its error (the file is open for reading only) comes at flush.
+    let error = file.flush().await.unwrap_err();
+    assert_eq!(error.raw_os_error(), Some(libc::EBADF));
+    assert_eq!(std::fs::read(&path).unwrap(), b"x");
 }
