@@ -292,8 +292,12 @@ impl File {
         offset: u64,
     ) -> (io::Result<usize>, B) {
         let len = buf.io_len();
+        if len == 0 {
+            // As `pread` of no bytes answers (the engines refuse an empty request).
+            return (Ok(0), buf);
+        }
         let mut done = 0;
-        if len > 0 && self.inner.may_read_inline() && self.inner.route.try_inline(len) {
+        if self.inner.may_read_inline() && self.inner.route.try_inline(len) {
             match self.inner.read_inline(buf::bytes_mut(&mut buf), offset) {
                 Inline::Done(result) => return (result, buf),
                 Inline::Rest(read) => done = read,
@@ -308,6 +312,10 @@ impl File {
     /// Writes `buf` (its whole length) at `offset`: the bytes written, and
     /// the buffer.
     pub async fn write_at<B: IoBuf + Unpin>(&self, buf: B, offset: u64) -> (io::Result<usize>, B) {
+        if buf.io_len() == 0 {
+            // As `pwrite` of no bytes answers (the engines refuse an empty request).
+            return (Ok(0), buf);
+        }
         let request = Request::write(self.inner.handle, offset, buf::lend(&buf), 0);
         self.submit(request, buf).await
     }
@@ -404,4 +412,99 @@ impl File {
         };
         (result, keep)
     }
+}
+
+/// The whole of the file at `path` (as `tokio::fs::read`).
+pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let path = path.as_ref();
+    let file = File::open(path).await?;
+    let len = file.metadata().await?.len();
+    let len = usize::try_from(len).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!("{}: {len} bytes do not fit in memory here", path.display()),
+        )
+    })?;
+    // One read of the length the file has (a short read is the end: the
+    // engine reads a short read's rest itself), then on to the end, which
+    // may come later (a file growing as it is read).
+    let (result, mut data) = file.read_at(vec![0u8; len], 0).await;
+    data.truncate(result?);
+    if data.len() < len {
+        return Ok(data);
+    }
+    loop {
+        let at = data.len() as u64;
+        let (result, more) = file.read_at(vec![0u8; 64 << 10], at).await;
+        let n = result?;
+        if n == 0 {
+            return Ok(data);
+        }
+        data.extend_from_slice(&more[..n]);
+    }
+}
+
+/// Writes `contents` to `path`, created or truncated (as `tokio::fs::write`).
+pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    let file = File::create(path).await?;
+    let (result, _) = file.write_all_at(contents.as_ref().to_vec(), 0).await;
+    result
+}
+
+/// Copies the file at `from` to `to`, created or truncated: the bytes
+/// copied (as `tokio::fs::copy`, without the permissions). Reads and writes
+/// of 1 MiB, four in flight.
+pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+    const CHUNK: u64 = 1 << 20;
+    let source = File::open(from).await?;
+    let len = source.metadata().await?.len();
+    let target = File::create(to).await?;
+    let (source, target) = (&source, &target);
+    let mut chunks = (0..len.div_ceil(CHUNK)).map(|chunk| async move {
+        let at = chunk * CHUNK;
+        let size = CHUNK.min(len - at) as usize;
+        let (read, data) = source.read_at(vec![0u8; size], at).await;
+        let n = read?;
+        let (written, _) = target.write_all_at(data[..n].to_vec(), at).await;
+        written.map(|()| n as u64)
+    });
+    let mut copied = 0;
+    // Four chunks at a time, each its read then its write.
+    loop {
+        let batch: Vec<_> = chunks.by_ref().take(4).collect();
+        if batch.is_empty() {
+            return Ok(copied);
+        }
+        for result in join_all(batch).await {
+            copied += result?;
+        }
+    }
+}
+
+/// Polls every future in turn until all are ready (a small `join_all`, so
+/// that the crate needs no futures crate).
+async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs
+        .into_iter()
+        .map(|o| o.expect("every future ready"))
+        .collect()
 }

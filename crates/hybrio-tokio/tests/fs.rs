@@ -483,3 +483,32 @@ async fn a_cursor_writes_error_comes_back_at_flush() {
     assert_eq!(error.raw_os_error(), Some(libc::EBADF));
     assert_eq!(std::fs::read(&path).unwrap(), b"x");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_write_and_copy_as_tokio_fs_has_them() {
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    // Not a whole number of the copy's 1 MiB chunks, nor of pages.
+    let data: Vec<u8> = (0..(9u64 << 20) + 4097).map(pattern).collect();
+    hybrio_tokio::fs::write(&a, &data).await.unwrap();
+    assert!(std::fs::read(&a).unwrap() == data);
+    assert!(hybrio_tokio::fs::read(&a).await.unwrap() == data);
+    assert_eq!(
+        hybrio_tokio::fs::copy(&a, &b).await.unwrap(),
+        data.len() as u64
+    );
+    assert!(std::fs::read(&b).unwrap() == data);
+    // An empty file, and one that is not there.
+    hybrio_tokio::fs::write(&a, b"").await.unwrap();
+    assert!(hybrio_tokio::fs::read(&a).await.unwrap().is_empty());
+    assert_eq!(hybrio_tokio::fs::copy(&a, &b).await.unwrap(), 0);
+    assert_eq!(std::fs::metadata(&b).unwrap().len(), 0);
+    let missing = hybrio_tokio::fs::read(dir.path().join("none"))
+        .await
+        .unwrap_err();
+    assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    assert!(missing.to_string().contains("none"), "{missing}");
+}

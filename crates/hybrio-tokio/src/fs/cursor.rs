@@ -162,6 +162,10 @@ impl AsyncWrite for File {
             this.cursor.state = State::Idle(buffer);
             return Poll::Ready(Err(error));
         }
+        if src.is_empty() {
+            this.cursor.state = State::Idle(buffer);
+            return Poll::Ready(Ok(0));
+        }
         let n = src.len().min(MAX_BUF);
         buffer.clear();
         buffer.extend_from_slice(&src[..n]);
