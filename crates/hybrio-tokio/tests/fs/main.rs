@@ -9,6 +9,8 @@ use std::time::Duration;
 use hybrio::buf::BufPool;
 use hybrio_tokio::fs::File;
 
+mod cancel;
+
 /// The byte at `offset` of every test file.
 fn pattern(offset: u64) -> u8 {
     (offset % 251) as u8 ^ (offset >> 12) as u8
@@ -319,7 +321,7 @@ fn with_io_uring_refused_the_worker_pool_serves() {
     }
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("deny.c");
-    std::fs::write(&source, include_str!("../../../tools/deny-io-uring.c")).unwrap();
+    std::fs::write(&source, include_str!("../../../../tools/deny-io-uring.c")).unwrap();
     let deny = dir.path().join("deny");
     let built = std::process::Command::new("gcc")
         .arg("-O1")
