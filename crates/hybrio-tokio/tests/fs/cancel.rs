@@ -7,12 +7,11 @@
 use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
-use std::time::Duration;
 
 use hybrio::buf::BufPool;
 use proptest::prelude::*;
 
-use super::{io_uring_missing, open_read_write, pattern};
+use super::{io_uring_missing, mkfifo, open_read_write, pattern, within_a_minute};
 
 /// Blocks of the regular file the writes go to.
 const BLOCKS: u64 = 16;
@@ -59,14 +58,7 @@ fn block_byte(block: u64, offset: u64) -> u8 {
 }
 
 async fn run_steps(steps: Vec<Step>, dir: &std::path::Path) {
-    let fifo = dir.join("fifo");
-    if !fifo.exists() {
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
-    }
+    let fifo = mkfifo(dir);
     let waiting = std::sync::Arc::new(open_read_write(&fifo).await);
     let data = dir.join("data");
     let _ = std::fs::remove_file(&data);
@@ -113,16 +105,13 @@ async fn run_steps(steps: Vec<Step>, dir: &std::path::Path) {
     // the kernel, their buffers with them; everything else completes.
     let held = waiting.counts().asynchronous as usize;
     let expected = pool.count() - held;
-    let settled = (0..60_000).any(|_| {
+    let settled = within_a_minute(|| {
         let available = pool.available();
         assert!(
             available <= expected,
             "a buffer the kernel may still write was freed"
         );
-        available == expected || {
-            std::thread::sleep(Duration::from_millis(1));
-            false
-        }
+        available == expected
     });
     assert!(
         settled,
@@ -132,12 +121,7 @@ async fn run_steps(steps: Vec<Step>, dir: &std::path::Path) {
     // Data for every waiting read: they complete, and their buffers come back.
     let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
     std::io::Write::write_all(&mut writer, &vec![7u8; held * 4096]).unwrap();
-    let back = (0..60_000).any(|_| {
-        pool.available() == pool.count() || {
-            std::thread::sleep(Duration::from_millis(1));
-            false
-        }
-    });
+    let back = within_a_minute(|| pool.available() == pool.count());
     assert!(
         back,
         "{} of {} buffers came back",
@@ -198,12 +182,7 @@ fn a_runtime_shut_down_with_requests_in_flight_frees_no_buffer_early() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let fifo = mkfifo(dir.path());
     let pool = std::sync::Arc::new(BufPool::new(8, 4096).unwrap());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -219,12 +198,7 @@ fn a_runtime_shut_down_with_requests_in_flight_frees_no_buffer_early() {
         });
     }
     // Until every read is in the kernel (a hang guard, never reached).
-    let started = (0..60_000).any(|_| {
-        file.counts().asynchronous == 8 || {
-            std::thread::sleep(Duration::from_millis(1));
-            false
-        }
-    });
+    let started = within_a_minute(|| file.counts().asynchronous == 8);
     assert!(started);
     // Shut down: the tasks and their futures are dropped, not the buffers.
     drop(runtime);
@@ -235,11 +209,6 @@ fn a_runtime_shut_down_with_requests_in_flight_frees_no_buffer_early() {
     );
     let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
     std::io::Write::write_all(&mut writer, &[1u8; 8 * 4096]).unwrap();
-    let back = (0..60_000).any(|_| {
-        pool.available() == 8 || {
-            std::thread::sleep(Duration::from_millis(1));
-            false
-        }
-    });
+    let back = within_a_minute(|| pool.available() == 8);
     assert!(back, "{} of 8 buffers came back", pool.available());
 }

@@ -42,6 +42,28 @@ async fn open_read_write(path: &Path) -> File {
     opened.unwrap()
 }
 
+/// A FIFO in `dir`: a read of it waits in the kernel until data comes.
+fn mkfifo(dir: &Path) -> PathBuf {
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    fifo
+}
+
+/// Whether `done` comes true within a minute (a hang guard: what the tests
+/// wait for comes at once when it comes), looking every millisecond.
+fn within_a_minute(mut done: impl FnMut() -> bool) -> bool {
+    (0..60_000).any(|_| {
+        done() || {
+            std::thread::sleep(Duration::from_millis(1));
+            false
+        }
+    })
+}
+
 /// Whether this system lets the test make io_uring engines.
 fn io_uring_missing() -> bool {
     match hybrio::probe::engine_available(hybrio::engine::EngineKind::IoUring) {
@@ -206,12 +228,7 @@ async fn a_dropped_read_leaves_its_buffer_with_the_engine_until_it_completes() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let fifo = mkfifo(dir.path());
     // Read and write: opening a FIFO so does not wait for a writer.
     let file = File::options()
         .read(true)
@@ -233,12 +250,7 @@ async fn a_dropped_read_leaves_its_buffer_with_the_engine_until_it_completes() {
     let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
     std::io::Write::write_all(&mut writer, &[9u8; 4096]).unwrap();
     // A hang guard: the completion comes at once.
-    let freed = (0..60_000).any(|_| {
-        pool.available() == 1 || {
-            std::thread::sleep(Duration::from_millis(1));
-            false
-        }
-    });
+    let freed = within_a_minute(|| pool.available() == 1);
     assert!(freed, "the completed request's buffer was never freed");
     // The file still works.
     std::io::Write::write_all(&mut writer, b"more").unwrap();
