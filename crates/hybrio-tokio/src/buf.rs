@@ -114,12 +114,30 @@ unsafe impl IoBufMut for hybrio::buf::Buf {
     }
 }
 
-/// A hybrio buffer over `buf`'s bytes for a write (the kernel only reads
-/// them). The caller keeps `buf` alive and untouched until the request's
-/// completion is reaped: the future does, or the driver's slot once the
-/// future is dropped.
+/// A hybrio buffer over `buf`'s bytes from `from` on, for a write (the
+/// kernel only reads them). The caller keeps `buf` alive and untouched
+/// until the request's completion is reaped: the future does, or the
+/// driver's slot once the future is dropped.
+pub(crate) fn lend_from<B: IoBuf>(buf: &B, from: usize) -> hybrio::buf::Buf {
+    let len = buf.io_len();
+    let from = from.min(len);
+    raw(buf.io_ptr().cast_mut().wrapping_add(from), len - from)
+}
+
+/// [`lend_from`] the start.
 pub(crate) fn lend<B: IoBuf>(buf: &B) -> hybrio::buf::Buf {
-    raw(buf.io_ptr().cast_mut(), buf.io_len())
+    lend_from(buf, 0)
+}
+
+/// `buf`'s bytes as a slice, for a write from them in the caller's thread.
+pub(crate) fn bytes<B: IoBuf>(buf: &B) -> &[u8] {
+    let len = buf.io_len();
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: `IoBuf`'s contract: `len` readable bytes at `io_ptr`, borrowed
+    // here through `&buf` for the slice's lifetime.
+    unsafe { std::slice::from_raw_parts(buf.io_ptr(), len) }
 }
 
 /// A hybrio buffer over `buf`'s bytes from `from` on, for a read (the

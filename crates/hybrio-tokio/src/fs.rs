@@ -13,7 +13,7 @@ use hybrio::request::Request;
 
 use crate::buf::{self, IoBuf, IoBufMut};
 use crate::driver::{self, Driver, Op};
-use crate::route::Route;
+use crate::route::{Kind, Route, SLOW_WRITE};
 
 mod cursor;
 
@@ -46,9 +46,12 @@ struct Inner {
     fd: RawFd,
     /// How reads may be tried inline.
     inline: InlineReads,
-    /// The kernel refused `RWF_NOWAIT` for the file: no read is tried
-    /// inline any more.
+    /// The kernel refused `RWF_NOWAIT` for the file's reads: no read is
+    /// tried inline any more.
     nowait_refused: AtomicBool,
+    /// The kernel refused `RWF_NOWAIT` for the file's writes (ext4's and
+    /// tmpfs's buffered writes here): inline writes are plain `pwrite`s.
+    nowait_writes_refused: AtomicBool,
     route: Route,
 }
 
@@ -75,6 +78,54 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    /// Whether writes may be tried inline: a regular file without
+    /// `O_DIRECT` (whose writes wait for the device).
+    pub(crate) fn may_write_inline(&self) -> bool {
+        self.inline != InlineReads::Never
+    }
+
+    /// Writes `bytes` at `offset` in this task, into the page cache: done
+    /// (all of them, or an error), or the bytes written before the rest was
+    /// left to the engine (the filesystem answered `EAGAIN` to
+    /// `RWF_NOWAIT`, or wrote part). A write that took long sends its class's
+    /// next writes to the engine.
+    pub(crate) fn write_inline(&self, bytes: &[u8], offset: u64) -> Inline {
+        let len = bytes.len();
+        let started = std::time::Instant::now();
+        let mut done = 0;
+        while done < len {
+            let at = offset + done as u64;
+            let nowait = !self.nowait_writes_refused.load(Ordering::Relaxed);
+            let written = if nowait {
+                crate::sys::write_nowait(self.fd, &bytes[done..], at)
+            } else {
+                crate::sys::write(self.fd, &bytes[done..], at)
+            };
+            match written {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if nowait && e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                    self.nowait_writes_refused.store(true, Ordering::Relaxed);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    self.route.miss(Kind::Write, len);
+                    return Inline::Rest(done);
+                }
+                Err(e) => return Inline::Done(Err(e)),
+            }
+        }
+        if done < len {
+            return Inline::Rest(done);
+        }
+        if started.elapsed() > SLOW_WRITE {
+            self.route.miss(Kind::Write, len);
+            self.route.counts.inline.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.route.hit(Kind::Write, len);
+        }
+        Inline::Done(Ok(done))
+    }
+
     pub(crate) fn may_read_inline(&self) -> bool {
         match self.inline {
             InlineReads::Never => false,
@@ -102,7 +153,7 @@ impl Inner {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    route.miss(len);
+                    route.miss(Kind::Read, len);
                     return Inline::Rest(done);
                 }
                 // RWF_NOWAIT refused for this file (an old kernel, a
@@ -114,7 +165,7 @@ impl Inner {
                 Err(e) => return Inline::Done(Err(e)),
             }
         }
-        route.hit(len);
+        route.hit(Kind::Read, len);
         Inline::Done(Ok(done))
     }
 }
@@ -278,6 +329,7 @@ impl File {
                 fd,
                 inline,
                 nowait_refused: AtomicBool::new(false),
+                nowait_writes_refused: AtomicBool::new(false),
                 route: Route::default(),
             }),
             cursor: Box::default(),
@@ -297,7 +349,7 @@ impl File {
             return (Ok(0), buf);
         }
         let mut done = 0;
-        if self.inner.may_read_inline() && self.inner.route.try_inline(len) {
+        if self.inner.may_read_inline() && self.inner.route.try_inline(Kind::Read, len) {
             match self.inner.read_inline(buf::bytes_mut(&mut buf), offset) {
                 Inline::Done(result) => return (result, buf),
                 Inline::Rest(read) => done = read,
@@ -312,12 +364,22 @@ impl File {
     /// Writes `buf` (its whole length) at `offset`: the bytes written, and
     /// the buffer.
     pub async fn write_at<B: IoBuf + Unpin>(&self, buf: B, offset: u64) -> (io::Result<usize>, B) {
-        if buf.io_len() == 0 {
+        let len = buf.io_len();
+        if len == 0 {
             // As `pwrite` of no bytes answers (the engines refuse an empty request).
             return (Ok(0), buf);
         }
-        let request = Request::write(self.inner.handle, offset, buf::lend(&buf), 0);
-        self.submit(request, buf).await
+        let mut done = 0;
+        if self.inner.may_write_inline() && self.inner.route.try_inline(Kind::Write, len) {
+            match self.inner.write_inline(buf::bytes(&buf), offset) {
+                Inline::Done(result) => return (result, buf),
+                Inline::Rest(written) => done = written,
+            }
+        }
+        let rest = buf::lend_from(&buf, done);
+        let request = Request::write(self.inner.handle, offset + done as u64, rest, 0);
+        let (result, buf) = self.submit(request, buf).await;
+        (result.map(|n| done + n), buf)
     }
 
     /// Reads exactly `buf`'s length from `offset`; `UnexpectedEof` if the

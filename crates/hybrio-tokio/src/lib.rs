@@ -3,10 +3,20 @@
 //!
 //! `tokio::fs` sends every operation to `spawn_blocking`. Here a read
 //! whose class of reads has been finding the page cache runs in the
-//! polling task with `preadv2(RWF_NOWAIT)` and is ready at the first poll.
-//! The rest go to the process's io_uring engine (or worker pool) and wake the task when
-//! done: reads that would wait on the device (the inline try then answers
-//! `EAGAIN` rather than block the worker), writes, syncs and truncations.
+//! polling task with `preadv2(RWF_NOWAIT)` and is ready at the first poll;
+//! so does a buffered write whose class's writes have been quick (it
+//! copies into the page cache). The rest go to the process's io_uring
+//! engine (or worker pool) and wake the task when done: reads that would
+//! wait on the device (the inline try then answers `EAGAIN` rather than
+//! block the worker), writes of classes that took long, `O_DIRECT`
+//! requests, syncs and truncations.
+//!
+//! What bounds an inline write: a buffered `pwrite` that the kernel
+//! throttles (too many dirty pages) or that waits for the inode's lock
+//! blocks the worker for that long, once; the class's next 2 to 128 writes
+//! then go to the engine (see the `route` module). Where the filesystem
+//! takes `RWF_NOWAIT` for buffered writes, such a write answers `EAGAIN`
+//! instead and goes to the engine at once; ext4 and tmpfs here do not.
 //! Nothing is tuned; see [`fs::File`] and the design, with what it rests
 //! on, in `docs/tokio-design.md`.
 //!
@@ -23,9 +33,8 @@
 //! [`fs::File`] is also `tokio::io::AsyncRead`, `AsyncWrite` and
 //! `AsyncSeek`, with `tokio::fs::File`'s meaning (a write's error comes back
 //! at the latest at `flush`), so code written for `tokio::fs::File` runs
-//! over it. Still to come (issue 46): inline writes priced by time (today
-//! every write goes to the engine); `open` off the worker
-//! (today it runs in the polling task). Where the kernel refuses io_uring
+//! over it. Still to come (issue 46): `open` off the worker (today it runs
+//! in the polling task). Where the kernel refuses io_uring
 //! (Docker's default seccomp profile does), hybrio's worker pool takes the
 //! asynchronous requests.
 

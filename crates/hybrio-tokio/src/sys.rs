@@ -4,19 +4,10 @@
 use std::io;
 use std::os::fd::{BorrowedFd, RawFd};
 
-/// `preadv2(fd, buf, offset, RWF_NOWAIT)`: what the page cache holds of
-/// `buf.len()` bytes at `offset`, or `EAGAIN` where getting them would wait on the
-/// device (the kernel then starts reading them ahead). `EINTR` is retried.
-pub(crate) fn read_nowait(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let offset = i64::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    let iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
+/// Runs a system call returning a count or -1 until it is not interrupted.
+fn again_if_interrupted(mut call: impl FnMut() -> isize) -> io::Result<usize> {
     loop {
-        // SAFETY: `iov` names `buf`, borrowed mutably for the call (nothing
-        // else touches it), and lives across the call.
-        let n = unsafe { libc::preadv2(fd, &iov, 1, offset, libc::RWF_NOWAIT) };
+        let n = call();
         if n >= 0 {
             return Ok(n as usize);
         }
@@ -25,6 +16,24 @@ pub(crate) fn read_nowait(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<
             return Err(error);
         }
     }
+}
+
+fn offset_arg(offset: u64) -> io::Result<i64> {
+    i64::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// `preadv2(fd, buf, offset, RWF_NOWAIT)`: what the page cache holds of
+/// `buf.len()` bytes at `offset`, or `EAGAIN` where getting them would wait on the
+/// device (the kernel then starts reading them ahead). `EINTR` is retried.
+pub(crate) fn read_nowait(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let offset = offset_arg(offset)?;
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: `iov` names `buf`, borrowed mutably for the call (nothing else
+    // touches it), and lives across the call.
+    again_if_interrupted(|| unsafe { libc::preadv2(fd, &iov, 1, offset, libc::RWF_NOWAIT) })
 }
 
 /// Waits until `fd` polls readable (no timeout), retrying on `EINTR`.
@@ -73,17 +82,30 @@ pub(crate) fn in_memory(fd: RawFd) -> io::Result<bool> {
 
 /// `pread(fd, buf, offset)`, for files in memory only, retrying `EINTR`.
 pub(crate) fn read(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let offset = i64::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    loop {
-        // SAFETY: `buf` is borrowed mutably for the call: its `len()` bytes
-        // are writable and nothing else touches them.
-        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), offset) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
+    let offset = offset_arg(offset)?;
+    // SAFETY: `buf` is borrowed mutably for the call: its `len()` bytes are
+    // writable and nothing else touches them.
+    again_if_interrupted(|| unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), offset) })
+}
+
+/// `pwritev2(fd, bytes, offset, RWF_NOWAIT)`: `EAGAIN` where writing would
+/// wait (the filesystem's locks, its allocation), `EOPNOTSUPP` where the
+/// filesystem cannot tell (ext4's and tmpfs's buffered writes here).
+/// `EINTR` is retried.
+pub(crate) fn write_nowait(fd: RawFd, bytes: &[u8], offset: u64) -> io::Result<usize> {
+    let offset = offset_arg(offset)?;
+    let iov = libc::iovec {
+        iov_base: bytes.as_ptr().cast_mut().cast(),
+        iov_len: bytes.len(),
+    };
+    // SAFETY: `iov` names `bytes`, borrowed for the call, which the kernel
+    // only reads; `iov` lives across the call.
+    again_if_interrupted(|| unsafe { libc::pwritev2(fd, &iov, 1, offset, libc::RWF_NOWAIT) })
+}
+
+/// `pwrite(fd, bytes, offset)`, retrying `EINTR`.
+pub(crate) fn write(fd: RawFd, bytes: &[u8], offset: u64) -> io::Result<usize> {
+    let offset = offset_arg(offset)?;
+    // SAFETY: `bytes` is borrowed for the call; the kernel only reads it.
+    again_if_interrupted(|| unsafe { libc::pwrite(fd, bytes.as_ptr().cast(), bytes.len(), offset) })
 }

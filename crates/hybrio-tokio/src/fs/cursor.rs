@@ -16,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use super::{File, Inline, Inner};
 use crate::buf;
 use crate::driver::Op;
+use crate::route::Kind;
 
 /// The most a request of the cursor moves at once (tokio's own bound).
 const MAX_BUF: usize = 2 << 20;
@@ -124,7 +125,7 @@ impl AsyncRead for File {
             }
             let len = dst.remaining().min(MAX_BUF);
             let inner = &this.inner;
-            if inner.may_read_inline() && inner.route.try_inline(len) {
+            if inner.may_read_inline() && inner.route.try_inline(Kind::Read, len) {
                 let pos = this.cursor.pos;
                 let unfilled = &mut dst.initialize_unfilled_to(len)[..len];
                 let read = match inner.read_inline(unfilled, pos) {
@@ -167,11 +168,26 @@ impl AsyncWrite for File {
             return Poll::Ready(Ok(0));
         }
         let n = src.len().min(MAX_BUF);
+        let inner = &this.inner;
+        let mut done = 0;
+        if inner.may_write_inline() && inner.route.try_inline(Kind::Write, n) {
+            match inner.write_inline(&src[..n], this.cursor.pos) {
+                Inline::Done(result) => {
+                    this.cursor.state = State::Idle(buffer);
+                    let written = result?;
+                    this.cursor.pos += written as u64;
+                    return Poll::Ready(Ok(written));
+                }
+                // Written in part: the rest goes to the engine, copied.
+                Inline::Rest(written) => done = written,
+            }
+        }
         buffer.clear();
-        buffer.extend_from_slice(&src[..n]);
+        buffer.extend_from_slice(&src[done..n]);
+        this.cursor.pos += done as u64;
         let request = Request::write(this.inner.handle, this.cursor.pos, buf::lend(&buffer), 0);
         this.start(request, buffer, true);
-        this.cursor.pos += n as u64;
+        this.cursor.pos += (n - done) as u64;
         Poll::Ready(Ok(n))
     }
 
