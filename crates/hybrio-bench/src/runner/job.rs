@@ -153,8 +153,9 @@ impl PreparedJob {
             adaptive_memory: options.adaptive_memory.clone(),
             // Checked when the option was read.
             inject: options.inject.as_deref().and_then(|plan| plan.parse().ok()),
-            // A job's engine stays on its thread.
+            // A job's engine stays on its thread, which reaps it.
             any_thread: false,
+            reaped_elsewhere: false,
         };
         // One job at a time makes its engine and binds it to its thread
         // with a first commit, after which an io_uring ring holds no

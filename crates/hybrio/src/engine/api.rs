@@ -169,9 +169,10 @@ pub trait Engine: Send + std::fmt::Debug {
     /// to be reaped, for a thread that waits for them with `poll(2)` or an
     /// event loop (an async runtime's) rather than in [`reap`](Engine::reap);
     /// `None` for an engine that has none. io_uring has its ring's, when made
-    /// with [`EngineConfig::any_thread`] (a ring bound to its thread finishes
-    /// completions only inside that thread's own waits); the worker pool an
-    /// eventfd its workers raise, made at the first call. It stays readable
+    /// with [`EngineConfig::reaped_elsewhere`] (otherwise some completions
+    /// are finished only when the thread that submitted them enters the
+    /// kernel); the worker pool an eventfd its workers raise, made at the
+    /// first call. It stays readable
     /// while a completion waits: reap, then poll again. It belongs to the
     /// engine and closes with it.
     fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
@@ -526,6 +527,14 @@ pub struct EngineConfig {
     /// there (see the `io_uring` engine). The C API sets it: its engines may
     /// move.
     pub any_thread: bool,
+    /// Another thread waits for the engine's completions on
+    /// [`Engine::completion_fd`] and reaps them (an async runtime's driver):
+    /// io_uring then finishes a completion (a block device's, say) by
+    /// interrupting the thread that submitted it, rather than leaving it for
+    /// that thread's next entry into the kernel, which a thread asleep
+    /// elsewhere (a runtime's idle worker) may not make for a long while.
+    /// Implies [`any_thread`](Self::any_thread).
+    pub reaped_elsewhere: bool,
     /// What the adaptive engine's classes of requests start from.
     pub adaptive_memory: AdaptiveMemory,
 }
@@ -570,6 +579,7 @@ impl EngineConfig {
             completion_latency: None,
             inject: None,
             any_thread: false,
+            reaped_elsewhere: false,
             adaptive_memory: AdaptiveMemory::Process,
         }
     }

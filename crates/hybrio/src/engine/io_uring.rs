@@ -583,9 +583,10 @@ impl Engine for IoUringEngine {
     }
 
     fn completion_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
-        // A DEFER_TASKRUN ring finishes completions only inside its own
-        // thread's waits: another thread polling for them would wait for ever.
-        if self.setup.taskrun != setup::TaskRun::Deferred {
+        // Other rings finish some completions only when the submitting
+        // thread enters the kernel (DEFER_TASKRUN: only in its own waits):
+        // another thread polling for them could wait for ever.
+        if self.setup.taskrun == setup::TaskRun::Interrupting {
             self.ring.descriptor()
         } else {
             None

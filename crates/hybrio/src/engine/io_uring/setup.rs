@@ -72,6 +72,10 @@ impl Setup {
     pub(super) fn ladder(config: &EngineConfig) -> &'static [Setup] {
         if config.sq_thread_poll {
             &Setup::SQPOLL_LADDER
+        } else if config.reaped_elsewhere {
+            // Completions must not wait for the submitting thread's next
+            // kernel entry: another thread waits for them.
+            &Setup::LADDER[2..]
         } else if config.any_thread {
             // Not the first: DEFER_TASKRUN needs SINGLE_ISSUER.
             &Setup::LADDER[1..]
