@@ -2,20 +2,22 @@
 //! owned buffers, several requests at once on one file.
 
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-use hybrio::file::FileHandle;
 use hybrio::request::Request;
 
 use crate::buf::{self, IoBuf, IoBufMut};
-use crate::driver::{self, Driver, Op};
-use crate::route::{Kind, Route, SLOW_WRITE};
+use crate::driver::{self, Op};
+use crate::route::Kind;
 
 mod cursor;
+mod inner;
+
+use inner::{Inline, InlineReads, Inner};
 
 /// A file open for positioned reads and writes from any task.
 ///
@@ -37,139 +39,6 @@ pub struct File {
     cursor: Box<cursor::Cursor>,
 }
 
-#[derive(Debug)]
-struct Inner {
-    driver: &'static Driver,
-    handle: FileHandle,
-    /// The engine's descriptor of the file, which it holds until `Inner`
-    /// drops: inline reads use it too.
-    fd: RawFd,
-    /// How reads may be tried inline.
-    inline: InlineReads,
-    /// The kernel refused `RWF_NOWAIT` for the file's reads: no read is
-    /// tried inline any more.
-    nowait_refused: AtomicBool,
-    /// The kernel refused `RWF_NOWAIT` for the file's writes (ext4's and
-    /// tmpfs's buffered writes here): inline writes are plain `pwrite`s.
-    nowait_writes_refused: AtomicBool,
-    route: Route,
-}
-
-/// How a file's reads may be tried inline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum InlineReads {
-    /// `preadv2(RWF_NOWAIT)`: a regular file on a device, without `O_DIRECT`.
-    Nowait,
-    /// `pread`: a regular file in memory only (tmpfs, which refuses
-    /// `RWF_NOWAIT`, and whose reads never wait on a device).
-    InMemory,
-    /// Never: an `O_DIRECT` file or a device (the read would wait for the
-    /// device even with `RWF_NOWAIT`), a pipe (no offsets to read at).
-    Never,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // Every request of the file is done: futures and the slots of
-        // dropped ones hold this `Inner` until then. A failure here leaves
-        // the descriptor with the engine; nothing else can be done.
-        let _ = self.driver.remove_file(self.handle);
-    }
-}
-
-impl Inner {
-    /// Whether writes may be tried inline: a regular file without
-    /// `O_DIRECT` (whose writes wait for the device).
-    pub(crate) fn may_write_inline(&self) -> bool {
-        self.inline != InlineReads::Never
-    }
-
-    /// Writes `bytes` at `offset` in this task, into the page cache: done
-    /// (all of them, or an error), or the bytes written before the rest was
-    /// left to the engine (the filesystem answered `EAGAIN` to
-    /// `RWF_NOWAIT`, or wrote part). A write that took long sends its class's
-    /// next writes to the engine.
-    pub(crate) fn write_inline(&self, bytes: &[u8], offset: u64) -> Inline {
-        let len = bytes.len();
-        let started = std::time::Instant::now();
-        let mut done = 0;
-        while done < len {
-            let at = offset + done as u64;
-            let nowait = !self.nowait_writes_refused.load(Ordering::Relaxed);
-            let written = if nowait {
-                crate::sys::write_nowait(self.fd, &bytes[done..], at)
-            } else {
-                crate::sys::write(self.fd, &bytes[done..], at)
-            };
-            match written {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if nowait && e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
-                    self.nowait_writes_refused.store(true, Ordering::Relaxed);
-                }
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    self.route.miss(Kind::Write, len);
-                    return Inline::Rest(done);
-                }
-                Err(e) => return Inline::Done(Err(e)),
-            }
-        }
-        if done < len {
-            return Inline::Rest(done);
-        }
-        if started.elapsed() > SLOW_WRITE {
-            self.route.miss(Kind::Write, len);
-            self.route.counts.inline.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.route.hit(Kind::Write, len);
-        }
-        Inline::Done(Ok(done))
-    }
-
-    pub(crate) fn may_read_inline(&self) -> bool {
-        match self.inline {
-            InlineReads::Never => false,
-            InlineReads::InMemory => true,
-            InlineReads::Nowait => !self.nowait_refused.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Reads `bytes` at `offset` in this task, as far as the page cache has
-    /// them: done (all of them, up to the end of the file, or an error), or
-    /// the bytes read before the rest would have waited on the device.
-    pub(crate) fn read_inline(&self, bytes: &mut [u8], offset: u64) -> Inline {
-        let route = &self.route;
-        let len = bytes.len();
-        let mut done = 0;
-        // Each turn ends, or moves on by at least a byte.
-        while done < len {
-            let at = offset + done as u64;
-            let read = match self.inline {
-                InlineReads::InMemory => crate::sys::read(self.fd, &mut bytes[done..], at),
-                _ => crate::sys::read_nowait(self.fd, &mut bytes[done..], at),
-            };
-            match read {
-                // The end of the file.
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    route.miss(Kind::Read, len);
-                    return Inline::Rest(done);
-                }
-                // RWF_NOWAIT refused for this file (an old kernel, a
-                // filesystem that cannot): its reads go to the engine.
-                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
-                    self.nowait_refused.store(true, Ordering::Relaxed);
-                    return Inline::Rest(done);
-                }
-                Err(e) => return Inline::Done(Err(e)),
-            }
-        }
-        route.hit(Kind::Read, len);
-        Inline::Done(Ok(done))
-    }
-}
-
 /// How a file's requests went so far (each task's reads and writes alike).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -182,11 +51,24 @@ pub struct Counts {
     pub asynchronous: u64,
 }
 
-/// What a read tried inline came to.
-pub(crate) enum Inline {
-    Done(io::Result<usize>),
-    /// These many bytes were read; the rest would wait on the device.
-    Rest(usize),
+/// A failed open: the path, and the kernel's error (its `source`, with the
+/// errno).
+#[derive(Debug)]
+struct OpenFailed {
+    path: PathBuf,
+    source: io::Error,
+}
+
+impl std::fmt::Display for OpenFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "open {}: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for OpenFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 /// Options for opening a file, as [`std::fs::OpenOptions`], plus `O_DIRECT`.
@@ -256,9 +138,16 @@ impl OpenOptions {
         if self.direct {
             std.custom_flags(libc::O_DIRECT);
         }
-        let file = std
-            .open(path)
-            .map_err(|e| io::Error::new(e.kind(), format!("open {}: {e}", path.display())))?;
+        let file = std.open(path).map_err(|source| {
+            let kind = source.kind();
+            io::Error::new(
+                kind,
+                OpenFailed {
+                    path: path.to_path_buf(),
+                    source,
+                },
+            )
+        })?;
         File::register(file, path.to_path_buf())
     }
 }
@@ -323,15 +212,7 @@ impl File {
         };
         let handle = driver.add_file(file, path)?;
         Ok(File {
-            inner: Arc::new(Inner {
-                driver,
-                handle,
-                fd,
-                inline,
-                nowait_refused: AtomicBool::new(false),
-                nowait_writes_refused: AtomicBool::new(false),
-                route: Route::default(),
-            }),
+            inner: Arc::new(Inner::new(driver, handle, fd, inline)),
             cursor: Box::default(),
         })
     }
@@ -569,4 +450,54 @@ async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
         .into_iter()
         .map(|o| o.expect("every future ready"))
         .collect()
+}
+
+impl tokio::io::AsyncRead for File {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        dst: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.cursor.poll_read(&this.inner, cx, dst)
+    }
+}
+
+impl tokio::io::AsyncWrite for File {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        src: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.cursor.poll_write(&this.inner, cx, src)
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        self.get_mut().cursor.poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        self.get_mut().cursor.poll_flush(cx)
+    }
+}
+
+impl tokio::io::AsyncSeek for File {
+    fn start_seek(self: std::pin::Pin<&mut Self>, position: io::SeekFrom) -> io::Result<()> {
+        self.get_mut().cursor.start_seek(position)
+    }
+
+    fn poll_complete(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<u64>> {
+        let this = self.get_mut();
+        this.cursor.poll_complete(&this.inner, cx)
+    }
 }

@@ -38,6 +38,18 @@
 //! (Docker's default seccomp profile does), hybrio's worker pool takes the
 //! asynchronous requests.
 
+//! # Dropped futures and shutdown
+//!
+//! A future dropped while its request is in the engine (a `select!` that
+//! went the other way, a timeout, a runtime shutting down) leaves the
+//! request's buffer and file with the engine: the buffer is freed (a
+//! hybrio `Buf` goes back to its pool) only when the kernel or the worker
+//! is done with it. A dropped read then fills memory no one sees; a dropped
+//! write happens whole or, if it never reached the kernel, not at all, and
+//! nothing reports it. The engine and its thread live as long as the
+//! process, so no runtime's shutdown frees memory the kernel may still
+//! write.
+
 pub mod buf;
 mod driver;
 pub mod fs;

@@ -1,4 +1,4 @@
-//! `AsyncRead`, `AsyncWrite` and `AsyncSeek` on [`File`], with
+//! `AsyncRead`, `AsyncWrite` and `AsyncSeek` on a [`File`](super::File), with
 //! `tokio::fs::File`'s meaning: a position, one request in flight, a write
 //! that returns once its bytes are copied and reports its error at the
 //! latest at `flush`. A read is routed as a positioned one is: from the page
@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use hybrio::request::Request;
-use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+use tokio::io::ReadBuf;
 
-use super::{File, Inline, Inner};
+use super::inner::{Inline, Inner};
 use crate::buf;
 use crate::driver::Op;
 use crate::route::Kind;
@@ -69,11 +69,11 @@ fn result_of(result: i64) -> io::Result<usize> {
     }
 }
 
-impl File {
+impl Cursor {
     /// Waits for the request in flight, if any: a read's bytes are dropped
     /// (the position was not moved for them), a write's error is kept.
     fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<Vec<u8>> {
-        let cursor = &mut self.cursor;
+        let cursor = self;
         let op = match &mut cursor.state {
             State::Idle(buffer) => return Poll::Ready(std::mem::take(buffer)),
             State::Reading(op) | State::Writing(op) => op,
@@ -88,10 +88,10 @@ impl File {
         Poll::Ready(buffer)
     }
 
-    fn start(&mut self, request: Request, buffer: Vec<u8>, writing: bool) {
-        self.inner.route.went_async();
-        let op = Op::new(self.inner.driver, request, (buffer, self.inner.clone()));
-        self.cursor.state = if writing {
+    fn start(&mut self, inner: &Arc<Inner>, request: Request, buffer: Vec<u8>, writing: bool) {
+        inner.route.went_async();
+        let op = Op::new(inner.driver, request, (buffer, inner.clone()));
+        self.state = if writing {
             State::Writing(op)
         } else {
             State::Reading(op)
@@ -99,34 +99,34 @@ impl File {
     }
 }
 
-impl AsyncRead for File {
-    fn poll_read(
-        self: Pin<&mut Self>,
+impl Cursor {
+    /// `AsyncRead::poll_read` of `inner`'s file.
+    pub(super) fn poll_read(
+        &mut self,
+        inner: &Arc<Inner>,
         cx: &mut Context<'_>,
         dst: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
         loop {
-            if let State::Reading(op) = &mut this.cursor.state {
+            if let State::Reading(op) = &mut self.state {
                 let (result, (buffer, _file)) = ready!(Pin::new(op).poll(cx));
                 let got = result_of(result);
                 if let Ok(n) = got {
                     let n = n.min(dst.remaining());
                     dst.put_slice(&buffer[..n]);
-                    this.cursor.pos += n as u64;
+                    self.pos += n as u64;
                 }
-                this.cursor.state = State::Idle(buffer);
+                self.state = State::Idle(buffer);
                 return Poll::Ready(got.map(drop));
             }
-            let mut buffer = ready!(this.poll_idle(cx));
+            let mut buffer = ready!(self.poll_idle(cx));
             if dst.remaining() == 0 {
-                this.cursor.state = State::Idle(buffer);
+                self.state = State::Idle(buffer);
                 return Poll::Ready(Ok(()));
             }
             let len = dst.remaining().min(MAX_BUF);
-            let inner = &this.inner;
             if inner.may_read_inline() && inner.route.try_inline(Kind::Read, len) {
-                let pos = this.cursor.pos;
+                let pos = self.pos;
                 let unfilled = &mut dst.initialize_unfilled_to(len)[..len];
                 let read = match inner.read_inline(unfilled, pos) {
                     Inline::Done(result) => Some(result),
@@ -135,47 +135,47 @@ impl AsyncRead for File {
                     Inline::Rest(_) => None,
                 };
                 if let Some(result) = read {
-                    this.cursor.state = State::Idle(buffer);
+                    self.state = State::Idle(buffer);
                     let n = result?;
                     dst.advance(n);
-                    this.cursor.pos += n as u64;
+                    self.pos += n as u64;
                     return Poll::Ready(Ok(()));
                 }
             }
             buffer.clear();
             buffer.resize(len, 0);
             let lent = buf::lend_mut(&mut buffer, 0);
-            let request = Request::read(this.inner.handle, this.cursor.pos, lent, 0);
-            this.start(request, buffer, false);
+            let request = Request::read(inner.handle, self.pos, lent, 0);
+            self.start(inner, request, buffer, false);
         }
     }
 }
 
-impl AsyncWrite for File {
-    fn poll_write(
-        self: Pin<&mut Self>,
+impl Cursor {
+    /// `AsyncWrite::poll_write` to `inner`'s file.
+    pub(super) fn poll_write(
+        &mut self,
+        inner: &Arc<Inner>,
         cx: &mut Context<'_>,
         src: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let mut buffer = ready!(this.poll_idle(cx));
-        if let Some(error) = this.cursor.write_error.take() {
-            this.cursor.state = State::Idle(buffer);
+        let mut buffer = ready!(self.poll_idle(cx));
+        if let Some(error) = self.write_error.take() {
+            self.state = State::Idle(buffer);
             return Poll::Ready(Err(error));
         }
         if src.is_empty() {
-            this.cursor.state = State::Idle(buffer);
+            self.state = State::Idle(buffer);
             return Poll::Ready(Ok(0));
         }
         let n = src.len().min(MAX_BUF);
-        let inner = &this.inner;
         let mut done = 0;
         if inner.may_write_inline() && inner.route.try_inline(Kind::Write, n) {
-            match inner.write_inline(&src[..n], this.cursor.pos) {
+            match inner.write_inline(&src[..n], self.pos) {
                 Inline::Done(result) => {
-                    this.cursor.state = State::Idle(buffer);
+                    self.state = State::Idle(buffer);
                     let written = result?;
-                    this.cursor.pos += written as u64;
+                    self.pos += written as u64;
                     return Poll::Ready(Ok(written));
                 }
                 // Written in part: the rest goes to the engine, copied.
@@ -184,57 +184,55 @@ impl AsyncWrite for File {
         }
         buffer.clear();
         buffer.extend_from_slice(&src[done..n]);
-        this.cursor.pos += done as u64;
-        let request = Request::write(this.inner.handle, this.cursor.pos, buf::lend(&buffer), 0);
-        this.start(request, buffer, true);
-        this.cursor.pos += (n - done) as u64;
+        self.pos += done as u64;
+        let request = Request::write(inner.handle, self.pos, buf::lend(&buffer), 0);
+        self.start(inner, request, buffer, true);
+        self.pos += (n - done) as u64;
         Poll::Ready(Ok(n))
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let buffer = ready!(this.poll_idle(cx));
-        this.cursor.state = State::Idle(buffer);
-        match this.cursor.write_error.take() {
+    /// `AsyncWrite::poll_flush`.
+    pub(super) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let buffer = ready!(self.poll_idle(cx));
+        self.state = State::Idle(buffer);
+        match self.write_error.take() {
             Some(error) => Poll::Ready(Err(error)),
             None => Poll::Ready(Ok(())),
         }
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_flush(cx)
-    }
-}
-
-impl AsyncSeek for File {
-    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
-        let this = self.get_mut();
-        if this.cursor.seek.is_some() {
+    /// `AsyncSeek::start_seek`.
+    pub(super) fn start_seek(&mut self, position: SeekFrom) -> io::Result<()> {
+        if self.seek.is_some() {
             return Err(io::Error::other(
                 "a seek is already under way: poll_complete it first",
             ));
         }
-        this.cursor.seek = Some(position);
+        self.seek = Some(position);
         Ok(())
     }
 
-    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        let this = self.get_mut();
-        let buffer = ready!(this.poll_idle(cx));
-        this.cursor.state = State::Idle(buffer);
-        let Some(position) = this.cursor.seek.take() else {
-            return Poll::Ready(Ok(this.cursor.pos));
+    /// `AsyncSeek::poll_complete` in `inner`'s file.
+    pub(super) fn poll_complete(
+        &mut self,
+        inner: &Inner,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<u64>> {
+        let buffer = ready!(self.poll_idle(cx));
+        self.state = State::Idle(buffer);
+        let Some(position) = self.seek.take() else {
+            return Poll::Ready(Ok(self.pos));
         };
-        if let Some(error) = this.cursor.write_error.take() {
+        if let Some(error) = self.write_error.take() {
             return Poll::Ready(Err(error));
         }
         let (base, delta) = match position {
-            SeekFrom::Start(at) => return Poll::Ready(Ok(this.set_pos(at))),
-            SeekFrom::Current(delta) => (this.cursor.pos, delta),
-            SeekFrom::End(delta) => (crate::sys::metadata(this.inner.fd)?.len(), delta),
+            SeekFrom::Start(at) => return Poll::Ready(Ok(self.set_pos(at))),
+            SeekFrom::Current(delta) => (self.pos, delta),
+            SeekFrom::End(delta) => (crate::sys::metadata(inner.fd)?.len(), delta),
         };
         match base.checked_add_signed(delta) {
-            Some(at) => Poll::Ready(Ok(this.set_pos(at))),
+            Some(at) => Poll::Ready(Ok(self.set_pos(at))),
             None => Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("seek to {base} {delta:+}: before the start of the file or past 2^64"),
@@ -243,9 +241,9 @@ impl AsyncSeek for File {
     }
 }
 
-impl File {
+impl Cursor {
     fn set_pos(&mut self, at: u64) -> u64 {
-        self.cursor.pos = at;
+        self.pos = at;
         at
     }
 }

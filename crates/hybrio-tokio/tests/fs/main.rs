@@ -541,3 +541,57 @@ async fn read_write_and_copy_as_tokio_fs_has_them() {
     assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
     assert!(missing.to_string().contains("none"), "{missing}");
 }
+
+#[test]
+fn with_few_descriptors_left_opening_fails_in_one_clear_error() {
+    if std::env::var_os(ALONE).is_none() {
+        run_alone("nofile_alone");
+    }
+}
+
+/// Runs only alone in its process (it lowers the process's descriptor limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nofile_alone() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    if std::env::var(ALONE).ok().as_deref() != Some("nofile_alone") || io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    write_pattern(&path, 4096);
+    // The driver's own descriptors come with the first file.
+    let first = File::open(&path).await.unwrap();
+    let open_now = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+    let limit = getrlimit(Resource::Nofile);
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(open_now + 4),
+            maximum: limit.maximum,
+        },
+    )
+    .unwrap();
+    let mut files = vec![first];
+    let error = loop {
+        match File::open(&path).await {
+            Ok(file) => files.push(file),
+            Err(error) => break error,
+        }
+        assert!(files.len() < 100, "the limit never came");
+    };
+    // The kernel's errno is the error's source; the message names the path.
+    let errno = error
+        .get_ref()
+        .and_then(|inner| inner.source())
+        .and_then(|source| source.downcast_ref::<std::io::Error>())
+        .and_then(std::io::Error::raw_os_error);
+    assert_eq!(errno, Some(libc::EMFILE), "{error}");
+    let message = error.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    // The files opened before still read.
+    let (result, buf) = files[1].read_at(vec![0u8; 16], 0).await;
+    assert_eq!(result.unwrap(), 16);
+    assert_eq!(buf, (0..16).map(pattern).collect::<Vec<u8>>());
+    setrlimit(Resource::Nofile, limit).unwrap();
+}
