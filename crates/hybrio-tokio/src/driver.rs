@@ -53,6 +53,9 @@ struct State {
     reaped: Vec<Completion>,
     /// Futures waiting for the engine to have room.
     room: Vec<Waker>,
+    /// A future that queued a request will commit at its next poll: those
+    /// that queue before then leave their requests to its commit.
+    commit_due: bool,
 }
 
 enum Slot {
@@ -124,6 +127,7 @@ impl Driver {
                 free: Vec::new(),
                 reaped: Vec::with_capacity(DEPTH as usize),
                 room: Vec::new(),
+                commit_due: false,
             }),
             description,
         })
@@ -234,8 +238,9 @@ pub(crate) struct Op<K: Send + Unpin + 'static> {
     request: Option<Request>,
     keep: Option<K>,
     slot: Option<u32>,
-    /// A commit failed: the next poll commits again.
-    uncommitted: bool,
+    /// This future commits what is queued at its next poll (see
+    /// [`State::commit_due`]).
+    committer: bool,
 }
 
 impl<K: Send + Unpin + 'static> Op<K> {
@@ -245,7 +250,7 @@ impl<K: Send + Unpin + 'static> Op<K> {
             request: Some(request),
             keep: Some(keep),
             slot: None,
-            uncommitted: false,
+            committer: false,
         }
     }
 }
@@ -268,10 +273,19 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
                 request.user_data = u64::from(slot);
                 match state.engine.queue(request) {
                     QueueOutcome::Queued => {
-                        state.slots[slot as usize] = Slot::Waiting(None);
                         this.slot = Some(slot);
-                        this.uncommitted = true;
-                        slot
+                        state.slots[slot as usize] = Slot::Waiting(Some(cx.waker().clone()));
+                        if state.commit_due {
+                            // Another future's commit takes it down.
+                            return Poll::Pending;
+                        }
+                        // Commit at the next poll, after the other tasks
+                        // ready now have queued theirs: one system call for
+                        // all (32 reads woken by one harvest made 32 before).
+                        state.commit_due = true;
+                        this.committer = true;
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
                     }
                     QueueOutcome::Completed(completion) => {
                         state.free.push(slot);
@@ -287,12 +301,15 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
                 }
             }
         };
-        if this.uncommitted {
+        if this.committer {
             match state.engine.commit() {
-                Ok(_) => this.uncommitted = false,
+                Ok(_) => {
+                    this.committer = false;
+                    state.commit_due = false;
+                }
                 // The engine retries transient refusals itself: this one
-                // lasted. The request stays queued (its buffer with this
-                // future); the next poll tries again.
+                // lasted. The requests stay queued (their buffers with their
+                // futures); the next poll tries again.
                 Err(error) => {
                     eprintln!("hybrio-tokio: commit failed, trying again: {error}");
                     cx.waker().wake_by_ref();
@@ -327,6 +344,12 @@ impl<K: Send + Unpin + 'static> Drop for Op<K> {
     fn drop(&mut self) {
         let Some(slot) = self.slot else { return };
         let mut state = self.driver.lock();
+        if self.committer {
+            // The others' requests wait for this commit: it happens now. A
+            // failure leaves them queued, for the next future's commit.
+            state.commit_due = false;
+            let _ = state.engine.commit();
+        }
         match &state.slots[slot as usize] {
             Slot::Done(_) => state.release(slot),
             _ => {
