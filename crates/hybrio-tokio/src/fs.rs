@@ -133,22 +133,26 @@ impl OpenOptions {
 
     /// Opens `path` with these options.
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
-        let path = path.as_ref();
+        let path = path.as_ref().to_path_buf();
         let mut std = self.std.clone();
         if self.direct {
             std.custom_flags(libc::O_DIRECT);
         }
-        let file = std.open(path).map_err(|source| {
-            let kind = source.kind();
-            io::Error::new(
-                kind,
-                OpenFailed {
-                    path: path.to_path_buf(),
-                    source,
-                },
-            )
-        })?;
-        File::register(file, path.to_path_buf())
+        // Off the worker: a path lookup may wait on the device.
+        crate::blocking::off_the_worker(move || {
+            let file = std.open(&path).map_err(|source| {
+                let kind = source.kind();
+                io::Error::new(
+                    kind,
+                    OpenFailed {
+                        path: path.clone(),
+                        source,
+                    },
+                )
+            })?;
+            File::register(file, path)
+        })
+        .await?
     }
 }
 

@@ -33,8 +33,8 @@
 //! [`fs::File`] is also `tokio::io::AsyncRead`, `AsyncWrite` and
 //! `AsyncSeek`, with `tokio::fs::File`'s meaning (a write's error comes back
 //! at the latest at `flush`), so code written for `tokio::fs::File` runs
-//! over it. Still to come (issue 46): `open` off the worker (today it runs
-//! in the polling task). Where the kernel refuses io_uring
+//! over it. Opening a file runs on a thread of its own (a path lookup may
+//! read the disk), never on the runtime's worker. Where the kernel refuses io_uring
 //! (Docker's default seccomp profile does), hybrio's worker pool takes the
 //! asynchronous requests.
 
@@ -50,6 +50,7 @@
 //! process, so no runtime's shutdown frees memory the kernel may still
 //! write.
 
+mod blocking;
 pub mod buf;
 mod driver;
 pub mod fs;

@@ -595,3 +595,43 @@ async fn nofile_alone() {
     assert_eq!(buf, (0..16).map(pattern).collect::<Vec<u8>>());
     setrlimit(Resource::Nofile, limit).unwrap();
 }
+
+#[test]
+fn opening_a_file_never_blocks_the_runtimes_worker() {
+    if io_uring_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = mkfifo(dir.path());
+    // Opening a FIFO for reading waits until a writer opens it. On a
+    // runtime of one worker thread, the writer is another task: it runs
+    // only if the reader's open is not on that thread.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let opened = runtime.block_on(async {
+            let reader = tokio::spawn({
+                let fifo = fifo.clone();
+                async move { File::options().read(true).open(&fifo).await }
+            });
+            tokio::task::yield_now().await;
+            let writer = tokio::spawn(async move {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&fifo)
+                    .map(drop)
+            });
+            writer.await.unwrap().unwrap();
+            reader.await.unwrap().map(drop)
+        });
+        let _ = done.send(opened);
+    });
+    // A hang guard: the two opens meet at once.
+    let opened = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the reader's open blocked the runtime's only worker");
+    opened.unwrap();
+}
