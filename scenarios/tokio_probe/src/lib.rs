@@ -135,3 +135,12 @@ pub fn print_inline(label: &str, inline_ns: &mut [u32]) {
         inline_ns.last().copied().unwrap_or(0) as f64 / 1000.0,
     );
 }
+
+/// Every task's latencies, in one list.
+pub async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<u32>>>) -> Vec<u32> {
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("a task"));
+    }
+    all
+}

@@ -140,11 +140,7 @@ fn main() {
                         })
                     })
                     .collect();
-                let mut all = Vec::new();
-                for task in tasks {
-                    all.extend(task.await.expect("a task"));
-                }
-                all
+                tprobe::joined(tasks).await
             });
             let secs = started.elapsed().as_secs_f64();
             seconds = secs;
