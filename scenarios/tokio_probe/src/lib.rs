@@ -144,3 +144,42 @@ pub async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<u32>>>) -> Vec<u32> {
     }
     all
 }
+
+/// The next number of a xorshift64 sequence (the probe's random offsets).
+pub fn xorshift(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+/// A run of `ops` operations that started at `started` with the process's
+/// CPU time at `cpu`, and their latencies.
+pub fn figure(ops: f64, started: std::time::Instant, cpu: u64, latencies: Vec<u32>) -> Figure {
+    Figure {
+        rate: ops / started.elapsed().as_secs_f64(),
+        latencies,
+        cpu_ns_per_op: (cpu_ns() - cpu) as f64 / ops,
+    }
+}
+
+/// `reads` random 4 KiB reads of a file of `blocks` blocks through `read`
+/// (which takes a buffer and an offset and gives back what it read and the
+/// buffer), each checked to be whole; their latencies.
+pub async fn read_loop<F, Fut>(reads: usize, blocks: u64, mut seed: u64, mut read: F) -> Vec<u32>
+where
+    F: FnMut(Vec<u8>, u64) -> Fut,
+    Fut: Future<Output = (std::io::Result<usize>, Vec<u8>)>,
+{
+    let mut buf = Vec::with_capacity(4096);
+    let mut latencies = Vec::with_capacity(reads);
+    for _ in 0..reads {
+        let at = xorshift(&mut seed) % blocks * 4096;
+        let began = Instant::now();
+        let (result, back) = read(buf, at).await;
+        assert_eq!(result.expect("read"), 4096);
+        buf = back;
+        latencies.push(began.elapsed().as_nanos() as u32);
+    }
+    latencies
+}

@@ -15,13 +15,6 @@ use tprobe::{Figure, Rounds, cpu_ns, runtime};
 const TASKS: usize = 32;
 const WAYS: [&str; 3] = ["hybrio-tokio", "spawn_blocking", "fio io_uring"];
 
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 /// fio's IOPS on the same reads (`None` without fio).
 fn fio(path: &str, seconds: f64) -> Option<f64> {
     let out = std::process::Command::new("fio")
@@ -112,7 +105,7 @@ fn main() {
                             let mut buf = pool.take().expect("a buffer a task");
                             let mut latencies = Vec::with_capacity(reads);
                             for _ in 0..reads {
-                                let at = next(&mut seed) % blocks * 4096;
+                                let at = tprobe::xorshift(&mut seed) % blocks * 4096;
                                 let began = Instant::now();
                                 buf = if way == 0 {
                                     let (result, back) = hybrio.read_at(buf, at).await;

@@ -22,13 +22,6 @@ const ROWS_PER_BATCH: usize = 1 << 16;
 const RANGES: usize = 20_000;
 const TASKS: usize = 32;
 
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 /// Writes a Parquet file of about `mib` MiB: an id, a value and a name per row.
 fn make(path: &str, mib: u64) {
     let schema = Arc::new(Schema::new(vec![
@@ -43,10 +36,10 @@ fn make(path: &str, mib: u64) {
     while std::fs::metadata(path).expect("stat").len() < mib << 20 {
         let ids: Vec<i64> = (0..ROWS_PER_BATCH as i64).map(|i| id + i).collect();
         let values: Vec<f64> = (0..ROWS_PER_BATCH)
-            .map(|_| next(&mut seed) as f64 / 1e9)
+            .map(|_| tprobe::xorshift(&mut seed) as f64 / 1e9)
             .collect();
         let names: Vec<String> = (0..ROWS_PER_BATCH)
-            .map(|_| format!("name-{:016x}", next(&mut seed)))
+            .map(|_| format!("name-{:016x}", tprobe::xorshift(&mut seed)))
             .collect();
         id += ROWS_PER_BATCH as i64;
         let batch = RecordBatch::try_new(
@@ -160,8 +153,9 @@ fn main() {
                             let mut tokio_file = tokio::fs::File::open(&path).await.expect("open");
                             let mut latencies = Vec::new();
                             for _ in 0..RANGES / TASKS {
-                                let size = 4096 + (next(&mut seed) % (60 << 10)) as usize;
-                                let at = next(&mut seed) % (len - size as u64);
+                                let size =
+                                    4096 + (tprobe::xorshift(&mut seed) % (60 << 10)) as usize;
+                                let at = tprobe::xorshift(&mut seed) % (len - size as u64);
                                 let began = Instant::now();
                                 if way == 0 {
                                     let (result, _) =

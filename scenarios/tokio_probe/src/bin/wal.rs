@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use tokio::io::{AsyncSeekExt, AsyncWriteExt};
-use tprobe::{Figure, Rounds, cpu_ns, print_inline, runtime, timing_inline};
+use tprobe::{Rounds, cpu_ns, figure, print_inline, runtime, timing_inline};
 
 const TASKS: usize = 16;
 const RECORD: usize = 8192;
@@ -118,21 +118,14 @@ fn main() {
                 }
                 all
             });
-            let secs = started.elapsed().as_secs_f64();
-            let ops = (TASKS * records) as f64;
+            let ops = TASKS * records;
+            let run = figure(ops as f64, started, cpu, latencies);
             assert_eq!(
                 std::fs::metadata(&path).expect("the log").len(),
-                ops as u64 * RECORD as u64,
+                (ops * RECORD) as u64,
                 "{name}: every record in the log"
             );
-            results.record(
-                way,
-                Figure {
-                    rate: ops / secs,
-                    latencies,
-                    cpu_ns_per_op: (cpu_ns() - cpu) as f64 / ops,
-                },
-            );
+            results.record(way, run);
             let _ = std::fs::remove_file(&path);
         }
     }
