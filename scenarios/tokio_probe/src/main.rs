@@ -19,15 +19,6 @@ fn rng(seed: &mut u64) -> u64 {
     *seed
 }
 
-fn cpu_ns() -> u64 {
-    // SAFETY: rusage is plain integers; all zeros is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the call.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let t = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
-    t(ru.ru_utime) + t(ru.ru_stime)
-}
-
 struct Slot {
     result: Option<i32>,
     waker: Option<Waker>,
@@ -138,17 +129,17 @@ enum Way {
     Hybrio,
 }
 
-fn report(way: Way, ops: usize, secs: f64, cpu: u64, mut lat: Vec<u32>) {
-    lat.sort_unstable();
-    let p = |q: f64| lat[((lat.len() as f64 - 1.0) * q) as usize] as f64 / 1000.0;
-    println!(
-        "{:14} {:>9.0} ops/s  p50 {:>6.1} us  p99 {:>7.1} us  cpu {:>5.2} us/op",
-        format!("{way:?}"),
-        ops as f64 / secs,
-        p(0.5),
-        p(0.99),
-        cpu as f64 / ops as f64 / 1000.0
-    );
+/// How a way shows in the ratios.
+fn name(way: Way) -> &'static str {
+    match way {
+        Way::Floor => "floor",
+        Way::InTask => "pread in the task",
+        Way::Nowait => "RWF_NOWAIT in the task",
+        Way::SpawnBlocking => "spawn_blocking",
+        Way::TokioFs => "tokio::fs",
+        Way::Uring => "one ring",
+        Way::Hybrio => "hybrio-tokio",
+    }
 }
 
 fn main() {
@@ -192,11 +183,13 @@ fn main() {
         rt.block_on(hybrio_tokio::fs::File::open(&path))
             .expect("open the file through hybrio-tokio"),
     );
+    let names: Vec<&'static str> = ways.iter().map(|&way| name(way)).collect();
+    let mut results = tprobe::Rounds::new(&names, "reads/s");
     for round in 0..rounds {
         println!("round {round}");
         for way in ways {
             let ops = TASKS * per_task;
-            let cpu0 = cpu_ns();
+            let cpu0 = tprobe::cpu_ns();
             let t0 = Instant::now();
             let lat: Vec<u32> = match way {
                 Way::Floor => {
@@ -297,9 +290,13 @@ fn main() {
                     all
                 }),
             };
-            let secs = t0.elapsed().as_secs_f64();
-            report(way, ops, secs, cpu_ns() - cpu0, lat);
+            let index = ways
+                .iter()
+                .position(|&w| w as u8 == way as u8)
+                .expect("a way");
+            results.record(index, tprobe::figure(ops as f64, t0, cpu0, lat));
         }
     }
+    results.print_ratios(ways.len() - 1);
     println!("hybrio-tokio's reads: {:?}", hybrio_file.counts());
 }
