@@ -234,14 +234,14 @@ impl File {
             return (Ok(0), buf);
         }
         let mut done = 0;
-        if self.inner.may_read_inline() && self.inner.route.try_inline(Kind::Read, len) {
+        if self.inner.may_read_inline_now(len) {
             match self.inner.read_inline(buf::bytes_mut(&mut buf), offset) {
                 Inline::Done(result) => return (result, buf),
                 Inline::Rest(read) => done = read,
             }
         }
         let rest = buf::lend_mut(&mut buf, done);
-        let request = Request::read(self.inner.handle, offset + done as u64, rest, 0);
+        let request = self.inner.read_request(offset + done as u64, rest, len);
         let (result, buf) = self.submit(request, buf).await;
         (result.map(|n| done + n), buf)
     }

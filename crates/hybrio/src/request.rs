@@ -62,6 +62,9 @@ impl Marks {
     /// caller's tag. The engines inside carry it to the completion, and a
     /// request sent again keeps it.
     pub(crate) const TIMED: u8 = 16;
+    /// Set by the caller ([`Request::to_kernel_workers`]): io_uring hands
+    /// the request to the kernel's worker threads at once (`IOSQE_ASYNC`).
+    pub(crate) const TO_WORKERS: u8 = 32;
 
     /// Whether any of `bits` is set.
     #[inline(always)]
@@ -199,6 +202,18 @@ impl Request {
             ioprio: 0,
             marks: Marks::default(),
         }
+    }
+
+    /// io_uring: the request goes to the kernel's worker threads at once
+    /// (`IOSQE_ASYNC`) rather than being tried in the submitting thread
+    /// first. For a request the caller knows will wait (a read that missed
+    /// the page cache), whose try would only cost the submitting thread:
+    /// a buffered read's try submits the next readahead in that thread,
+    /// which may then wait for memory and for the device's request slots.
+    /// The other engines leave it as it is.
+    pub fn to_kernel_workers(mut self) -> Self {
+        self.marks.set(Marks::TO_WORKERS, true);
+        self
     }
 
     /// Bytes this request transfers, or, for a trim or an allocation, the

@@ -125,7 +125,7 @@ impl Cursor {
                 return Poll::Ready(Ok(()));
             }
             let len = dst.remaining().min(MAX_BUF);
-            if inner.may_read_inline() && inner.route.try_inline(Kind::Read, len) {
+            if inner.may_read_inline_now(len) {
                 let pos = self.pos;
                 let unfilled = &mut dst.initialize_unfilled_to(len)[..len];
                 let read = match inner.read_inline(unfilled, pos) {
@@ -145,7 +145,7 @@ impl Cursor {
             buffer.clear();
             buffer.resize(len, 0);
             let lent = buf::lend_mut(&mut buffer, 0);
-            let request = Request::read(inner.handle, self.pos, lent, 0);
+            let request = inner.read_request(self.pos, lent, len);
             self.start(inner, request, buffer, false);
         }
     }

@@ -107,6 +107,13 @@ async fn cached_reads_complete_inline_with_the_files_bytes() {
         (6, 0, 0),
         "{counts:?}"
     );
+    // A read of 1 MiB is never tried inline, cached or not: it goes to the
+    // kernel's workers (a read that large sets off readahead in its thread).
+    let (result, buf) = file.read_at(vec![0u8; 1 << 20], 0).await;
+    assert_eq!(result.unwrap(), 1 << 20);
+    assert!(buf.iter().zip(0..).all(|(&b, at)| b == pattern(at)));
+    let counts = file.counts();
+    assert_eq!((counts.inline, counts.asynchronous), (6, 1), "{counts:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -542,3 +542,25 @@ fn woken_elsewhere(
     release.send(()).unwrap();
     submitter.join().unwrap();
 }
+
+#[test]
+fn a_request_sent_to_the_kernels_workers_completes_as_any_other() {
+    let dir = scratch();
+    let (path, contents) = data_file(dir.path(), "f", 3 * 4096);
+    for flavour in all_flavours() {
+        let pool = BufPool::new(1, 4096).unwrap();
+        let Some(mut engine) = flavour.open(None) else {
+            continue;
+        };
+        // The null engine moves no bytes.
+        if engine.kind() == EngineKind::Null {
+            continue;
+        }
+        let description = engine.description();
+        let handle = add(engine.as_mut(), &path, &OpenOptions::default());
+        let read = Request::read(handle, 4096, take(&pool, 4096), 3).to_kernel_workers();
+        let done = run_one(engine.as_mut(), read);
+        assert_eq!((done.user_data, done.result), (3, 4096), "{description}");
+        assert_eq!(done.data(), &contents[4096..8192], "{description}");
+    }
+}

@@ -4,7 +4,7 @@ use io_uring::{opcode, squeue, types};
 
 use super::types::FileRef;
 use crate::buf::Buf;
-use crate::request::{Op, Request};
+use crate::request::{Marks, Op, Request};
 
 /// Longest single transfer, the kernel's `MAX_RW_COUNT`: longer requests
 /// complete short, as `read(2)` and `write(2)` would.
@@ -38,7 +38,8 @@ pub(super) fn build_entry(
 ) -> squeue::Entry {
     let offset = request.offset;
     let ioprio = request.ioprio;
-    match request.op {
+    let to_workers = request.marks.any(Marks::TO_WORKERS);
+    let entry = match request.op {
         Op::Read => {
             let (ptr, len) = request
                 .buffer_mut()
@@ -90,6 +91,11 @@ pub(super) fn build_entry(
         Op::Fdatasync => {
             with_target!(file, target => opcode::Fsync::new(target).flags(types::FsyncFlags::DATASYNC).build())
         }
+    };
+    if to_workers {
+        entry.flags(squeue::Flags::ASYNC)
+    } else {
+        entry
     }
 }
 
