@@ -8,7 +8,9 @@
 //! copies into the page cache). The rest go to the process's io_uring
 //! engine (or worker pool) and wake the task when done: reads that would
 //! wait on the device (the inline try then answers `EAGAIN` rather than
-//! block the worker), writes of classes that took long, `O_DIRECT`
+//! block the worker), reads of 256 KiB or more (straight to the kernel's
+//! worker threads: a read that large sets off the kernel's readahead in the
+//! thread that makes it), writes of classes that took long, `O_DIRECT`
 //! requests, syncs and truncations.
 //!
 //! What bounds an inline write: a buffered `pwrite` that the kernel
