@@ -469,12 +469,15 @@ impl Engine for PoolEngine {
         // neither the descriptor nor a write a batch.
         if self.shared.readiness.get().is_none() {
             let readiness = Readiness::new().ok()?;
-            let _ = self.shared.readiness.set(readiness);
-            // Completions posted before it existed announced nothing. (The
-            // fence pairs with the workers': either they see it, or this
-            // sees what they posted.)
-            std::sync::atomic::fence(Ordering::SeqCst);
-            if self.shared.ready.load(Ordering::Acquire) > 0 || !self.ready.is_empty() {
+            // Made under the lock the workers post under: a batch posted
+            // before it is in the list here, one after it sees it.
+            let posted = {
+                let done = lock(&self.shared.done);
+                let _ = self.shared.readiness.set(readiness);
+                !done.list.is_empty()
+            };
+            // Completions posted before it existed announced nothing.
+            if posted || !self.ready.is_empty() {
                 self.shared.readiness.get()?.raise();
             }
         }

@@ -389,7 +389,7 @@ impl Shared {
     pub(super) fn post(&self, batch: &mut Vec<Completion>) {
         #[cfg(test)]
         self.posts.fetch_add(1, Ordering::Relaxed);
-        let wake = {
+        let (wake, readiness) = {
             let mut done = lock(&self.done);
             done.list.append(batch);
             self.ready.store(done.list.len(), Ordering::Release);
@@ -397,15 +397,14 @@ impl Shared {
             if wake {
                 done.need = 0;
             }
-            wake
+            // Looked at under the lock `completion_fd` makes it under: either
+            // this batch sees it, or it sees this batch.
+            (wake, self.readiness.get())
         };
         if wake {
             self.done_ready.notify_one();
         }
-        // Pairs with `completion_fd`'s: either it sees the batch, or this
-        // sees its descriptor.
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if let Some(readiness) = self.readiness.get() {
+        if let Some(readiness) = readiness {
             readiness.raise();
         }
     }
