@@ -231,6 +231,16 @@ impl State {
     }
 }
 
+/// A completion's result as the caller sees it: the bytes moved, or the
+/// kernel's error.
+fn result_of(result: i64) -> io::Result<usize> {
+    if result < 0 {
+        Err(io::Error::from_raw_os_error((-result) as i32))
+    } else {
+        Ok(result as usize)
+    }
+}
+
 /// A request on its way through the engine, and what it uses (`K`: its
 /// buffer, its file), which comes back with its result.
 pub(crate) struct Op<K: Send + Unpin + 'static> {
@@ -256,10 +266,10 @@ impl<K: Send + Unpin + 'static> Op<K> {
 }
 
 impl<K: Send + Unpin + 'static> Future for Op<K> {
-    /// The request's result (bytes moved, or a negative errno), and what it used.
-    type Output = (i64, K);
+    /// The request's result (bytes moved, or the kernel's error), and what it used.
+    type Output = (io::Result<usize>, K);
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(i64, K)> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut state = this.driver.lock();
         let slot = match this.slot {
@@ -290,7 +300,7 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
                     QueueOutcome::Completed(completion) => {
                         state.free.push(slot);
                         let keep = this.keep.take().expect("kept until the result");
-                        return Poll::Ready((completion.result, keep));
+                        return Poll::Ready((result_of(completion.result), keep));
                     }
                     QueueOutcome::Busy(request) => {
                         state.free.push(slot);
@@ -334,7 +344,10 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
         wakers.into_iter().for_each(Waker::wake);
         drop(orphans);
         match result {
-            Some(result) => Poll::Ready((result, this.keep.take().expect("kept until the result"))),
+            Some(result) => Poll::Ready((
+                result_of(result),
+                this.keep.take().expect("kept until the result"),
+            )),
             None => Poll::Pending,
         }
     }

@@ -12,7 +12,6 @@ use hybrio::request::Request;
 
 use crate::buf::{self, IoBuf, IoBufMut};
 use crate::driver::{self, Op};
-use crate::route::Kind;
 
 mod cursor;
 mod inner;
@@ -23,9 +22,11 @@ use inner::{Inline, InlineReads, Inner};
 ///
 /// Reads are tried inline first where their class has been finding the
 /// page cache (`preadv2(RWF_NOWAIT)` in the polling task: a hit is ready at
-/// the first poll); the rest, and every write, sync and truncation, go to
-/// the process's io_uring engine and wake the task when done. A `File` is
-/// one descriptor however many tasks use it.
+/// the first poll), and buffered writes where their class's writes have
+/// been quick; the rest (reads of 256 KiB or more, `O_DIRECT` requests,
+/// syncs and truncations among them) go to the process's io_uring engine
+/// and wake the task when done. A `File` is one descriptor however many
+/// tasks use it.
 ///
 /// Dropping a future whose request is in the engine leaves its buffer with
 /// the engine until the request completes: a read then fills memory no one
@@ -42,10 +43,10 @@ pub struct File {
 /// How a file's requests went so far (each task's reads and writes alike).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// Reads that completed inline, in the polling task.
+    /// Reads and writes that completed inline, in the polling task.
     pub inline: u64,
     /// Reads tried inline that would have waited on the device (each then
-    /// went asynchronous as well).
+    /// went asynchronous as well), and writes that were slow inline.
     pub missed: u64,
     /// Requests that went to the engine.
     pub asynchronous: u64,
@@ -255,7 +256,7 @@ impl File {
             return (Ok(0), buf);
         }
         let mut done = 0;
-        if self.inner.may_write_inline() && self.inner.route.try_inline(Kind::Write, len) {
+        if self.inner.may_write_inline_now(len) {
             match self.inner.write_inline(buf::bytes(&buf), offset) {
                 Inline::Done(result) => return (result, buf),
                 Inline::Rest(written) => done = written,
@@ -352,11 +353,6 @@ impl File {
         self.inner.route.went_async();
         let op = Op::new(self.inner.driver, request, (keep, self.inner.clone()));
         let (result, (keep, _file)) = op.await;
-        let result = if result < 0 {
-            Err(io::Error::from_raw_os_error((-result) as i32))
-        } else {
-            Ok(result as usize)
-        };
         (result, keep)
     }
 }
@@ -410,9 +406,10 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
     let mut chunks = (0..len.div_ceil(CHUNK)).map(|chunk| async move {
         let at = chunk * CHUNK;
         let size = CHUNK.min(len - at) as usize;
-        let (read, data) = source.read_at(vec![0u8; size], at).await;
+        let (read, mut data) = source.read_at(vec![0u8; size], at).await;
         let n = read?;
-        let (written, _) = target.write_all_at(data[..n].to_vec(), at).await;
+        data.truncate(n);
+        let (written, _) = target.write_all_at(data, at).await;
         written.map(|()| n as u64)
     });
     let mut copied = 0;

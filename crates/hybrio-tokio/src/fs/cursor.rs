@@ -16,7 +16,6 @@ use tokio::io::ReadBuf;
 use super::inner::{Inline, Inner};
 use crate::buf;
 use crate::driver::Op;
-use crate::route::Kind;
 
 /// The most a request of the cursor moves at once (tokio's own bound).
 const MAX_BUF: usize = 2 << 20;
@@ -61,30 +60,21 @@ impl Cursor {
     }
 }
 
-fn result_of(result: i64) -> io::Result<usize> {
-    if result < 0 {
-        Err(io::Error::from_raw_os_error((-result) as i32))
-    } else {
-        Ok(result as usize)
-    }
-}
-
 impl Cursor {
     /// Waits for the request in flight, if any: a read's bytes are dropped
     /// (the position was not moved for them), a write's error is kept.
     fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<Vec<u8>> {
-        let cursor = self;
-        let op = match &mut cursor.state {
+        let op = match &mut self.state {
             State::Idle(buffer) => return Poll::Ready(std::mem::take(buffer)),
             State::Reading(op) | State::Writing(op) => op,
         };
         let (result, (buffer, _file)) = ready!(Pin::new(op).poll(cx));
-        if let State::Writing(_) = cursor.state
-            && let Err(error) = result_of(result)
+        if let State::Writing(_) = self.state
+            && let Err(error) = result
         {
-            cursor.write_error.get_or_insert(error);
+            self.write_error.get_or_insert(error);
         }
-        cursor.state = State::Idle(Vec::new());
+        self.state = State::Idle(Vec::new());
         Poll::Ready(buffer)
     }
 
@@ -110,7 +100,7 @@ impl Cursor {
         loop {
             if let State::Reading(op) = &mut self.state {
                 let (result, (buffer, _file)) = ready!(Pin::new(op).poll(cx));
-                let got = result_of(result);
+                let got = result;
                 if let Ok(n) = got {
                     let n = n.min(dst.remaining());
                     dst.put_slice(&buffer[..n]);
@@ -170,7 +160,7 @@ impl Cursor {
         }
         let n = src.len().min(MAX_BUF);
         let mut done = 0;
-        if inner.may_write_inline() && inner.route.try_inline(Kind::Write, n) {
+        if inner.may_write_inline_now(n) {
             match inner.write_inline(&src[..n], self.pos) {
                 Inline::Done(result) => {
                     self.state = State::Idle(buffer);

@@ -101,10 +101,11 @@ impl Inner {
         }
     }
 
-    /// Whether writes may be tried inline: a regular file without
-    /// `O_DIRECT` (whose writes wait for the device).
-    pub(crate) fn may_write_inline(&self) -> bool {
-        self.inline != InlineReads::Never
+    /// Whether a write of `len` bytes may be tried inline: to a regular
+    /// file without `O_DIRECT` (whose writes wait for the device), of a
+    /// class whose writes have been quick.
+    pub(crate) fn may_write_inline_now(&self, len: usize) -> bool {
+        self.inline != InlineReads::Never && self.route.try_inline(Kind::Write, len)
     }
 
     /// Writes `bytes` at `offset` in this task, into the page cache: done
