@@ -7,10 +7,9 @@
 //! queue, commit and reap, never across a wait. A
 //! request's future queues it, commits, and takes whatever has completed
 //! already (a request the kernel finished inside the submit is `Ready`
-//! without a wake). The rest are reaped by a thread of the driver's own,
-//! which sleeps in `poll(2)` on the engine's completion descriptor and
-//! wakes the futures whose requests are done: it works under any runtime,
-//! of any flavour, and after a runtime has shut down.
+//! without a wake). The rest are reaped by a task in the reactor of the
+//! runtime the future runs in or, where there is none, by a thread of the
+//! driver's own ([`reapers`]).
 //!
 //! A future dropped while its request is in the engine leaves what the
 //! request uses (its buffer, its file) in the request's slot; the driver
@@ -20,7 +19,7 @@
 use std::any::Any;
 use std::future::Future;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -28,6 +27,9 @@ use std::task::{Context, Poll, Waker};
 use hybrio::engine::{self, Engine, EngineConfig, EngineKind, QueueOutcome};
 use hybrio::file::FileHandle;
 use hybrio::request::{Completion, Request};
+
+mod reapers;
+use reapers::{Harvest, Reaper, Reapers};
 
 /// Requests the engine holds at once. A request beyond it waits in its
 /// future for room, woken when completions free some.
@@ -37,6 +39,7 @@ const DEPTH: u32 = 256;
 pub(crate) struct Driver {
     state: Mutex<State>,
     description: String,
+    reapers: Reapers,
 }
 
 impl std::fmt::Debug for Driver {
@@ -53,9 +56,11 @@ struct State {
     reaped: Vec<Completion>,
     /// Futures waiting for the engine to have room.
     room: Vec<Waker>,
-    /// A future that queued a request will commit at its next poll: those
-    /// that queue before then leave their requests to its commit.
-    commit_due: bool,
+    /// Completions reaped, by [`Reaper`].
+    reaped_by: [u64; 3],
+    /// Requests queued and not yet committed: a commit failed, and the
+    /// next poll of any future tries again.
+    uncommitted: bool,
 }
 
 enum Slot {
@@ -117,9 +122,15 @@ impl Driver {
                 ))
             })?
             .try_clone_to_owned()?;
+        let reapers = Reapers::new(completions)?;
         std::thread::Builder::new()
             .name("hybrio-tokio".into())
-            .spawn(move || reap_forever(completions))?;
+            .spawn(|| {
+                // The driver lives as long as the process: so does this thread.
+                if let Ok(driver) = driver() {
+                    reapers::reap_forever(&driver.reapers, driver);
+                }
+            })?;
         Ok(Driver {
             state: Mutex::new(State {
                 engine,
@@ -127,9 +138,11 @@ impl Driver {
                 free: Vec::new(),
                 reaped: Vec::with_capacity(DEPTH as usize),
                 room: Vec::new(),
-                commit_due: false,
+                uncommitted: false,
+                reaped_by: [0; 3],
             }),
             description,
+            reapers,
         })
     }
 
@@ -163,20 +176,51 @@ impl Driver {
     pub(crate) fn description(&self) -> &str {
         &self.description
     }
+
+    /// How many completions each kind of reaper took so far.
+    pub(crate) fn reaped(&self) -> Reaped {
+        let [in_polls, in_reactors, by_thread] = self.lock().reaped_by;
+        Reaped {
+            in_polls,
+            in_reactors,
+            by_thread,
+        }
+    }
 }
 
-/// The driver's thread: waits for completions and hands them to their futures.
-fn reap_forever(completions: OwnedFd) {
-    // The driver lives as long as the process: so does this thread.
-    let Ok(driver) = driver() else { return };
-    loop {
-        if let Err(error) = crate::sys::wait_readable(completions.as_fd()) {
-            // Nothing sensible is left to wait on: futures still waiting are
-            // woken by the next submission's harvest.
-            eprintln!("hybrio-tokio: waiting for completions failed: {error}");
-            return;
-        }
-        let (wakers, orphans) = driver.lock().harvest();
+/// How the asynchronous requests' completions reached their futures so
+/// far, in the whole process ([`reaped`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reaped {
+    /// Taken by a future's own poll: the request completed inside its
+    /// submission (or by the time its future, or another, looked again).
+    pub in_polls: u64,
+    /// Taken by a task in a runtime's reactor, woken by the engine's
+    /// completion descriptor: the futures it wakes run on that worker.
+    pub in_reactors: u64,
+    /// Taken by hybrio-tokio's own thread, for futures waiting outside a
+    /// runtime, in a runtime built without an I/O driver, or after their
+    /// runtime shut down: one thread wake-up more each.
+    pub by_thread: u64,
+}
+
+/// How the asynchronous requests' completions have reached their futures
+/// so far, in the whole process: a runtime built without an I/O driver
+/// shows as completions reaped by hybrio-tokio's own thread. All zero
+/// before the first file is opened.
+pub fn reaped() -> Reaped {
+    DRIVER
+        .get()
+        .and_then(|driver| driver.as_ref().ok())
+        .map(Driver::reaped)
+        .unwrap_or_default()
+}
+
+impl Harvest for Driver {
+    /// Reaps what completed and wakes its futures, outside the lock.
+    fn wake_completed(&self, by: Reaper) {
+        let (wakers, orphans) = self.lock().harvest(by);
         wakers.into_iter().for_each(Waker::wake);
         drop(orphans);
     }
@@ -201,13 +245,14 @@ impl State {
     /// Reaps what has completed, without waiting: the wakers of the futures
     /// now done (and of those waiting for room, when some came free), and
     /// what dropped futures left, to drop outside the lock.
-    fn harvest(&mut self) -> (Vec<Waker>, Vec<Box<dyn Any + Send>>) {
+    fn harvest(&mut self, by: Reaper) -> (Vec<Waker>, Vec<Box<dyn Any + Send>>) {
         let mut wakers = Vec::new();
         let mut orphans = Vec::new();
         // A failed reap still hands over what it took first; what it could
         // not take waits for the next one (the descriptor stays readable).
         let _ = self.engine.reap(0, DEPTH as usize, &mut self.reaped);
         let came = self.reaped.len();
+        self.reaped_by[by as usize] += came as u64;
         let mut reaped = std::mem::take(&mut self.reaped);
         for completion in reaped.drain(..) {
             let slot = completion.user_data as u32;
@@ -248,9 +293,9 @@ pub(crate) struct Op<K: Send + Unpin + 'static> {
     request: Option<Request>,
     keep: Option<K>,
     slot: Option<u32>,
-    /// This future commits what is queued at its next poll (see
-    /// [`State::commit_due`]).
-    committer: bool,
+    /// This future waits where no reactor task reaps for it (counted in
+    /// [`Reapers`], for the driver's thread to watch).
+    unwatched: bool,
 }
 
 impl<K: Send + Unpin + 'static> Op<K> {
@@ -260,7 +305,7 @@ impl<K: Send + Unpin + 'static> Op<K> {
             request: Some(request),
             keep: Some(keep),
             slot: None,
-            committer: false,
+            unwatched: false,
         }
     }
 }
@@ -271,6 +316,27 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        let poll = this.poll_engine(cx);
+        let waits = poll.is_pending() && (this.slot.is_some() || this.request.is_some());
+        this.watch(waits);
+        poll
+    }
+}
+
+impl<K: Send + Unpin + 'static> Op<K> {
+    /// Tells the reapers whether this future now waits where no reactor
+    /// task reaps for it.
+    fn watch(&mut self, waits: bool) {
+        let reapers = &self.driver.reapers;
+        let unwatched = waits && !reapers.reaped_here(self.driver);
+        if unwatched != self.unwatched {
+            reapers.set_unwatched(unwatched);
+            self.unwatched = unwatched;
+        }
+    }
+
+    fn poll_engine(&mut self, cx: &mut Context<'_>) -> Poll<(io::Result<usize>, K)> {
+        let this = self;
         let mut state = this.driver.lock();
         let slot = match this.slot {
             Some(slot) => slot,
@@ -285,17 +351,8 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
                     QueueOutcome::Queued => {
                         this.slot = Some(slot);
                         state.slots[slot as usize] = Slot::Waiting(Some(cx.waker().clone()));
-                        if state.commit_due {
-                            // Another future's commit takes it down.
-                            return Poll::Pending;
-                        }
-                        // Commit at the next poll, after the other tasks
-                        // ready now have queued theirs: one system call for
-                        // all (32 reads woken by one harvest made 32 before).
-                        state.commit_due = true;
-                        this.committer = true;
-                        cx.waker().wake_by_ref();
-                        return Poll::Pending;
+                        state.uncommitted = true;
+                        slot
                     }
                     QueueOutcome::Completed(completion) => {
                         state.free.push(slot);
@@ -311,15 +368,16 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
                 }
             }
         };
-        if this.committer {
+        if state.uncommitted {
+            // At once, not batched with the requests of the other tasks
+            // ready now: waiting for them cost `O_DIRECT` reads at 32 in
+            // flight a tenth of their rate once completions are reaped in
+            // the runtime's reactor (docs/tokio-design.md).
             match state.engine.commit() {
-                Ok(_) => {
-                    this.committer = false;
-                    state.commit_due = false;
-                }
+                Ok(_) => state.uncommitted = false,
                 // The engine retries transient refusals itself: this one
                 // lasted. The requests stay queued (their buffers with their
-                // futures); the next poll tries again.
+                // futures); the next poll of any future tries again.
                 Err(error) => {
                     eprintln!("hybrio-tokio: commit failed, trying again: {error}");
                     cx.waker().wake_by_ref();
@@ -327,7 +385,7 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
             }
         }
         // What completed inside the submit (a page-cache hit), or since.
-        let (wakers, orphans) = state.harvest();
+        let (wakers, orphans) = state.harvest(Reaper::Poll);
         let result = match &mut state.slots[slot as usize] {
             Slot::Done(result) => Some(*result),
             Slot::Waiting(waker) => {
@@ -355,13 +413,13 @@ impl<K: Send + Unpin + 'static> Future for Op<K> {
 
 impl<K: Send + Unpin + 'static> Drop for Op<K> {
     fn drop(&mut self) {
+        self.watch(false);
         let Some(slot) = self.slot else { return };
         let mut state = self.driver.lock();
-        if self.committer {
-            // The others' requests wait for this commit: it happens now. A
-            // failure leaves them queued, for the next future's commit.
-            state.commit_due = false;
-            let _ = state.engine.commit();
+        if state.uncommitted && state.engine.commit().is_ok() {
+            // A commit that failed before, tried once more: this future's
+            // request may be among those still queued.
+            state.uncommitted = false;
         }
         match &state.slots[slot as usize] {
             Slot::Done(_) => state.release(slot),

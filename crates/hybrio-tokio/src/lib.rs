@@ -40,6 +40,22 @@
 //! (Docker's default seccomp profile does), hybrio's worker pool takes the
 //! asynchronous requests.
 
+//! # How completions reach the task
+//!
+//! A request that goes asynchronous is committed at once, and its
+//! completion is reaped by a task that hybrio-tokio starts in the reactor
+//! of each runtime it is used in: the worker that waits for events wakes
+//! the finished futures itself, and they run there, with no thread in
+//! between. Futures polled outside any runtime, or in a runtime built
+//! without an I/O driver (without `enable_io` or `enable_all`), are served
+//! by hybrio-tokio's own thread instead, at one thread wake-up more each;
+//! so are the requests of dropped futures once the last runtime has shut
+//! down. tokio has no way to ask whether a runtime has an I/O driver other
+//! than trying: in such a runtime, the first request prints tokio's panic
+//! message ("IO is disabled"), caught, and a line saying so. Under
+//! `panic = "abort"` the reactor is never tried, and the thread serves
+//! every runtime. [`reaped`] counts the completions each way took.
+//!
 //! # Dropped futures and shutdown
 //!
 //! A future dropped while its request is in the engine (a `select!` that
@@ -60,3 +76,4 @@ mod route;
 mod sys;
 
 pub use buf::{IoBuf, IoBufMut};
+pub use driver::{Reaped, reaped};

@@ -2,7 +2,7 @@
 //! waits on the device, and the driver thread's wait for completions.
 
 use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
 /// Runs a system call returning a count or -1 until it is not interrupted.
 fn again_if_interrupted(mut call: impl FnMut() -> isize) -> io::Result<usize> {
@@ -36,16 +36,91 @@ pub(crate) fn read_nowait(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<
     again_if_interrupted(|| unsafe { libc::preadv2(fd, &iov, 1, offset, libc::RWF_NOWAIT) })
 }
 
-/// Waits until `fd` polls readable (no timeout), retrying on `EINTR`.
-pub(crate) fn wait_readable(fd: BorrowedFd<'_>) -> io::Result<()> {
+/// Waits until `nudge` or, if given, `completions` polls readable (no
+/// timeout), retrying on `EINTR`.
+pub(crate) fn wait_readable_either(
+    nudge: BorrowedFd<'_>,
+    completions: Option<BorrowedFd<'_>>,
+) -> io::Result<()> {
     use rustix::event::{PollFd, PollFlags, poll};
     loop {
-        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-        match poll(&mut fds, None) {
+        let mut fds = [PollFd::new(&nudge, PollFlags::IN)];
+        let mut both;
+        let fds: &mut [PollFd<'_>] = match &completions {
+            None => &mut fds,
+            Some(completions) => {
+                both = [fds[0].clone(), PollFd::new(completions, PollFlags::IN)];
+                &mut both
+            }
+        };
+        match poll(fds, None) {
             Ok(_) => return Ok(()),
             Err(rustix::io::Errno::INTR) => continue,
             Err(error) => return Err(error.into()),
         }
+    }
+}
+
+/// A descriptor that one thread raises to wake another sleeping in
+/// [`wait_readable_either`] (an eventfd, non-blocking).
+pub(crate) fn nudge_fd() -> io::Result<OwnedFd> {
+    use rustix::event::{EventfdFlags, eventfd};
+    Ok(eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?)
+}
+
+/// Raises `nudge` (made by [`nudge_fd`]). Its counter cannot overflow
+/// before the sleeper clears it, and nothing else can fail on a valid
+/// eventfd.
+pub(crate) fn raise(nudge: BorrowedFd<'_>) {
+    let _ = rustix::io::write(nudge, &1u64.to_ne_bytes());
+}
+
+/// Clears `nudge` if raised.
+pub(crate) fn clear(nudge: BorrowedFd<'_>) {
+    let mut count = [0u8; 8];
+    let _ = rustix::io::read(nudge, &mut count);
+}
+
+/// Registers `fd` for readability in the reactor of the runtime this
+/// thread runs in, which owns it from then on; `None` where that runtime
+/// has no reactor (built without `enable_io`).
+///
+/// tokio offers no way to ask whether a runtime has an I/O driver short of
+/// registering and catching its panic: the panic message (tokio's) is
+/// followed by a line saying what the crate does instead. Under
+/// `panic = "abort"` no registration is tried: every runtime is then served
+/// by the driver's thread.
+pub(crate) fn register_in_reactor(fd: OwnedFd) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+    #[cfg(panic = "unwind")]
+    {
+        use tokio::io::{Interest, unix::AsyncFd};
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: the `AsyncFd` owns `fd` (an `OwnedFd`), which stays open
+            // and names the same descriptor until the `AsyncFd` is dropped
+            // (tokio's promise needs only that).
+            unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+        }));
+        match attempt {
+            Ok(Ok(registered)) => Some(registered),
+            Ok(Err(refused)) => {
+                eprintln!(
+                    "hybrio-tokio: the runtime's reactor refused the completion descriptor ({}): its requests' completions come through hybrio-tokio's own thread",
+                    refused
+                );
+                None
+            }
+            Err(_) => {
+                eprintln!(
+                    "hybrio-tokio: (the panic above is tokio's, caught) this runtime has no I/O driver: its requests' completions come through hybrio-tokio's own thread, one wake-up more each; build the runtime with enable_io() or enable_all() to have them reaped in its reactor"
+                );
+                None
+            }
+        }
+    }
+    #[cfg(not(panic = "unwind"))]
+    {
+        drop(fd);
+        None
     }
 }
 

@@ -10,6 +10,7 @@ use hybrio::buf::BufPool;
 use hybrio_tokio::fs::File;
 
 mod cancel;
+mod reaping;
 
 /// The byte at `offset` of every test file.
 fn pattern(offset: u64) -> u8 {
