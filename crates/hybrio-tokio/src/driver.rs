@@ -63,10 +63,15 @@ struct State {
     uncommitted: bool,
 }
 
+/// Called with a request's result (a count, or `-errno`) when its
+/// completion is reaped, whether or not its future is still there to take
+/// it; with `-ECANCELED` if the request never reached the engine.
+pub(crate) type OnDone = Box<dyn FnOnce(i64) + Send + Sync>;
+
 enum Slot {
     Free,
     /// In the engine; the future's waker once it has been polled.
-    Waiting(Option<Waker>),
+    Waiting(Option<Waker>, Option<OnDone>),
     /// Completed, not yet taken by its future.
     Done(i64),
     /// In the engine, its future dropped: what the request uses, kept
@@ -77,7 +82,28 @@ enum Slot {
             reason = "held, never read: dropped when the request completes"
         )]
         Box<dyn Any + Send>,
+        Option<OnDone>,
     ),
+}
+
+/// What a reap collected, to hand over once the driver's lock is let go.
+#[derive(Default)]
+struct Collected {
+    /// Of the futures now done, and of those waiting for room.
+    wakers: Vec<Waker>,
+    /// What dropped futures left with their requests.
+    orphans: Vec<Box<dyn Any + Send>>,
+    on_done: Vec<(OnDone, i64)>,
+}
+
+impl Collected {
+    fn hand_over(self) {
+        self.on_done
+            .into_iter()
+            .for_each(|(on_done, result)| on_done(result));
+        self.wakers.into_iter().for_each(Waker::wake);
+        drop(self.orphans);
+    }
 }
 
 static DRIVER: OnceLock<Result<Driver, (io::ErrorKind, String)>> = OnceLock::new();
@@ -220,9 +246,8 @@ pub fn reaped() -> Reaped {
 impl Harvest for Driver {
     /// Reaps what completed and wakes its futures, outside the lock.
     fn wake_completed(&self, by: Reaper) {
-        let (wakers, orphans) = self.lock().harvest(by);
-        wakers.into_iter().for_each(Waker::wake);
-        drop(orphans);
+        let collected = self.lock().harvest(by);
+        collected.hand_over();
     }
 }
 
@@ -242,12 +267,10 @@ impl State {
         self.free.push(slot);
     }
 
-    /// Reaps what has completed, without waiting: the wakers of the futures
-    /// now done (and of those waiting for room, when some came free), and
-    /// what dropped futures left, to drop outside the lock.
-    fn harvest(&mut self, by: Reaper) -> (Vec<Waker>, Vec<Box<dyn Any + Send>>) {
-        let mut wakers = Vec::new();
-        let mut orphans = Vec::new();
+    /// Reaps what has completed, without waiting: what to hand over
+    /// outside the lock.
+    fn harvest(&mut self, by: Reaper) -> Collected {
+        let mut collected = Collected::default();
         // A failed reap still hands over what it took first; what it could
         // not take waits for the next one (the descriptor stays readable).
         let _ = self.engine.reap(0, DEPTH as usize, &mut self.reaped);
@@ -256,23 +279,31 @@ impl State {
         let mut reaped = std::mem::take(&mut self.reaped);
         for completion in reaped.drain(..) {
             let slot = completion.user_data as u32;
-            match std::mem::replace(&mut self.slots[slot as usize], Slot::Free) {
-                Slot::Waiting(waker) => {
+            let on_done = match std::mem::replace(&mut self.slots[slot as usize], Slot::Free) {
+                Slot::Waiting(waker, on_done) => {
                     self.slots[slot as usize] = Slot::Done(completion.result);
-                    wakers.extend(waker);
+                    collected.wakers.extend(waker);
+                    on_done
                 }
-                Slot::Orphan(keep) => {
+                Slot::Orphan(keep, on_done) => {
                     self.free.push(slot);
-                    orphans.push(keep);
+                    collected.orphans.push(keep);
+                    on_done
                 }
-                other => self.slots[slot as usize] = other,
+                other => {
+                    self.slots[slot as usize] = other;
+                    None
+                }
+            };
+            if let Some(on_done) = on_done {
+                collected.on_done.push((on_done, completion.result));
             }
         }
         self.reaped = reaped;
         if came > 0 {
-            wakers.append(&mut self.room);
+            collected.wakers.append(&mut self.room);
         }
-        (wakers, orphans)
+        collected
     }
 }
 
@@ -293,6 +324,9 @@ pub(crate) struct Op<K: Send + Unpin + 'static> {
     request: Option<Request>,
     keep: Option<K>,
     slot: Option<u32>,
+    /// Called with the result when the completion is reaped (moved to the
+    /// request's slot when queued).
+    on_done: Option<OnDone>,
     /// This future waits where no reactor task reaps for it (counted in
     /// [`Reapers`], for the driver's thread to watch).
     unwatched: bool,
@@ -305,8 +339,16 @@ impl<K: Send + Unpin + 'static> Op<K> {
             request: Some(request),
             keep: Some(keep),
             slot: None,
+            on_done: None,
             unwatched: false,
         }
+    }
+
+    /// Has `on_done` called with the result when the completion is reaped,
+    /// even if this future is dropped before then or never polled again.
+    pub(crate) fn on_done(mut self, on_done: OnDone) -> Op<K> {
+        self.on_done = Some(on_done);
+        self
     }
 }
 
@@ -350,12 +392,17 @@ impl<K: Send + Unpin + 'static> Op<K> {
                 match state.engine.queue(request) {
                     QueueOutcome::Queued => {
                         this.slot = Some(slot);
-                        state.slots[slot as usize] = Slot::Waiting(Some(cx.waker().clone()));
+                        state.slots[slot as usize] =
+                            Slot::Waiting(Some(cx.waker().clone()), this.on_done.take());
                         state.uncommitted = true;
                         slot
                     }
                     QueueOutcome::Completed(completion) => {
                         state.free.push(slot);
+                        drop(state);
+                        if let Some(on_done) = this.on_done.take() {
+                            on_done(completion.result);
+                        }
                         let keep = this.keep.take().expect("kept until the result");
                         return Poll::Ready((result_of(completion.result), keep));
                     }
@@ -385,22 +432,21 @@ impl<K: Send + Unpin + 'static> Op<K> {
             }
         }
         // What completed inside the submit (a page-cache hit), or since.
-        let (wakers, orphans) = state.harvest(Reaper::Poll);
+        let collected = state.harvest(Reaper::Poll);
         let result = match &mut state.slots[slot as usize] {
             Slot::Done(result) => Some(*result),
-            Slot::Waiting(waker) => {
+            Slot::Waiting(waker, _) => {
                 *waker = Some(cx.waker().clone());
                 None
             }
-            Slot::Free | Slot::Orphan(_) => unreachable!("a live future's slot is its own"),
+            Slot::Free | Slot::Orphan(..) => unreachable!("a live future's slot is its own"),
         };
         if result.is_some() {
             state.release(slot);
             this.slot = None;
         }
         drop(state);
-        wakers.into_iter().for_each(Waker::wake);
-        drop(orphans);
+        collected.hand_over();
         match result {
             Some(result) => Poll::Ready((
                 result_of(result),
@@ -414,21 +460,30 @@ impl<K: Send + Unpin + 'static> Op<K> {
 impl<K: Send + Unpin + 'static> Drop for Op<K> {
     fn drop(&mut self) {
         self.watch(false);
-        let Some(slot) = self.slot else { return };
+        let Some(slot) = self.slot else {
+            if self.request.is_some()
+                && let Some(on_done) = self.on_done.take()
+            {
+                // Never queued: no result will come.
+                on_done(-i64::from(libc::ECANCELED));
+            }
+            return;
+        };
         let mut state = self.driver.lock();
         if state.uncommitted && state.engine.commit().is_ok() {
             // A commit that failed before, tried once more: this future's
             // request may be among those still queued.
             state.uncommitted = false;
         }
-        match &state.slots[slot as usize] {
+        match std::mem::replace(&mut state.slots[slot as usize], Slot::Free) {
             Slot::Done(_) => state.release(slot),
-            _ => {
+            Slot::Waiting(_, on_done) => {
                 // Still in the engine: the kernel may use the buffer until
                 // the completion comes, which frees it.
                 let keep: Box<dyn Any + Send> = Box::new(self.keep.take());
-                state.slots[slot as usize] = Slot::Orphan(keep);
+                state.slots[slot as usize] = Slot::Orphan(keep, on_done);
             }
+            Slot::Free | Slot::Orphan(..) => unreachable!("a live future's slot is its own"),
         }
     }
 }

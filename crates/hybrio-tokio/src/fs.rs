@@ -11,12 +11,14 @@ use std::sync::atomic::Ordering;
 use hybrio::request::Request;
 
 use crate::buf::{self, IoBuf, IoBufMut};
-use crate::driver::{self, Op};
+use crate::driver::{self, OnDone, Op};
 
 mod cursor;
 mod inner;
+mod sync;
 
 use inner::{Inline, InlineReads, Inner};
+use sync::{SyncGroup, Turn, Waited};
 
 /// A file open for positioned reads and writes from any task.
 ///
@@ -305,16 +307,47 @@ impl File {
         (result, buf)
     }
 
-    /// Flushes the file's data and metadata to the device (`fsync`).
+    /// Flushes the file's data and metadata to the device (`fsync`): all
+    /// that was written to the file before the call. Tasks that call it
+    /// while another task's sync is in flight share the next one (see
+    /// [`sync_data`](Self::sync_data)).
     pub async fn sync_all(&self) -> io::Result<()> {
-        let request = Request::sync(self.inner.handle, false, 0);
-        self.submit(request, ()).await.0.map(drop)
+        self.sync(false).await
     }
 
-    /// Flushes the file's data to the device (`fdatasync`).
+    /// Flushes the file's data to the device (`fdatasync`): all that was
+    /// written to the file before the call.
+    ///
+    /// Tasks that call it on the same file (the same `File`, or clones of
+    /// an `Arc` of it) while another task's sync is in flight share the
+    /// next sync, which starts when that one ends: one system call for all
+    /// of them (group commit), as each would have waited for the journal's
+    /// next commit anyway. A failed sync's error goes to every task it
+    /// served.
     pub async fn sync_data(&self) -> io::Result<()> {
-        let request = Request::sync(self.inner.handle, true, 0);
-        self.submit(request, ()).await.0.map(drop)
+        self.sync(true).await
+    }
+
+    async fn sync(&self, data_only: bool) -> io::Result<()> {
+        let group = self.inner.syncs(data_only);
+        let number = match group.ask() {
+            Turn::Lead(number) => number,
+            Turn::Wait(needs) => {
+                match std::future::poll_fn(|cx| group.poll_wait(needs, cx)).await {
+                    Waited::Done(result) => return result.map_err(io::Error::from_raw_os_error),
+                    Waited::Lead(number) => number,
+                }
+            }
+        };
+        // The sync's end reaches the waiting tasks when its completion is
+        // reaped, whether or not this future is still polled.
+        let ends = group.clone();
+        let on_done: OnDone = Box::new(move |result| ends.end(number, SyncGroup::outcome(result)));
+        let request = Request::sync(self.inner.handle, data_only, 0);
+        self.submit_then(request, (), Some(on_done))
+            .await
+            .0
+            .map(drop)
     }
 
     /// Truncates or extends the file to `size` bytes.
@@ -350,8 +383,22 @@ impl File {
         request: Request,
         keep: K,
     ) -> (io::Result<usize>, K) {
+        self.submit_then(request, keep, None).await
+    }
+
+    /// As [`submit`](Self::submit), and calls `on_done` with the result when
+    /// the completion is reaped (see [`Op::on_done`]).
+    async fn submit_then<K: Send + Unpin + 'static>(
+        &self,
+        request: Request,
+        keep: K,
+        on_done: Option<OnDone>,
+    ) -> (io::Result<usize>, K) {
         self.inner.route.went_async();
-        let op = Op::new(self.inner.driver, request, (keep, self.inner.clone()));
+        let mut op = Op::new(self.inner.driver, request, (keep, self.inner.clone()));
+        if let Some(on_done) = on_done {
+            op = op.on_done(on_done);
+        }
         let (result, (keep, _file)) = op.await;
         (result, keep)
     }

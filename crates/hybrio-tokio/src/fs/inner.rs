@@ -4,10 +4,12 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hybrio::file::FileHandle;
 
+use super::sync::SyncGroup;
 use crate::driver::Driver;
 use crate::route::{Kind, Route, SLOW_WRITE};
 
@@ -37,6 +39,8 @@ pub(crate) struct Inner {
     /// tmpfs's buffered writes here): inline writes are plain `pwrite`s.
     nowait_writes_refused: AtomicBool,
     pub(crate) route: Route,
+    /// Its syncs: data only, and data and metadata.
+    syncs: [Arc<SyncGroup>; 2],
 }
 
 /// How a file's reads may be tried inline.
@@ -76,7 +80,14 @@ impl Inner {
             nowait_refused: AtomicBool::new(false),
             nowait_writes_refused: AtomicBool::new(false),
             route: Route::default(),
+            syncs: Default::default(),
         }
+    }
+
+    /// The file's syncs of one kind: data only (`fdatasync`), or data and
+    /// metadata (`fsync`).
+    pub(crate) fn syncs(&self, data_only: bool) -> &Arc<SyncGroup> {
+        &self.syncs[usize::from(!data_only)]
     }
 
     /// Whether a read of `len` bytes may be tried inline.

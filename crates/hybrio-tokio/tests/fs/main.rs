@@ -11,6 +11,7 @@ use hybrio_tokio::fs::File;
 
 mod cancel;
 mod reaping;
+mod syncs;
 
 /// The byte at `offset` of every test file.
 fn pattern(offset: u64) -> u8 {
