@@ -66,6 +66,14 @@ pub struct Figure {
 }
 
 /// Each way's figures, round by round.
+/// The ways' indices in the order they run in `round`: each round starts one
+/// further along, so that no way always runs first (right after whatever the
+/// machine did before: a file just written, another workload's page cache
+/// to reclaim) or always last.
+pub fn in_turn(ways: usize, round: usize) -> impl Iterator<Item = usize> {
+    (0..ways).map(move |k| (k + round) % ways)
+}
+
 #[derive(Debug)]
 pub struct Rounds {
     pub ways: Vec<&'static str>,

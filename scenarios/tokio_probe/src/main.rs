@@ -187,7 +187,8 @@ fn main() {
     let mut results = tprobe::Rounds::new(&names, "reads/s");
     for round in 0..rounds {
         println!("round {round}");
-        for way in ways {
+        for index in tprobe::in_turn(ways.len(), round) {
+            let way = ways[index];
             let ops = TASKS * per_task;
             let cpu0 = tprobe::cpu_ns();
             let t0 = Instant::now();

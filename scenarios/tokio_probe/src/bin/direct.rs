@@ -77,7 +77,7 @@ fn main() {
     for round in 0..rounds {
         println!("round {round}");
         let mut seconds = 1.0;
-        for (way, _) in WAYS.iter().enumerate() {
+        for way in tprobe::in_turn(WAYS.len(), round) {
             let cpu = cpu_ns();
             let started = Instant::now();
             if way == 2 {

@@ -100,7 +100,7 @@ fn main() {
     let mut results = Rounds::new(&WAYS, "reads/s");
     for round in 0..rounds {
         println!("round {round}");
-        for (way, _) in WAYS.iter().enumerate() {
+        for way in tprobe::in_turn(WAYS.len(), round) {
             let cpu = cpu_ns();
             let started = Instant::now();
             let latencies: Vec<u32> = match way {

@@ -106,7 +106,7 @@ fn main() {
             [("cold", &mut cold, true), ("cached", &mut cached, false)]
         {
             println!(" scan, {label}");
-            for (way, _) in ways.iter().enumerate() {
+            for way in tprobe::in_turn(ways.len(), round) {
                 if drop_first {
                     drop_cache(&path);
                 } else {
@@ -139,7 +139,7 @@ fn main() {
             }
         }
         println!(" {RANGES} range reads from {TASKS} tasks");
-        for (way, _) in ways.iter().enumerate() {
+        for way in tprobe::in_turn(ways.len(), round) {
             let cpu = cpu_ns();
             let started = Instant::now();
             let latencies = rt.block_on(async {

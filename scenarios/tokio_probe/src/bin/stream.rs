@@ -32,7 +32,8 @@ fn main() {
     let mut inline_ns = Vec::new();
     for round in 0..rounds {
         println!("round {round}");
-        for (way, name) in WAYS.iter().enumerate() {
+        for way in tprobe::in_turn(WAYS.len(), round) {
+            let name = WAYS[way];
             drop_cache(&std_file);
             let cpu = cpu_ns();
             let started = Instant::now();

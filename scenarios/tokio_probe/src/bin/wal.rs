@@ -32,7 +32,8 @@ fn main() {
     let mut inline_ns = Vec::new();
     for round in 0..rounds {
         println!("round {round}");
-        for (way, name) in WAYS.iter().enumerate() {
+        for way in tprobe::in_turn(WAYS.len(), round) {
+            let name = WAYS[way];
             let path = dir.join(format!("wal-{name}").replace(':', "_"));
             let _ = std::fs::remove_file(&path);
             let next = Arc::new(AtomicU64::new(0));
