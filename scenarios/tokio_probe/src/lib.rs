@@ -90,6 +90,12 @@ impl Rounds {
         }
     }
 
+    /// Forgets the figures recorded so far (a warm-up round's).
+    pub fn forget(&mut self) {
+        self.figures.iter_mut().for_each(Vec::clear);
+        println!("  (not counted: a warm-up)");
+    }
+
     pub fn record(&mut self, way: usize, mut figure: Figure) {
         figure.latencies.sort_unstable();
         let lat = &figure.latencies;
