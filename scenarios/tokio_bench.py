@@ -7,6 +7,7 @@ Builds the probe (release), makes its files in SCRATCH when missing, and runs, e
            the task, RWF_NOWAIT, spawn_blocking, tokio::fs, one ring behind a mutex, the floor
   others   the same against compio and monoio, each a runtime per thread
   direct   O_DIRECT 4 KiB random reads, 32 in flight: spawn_blocking, and fio's io_uring
+  others-direct  O_DIRECT 4 KiB random reads from 64 tasks against compio and monoio
   stream   a cold sequential read in 1 MiB requests (--stream-gib, 4 by default)
   wal      16 tasks appending 8 KiB records, sync_data after each
   parquet  the parquet crate's async reader over a 1 GiB file, cold and cached, and 20,000
@@ -120,7 +121,7 @@ def main():
     ap.add_argument("--scratch", default="/var/tmp/hybrio-tokio-bench",
                     help="where the files go (on a device, not tmpfs)")
     ap.add_argument("--stream-gib", type=int, default=4)
-    ap.add_argument("--only", default="cached,others,direct,stream,wal,parquet")
+    ap.add_argument("--only", default="cached,others,direct,others-direct,stream,wal,parquet")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "tokio-bench"))
     args = ap.parse_args()
     if args.self_test:
@@ -138,6 +139,7 @@ def main():
         "cached": [binary("tprobe"), small, "2000", "5"],
         "others": [binary("others"), small, "2000", "5"],
         "direct": [binary("direct"), small, "3000", "3"],
+        "others-direct": [binary("others"), small, "1500", "3", "direct"],
         "wal": [binary("wal"), args.scratch, "200", "5"],
         "parquet": [binary("parquet"), os.path.join(args.scratch, "probe.parquet"), "1024", "3"],
     }

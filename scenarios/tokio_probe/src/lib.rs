@@ -180,12 +180,17 @@ pub fn figure(ops: f64, started: std::time::Instant, cpu: u64, latencies: Vec<u3
 /// `reads` random 4 KiB reads of a file of `blocks` blocks through `read`
 /// (which takes a buffer and an offset and gives back what it read and the
 /// buffer), each checked to be whole; their latencies.
-pub async fn read_loop<F, Fut>(reads: usize, blocks: u64, mut seed: u64, mut read: F) -> Vec<u32>
+pub async fn read_loop<B, F, Fut>(
+    reads: usize,
+    blocks: u64,
+    mut seed: u64,
+    mut buf: B,
+    mut read: F,
+) -> Vec<u32>
 where
-    F: FnMut(Vec<u8>, u64) -> Fut,
-    Fut: Future<Output = (std::io::Result<usize>, Vec<u8>)>,
+    F: FnMut(B, u64) -> Fut,
+    Fut: Future<Output = (std::io::Result<usize>, B)>,
 {
-    let mut buf = Vec::with_capacity(4096);
     let mut latencies = Vec::with_capacity(reads);
     for _ in 0..reads {
         let at = xorshift(&mut seed) % blocks * 4096;
