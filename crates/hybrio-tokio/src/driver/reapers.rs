@@ -96,31 +96,39 @@ impl Reapers {
         {
             return reaped;
         }
-        let reaped = self.reaper_for(&handle, id, harvest);
-        LAST_ASKED.set(Some((id, reaped)));
-        reaped
+        match self.reaper_for(&handle, id, harvest) {
+            Some(reaped) => {
+                LAST_ASKED.set(Some((id, reaped)));
+                reaped
+            }
+            None => false,
+        }
     }
 
-    fn reaper_for(&'static self, handle: &Handle, id: Id, harvest: &'static dyn Harvest) -> bool {
+    /// Whether a reaper task reaps in the reactor of runtime `id`; `None`
+    /// when that is not known yet (no descriptor was left to register: the
+    /// driver's thread serves this wait, and the next one asks again).
+    fn reaper_for(
+        &'static self,
+        handle: &Handle,
+        id: Id,
+        harvest: &'static dyn Harvest,
+    ) -> Option<bool> {
         let completions = {
             let mut runtimes = self.runtimes.lock().unwrap_or_else(PoisonError::into_inner);
             if runtimes.reaped.contains(&id) {
-                return true;
+                return Some(true);
             }
             if runtimes.without_reactor.contains(&id) {
-                return false;
+                return Some(false);
             }
-            let registered = self
-                .completions
-                .try_clone()
-                .ok()
-                .and_then(sys::register_in_reactor);
-            let Some(completions) = registered else {
+            let fd = self.completions.try_clone().ok()?;
+            let Some(completions) = sys::register_in_reactor(fd) else {
                 if runtimes.without_reactor.len() == REMEMBERED_WITHOUT_REACTOR {
                     runtimes.without_reactor.pop_front();
                 }
                 runtimes.without_reactor.push_back(id);
-                return false;
+                return Some(false);
             };
             runtimes.reaped.push(id);
             if self.live.fetch_add(1, Ordering::SeqCst) == 0 {
@@ -134,7 +142,7 @@ impl Reapers {
         // driver's thread.
         let alive = Alive { reapers: self, id };
         drop(handle.spawn(reap_in_reactor(harvest, completions, alive)));
-        true
+        Some(true)
     }
 
     /// A future now waits (`true`) or no longer waits (`false`) where no

@@ -40,7 +40,7 @@ fn watchdog(what: &'static str) -> std::sync::mpsc::Sender<()> {
 /// A read of `fifo` (through `file`) that is pending in the engine before
 /// another thread writes its 16 bytes: its completion comes while the
 /// future waits, to be reaped by whoever watches.
-async fn round_trip(file: &File, fifo: &Path, byte: u8) {
+pub(crate) async fn round_trip(file: &File, fifo: &Path, byte: u8) {
     let mut read = pin!(file.read_at(vec![0u8; 16], 0));
     let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
     assert!(first.is_pending(), "nothing was written yet");
