@@ -46,7 +46,7 @@ fn compio_thread(path: String, thread: usize, reads: usize, blocks: u64, direct:
                     reads,
                     blocks,
                     seed(thread, task),
-                    Vec::with_capacity(ALIGNABLE),
+                    Vec::with_capacity(if direct { ALIGNABLE } else { 4096 }),
                     move |mut buf: Vec<u8>, at| {
                         use compio::buf::{IntoInner, IoBuf};
                         use compio::io::AsyncReadAt;
@@ -96,7 +96,7 @@ fn monoio_thread(path: String, thread: usize, reads: usize, blocks: u64, direct:
                     reads,
                     blocks,
                     seed(thread, task),
-                    Vec::with_capacity(ALIGNABLE),
+                    Vec::with_capacity(if direct { ALIGNABLE } else { 4096 }),
                     move |mut buf: Vec<u8>, at| {
                         use monoio::buf::IoBufMut;
                         let file = file.clone();
