@@ -74,9 +74,7 @@ fn main() {
             .expect("open FILE with O_DIRECT"),
     );
     let mut results = Rounds::new(&WAYS, "reads/s");
-    // Round 0 is a warm-up, not counted: the first pass over the file brings
-    // it into the host's cache under this virtual machine's disk, whichever
-    // way makes it (the first way ran at 0.76-0.81 of its later rounds).
+    // Round 0 is a warm-up, not counted (see `Rounds::forget`).
     for round in 0..=rounds {
         if round == 1 {
             results.forget();

@@ -1,7 +1,7 @@
 //! A cold sequential read of FILE in 1 MiB requests, one at a time, by one
 //! task of a 2-worker runtime, its page cache dropped first: hybrio-tokio
 //! against `tokio::fs::File` (read) and `spawn_blocking` (a `pread` a
-//! request), in turn, ROUNDS rounds.
+//! request), in turn, ROUNDS rounds after a warm-up round.
 //!
 //!   stream FILE [ROUNDS]     (FILE on a device: not tmpfs)
 use std::os::fd::AsRawFd;
@@ -30,7 +30,12 @@ fn main() {
     let rt = runtime();
     let mut results = Rounds::new(&WAYS, "MiB/s");
     let mut inline_ns = Vec::new();
-    for round in 0..rounds {
+    // Round 0 is a warm-up, not counted (see `Rounds::forget`).
+    for round in 0..=rounds {
+        if round == 1 {
+            results.forget();
+            inline_ns.clear();
+        }
         println!("round {round}");
         for way in tprobe::in_turn(WAYS.len(), round) {
             let name = WAYS[way];
