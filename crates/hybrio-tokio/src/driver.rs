@@ -96,13 +96,20 @@ struct Collected {
     on_done: Vec<(OnDone, i64)>,
 }
 
-impl Collected {
-    fn hand_over(self) {
-        self.on_done
+impl Driver {
+    /// Hands over what a reap collected, outside the lock.
+    fn hand_over(&self, collected: Collected) {
+        let Collected {
+            wakers,
+            orphans,
+            on_done,
+        } = collected;
+        on_done
             .into_iter()
             .for_each(|(on_done, result)| on_done(result));
-        self.wakers.into_iter().for_each(Waker::wake);
-        drop(self.orphans);
+        wakers.into_iter().for_each(Waker::wake);
+        self.reapers.orphans_reaped(orphans.len());
+        drop(orphans);
     }
 }
 
@@ -247,7 +254,7 @@ impl Harvest for Driver {
     /// Reaps what completed and wakes its futures, outside the lock.
     fn wake_completed(&self, by: Reaper) {
         let collected = self.lock().harvest(by);
-        collected.hand_over();
+        self.hand_over(collected);
     }
 }
 
@@ -446,7 +453,7 @@ impl<K: Send + Unpin + 'static> Op<K> {
             this.slot = None;
         }
         drop(state);
-        collected.hand_over();
+        this.driver.hand_over(collected);
         match result {
             Some(result) => Poll::Ready((
                 result_of(result),
@@ -482,6 +489,7 @@ impl<K: Send + Unpin + 'static> Drop for Op<K> {
                 // the completion comes, which frees it.
                 let keep: Box<dyn Any + Send> = Box::new(self.keep.take());
                 state.slots[slot as usize] = Slot::Orphan(keep, on_done);
+                self.driver.reapers.orphaned();
             }
             Slot::Free | Slot::Orphan(..) => unreachable!("a live future's slot is its own"),
         }

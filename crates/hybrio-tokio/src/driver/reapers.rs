@@ -10,10 +10,11 @@
 //! more each time (see docs/tokio-design.md, "Completions in the reactor").
 //!
 //! The thread watches the engine only while some future waits where no
-//! reactor reaps for it: outside a runtime, in a runtime built without an
-//! I/O driver, or once the last reactor task is gone (a runtime shutting
-//! down leaves requests of dropped futures in the engine, whose buffers are
-//! freed only when their completions are reaped).
+//! reactor reaps for it (outside a runtime, in a runtime built without an
+//! I/O driver), while requests of dropped futures are in the engine (their
+//! buffers are freed only when they are reaped, and the runtimes whose
+//! reactors could reap them may have shut down or sit undriven), or once
+//! the last reactor task is gone.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,6 +57,10 @@ pub(super) struct Reapers {
     live: AtomicUsize,
     /// Futures waiting where no reaper task reaps for them.
     unwatched: AtomicUsize,
+    /// Requests in the engine whose futures were dropped: what they hold
+    /// is freed only when they are reaped, and a reaper task may sit in a
+    /// runtime no one drives (a current-thread runtime outside `block_on`).
+    orphans: AtomicUsize,
     /// Raised to have the driver's thread look again at the counts above.
     nudge: OwnedFd,
 }
@@ -80,6 +85,7 @@ impl Reapers {
             runtimes: Mutex::default(),
             live: AtomicUsize::new(0),
             unwatched: AtomicUsize::new(0),
+            orphans: AtomicUsize::new(0),
             nudge: sys::nudge_fd()?,
         })
     }
@@ -157,9 +163,25 @@ impl Reapers {
         }
     }
 
+    /// A future was dropped while its request is in the engine.
+    pub(super) fn orphaned(&self) {
+        if self.orphans.fetch_add(1, Ordering::SeqCst) == 0 {
+            sys::raise(self.nudge.as_fd());
+        }
+    }
+
+    /// `count` requests of dropped futures were reaped.
+    pub(super) fn orphans_reaped(&self, count: usize) {
+        if count > 0 {
+            self.orphans.fetch_sub(count, Ordering::SeqCst);
+        }
+    }
+
     /// Whether the driver's thread must watch the engine itself.
     fn thread_watches(&self) -> bool {
-        self.live.load(Ordering::SeqCst) == 0 || self.unwatched.load(Ordering::SeqCst) > 0
+        self.live.load(Ordering::SeqCst) == 0
+            || self.unwatched.load(Ordering::SeqCst) > 0
+            || self.orphans.load(Ordering::SeqCst) > 0
     }
 }
 

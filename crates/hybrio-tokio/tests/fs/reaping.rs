@@ -195,3 +195,41 @@ fn after_shutdown_alone() {
     }
     super::cancel::shut_down_with_requests_in_flight();
 }
+
+#[test]
+fn a_dropped_futures_request_is_reaped_with_no_runtime_driven() {
+    if std::env::var_os(ALONE).is_none() {
+        run_alone("reaping::orphan_alone");
+    }
+}
+
+/// Runs only alone in its process.
+#[test]
+fn orphan_alone() {
+    if !alone_as("reaping::orphan_alone") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = mkfifo(dir.path());
+    let (_with_io, file) = with_an_undriven_reactor(&fifo);
+    let pool = hybrio::buf::BufPool::new(1, 4096).unwrap();
+    // A read waiting in the kernel, its future dropped in a runtime that
+    // then shuts down: the one reactor left is not driven.
+    let other = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    other.block_on(async {
+        let mut read = pin!(file.read_at(pool.take().unwrap(), 0));
+        let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+        assert!(first.is_pending(), "nothing was written yet");
+    });
+    drop(other);
+    assert_eq!(pool.available(), 0, "the kernel may still write the buffer");
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    // The whole buffer's worth: the engine reads a short read's rest itself.
+    std::io::Write::write_all(&mut writer, &[3u8; 4096]).unwrap();
+    // A hang guard: the completion comes at once.
+    let back = super::within_a_minute(|| pool.available() == 1);
+    assert!(back, "the dropped read's buffer never came back");
+}
