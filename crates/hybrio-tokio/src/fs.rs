@@ -52,6 +52,8 @@ pub struct Counts {
     pub missed: u64,
     /// Requests that went to the engine.
     pub asynchronous: u64,
+    /// Bytes asked of the kernel ahead of a stream of large reads.
+    pub read_ahead: u64,
 }
 
 /// A failed open: the path, and the kernel's error (its `source`, with the
@@ -368,6 +370,7 @@ impl File {
             inline: counts.inline.load(Ordering::Relaxed),
             missed: counts.missed.load(Ordering::Relaxed),
             asynchronous: counts.asynchronous.load(Ordering::Relaxed),
+            read_ahead: counts.read_ahead.load(Ordering::Relaxed),
         }
     }
 

@@ -68,6 +68,7 @@
 //! process, so no runtime's shutdown frees memory the kernel may still
 //! write.
 
+mod ahead;
 mod blocking;
 pub mod buf;
 mod driver;

@@ -57,6 +57,7 @@ pub(crate) struct Counts {
     pub(crate) inline: AtomicU64,
     pub(crate) missed: AtomicU64,
     pub(crate) asynchronous: AtomicU64,
+    pub(crate) read_ahead: AtomicU64,
 }
 
 fn class_of(len: usize) -> usize {

@@ -124,6 +124,19 @@ pub(crate) fn register_in_reactor(fd: OwnedFd) -> Option<tokio::io::unix::AsyncF
     }
 }
 
+/// `posix_fadvise(fd, offset, len, POSIX_FADV_WILLNEED)`: the kernel starts
+/// reading the range into the page cache (and may wait for memory and the
+/// device's queue to do so, not for the reads).
+pub(crate) fn will_need(fd: RawFd, offset: u64, len: u64) -> io::Result<()> {
+    let offset = offset_arg(offset)?;
+    let len = offset_arg(len)?;
+    // SAFETY: no memory is passed; the caller keeps `fd` open for the call.
+    match unsafe { libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED) } {
+        0 => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
+}
+
 /// `fstat` of `fd`, which the caller keeps open for the call.
 pub(crate) fn metadata(fd: RawFd) -> io::Result<std::fs::Metadata> {
     use std::os::fd::FromRawFd;

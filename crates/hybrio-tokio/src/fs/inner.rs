@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hybrio::file::FileHandle;
 
 use super::sync::SyncGroup;
+use crate::ahead;
 use crate::driver::Driver;
 use crate::route::{Kind, Route, SLOW_WRITE};
 
@@ -39,6 +40,8 @@ pub(crate) struct Inner {
     /// tmpfs's buffered writes here): inline writes are plain `pwrite`s.
     nowait_writes_refused: AtomicBool,
     pub(crate) route: Route,
+    /// Where its large reads have been going, to read ahead of a stream.
+    stream: ahead::Stream,
     /// Its syncs: data only, and data and metadata.
     syncs: [Arc<SyncGroup>; 2],
 }
@@ -80,6 +83,7 @@ impl Inner {
             nowait_refused: AtomicBool::new(false),
             nowait_writes_refused: AtomicBool::new(false),
             route: Route::default(),
+            stream: ahead::Stream::default(),
             syncs: Default::default(),
         }
     }
@@ -97,19 +101,24 @@ impl Inner {
 
     /// The engine's request for a read of `len` bytes at `offset` into
     /// `buf`: a large one goes to the kernel's workers at once (see
-    /// [`LARGE_READ`]).
+    /// [`LARGE_READ`]) and, when it continues a stream, has the stream's next
+    /// requests read ahead (see [`crate::ahead`]).
     pub(crate) fn read_request(
-        &self,
+        self: &Arc<Self>,
         offset: u64,
         buf: hybrio::buf::Buf,
         len: usize,
     ) -> hybrio::request::Request {
         let request = hybrio::request::Request::read(self.handle, offset, buf, 0);
-        if len >= LARGE_READ {
-            request.to_kernel_workers()
-        } else {
-            request
+        if len < LARGE_READ {
+            return request;
         }
+        if let Some((from, bytes)) = self.stream.read(offset, len as u64) {
+            ahead::ask(self.fd, from, bytes, Box::new(self.clone()));
+            let asked = &self.route.counts.read_ahead;
+            asked.fetch_add(bytes, Ordering::Relaxed);
+        }
+        request.to_kernel_workers()
     }
 
     /// Whether a write of `len` bytes may be tried inline: to a regular

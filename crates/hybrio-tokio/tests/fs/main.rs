@@ -119,6 +119,38 @@ async fn cached_reads_complete_inline_with_the_files_bytes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_of_large_reads_is_read_ahead_and_scattered_ones_are_not() {
+    if io_uring_missing() {
+        return;
+    }
+    const MIB: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stream");
+    write_pattern(&path, 16 * MIB);
+    let file = File::open(&path).await.unwrap();
+    for chunk in 0..16 {
+        let (result, buf) = file.read_at(vec![0u8; MIB as usize], chunk * MIB).await;
+        assert_eq!(result.unwrap(), MIB as usize);
+        assert!(
+            buf.iter()
+                .zip(chunk * MIB..)
+                .all(|(&b, at)| b == pattern(at))
+        );
+    }
+    // The second read continues the first: 8 MiB past its end are asked
+    // for; each later one slides that window by its own MiB.
+    assert_eq!(file.counts().read_ahead, (8 + 14) * MIB);
+    let scattered = File::open(&path).await.unwrap();
+    for chunk in [8, 3, 12, 0, 5] {
+        let (result, _) = scattered
+            .read_at(vec![0u8; MIB as usize], chunk * MIB)
+            .await;
+        assert_eq!(result.unwrap(), MIB as usize);
+    }
+    assert_eq!(scattered.counts().read_ahead, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_syncs_and_truncation_go_through_the_engine() {
     if io_uring_missing() {
         return;
