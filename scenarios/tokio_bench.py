@@ -138,7 +138,7 @@ def main():
     commands = {
         "cached": [binary("tprobe"), small, "2000", "5"],
         "others": [binary("others"), small, "2000", "5"],
-        "direct": [binary("direct"), small, "3000", "3"],
+        "direct": [binary("direct"), small, "3000", "5"],
         "others-direct": [binary("others"), small, "1500", "3", "direct"],
         "wal": [binary("wal"), args.scratch, "200", "5"],
         "parquet": [binary("parquet"), os.path.join(args.scratch, "probe.parquet"), "1024", "3"],

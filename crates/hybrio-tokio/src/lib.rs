@@ -10,8 +10,9 @@
 //! wait on the device (the inline try then answers `EAGAIN` rather than
 //! block the worker), reads of 256 KiB or more (straight to the kernel's
 //! worker threads: a read that large sets off the kernel's readahead in the
-//! thread that makes it), writes of classes that took long, `O_DIRECT`
-//! requests, syncs and truncations.
+//! thread that makes it; a stream of them has its next requests read ahead
+//! by a thread of the crate's own), writes of classes that took long,
+//! `O_DIRECT` requests, syncs and truncations.
 //!
 //! What bounds an inline write: a buffered `pwrite` that the kernel
 //! throttles (too many dirty pages) or that waits for the inode's lock
