@@ -143,6 +143,7 @@ hybrio options:
                            document per line, JSON Lines)
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
+  --max-jobs=N             accepted and ignored, as fio does
   --mpi                    under mpirun: every rank runs the jobs ($rank, $nranks name
                            each rank's files), each group starts together on every rank,
                            rank 0 reports all ranks merged and a line per rank
@@ -245,6 +246,9 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
                 ));
             }
             "parse-only" => parse_only = true,
+            // fio takes it and ignores it (since 3.x, "we don't track/need
+            // this anymore"); its own test harness passes --max-jobs=16.
+            "max-jobs" => drop(value_for("max-jobs")?),
             "mpi" => mpi = true,
             "showcmd" => job_args.showcmd = true,
             "section" => job_args.only.push(value_for("section")?),
@@ -749,6 +753,32 @@ mod tests {
         assert_eq!(jobs.len(), 1);
         assert_eq!(jobs[0].options.bs[1], 8192);
         assert!(jobs[0].options.time_based);
+    }
+
+    #[test]
+    fn max_jobs_is_taken_and_ignored_as_fio_does() {
+        let jobs_of = |list: &[&str]| {
+            let Command::Run { jobs, .. } = parse(&args(list)).unwrap() else {
+                panic!("expected a run")
+            };
+            jobs.iter()
+                .map(|job| (job.options.name.clone(), job.options.numjobs))
+                .collect::<Vec<_>>()
+        };
+        let plain = jobs_of(&["--name=t", "--size=1m", "--numjobs=4"]);
+        assert_eq!(plain, vec![("t".to_string(), 4)]);
+        // fio 3.42's harness passes it before the job file; fio ignores even
+        // fewer jobs than the run has.
+        assert_eq!(
+            jobs_of(&["--max-jobs=16", "--name=t", "--size=1m", "--numjobs=4"]),
+            plain
+        );
+        assert_eq!(
+            jobs_of(&["--max-jobs", "1", "--name=t", "--size=1m", "--numjobs=4"]),
+            plain
+        );
+        let err = parse(&args(&["--name=t", "--size=1m", "--max-jobs"])).unwrap_err();
+        assert!(err.to_string().starts_with("option --max-jobs:"), "{err}");
     }
 
     #[test]
