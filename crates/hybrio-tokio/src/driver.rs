@@ -339,6 +339,19 @@ pub(crate) struct Op<K: Send + Unpin + 'static> {
     unwatched: bool,
 }
 
+impl<K: Send + Unpin + 'static> Future for Op<K> {
+    /// The request's result (bytes moved, or the kernel's error), and what it used.
+    type Output = (io::Result<usize>, K);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let poll = this.poll_engine(cx);
+        let waits = poll.is_pending() && (this.slot.is_some() || this.request.is_some());
+        this.watch(waits);
+        poll
+    }
+}
+
 impl<K: Send + Unpin + 'static> Op<K> {
     pub(crate) fn new(driver: &'static Driver, request: Request, keep: K) -> Op<K> {
         Op {
@@ -357,22 +370,7 @@ impl<K: Send + Unpin + 'static> Op<K> {
         self.on_done = Some(on_done);
         self
     }
-}
 
-impl<K: Send + Unpin + 'static> Future for Op<K> {
-    /// The request's result (bytes moved, or the kernel's error), and what it used.
-    type Output = (io::Result<usize>, K);
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let poll = this.poll_engine(cx);
-        let waits = poll.is_pending() && (this.slot.is_some() || this.request.is_some());
-        this.watch(waits);
-        poll
-    }
-}
-
-impl<K: Send + Unpin + 'static> Op<K> {
     /// Tells the reapers whether this future now waits where no reactor
     /// task reaps for it.
     fn watch(&mut self, waits: bool) {

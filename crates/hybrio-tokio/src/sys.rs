@@ -43,17 +43,13 @@ pub(crate) fn wait_readable_either(
     completions: Option<BorrowedFd<'_>>,
 ) -> io::Result<()> {
     use rustix::event::{PollFd, PollFlags, poll};
+    let watched = usize::from(completions.is_some()) + 1;
     loop {
-        let mut fds = [PollFd::new(&nudge, PollFlags::IN)];
-        let mut both;
-        let fds: &mut [PollFd<'_>] = match &completions {
-            None => &mut fds,
-            Some(completions) => {
-                both = [fds[0].clone(), PollFd::new(completions, PollFlags::IN)];
-                &mut both
-            }
-        };
-        match poll(fds, None) {
+        let mut fds = [
+            PollFd::new(&nudge, PollFlags::IN),
+            PollFd::new(completions.as_ref().unwrap_or(&nudge), PollFlags::IN),
+        ];
+        match poll(&mut fds[..watched], None) {
             Ok(_) => return Ok(()),
             Err(rustix::io::Errno::INTR) => continue,
             Err(error) => return Err(error.into()),
