@@ -144,6 +144,9 @@ hybrio options:
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
   --max-jobs=N             accepted and ignored, as fio does
+  --fio-compat=VERSION     behave as fio VERSION (3.33 to 3.42; default 3.42) where fio's
+                           versions differ: random offsets' seeds (3.35), sha512 (3.39),
+                           the verify header (3.41); every job (one job: fio_compat=)
   --mpi                    under mpirun: every rank runs the jobs ($rank, $nranks name
                            each rank's files), each group starts together on every rank,
                            rank 0 reports all ranks merged and a line per rank
@@ -199,6 +202,7 @@ compare options:
   --mpi                    under mpirun: every run across the ranks (all switch engines
                            together), figures of all ranks merged; rank 0 reports
                            (a build with --features mpi)
+  --fio-compat=VERSION     behave as fio VERSION (3.33 to 3.42) where fio's versions differ
   --help
 
 Progress goes to standard error; Ctrl-C stops between runs.
@@ -249,6 +253,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             // fio takes it and ignores it (since 3.x, "we don't track/need
             // this anymore"); its own test harness passes --max-jobs=16.
             "max-jobs" => drop(value_for("max-jobs")?),
+            "fio-compat" => job_args.set_fio_compat(&value_for("fio-compat")?)?,
             "mpi" => mpi = true,
             "showcmd" => job_args.showcmd = true,
             "section" => job_args.only.push(value_for("section")?),
@@ -359,6 +364,7 @@ fn parse_compare(args: &[String]) -> Result<Command, CliError> {
         match key {
             "help" | "h" => return Ok(Command::CompareHelp),
             "mpi" => mpi = true,
+            "fio-compat" => job_args.set_fio_compat(&value_for("fio-compat")?)?,
             "engines" => engines = Some(parse_engines(&value_for("engines")?)?),
             "rounds" => rounds = parse_rounds(&value_for("rounds")?)?,
             "section" => job_args.only.push(value_for("section")?),
@@ -464,6 +470,8 @@ struct JobArgs {
     only: Vec<String>,
     /// `--showcmd`.
     showcmd: bool,
+    /// `--fio-compat=VERSION`: every job behaves as that fio.
+    fio_compat: Option<crate::fio_version::FioVersion>,
 }
 
 impl JobArgs {
@@ -515,7 +523,22 @@ impl JobArgs {
     /// Reads the job files and resolves every section into jobs.
     fn resolve(&self) -> Result<(Vec<JobDef>, GlobalOptions), CliError> {
         let (command_line, files) = self.sections()?;
-        Ok(jobfile::resolve(&command_line, &files, &self.only)?)
+        let (mut jobs, globals) = jobfile::resolve(&command_line, &files, &self.only)?;
+        if let Some(version) = self.fio_compat {
+            for job in &mut jobs {
+                job.options.fio_compat = version;
+            }
+        }
+        Ok((jobs, globals))
+    }
+
+    fn set_fio_compat(&mut self, text: &str) -> Result<(), CliError> {
+        let version = crate::fio_version::FioVersion::parse(text).map_err(|e| CliError::Flag {
+            flag: "fio-compat",
+            message: e.to_string(),
+        })?;
+        self.fio_compat = Some(version);
+        Ok(())
     }
 
     /// `--showcmd`: a command line for the command line's own jobs, and one
@@ -779,6 +802,43 @@ mod tests {
         );
         let err = parse(&args(&["--name=t", "--size=1m", "--max-jobs"])).unwrap_err();
         assert!(err.to_string().starts_with("option --max-jobs:"), "{err}");
+    }
+
+    #[test]
+    fn fio_compat_applies_to_every_job_and_names_what_it_takes() {
+        use crate::fio_version::FioVersion;
+        let versions = |list: &[&str]| match parse(&args(list)).unwrap() {
+            Command::Run { jobs, .. } => jobs
+                .iter()
+                .map(|j| j.options.fio_compat.to_string())
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        let two = ["--name=a", "--size=1m", "--name=b", "--size=1m"];
+        assert_eq!(versions(&two), ["3.42", "3.42"]);
+        let mut older = vec!["--fio-compat=3.33"];
+        older.extend(two);
+        assert_eq!(versions(&older), ["3.33", "3.33"]);
+        assert_eq!(
+            versions(&[
+                "--name=a",
+                "--size=1m",
+                "--fio_compat=3.36",
+                "--name=b",
+                "--size=1m"
+            ]),
+            ["3.36", "3.42"]
+        );
+        let err = parse(&args(&["--fio-compat=3.30", "--name=a", "--size=1m"])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "option --fio-compat: {}",
+                FioVersion::parse("3.30").unwrap_err()
+            )
+        );
+        let err = parse(&args(&["--name=a", "--size=1m", "--fio_compat=2.0"])).unwrap_err();
+        assert!(err.to_string().contains("3.33 to 3.42"), "{err}");
     }
 
     #[test]

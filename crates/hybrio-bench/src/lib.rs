@@ -23,6 +23,7 @@ pub mod cluster;
 pub mod compare;
 pub mod diskstats;
 pub mod fio_rand;
+pub mod fio_version;
 pub mod jobfile;
 pub mod layout;
 pub mod logs;

@@ -308,6 +308,9 @@ pub struct JobOptions {
     pub randseed: u64,
     /// `randseed` was given (with `randrepeat=0`, offsets then still come from it).
     pub randseed_given: bool,
+    /// Which fio to behave as where fio's versions differ (hybrio's own
+    /// `fio_compat`, or `--fio-compat` for every job).
+    pub fio_compat: crate::fio_version::FioVersion,
     /// `random_generator=tausworthe64` (else fio's 32-bit tausworthe).
     pub random_generator64: bool,
     /// `random_generator=lfsr`.
@@ -576,6 +579,7 @@ impl Default for JobOptions {
             randrepeat: true,
             randseed: 0x89,
             randseed_given: false,
+            fio_compat: crate::fio_version::FioVersion::NEWEST,
             random_generator64: false,
             random_lfsr: false,
             random_distribution: Default::default(),
