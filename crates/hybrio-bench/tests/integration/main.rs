@@ -43,6 +43,53 @@ fn run_json(args: &[&str], dir: &Path) -> Value {
     })
 }
 
+#[allow(dead_code)] // until the checks against fio take it (this issue)
+/// A fio to compare with, and the version hybrio speaks as beside it.
+struct Fio {
+    /// The binary.
+    path: std::path::PathBuf,
+    /// `3.33` or `3.42`: what `--fio-compat` names for it.
+    version: &'static str,
+}
+
+/// The fios here to compare with: Debian's 3.33 (`fio` on the path) and
+/// 3.42 built from the project's copy (`$HYBRIO_FIO_342`, else where
+/// `../shared/fio/build.sh` builds it). Says which are missing.
+#[allow(dead_code)]
+fn fios() -> Vec<Fio> {
+    let says = |path: &Path, version: &str| {
+        Command::new(path).arg("--version").output().is_ok_and(|o| {
+            o.status.success()
+                && String::from_utf8_lossy(&o.stdout).trim() == format!("fio-{version}")
+        })
+    };
+    let mut found = Vec::new();
+    let debian = std::path::PathBuf::from("fio");
+    if says(&debian, "3.33") {
+        found.push(Fio {
+            path: debian,
+            version: "3.33",
+        });
+    } else {
+        eprintln!(
+            "skipping fio 3.33: `fio` on the path is not fio-3.33 (.ci/run installs Debian's)"
+        );
+    }
+    let built = std::env::var_os("HYBRIO_FIO_342")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/fio-3.42/fio")));
+    match built.filter(|p| says(p, "3.42")) {
+        Some(path) => found.push(Fio {
+            path,
+            version: "3.42",
+        }),
+        None => {
+            eprintln!("skipping fio 3.42: not built (../shared/fio/build.sh; .ci/run builds it)")
+        }
+    }
+    found
+}
+
 /// Whether fio is here to compare with; says so when it is not.
 fn fio_installed() -> bool {
     let found = Command::new("fio")
