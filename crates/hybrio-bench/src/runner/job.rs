@@ -281,7 +281,9 @@ impl PreparedJob {
         .with_fio_generators(
             fio_generator(&options, number, seed, Generator::Offsets),
             fio_generator(&options, number, seed, Generator::Mix),
-            options.randrepeat && !options.time_based,
+            // fio reseeds each loop of a repeatable job; a given randseed
+            // makes it unrepeatable (fio's init.c).
+            options.randrepeat && !options.randseed_given && !options.time_based,
         )
         .with_offset_modifiers(
             options.rw_seq_nr,
@@ -545,18 +547,26 @@ impl PreparedJob {
     }
 }
 
-/// fio's seed of random offsets (`FIO_RAND_BLOCK_OFF`) for job `number`:
-/// with `randrepeat` `FIO_RANDSEED` times the job's number, else from
-/// `randseed`, else `fresh`.
+/// fio's seed of random offsets (`FIO_RAND_BLOCK_OFF`) for job `number`.
+/// From fio 3.35 it comes from `randseed` like every other seed (unless
+/// `randrepeat=0` without a `randseed`: then `fresh`). Before, `randrepeat`
+/// made it `FIO_RANDSEED` times the job's number, whatever `randseed` said:
+/// fio seeds a job before a given `randseed` turns `randrepeat` off.
 fn fio_block_seed(options: &JobOptions, number: usize, fresh: u64) -> u64 {
     use crate::fio_rand::{BLOCK_SEED, REPEATABLE_SEED, job_seeds};
-    if options.randrepeat {
+    if !options.fio_compat.offsets_from_randseed() && options.randrepeat {
         REPEATABLE_SEED.wrapping_mul(number as u64)
-    } else if options.randseed_given {
+    } else if seeded(options).is_some() {
         job_seeds(options.randseed, number as u64)[BLOCK_SEED]
     } else {
         fresh
     }
+}
+
+/// Whether fio seeds a job's generators from `randseed` (`Some`), or from
+/// the system's random numbers, different every run.
+fn seeded(options: &JobOptions) -> Option<()> {
+    (options.randrepeat || options.randseed_given).then_some(())
 }
 
 /// Which of fio's generators.
@@ -575,33 +585,39 @@ enum Generator {
 }
 
 /// The seeds of fio's Zipf, Pareto and normal generators, one per file:
-/// with `randrepeat`, fio's `jhash` of the file's name times the job's
-/// number; else the job's block seed.
+/// fio's `jhash` of the file's name times the job's number, times the
+/// job's block seed from fio 3.35; before, the block seed alone for an
+/// unrepeatable job.
 fn distribution_seeds(
     options: &JobOptions,
     files: &[(FileHandle, PathBuf)],
     number: usize,
     fresh: u64,
 ) -> Vec<u32> {
+    let block_seed = fio_block_seed(options, number, fresh);
     files
         .iter()
         .map(|(_, path)| {
-            if !options.randrepeat {
-                return fio_block_seed(options, number, fresh) as u32;
-            }
             // fio's name of the file: as given, or in the directory given.
             let name = path.to_string_lossy();
             let name = name.strip_prefix("./").unwrap_or(&name);
-            crate::fio_rand::jhash(name.as_bytes(), 0).wrapping_mul(number as u32)
+            let by_name = crate::fio_rand::jhash(name.as_bytes(), 0).wrapping_mul(number as u32);
+            if options.fio_compat.offsets_from_randseed() {
+                by_name.wrapping_mul(block_seed as u32)
+            } else if options.randrepeat && !options.randseed_given {
+                by_name
+            } else {
+                block_seed as u32
+            }
         })
         .collect()
 }
 
-/// One of fio's generators for job `number` (from 1), seeded as fio 3.33
-/// seeds it. The seeds come from `randseed` (its default too) unless
-/// `randrepeat=0` leaves it unset: then from `fresh`, different every run.
-/// With `randrepeat` (the default) offsets come from `FIO_RANDSEED` times
-/// the job's number, whatever `randseed` says. Directions are drawn 32-bit.
+/// One of fio's generators for job `number` (from 1), seeded as the fio of
+/// `fio_compat` seeds it. The seeds come from `randseed` (its default too)
+/// unless `randrepeat=0` leaves it unset: then from `fresh`, different every
+/// run. Offsets are seeded as [`fio_block_seed`] says. Directions are drawn
+/// 32-bit.
 fn fio_generator(
     options: &JobOptions,
     number: usize,
@@ -609,8 +625,7 @@ fn fio_generator(
     which: Generator,
 ) -> crate::fio_rand::FioRand {
     use crate::fio_rand::{FILE_SEED, FioRand, MIX_SEED, ZONE_SEED, job_seeds};
-    let seeds = (options.randrepeat || options.randseed_given)
-        .then(|| job_seeds(options.randseed, number as u64));
+    let seeds = seeded(options).map(|()| job_seeds(options.randseed, number as u64));
     match which {
         Generator::Offsets => FioRand::new(
             fio_block_seed(options, number, fresh),

@@ -6,11 +6,12 @@
 //! non-uniform distributions, trims (`trim`, `randtrim`, `trimwrite`,
 //! `randtrimwrite`, on a loop device). Compared through each
 //! tool's latency log with `log_offset` (direction and offset per I/O).
+//! Against each fio here (3.33 and 3.42), hybrio speaking as that fio.
 
 use std::path::Path;
 use std::process::Command;
 
-use super::{fio_installed, hybrio};
+use super::{Fio, fios, hybrio};
 
 /// Each log of a run, as (direction, size and offset) per line, by job number.
 fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
@@ -35,9 +36,6 @@ fn logs(dir: &Path, prefix: &str) -> Vec<Vec<(String, String)>> {
 
 #[test]
 fn random_jobs_touch_fios_offsets_in_fios_order() {
-    if !fio_installed() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     for name in ["a", "b"] {
         std::fs::File::create(dir.path().join(name))
@@ -89,15 +87,19 @@ fn random_jobs_touch_fios_offsets_in_fios_order() {
         "--filename=a --rw=randwrite --bsrange=4k-16k --verify=crc32c --do_verify=0",
         "--filename=a --rw=read --bs=64k --zonemode=strided --zonesize=256k --zoneskip=256k",
         "--filename=a --rw=randread --zonemode=strided --zonesize=256k --zonerange=128k --zoneskip=64k",
+        "--filename=a --rw=randread --randseed=1234",
+        "--filename=a --rw=randread --randseed=99 --random_distribution=zipf:1.1 --loops=2",
     ] {
-        compare_with_fio(dir.path(), case);
+        for fio in fios() {
+            compare_with_fio(dir.path(), &fio, case);
+        }
     }
 }
 
-/// Runs `case` (more options after the common ones) in fio and in hybrio
-/// in `dir`, and asserts that every job's I/Os go the same way in the same
-/// order.
-fn compare_with_fio(dir: &Path, case: &str) {
+/// Runs `case` (more options after the common ones) in `fio` and in hybrio
+/// speaking as it in `dir`, and asserts that every job's I/Os go the same
+/// way in the same order.
+fn compare_with_fio(dir: &Path, fio: &Fio, case: &str) {
     for prefix in ["fio", "hybrio"] {
         for old in std::fs::read_dir(dir).unwrap().flatten() {
             if old
@@ -111,14 +113,20 @@ fn compare_with_fio(dir: &Path, case: &str) {
     }
     let mut args = vec!["--name=j", "--size=2m", "--bs=4k", "--log_offset=1"];
     args.extend(case.split(' '));
-    let fio = Command::new("fio")
+    let ran = Command::new(&fio.path)
         .args(&args)
         .args(["--write_lat_log=fio", "--output=/dev/null"])
         .current_dir(dir)
         .status()
         .unwrap();
-    assert!(fio.success(), "{case}: fio failed");
-    args.extend(["--write_lat_log=hybrio", "--output-format=terse"]);
+    let case = format!("fio {}: {case}", fio.version);
+    assert!(ran.success(), "{case}: fio failed");
+    let compat = format!("--fio-compat={}", fio.version);
+    args.extend([
+        compat.as_str(),
+        "--write_lat_log=hybrio",
+        "--output-format=terse",
+    ]);
     let out = hybrio(&args, dir);
     assert!(
         out.status.success(),
@@ -152,9 +160,6 @@ impl Drop for LoopDevice {
 
 #[test]
 fn trimming_jobs_trim_fios_blocks_in_fios_order() {
-    if !fio_installed() {
-        return;
-    }
     // fio trims only block devices (BLKDISCARD): a loop device over a file.
     let dir = tempfile::tempdir().unwrap();
     let backing = dir.path().join("backing");
@@ -182,24 +187,27 @@ fn trimming_jobs_trim_fios_blocks_in_fios_order() {
         "--rw=randtrimwrite --bs=64k",
         "--rw=randtrim --bs=16k",
     ] {
-        compare_with_fio(dir.path(), &format!("--filename={} {case}", device.0));
+        for fio in fios() {
+            compare_with_fio(dir.path(), &fio, &format!("--filename={} {case}", device.0));
+        }
     }
 }
 
 #[test]
 fn cmdprio_gives_fios_ios_their_priorities() {
-    if !fio_installed() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     std::fs::File::create(dir.path().join("a"))
         .unwrap()
         .set_len(2 << 20)
         .unwrap();
-    for case in [
+    for (fio, case) in [
         "--cmdprio_percentage=30 --cmdprio_class=1 --cmdprio=3",
         "--cmdprio_bssplit=4k/50/3/2:4k/20/1/0:64k/100/2/5",
-    ] {
+    ]
+    .iter()
+    .flat_map(|case| fios().into_iter().map(move |fio| (fio, *case)))
+    {
+        let compat = format!("--fio-compat={}", fio.version);
         let mut args = vec![
             "--name=j",
             "--filename=a",
@@ -217,17 +225,22 @@ fn cmdprio_gives_fios_ios_their_priorities() {
                 .map(|l| l.rsplit(',').next().unwrap_or_default().trim().to_string())
                 .collect()
         };
-        let fio = Command::new("fio")
+        let ran = Command::new(&fio.path)
             .args(&args)
             .args(["--write_lat_log=fio", "--output=/dev/null"])
             .current_dir(dir.path())
             .status()
             .unwrap();
-        assert!(fio.success(), "{case}: fio failed");
+        let case = format!("fio {}: {case}", fio.version);
+        assert!(ran.success(), "{case}: fio failed");
         let out = hybrio(
             &[
                 &args[..],
-                &["--write_lat_log=hybrio", "--output-format=terse"],
+                &[
+                    compat.as_str(),
+                    "--write_lat_log=hybrio",
+                    "--output-format=terse",
+                ],
             ]
             .concat(),
             dir.path(),
