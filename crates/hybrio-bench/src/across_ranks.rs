@@ -158,7 +158,7 @@ pub fn run_with(
     cluster: &Cluster,
     jobs: &[JobDef],
     globals: &GlobalOptions,
-    notice: &mut dyn FnMut(&str),
+    notice: &mut dyn FnMut(run::Notice<'_>),
 ) -> Result<RankRun, AcrossRanksError> {
     let groups = group_count(jobs);
     let mut started = 0;

@@ -121,18 +121,24 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 }
                 return run_across_ranks(&jobs, &globals, &formats, output.as_deref());
             }
-            let to_stdout = output.is_none();
             // With other formats, the page goes to a file of its own.
             let page_path = (formats.contains(&Format::Html) && formats.len() > 1)
                 .then(|| page_beside(output.as_deref()));
-            let mut out: Box<dyn Write> = match &output {
+            let out: Box<dyn Write> = match &output {
                 Some(path) => Box::new(
                     std::fs::File::create(path)
                         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
                 ),
                 None => Box::new(std::io::stdout()),
             };
-            if formats == [Format::Normal] && to_stdout {
+            // The report's writer is shared: fio's lines as the run goes
+            // (normal output's "Laying out IO file") go to it too.
+            let out = std::cell::RefCell::new(out);
+            let normal = formats.contains(&Format::Normal);
+            // fio starts its normal report with each job's line; with other
+            // formats too (normal,json), but not without it.
+            if normal {
+                let mut out = out.borrow_mut();
                 out.write_all(run::banners(&jobs).as_bytes())?;
                 out.flush()?;
             }
@@ -156,9 +162,19 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                     (false, _) => text_formats.clone(),
                 };
                 let text = render(report, &formats, json_lines);
+                let mut out = out.borrow_mut();
                 if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                     write_error.get_or_insert(e);
                 }
+            };
+            let mut notice = |notice: run::Notice<'_>| match notice {
+                run::Notice::LayingOut(line) if normal => {
+                    let mut out = out.borrow_mut();
+                    // A failed write shows again, and is reported, with the report.
+                    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+                }
+                run::Notice::LayingOut(_) => {}
+                run::Notice::Problem(line) => eprintln!("{line}"),
             };
             // Ctrl-C stops the jobs, which then report what they measured, as fio does.
             hybrio::interrupt::catch_signals()?;
@@ -166,8 +182,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 every,
                 emit: &mut emit,
             });
-            let report =
-                run::run_reporting(&jobs, &globals, &mut |line| eprintln!("{line}"), status)?;
+            let report = run::run_reporting(&jobs, &globals, &mut notice, status)?;
             last.set(true);
             emit(&report);
             if let Some(path) = &page_path {
@@ -208,7 +223,9 @@ fn run_across_ranks(
     hybrio::interrupt::catch_signals()?;
     // Kept until the report is written: MPI ends when it is dropped.
     let cluster = across_ranks::join()?;
-    let run = across_ranks::run_with(&cluster, jobs, globals, &mut |line| eprintln!("{line}"))?;
+    let run = across_ranks::run_with(&cluster, jobs, globals, &mut |notice| match notice {
+        run::Notice::LayingOut(line) | run::Notice::Problem(line) => eprintln!("{line}"),
+    })?;
     // The other ranks end well once their figures are sent: rank 0 reports
     // (mpirun kills every rank as soon as one exits with an error).
     let Some(ranks) = run.merged else {

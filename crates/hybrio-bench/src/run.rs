@@ -132,13 +132,25 @@ impl std::fmt::Debug for StatusReports<'_> {
     }
 }
 
+/// What a run tells as it goes, besides its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice<'a> {
+    /// fio's "JOB: Laying out IO file (N files / MMiB)": fio prints it in
+    /// its normal report (standard output, or `--output`'s file) and not
+    /// at all with other formats.
+    LayingOut(&'a str),
+    /// A line that belongs on standard error (a file that could not be
+    /// removed), so that standard output stays one document.
+    Problem(&'a str),
+}
+
 /// Runs the jobs and returns the report. Jobs run together up to each
-/// `stonewall`, which waits for those above it. `notice` receives progress
-/// lines (file layout), which belong on stderr so that stdout stays one document.
+/// `stonewall`, which waits for those above it. `notice` receives what the
+/// run tells as it goes ([`Notice`]).
 pub fn run(
     jobs: &[JobDef],
     globals: &GlobalOptions,
-    notice: &mut dyn FnMut(&str),
+    notice: &mut dyn FnMut(Notice<'_>),
 ) -> Result<RunReport, RunFailure> {
     run_reporting(jobs, globals, notice, None)
 }
@@ -147,7 +159,7 @@ pub fn run(
 pub fn run_reporting(
     jobs: &[JobDef],
     globals: &GlobalOptions,
-    notice: &mut dyn FnMut(&str),
+    notice: &mut dyn FnMut(Notice<'_>),
     status: Option<StatusReports>,
 ) -> Result<RunReport, RunFailure> {
     let ended = run_coordinated(jobs, globals, notice, status, &mut |_, _| {
@@ -189,7 +201,7 @@ pub enum GroupStart {
 pub fn run_coordinated(
     jobs: &[JobDef],
     globals: &GlobalOptions,
-    notice: &mut dyn FnMut(&str),
+    notice: &mut dyn FnMut(Notice<'_>),
     mut status: Option<StatusReports>,
     before_io: &mut dyn FnMut(usize, bool) -> Result<GroupStart, RunFailure>,
 ) -> Result<Ended, RunFailure> {
@@ -381,7 +393,7 @@ fn run_together(
     run_start: &mut Option<Instant>,
     stops: &Arc<runner::stop::RunStops>,
     flows: &Arc<runner::flow::Flows>,
-    notice: &mut dyn FnMut(&str),
+    notice: &mut dyn FnMut(Notice<'_>),
     mut status: Option<(&mut StatusReports, Earlier)>,
     before_io: &mut dyn FnMut(bool) -> Result<GroupStart, RunFailure>,
 ) -> Result<Option<(Vec<JobOutcome>, Setup)>, RunFailure> {
@@ -401,21 +413,27 @@ fn run_together(
         // DISKLESSIO); filestat and filedelete find theirs laid out.
         let creates = options.ioengine == "filecreate";
         if options.ioengine != "null" && !creates {
-            let needs_data: Vec<_> = plans
+            // fio announces every file shorter than the job's part of it,
+            // whether it writes data there first (reads) or only extends it.
+            let extended: Vec<_> = plans
                 .iter()
-                .filter(|p| holds_data_first(options) && needs_layout(p))
+                .filter(|p| !options.create_on_open && shorter_than_used(p))
                 .collect();
-            if !needs_data.is_empty() {
-                let total = needs_data
-                    .iter()
-                    .fold(0u64, |sum, p| sum.saturating_add(p.size));
-                let plural = if needs_data.len() == 1 { "" } else { "s" };
-                notice(&format!(
-                    "{}: Laying out IO file ({} file{plural} / {}MiB)",
+            if !extended.is_empty() {
+                let total = extended.iter().fold(0u64, |sum, p| {
+                    sum.saturating_add(p.start.saturating_add(p.size))
+                });
+                let (plural, total_of) = if extended.len() == 1 {
+                    ("", "")
+                } else {
+                    ("s", "total ")
+                };
+                notice(Notice::LayingOut(&format!(
+                    "{}: Laying out IO file{plural} ({} file{plural} / {total_of}{}MiB)",
                     options.name,
-                    needs_data.len(),
+                    extended.len(),
                     total >> 20
-                ));
+                )));
             }
             for plan in &plans {
                 if !options.allow_file_create && !plan.path.exists() {
@@ -595,7 +613,10 @@ fn run_together(
         if let Err(error) = std::fs::remove_file(path)
             && error.kind() != std::io::ErrorKind::NotFound
         {
-            notice(&format!("unlink {}: {error}", path.display()));
+            notice(Notice::Problem(&format!(
+                "unlink {}: {error}",
+                path.display()
+            )));
         }
     }
     if let Some(error) = spawn_error {
@@ -675,8 +696,10 @@ fn sleep_until(when: Instant) {
     }
 }
 
-fn needs_layout(plan: &layout::FilePlan) -> bool {
-    std::fs::metadata(&plan.path).map_or(true, |m| m.is_file() && m.len() < plan.size)
+/// A regular file (or none yet) that ends before the job's part of it does.
+fn shorter_than_used(plan: &layout::FilePlan) -> bool {
+    let end = plan.start.saturating_add(plan.size);
+    std::fs::metadata(&plan.path).map_or(true, |m| m.is_file() && m.len() < end)
 }
 
 fn report(

@@ -219,6 +219,21 @@ fn check(case: &Case) -> Vec<String> {
             ours.join("\n          ")
         ));
     }
+    // fio's "Laying out IO file" lines: in the normal report, not elsewhere.
+    let laying_out = |report: &str| -> Vec<String> {
+        report
+            .lines()
+            .filter(|line| line.contains(": Laying out IO file"))
+            .map(str::to_string)
+            .collect()
+    };
+    if laying_out(&fio_report) != laying_out(&report) {
+        problems.push(format!(
+            "layout lines: fio {:?}, hybrio {:?}",
+            laying_out(&fio_report),
+            laying_out(&report)
+        ));
+    }
 
     let fio = document(&fixture(case, "json"));
     let (stdout, dir) = run_case(case, "json");
