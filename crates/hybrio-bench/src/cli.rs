@@ -527,6 +527,7 @@ impl JobArgs {
         if let Some(version) = self.fio_compat {
             for job in &mut jobs {
                 job.options.fio_compat = version;
+                job.options.fit_fio_compat();
             }
         }
         Ok((jobs, globals))

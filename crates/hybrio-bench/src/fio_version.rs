@@ -66,6 +66,13 @@ impl FioVersion {
         self.minor >= 41
     }
 
+    /// The longest `buffer_pattern` or `verify_pattern` this fio keeps
+    /// (`MAX_PATTERN_SIZE`): 512 bytes before 3.34 (commit 1dc47d6b),
+    /// 128 MiB since.
+    pub fn max_pattern_bytes(self) -> usize {
+        if self.minor >= 34 { 128 << 20 } else { 512 }
+    }
+
     /// The version of the verify state file (`verify_state_save`) this fio
     /// writes: 3 up to 3.38, 4 in 3.39 and 3.40, 5 from 3.41.
     pub fn verify_state_version(self) -> u64 {

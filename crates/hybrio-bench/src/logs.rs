@@ -8,9 +8,14 @@
 //! Without `log_avg_msec` every I/O has its line: latencies in ns, its
 //! bandwidth (bytes per ms, as fio computes it) and an I/O count of 1, the
 //! offset only with `log_offset`. With `log_avg_msec=N` each direction has a
-//! line per window of N ms: the window's mean latency, its bandwidth in
-//! KiB/s and its IOPS, block size and offset 0; the last, partial window is
-//! written for latencies only, as fio writes it.
+//! line per window of N ms: the window's mean latency (rounded as fio
+//! rounds it), its bandwidth in KiB/s and its IOPS, block size and offset 0;
+//! the last, partial window is written for latencies only, as fio writes it.
+//! `log_window_value=max` logs the window's largest latency instead,
+//! `both` the mean and then the largest (a column more; bandwidth and IOPS
+//! twice). `log_issue_time` (fio 3.38) ends each line with the I/O's issue
+//! time in ns since the job's start: in the `clat` and `slat` logs of
+//! single I/Os, 0 elsewhere (as fio).
 //!
 //! Files are `PREFIX_KIND.N.log`, N the job's number in the run from 1
 //! (`per_job_logs=0`: `PREFIX_KIND.log`, shared by the jobs as fio shares it:
@@ -20,7 +25,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use crate::options::JobOptions;
+use crate::options::{JobOptions, WindowValue};
 use crate::stats::DataDir;
 
 /// A log could not be written.
@@ -61,6 +66,7 @@ struct Window {
     sum: u128,
     count: u64,
     bytes: u64,
+    max: u64,
 }
 
 #[derive(Debug)]
@@ -81,6 +87,10 @@ pub struct JobLogs {
     with_offset: bool,
     /// `log_prio`.
     with_prio: bool,
+    /// `log_window_value`.
+    window_value: WindowValue,
+    /// `log_issue_time`.
+    with_issue_time: bool,
 }
 
 impl JobLogs {
@@ -139,6 +149,8 @@ impl JobLogs {
             window_end: avg_ns,
             with_offset: options.log_offset,
             with_prio: options.cmdprio.log,
+            window_value: options.log_window_value,
+            with_issue_time: options.log_issue_time,
         }))
     }
 
@@ -163,6 +175,9 @@ impl JobLogs {
         let lat_ns = clat_ns + slat_ns.unwrap_or(0);
         if self.avg_ns == 0 {
             let ms = now / 1_000_000;
+            // The I/O went to the kernel (fio's issue time) clat before it
+            // completed.
+            let issued = now.saturating_sub(clat_ns);
             for log in &mut self.logs {
                 let value = match log.kind {
                     Kind::Lat => lat_ns,
@@ -174,8 +189,20 @@ impl JobLogs {
                     Kind::Bw => bytes.saturating_mul(1_000_000) / lat_ns.max(1),
                     Kind::Iops => 1,
                 };
-                let offset = self.with_offset.then_some(offset);
-                line(&mut log.out, ms, value, d, bytes, offset, prio).map_err(|e| log.error(e))?;
+                let issue = self.with_issue_time.then_some(match log.kind {
+                    Kind::Clat | Kind::Slat => issued,
+                    Kind::Lat | Kind::Bw | Kind::Iops => 0,
+                });
+                let columns = Columns {
+                    value,
+                    value1: None,
+                    dir: d,
+                    bs: bytes,
+                    offset: self.with_offset.then_some(offset),
+                    prio,
+                    issue,
+                };
+                line(&mut log.out, ms, columns).map_err(|e| log.error(e))?;
             }
             return Ok(());
         }
@@ -197,6 +224,7 @@ impl JobLogs {
             w.sum += u128::from(value);
             w.count += 1;
             w.bytes += bytes;
+            w.max = w.max.max(value);
         }
         Ok(())
     }
@@ -208,31 +236,48 @@ impl JobLogs {
         let (with_offset, with_prio) = (self.with_offset, self.with_prio);
         for log in &mut self.logs {
             for (d, w) in log.windows.iter_mut().enumerate() {
-                let value = match log.kind {
+                // fio rounds the mean half up; a rate is the window's only
+                // sample, its own mean and largest value.
+                let (mean, max) = match log.kind {
                     _ if w.count == 0 => {
                         *w = Window::default();
                         continue;
                     }
-                    Kind::Lat | Kind::Clat | Kind::Slat => (w.sum / u128::from(w.count)) as u64,
-                    Kind::Bw if complete => w.bytes / 1024 * 1000 / window_ms,
-                    Kind::Iops if complete => w.count * 1000 / window_ms,
+                    Kind::Lat | Kind::Clat | Kind::Slat => {
+                        let count = u128::from(w.count);
+                        (((w.sum + count / 2) / count) as u64, w.max)
+                    }
+                    Kind::Bw if complete => {
+                        let rate = w.bytes / 1024 * 1000 / window_ms;
+                        (rate, rate)
+                    }
+                    Kind::Iops if complete => {
+                        let rate = w.count * 1000 / window_ms;
+                        (rate, rate)
+                    }
                     Kind::Bw | Kind::Iops => continue,
                 };
                 *w = Window::default();
-                line(
-                    &mut log.out,
-                    end / 1_000_000,
+                let (value, value1) = match self.window_value {
+                    WindowValue::Avg => (mean, None),
+                    WindowValue::Max => (max, None),
+                    WindowValue::Both => (mean, Some(max)),
+                };
+                let columns = Columns {
                     value,
-                    d,
-                    0,
-                    with_offset.then_some(0),
-                    if with_prio {
+                    value1,
+                    dir: d,
+                    bs: 0,
+                    offset: with_offset.then_some(0),
+                    prio: if with_prio {
                         Prio::Value(0)
                     } else {
                         Prio::Realtime(false)
                     },
-                )
-                .map_err(|e| JobLogs::error_of(&log.path, e))?;
+                    issue: self.with_issue_time.then_some(0),
+                };
+                line(&mut log.out, end / 1_000_000, columns)
+                    .map_err(|e| JobLogs::error_of(&log.path, e))?;
             }
         }
         Ok(())
@@ -265,23 +310,45 @@ impl Log {
     }
 }
 
-fn line(
-    out: &mut impl Write,
-    ms: u64,
+/// A log line's columns after its time, each present or not as fio
+/// writes them.
+struct Columns {
     value: u64,
+    /// `log_window_value=both`: the window's largest value.
+    value1: Option<u64>,
     dir: usize,
     bs: u64,
     offset: Option<u64>,
     prio: Prio,
-) -> std::io::Result<()> {
-    let prio = match prio {
-        Prio::Value(value) => format!("0x{value:04x}"),
-        Prio::Realtime(rt) => u8::from(rt).to_string(),
-    };
-    match offset {
-        Some(offset) => writeln!(out, "{ms}, {value}, {dir}, {bs}, {offset}, {prio}"),
-        None => writeln!(out, "{ms}, {value}, {dir}, {bs}, {prio}"),
+    issue: Option<u64>,
+}
+
+fn line(out: &mut impl Write, ms: u64, columns: Columns) -> std::io::Result<()> {
+    let Columns {
+        value,
+        value1,
+        dir,
+        bs,
+        offset,
+        prio,
+        issue,
+    } = columns;
+    write!(out, "{ms}, {value}")?;
+    if let Some(value1) = value1 {
+        write!(out, ", {value1}")?;
     }
+    write!(out, ", {dir}, {bs}")?;
+    if let Some(offset) = offset {
+        write!(out, ", {offset}")?;
+    }
+    match prio {
+        Prio::Value(value) => write!(out, ", 0x{value:04x}")?,
+        Prio::Realtime(rt) => write!(out, ", {}", u8::from(rt))?,
+    }
+    if let Some(issue) = issue {
+        write!(out, ", {issue}")?;
+    }
+    writeln!(out)
 }
 
 /// A log line's last column, as fio writes it.
@@ -451,5 +518,93 @@ mod tests {
             read(dir.path(), "t_iops.1.log"),
             "100, 100, 0, 0, 0\n200, 20, 1, 0, 0\n"
         );
+    }
+
+    fn read_io(clat_ns: u64) -> LoggedIo {
+        LoggedIo {
+            dir: DataDir::Read,
+            bytes: 4096,
+            offset: 4096,
+            slat_ns: Some(500),
+            clat_ns,
+            ioprio: 0,
+        }
+    }
+
+    #[test]
+    fn windows_log_the_mean_rounded_the_largest_or_both() {
+        let ms = 1_000_000;
+        let logged = |value: WindowValue| {
+            let dir = tempfile::tempdir().unwrap();
+            let options = JobOptions {
+                log_window_value: value,
+                ..options(dir.path(), 100, true)
+            };
+            let mut logs = JobLogs::open(&options, 1).unwrap().unwrap();
+            for (at, clat) in [(10, 10_000), (20, 10_001), (130, 3_000)] {
+                logs.record(at * ms, &read_io(clat)).unwrap();
+            }
+            logs.finish(150 * ms).unwrap();
+            ["clat", "iops"].map(|kind| read(dir.path(), &format!("t_{kind}.1.log")))
+        };
+        // 10,000.5 ns rounds up, as fio rounds its mean.
+        assert_eq!(
+            logged(WindowValue::Avg),
+            [
+                "100, 10001, 0, 0, 0, 0\n150, 3000, 0, 0, 0, 0\n",
+                "100, 20, 0, 0, 0, 0\n"
+            ]
+        );
+        assert_eq!(
+            logged(WindowValue::Max)[0],
+            "100, 10001, 0, 0, 0, 0\n150, 3000, 0, 0, 0, 0\n"
+        );
+        assert_eq!(
+            logged(WindowValue::Both),
+            [
+                "100, 10001, 10001, 0, 0, 0, 0\n150, 3000, 3000, 0, 0, 0, 0\n",
+                "100, 20, 20, 0, 0, 0, 0\n"
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let options = JobOptions {
+            log_window_value: WindowValue::Max,
+            ..options(dir.path(), 100, false)
+        };
+        let mut logs = JobLogs::open(&options, 1).unwrap().unwrap();
+        for (at, clat) in [(10, 9_000), (20, 12_000), (30, 10_000)] {
+            logs.record(at * ms, &read_io(clat)).unwrap();
+        }
+        logs.finish(100 * ms).unwrap();
+        assert_eq!(read(dir.path(), "t_clat.1.log"), "100, 12000, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn issue_times_end_the_lines_of_clat_and_slat() {
+        let ms = 1_000_000;
+        let dir = tempfile::tempdir().unwrap();
+        let options = JobOptions {
+            log_issue_time: true,
+            ..options(dir.path(), 0, true)
+        };
+        let mut logs = JobLogs::open(&options, 2).unwrap().unwrap();
+        logs.record(7 * ms, &read_io(250_000)).unwrap();
+        logs.finish(8 * ms).unwrap();
+        // Issued 0.25 ms before it completed at 7 ms.
+        let issued = 7 * ms - 250_000;
+        assert_eq!(
+            read(dir.path(), "t_clat.2.log"),
+            format!("7, 250000, 0, 4096, 4096, 0, {issued}\n")
+        );
+        assert_eq!(
+            read(dir.path(), "t_slat.2.log"),
+            format!("7, 500, 0, 4096, 4096, 0, {issued}\n")
+        );
+        assert_eq!(
+            read(dir.path(), "t_lat.2.log"),
+            "7, 250500, 0, 4096, 4096, 0, 0\n"
+        );
+        assert!(read(dir.path(), "t_iops.2.log").ends_with(", 0\n"));
+        assert_eq!(read(dir.path(), "t_iops.2.log").matches(", ").count(), 6);
     }
 }

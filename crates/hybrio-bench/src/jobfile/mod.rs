@@ -529,6 +529,7 @@ impl Unit<'_> {
                 );
                 job.time_based = false;
             }
+            job.fit_fio_compat();
             validate(&job)?;
             if std::mem::take(&mut self.stonewall_first) {
                 job.stonewall = true;
@@ -716,6 +717,11 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
                 job.verify.header_offset
             )));
         }
+    }
+    if job.log_issue_time && (job.write_lat_log.is_none() || !job.log_offset) {
+        return Err(invalid(
+            "log_issue_time needs write_lat_log and log_offset (as fio)".into(),
+        ));
     }
     if job.hipri && !job.direct {
         return Err(invalid(

@@ -270,6 +270,11 @@ pub struct JobOptions {
     pub log_avg_msec: u64,
     /// `log_offset`: the logs carry each I/O's offset.
     pub log_offset: bool,
+    /// `log_window_value` (fio 3.42; 3.33's `log_max_value`): what a window
+    /// of `log_avg_msec` logs.
+    pub log_window_value: WindowValue,
+    /// `log_issue_time` (fio 3.38): the logs carry each I/O's issue time.
+    pub log_issue_time: bool,
     /// `per_job_logs`: one log file per job (numbered), or one shared.
     pub per_job_logs: bool,
     /// Passes over the workload.
@@ -449,6 +454,17 @@ pub enum FadviseHint {
     Random,
 }
 
+/// What a window of `log_avg_msec` logs (fio's `log_window_value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowValue {
+    /// The window's mean.
+    Avg,
+    /// The window's largest value.
+    Max,
+    /// Both: the mean, then the largest.
+    Both,
+}
+
 /// How random offsets are spread over a file (fio's `random_distribution`).
 /// Every model but `Uniform` turns fio's random map off: offsets repeat.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -608,6 +624,8 @@ impl Default for JobOptions {
             write_iops_log: None,
             log_avg_msec: 0,
             log_offset: false,
+            log_window_value: WindowValue::Avg,
+            log_issue_time: false,
             per_job_logs: true,
             unified_rw_reporting: UnifiedRw::None,
             clat_percentiles: true,
@@ -654,6 +672,19 @@ impl Default for JobOptions {
 }
 
 impl JobOptions {
+    /// Makes what the job writes what the fio of `fio_compat` writes where
+    /// that is a limit on an option's value: fio before 3.34 keeps 512
+    /// bytes of a pattern.
+    pub fn fit_fio_compat(&mut self) {
+        let most = self.fio_compat.max_pattern_bytes();
+        self.buffers.pattern.truncate(most);
+        if let Some(pattern) = &mut self.verify.pattern {
+            pattern.bytes.truncate(most);
+            // A `%o` whose 8 bytes no longer fit is gone with them.
+            pattern.offsets_at.retain(|at| at + 8 <= most);
+        }
+    }
+
     /// The job's socket protocol when it is a network job: `ioengine=net`
     /// (TCP unless `protocol` says otherwise), or any engine with `protocol`.
     pub fn network(&self) -> Option<Protocol> {

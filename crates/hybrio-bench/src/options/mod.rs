@@ -30,7 +30,7 @@ pub use groups::{
 };
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
-    JobOptions, Offset, Preallocate, RwMode, StridedZones, UnifiedRw, Zone, ZoneSize,
+    JobOptions, Offset, Preallocate, RwMode, StridedZones, UnifiedRw, WindowValue, Zone, ZoneSize,
 };
 pub use pseudo::check as check_pseudo_engine;
 

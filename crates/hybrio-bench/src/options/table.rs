@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::def::{Kind, OptionDef, opt};
 use super::values::*;
-use super::{FadviseHint, JobOptions, Protocol, StatType, UnifiedRw};
+use super::{FadviseHint, JobOptions, Protocol, StatType, UnifiedRw, WindowValue};
 use crate::units::{self, ValueError};
 
 /// Every job option hybrio implements.
@@ -558,6 +558,28 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         "0",
         "Log each I/O's offset",
         |j, v| j.log_offset = units::parse_bool(v)?
+    ),
+    opt!(
+        "log_window_value",
+        &["log_max_value"],
+        Kind::Choice(&["avg", "max", "both", "0", "1"]),
+        "avg",
+        "With log_avg_msec: log each window's mean (avg, 0), largest value (max, 1) or both",
+        |j, v| {
+            j.log_window_value = match v {
+                "max" | "1" => WindowValue::Max,
+                "both" => WindowValue::Both,
+                _ => WindowValue::Avg,
+            }
+        }
+    ),
+    opt!(
+        "log_issue_time",
+        &[],
+        Kind::Bool,
+        "0",
+        "Log each I/O's issue time (ns since the job's start) in the latency logs (needs write_lat_log and log_offset)",
+        |j, v| j.log_issue_time = units::parse_bool(v)?
     ),
     opt!(
         "per_job_logs",

@@ -5,8 +5,9 @@
 
 use std::fmt;
 
-/// fio's `MAX_PATTERN_SIZE`.
-const MAX_PATTERN: usize = 512;
+/// fio's `MAX_PATTERN_SIZE` since 3.34 (a job speaking as an older fio
+/// keeps fewer: `JobOptions::fit_fio_compat`).
+const MAX_PATTERN: usize = 128 << 20;
 
 /// A parsed pattern: its bytes, and where `%o` goes in them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -113,7 +114,7 @@ impl Pattern {
                 return Err(error("expected a number, a \"string\", a 'file' or %o"));
             }
             if bytes.len() > MAX_PATTERN {
-                return Err(error("longer than 512 bytes"));
+                return Err(error("longer than 128 MiB"));
             }
             rest = rest.trim_start();
         }

@@ -141,3 +141,40 @@ fn a_global_working_set_is_shared_by_the_jobs_as_fios_is() {
     assert!(by_hybrio.2 > 0, "the jobs share no block: {by_hybrio:?}");
     assert_eq!(by_hybrio, by_fio, "(distinct in a, in b, in both)");
 }
+
+#[test]
+fn a_pattern_file_is_written_whole_as_fio_3_34_on_writes_it() {
+    // fio's own t0027: a 16 KiB pattern file; fio before 3.34 kept 512 bytes of it.
+    let dir = tempfile::tempdir().unwrap();
+    let pattern: Vec<u8> = (0..16384u32).map(|i| (i * 7 + i / 256) as u8).collect();
+    std::fs::write(dir.path().join("pattern"), &pattern).unwrap();
+    for (compat, expected) in [
+        ("3.42", pattern.clone()),
+        ("3.33", pattern[..512].repeat(32)),
+    ] {
+        let name = format!("by-{compat}");
+        let out = hybrio(
+            &[
+                "--name=p",
+                "--rw=write",
+                "--bs=16k",
+                "--size=16k",
+                "--buffer_pattern='pattern'",
+                &format!("--filename={name}"),
+                &format!("--fio-compat={compat}"),
+                "--output-format=terse",
+            ],
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let written = std::fs::read(dir.path().join(&name)).unwrap();
+        assert!(
+            written == expected,
+            "fio {compat}: the file is not the pattern as that fio writes it"
+        );
+    }
+}
