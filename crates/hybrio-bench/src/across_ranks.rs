@@ -163,7 +163,7 @@ pub fn run_with(
     let groups = group_count(jobs);
     let mut started = 0;
     let mut told_to_stop = false;
-    let outcome = run::run_coordinated(jobs, globals, notice, None, &mut |group, ready| {
+    let outcome = run::run_coordinated(jobs, globals, notice, None, None, &mut |group, ready| {
         // A rank whose group could not get ready says so here, where the
         // others wait to start the group's I/O.
         let state = if ready { GOING } else { STOPPED };

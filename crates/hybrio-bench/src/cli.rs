@@ -44,6 +44,9 @@ pub enum Command {
         mpi: bool,
         /// `--status-interval`: a report of the figures so far this often.
         status_interval: Option<std::time::Duration>,
+        /// `--bandwidth-log[=NAME]`: the jobs' bandwidth together, in
+        /// `NAME-{read,write,trim}_bw.log`.
+        bandwidth_log: Option<String>,
         /// What the user should know of how the jobs were read (stderr).
         notes: Vec<String>,
     },
@@ -144,6 +147,8 @@ hybrio options:
   --output=FILE            write the report to FILE instead of standard output
   --parse-only             check the jobs and exit
   --max-jobs=N             accepted and ignored, as fio does
+  --bandwidth-log[=NAME]   log all the jobs' bandwidth together every 500 ms, per direction,
+                           in NAME-read_bw.log, NAME-write_bw.log, NAME-trim_bw.log (NAME: agg)
   --fio-compat=VERSION     behave as fio VERSION (3.33 to 3.42; default 3.42) where fio's
                            versions differ: random offsets' seeds (3.35), sha512 (3.39),
                            the verify header (3.41); every job (one job: fio_compat=)
@@ -231,6 +236,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
     let mut parse_only = false;
     let mut mpi = false;
     let mut status_interval = None;
+    let mut bandwidth_log = None;
     let mut compare: Option<(f64, Option<PathBuf>)> = None;
     let mut job_args = JobArgs::default();
     let mut iter = args.iter().peekable();
@@ -255,6 +261,15 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             "max-jobs" => drop(value_for("max-jobs")?),
             "fio-compat" => job_args.set_fio_compat(&value_for("fio-compat")?)?,
             "mpi" => mpi = true,
+            // As fio's getopt: a name only after '=' (`--bandwidth-log NAME`
+            // is the flag and a job file).
+            "bandwidth-log" => {
+                bandwidth_log = Some(
+                    inline_value
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or("agg".into()),
+                )
+            }
             "showcmd" => job_args.showcmd = true,
             "section" => job_args.only.push(value_for("section")?),
             "output" => output = Some(PathBuf::from(value_for("output")?)),
@@ -309,6 +324,7 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         parse_only,
         mpi,
         status_interval,
+        bandwidth_log,
         notes,
     })
 }
@@ -803,6 +819,24 @@ mod tests {
         );
         let err = parse(&args(&["--name=t", "--size=1m", "--max-jobs"])).unwrap_err();
         assert!(err.to_string().starts_with("option --max-jobs:"), "{err}");
+    }
+
+    #[test]
+    fn bandwidth_log_takes_a_name_after_equals_only() {
+        let name = |list: &[&str]| match parse(&args(list)).unwrap() {
+            Command::Run { bandwidth_log, .. } => bandwidth_log,
+            other => panic!("{other:?}"),
+        };
+        let job = ["--name=a", "--size=1m"];
+        assert_eq!(name(&job), None);
+        assert_eq!(
+            name(&[&["--bandwidth-log"], &job[..]].concat()),
+            Some("agg".into())
+        );
+        assert_eq!(
+            name(&[&["--bandwidth-log=run1"], &job[..]].concat()),
+            Some("run1".into())
+        );
     }
 
     #[test]

@@ -377,6 +377,83 @@ pub struct LoggedIo {
     pub ioprio: u16,
 }
 
+/// fio's `--bandwidth-log[=NAME]`: the bandwidth of all the run's jobs
+/// together, per direction, every 500 ms (fio's default `bwavgtime`; hybrio
+/// has no `bwavgtime`), in `NAME-read_bw.log`, `NAME-write_bw.log` and
+/// `NAME-trim_bw.log` (`NAME`: `agg`): `time (ms since the run's start),
+/// KiB/s, direction, 0, 0`, as fio writes them.
+#[derive(Debug)]
+pub struct AggregateLog {
+    files: [(PathBuf, BufWriter<File>); 3],
+    started: std::time::Instant,
+    last: std::time::Instant,
+    /// The run's bytes at the last line.
+    last_bytes: [u64; 3],
+    /// The bytes of the groups that ended (each group's jobs count from 0).
+    done_before: [u64; 3],
+}
+
+impl AggregateLog {
+    /// How often a line is due.
+    pub const EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+    /// Creates the three files (`name`: `agg` unless given).
+    pub fn create(name: &str) -> Result<AggregateLog, LogError> {
+        let open = |dir: &str| {
+            let path = PathBuf::from(format!("{name}-{dir}_bw.log"));
+            File::create(&path)
+                .map(|f| (path.clone(), BufWriter::new(f)))
+                .map_err(|source| JobLogs::error_of(&path, source))
+        };
+        let now = std::time::Instant::now();
+        Ok(AggregateLog {
+            files: [open("read")?, open("write")?, open("trim")?],
+            started: now,
+            last: now,
+            last_bytes: [0; 3],
+            done_before: [0; 3],
+        })
+    }
+
+    /// Whether a line is due at `now`.
+    pub fn due(&self, now: std::time::Instant) -> bool {
+        now.duration_since(self.last) > Self::EVERY
+    }
+
+    /// Writes each direction's rate since the last line, from the running
+    /// group's byte totals (reads, writes, trims) at `now`.
+    pub fn sample(&mut self, now: std::time::Instant, group: [u64; 3]) -> Result<(), LogError> {
+        let bytes: [u64; 3] = std::array::from_fn(|d| self.done_before[d] + group[d]);
+        let ms = now.duration_since(self.last).as_millis() as u64;
+        let since_start = now.duration_since(self.started).as_millis();
+        for (dir, (path, out)) in self.files.iter_mut().enumerate() {
+            let diff = bytes[dir].saturating_sub(self.last_bytes[dir]);
+            // fio's calc_rate: KiB/s, truncated at each step.
+            let rate = (1000 * diff).checked_div(ms).unwrap_or(0) / 1024;
+            writeln!(out, "{since_start}, {rate}, {dir}, 0, 0")
+                .map_err(|e| JobLogs::error_of(path, e))?;
+        }
+        self.last = now;
+        self.last_bytes = bytes;
+        Ok(())
+    }
+
+    /// Counts a group's final byte totals into the run's.
+    pub fn end_group(&mut self, group: [u64; 3]) {
+        for (done, bytes) in self.done_before.iter_mut().zip(group) {
+            *done += bytes;
+        }
+    }
+
+    /// Flushes the files.
+    pub fn finish(mut self) -> Result<(), LogError> {
+        for (path, out) in &mut self.files {
+            out.flush().map_err(|e| JobLogs::error_of(path, e))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,5 +683,27 @@ mod tests {
         );
         assert!(read(dir.path(), "t_iops.2.log").ends_with(", 0\n"));
         assert_eq!(read(dir.path(), "t_iops.2.log").matches(", ").count(), 6);
+    }
+
+    #[test]
+    fn the_bandwidth_log_rates_all_jobs_across_groups_as_fio() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = dir.path().join("run").display().to_string();
+        let mut log = AggregateLog::create(&name).unwrap();
+        let start = log.started;
+        let at = |ms: u64| start + std::time::Duration::from_millis(ms);
+        assert!(!log.due(at(500)) && log.due(at(501)));
+        // 1 MiB read in the first 512 ms: 2000 KiB/s.
+        log.sample(at(512), [1 << 20, 0, 0]).unwrap();
+        // The first group ends with 2 MiB read; the second writes 1 MiB
+        // and trims 512 KiB in the next 1024 ms.
+        log.end_group([2 << 20, 0, 0]);
+        log.sample(at(1536), [0, 1 << 20, 512 << 10]).unwrap();
+        log.finish().unwrap();
+        let read =
+            |dir_name: &str| std::fs::read_to_string(format!("{name}-{dir_name}_bw.log")).unwrap();
+        assert_eq!(read("read"), "512, 2000, 0, 0, 0\n1536, 1000, 0, 0, 0\n");
+        assert_eq!(read("write"), "512, 0, 1, 0, 0\n1536, 1000, 1, 0, 0\n");
+        assert_eq!(read("trim"), "512, 0, 2, 0, 0\n1536, 500, 2, 0, 0\n");
     }
 }

@@ -105,6 +105,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             parse_only,
             mpi,
             status_interval,
+            bandwidth_log,
             notes,
         } => {
             for note in notes {
@@ -117,6 +118,11 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 if status_interval.is_some() {
                     anyhow::bail!(
                         "--mpi takes no --status-interval: rank 0 reports once, at the end"
+                    );
+                }
+                if bandwidth_log.is_some() {
+                    anyhow::bail!(
+                        "--mpi takes no --bandwidth-log: each rank's jobs log their own (write_bw_log)"
                     );
                 }
                 return run_across_ranks(&jobs, &globals, &formats, output.as_deref());
@@ -182,7 +188,14 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
                 every,
                 emit: &mut emit,
             });
-            let report = run::run_reporting(&jobs, &globals, &mut notice, status)?;
+            let mut bandwidth_log = bandwidth_log
+                .map(|name| hybrio_bench::logs::AggregateLog::create(&name))
+                .transpose()?;
+            let report =
+                run::run_reporting(&jobs, &globals, &mut notice, status, bandwidth_log.as_mut())?;
+            if let Some(log) = bandwidth_log {
+                log.finish()?;
+            }
             last.set(true);
             emit(&report);
             if let Some(path) = &page_path {

@@ -20,7 +20,8 @@ pub const PUBLISH_INTERVAL_NS: u64 = 250_000_000;
 /// A running job's totals, as last published.
 #[derive(Debug, Default)]
 pub struct Progress {
-    bytes: [AtomicU64; 2],
+    /// Reads, writes, trims.
+    bytes: [AtomicU64; 3],
     ios: [AtomicU64; 2],
     /// How far the job is, in millionths.
     done_ppm: AtomicU64,
@@ -35,8 +36,13 @@ impl Progress {
     /// Publishes the job's totals and how far it is (0.0 to 1.0).
     pub fn publish(&self, stats: &JobStats, done: f64) {
         for (i, dir) in [DataDir::Read, DataDir::Write].into_iter().enumerate() {
-            self.bytes[i].store(stats.dir(dir).io_bytes(), Ordering::Relaxed);
             self.ios[i].store(stats.dir(dir).total_ios(), Ordering::Relaxed);
+        }
+        for (i, dir) in [DataDir::Read, DataDir::Write, DataDir::Trim]
+            .into_iter()
+            .enumerate()
+        {
+            self.bytes[i].store(stats.dir(dir).io_bytes(), Ordering::Relaxed);
         }
         self.done_ppm
             .store((done.clamp(0.0, 1.0) * 1e6) as u64, Ordering::Relaxed);
@@ -75,6 +81,11 @@ impl Progress {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Bytes done as last published: reads, writes, trims.
+    pub fn bytes(&self) -> [u64; 3] {
+        self.bytes.each_ref().map(|b| b.load(Ordering::Relaxed))
     }
 
     fn totals(&self) -> [u64; 4] {

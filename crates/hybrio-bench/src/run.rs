@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::diskstats::DiskSnapshot;
 use crate::jobfile::{GlobalOptions, JobDef};
 use crate::layout::{self, LayoutError};
+use crate::logs::AggregateLog;
 use crate::options::{JobOptions, UnifiedRw};
 use crate::outcome::JobOutcome;
 use crate::output::{ErrorCount, GroupReport, JobDescription, JobReport, RunReport};
@@ -152,17 +153,19 @@ pub fn run(
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(Notice<'_>),
 ) -> Result<RunReport, RunFailure> {
-    run_reporting(jobs, globals, notice, None)
+    run_reporting(jobs, globals, notice, None, None)
 }
 
-/// [`run`], with a report of the figures so far every so often.
+/// [`run`], with a report of the figures so far every so often, and
+/// fio's `--bandwidth-log` of all the jobs together.
 pub fn run_reporting(
     jobs: &[JobDef],
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(Notice<'_>),
     status: Option<StatusReports>,
+    bandwidth_log: Option<&mut AggregateLog>,
 ) -> Result<RunReport, RunFailure> {
-    let ended = run_coordinated(jobs, globals, notice, status, &mut |_, _| {
+    let ended = run_coordinated(jobs, globals, notice, status, bandwidth_log, &mut |_, _| {
         Ok(GroupStart::Go)
     })?;
     match ended.failure {
@@ -203,6 +206,7 @@ pub fn run_coordinated(
     globals: &GlobalOptions,
     notice: &mut dyn FnMut(Notice<'_>),
     mut status: Option<StatusReports>,
+    mut bandwidth_log: Option<&mut AggregateLog>,
     before_io: &mut dyn FnMut(usize, bool) -> Result<GroupStart, RunFailure>,
 ) -> Result<Ended, RunFailure> {
     let mut clones: Vec<JobClone> = Vec::new();
@@ -298,7 +302,10 @@ pub fn run_coordinated(
             &stops,
             &flows,
             notice,
-            status.as_mut().map(|s| (s, done)),
+            Watch {
+                status: status.as_mut().map(|s| (s, done)),
+                bandwidth_log: bandwidth_log.as_deref_mut(),
+            },
             &mut |ready| before_io(number, ready),
         ) {
             Ok(Some(ran)) => ran,
@@ -317,6 +324,14 @@ pub fn run_coordinated(
     let mut report = report(&clones[..outcomes.len()], outcomes, globals, &setups);
     report.disk_util = disks.finish();
     Ok(Ended { report, failure })
+}
+
+/// What watches a group's jobs as they run, besides the status line.
+struct Watch<'s, 'r, 'e> {
+    /// `--status-interval`'s reports, with the groups before this one.
+    status: Option<(&'s mut StatusReports<'r>, Earlier<'e>)>,
+    /// `--bandwidth-log`.
+    bandwidth_log: Option<&'s mut AggregateLog>,
 }
 
 /// The groups that ran before the one running: what a status report also shows.
@@ -394,7 +409,7 @@ fn run_together(
     stops: &Arc<runner::stop::RunStops>,
     flows: &Arc<runner::flow::Flows>,
     notice: &mut dyn FnMut(Notice<'_>),
-    mut status: Option<(&mut StatusReports, Earlier)>,
+    watch: Watch<'_, '_, '_>,
     before_io: &mut dyn FnMut(bool) -> Result<GroupStart, RunFailure>,
 ) -> Result<Option<(Vec<JobOutcome>, Setup)>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
@@ -570,7 +585,11 @@ fn run_together(
     let go = ready && matches!(start, Ok(GroupStart::Go));
     gate.open(go.then(|| *run_start.get_or_insert_with(Instant::now)));
     let show_line = std::io::stderr().is_terminal();
-    if go && (show_line || status.is_some()) {
+    let Watch {
+        mut status,
+        mut bandwidth_log,
+    } = watch;
+    if go && (show_line || status.is_some() || bandwidth_log.is_some()) {
         // The status line once a second, and the status reports, until every
         // job is done.
         let jobs: Vec<(&JobOptions, &Progress)> = clones
@@ -586,6 +605,20 @@ fn run_together(
             if show_line && shown.elapsed() >= Duration::from_secs(1) {
                 eprint!("\r{}\x1b[K", line.render(&jobs));
                 shown = Instant::now();
+            }
+            if let Some(log) = bandwidth_log.as_deref_mut()
+                && log.due(Instant::now())
+            {
+                let mut bytes = [0u64; 3];
+                for p in &progress {
+                    for (sum, b) in bytes.iter_mut().zip(p.bytes()) {
+                        *sum += b;
+                    }
+                }
+                if let Err(error) = log.sample(Instant::now(), bytes) {
+                    notice(Notice::Problem(&format!("hybrio: {error}")));
+                    bandwidth_log = None;
+                }
             }
             if let Some((reports, earlier)) = status.as_mut()
                 && reported.elapsed() >= reports.every
@@ -608,6 +641,20 @@ fn run_together(
             Ok(None) => {}
             Err(_) => crashed = Some(clone.def.options.name.clone()),
         }
+    }
+    if let Some(log) = bandwidth_log {
+        let dirs = [
+            stats::DataDir::Read,
+            stats::DataDir::Write,
+            stats::DataDir::Trim,
+        ];
+        let mut bytes = [0u64; 3];
+        for outcome in &outcomes {
+            for (sum, dir) in bytes.iter_mut().zip(dirs) {
+                *sum += outcome.stats.dir(dir).io_bytes();
+            }
+        }
+        log.end_group(bytes);
     }
     for path in &to_unlink {
         if let Err(error) = std::fs::remove_file(path)

@@ -181,3 +181,40 @@ fn json_has_every_key_fio_writes_for_percentiles_of_every_latency_and_mixed() {
         }
     }
 }
+
+#[test]
+fn the_bandwidth_log_has_a_file_per_direction_in_fios_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = super::hybrio(
+        &[
+            "--bandwidth-log=all",
+            "--name=r",
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=read",
+            "--runtime=1200ms",
+            "--time_based",
+            "--output-format=terse",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (direction, name) in ["read", "write", "trim"].iter().enumerate() {
+        let text = std::fs::read_to_string(dir.path().join(format!("all-{name}_bw.log")))
+            .unwrap_or_else(|e| panic!("all-{name}_bw.log: {e}"));
+        for line in text.lines() {
+            let columns: Vec<u64> = line.split(", ").map(|c| c.parse().unwrap()).collect();
+            assert_eq!(columns.len(), 5, "{name}: {line}");
+            assert_eq!(columns[2], direction as u64, "{name}: {line}");
+            assert_eq!(columns[3..], [0, 0], "{name}: {line}");
+            // A read job: nothing written or trimmed.
+            if direction > 0 {
+                assert_eq!(columns[1], 0, "{name}: {line}");
+            }
+        }
+    }
+}
