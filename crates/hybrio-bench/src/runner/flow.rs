@@ -55,17 +55,20 @@ pub struct JobFlow {
 }
 
 impl JobFlow {
-    /// Whether the job is ahead of its share and must wait; if not, its
-    /// next iteration is counted.
-    pub fn ahead(&mut self) -> bool {
+    /// Whether the job is ahead of its share and must wait.
+    pub fn ahead(&self) -> bool {
         let all = self.group.iterations.load(Ordering::Relaxed).max(1) as f64;
         let weights = self.group.weight.load(Ordering::Relaxed).max(1) as f64;
-        if self.mine as f64 / all > self.weight as f64 / weights {
-            return true;
-        }
+        self.mine as f64 / all > self.weight as f64 / weights
+    }
+
+    /// Counts an I/O the job issued. fio counts the iteration that passed
+    /// [`Self::ahead`], which then waits for its rate, if it has one, and
+    /// issues: once per I/O. Counting here keeps a job that waits for its
+    /// rate (and looks again) from counting its waits as I/Os.
+    pub fn issued(&mut self) {
         self.group.iterations.fetch_add(1, Ordering::Relaxed);
         self.mine += 1;
-        false
     }
 }
 
@@ -89,9 +92,11 @@ mod tests {
         let (mut h, mut l) = (0, 0);
         for _ in 0..4000 {
             if !heavy.ahead() {
+                heavy.issued();
                 h += 1;
             }
             if !light.ahead() {
+                light.issued();
                 l += 1;
             }
         }
@@ -99,6 +104,32 @@ mod tests {
         assert!((2.9..3.1).contains(&ratio), "{h}:{l}");
         drop(light);
         // Alone in the group, the heavy job is never ahead.
-        assert!((0..100).all(|_| !heavy.ahead()));
+        assert!((0..100).all(|_| {
+            let ahead = heavy.ahead();
+            heavy.issued();
+            !ahead
+        }));
+    }
+
+    #[test]
+    fn looking_without_issuing_does_not_count() {
+        // fio's t0011: a job paced at its rate looks many times per I/O;
+        // only its I/Os count toward its share.
+        let flows = Flows::default();
+        let (mut paced, mut free) = (flows.join(1, 1), flows.join(1, 8));
+        let (mut p, mut f) = (0, 0);
+        for round in 0..9000 {
+            // The paced job may issue once in 10 looks.
+            if !paced.ahead() && round % 10 == 0 {
+                paced.issued();
+                p += 1;
+            }
+            if !free.ahead() {
+                free.issued();
+                f += 1;
+            }
+        }
+        let ratio = f as f64 / p as f64;
+        assert!((7.8..8.2).contains(&ratio), "{f}:{p}");
     }
 }

@@ -213,7 +213,7 @@ impl IoLoop<'_> {
                 && self
                     .job
                     .flow
-                    .as_mut()
+                    .as_ref()
                     .is_some_and(crate::runner::flow::JobFlow::ahead)
             {
                 // Ahead of its flow share: as fio, what is in flight
@@ -324,6 +324,9 @@ impl IoLoop<'_> {
                     self.pass_issued += io.len;
                 }
                 self.ios_issued += 1;
+                if let Some(flow) = self.job.flow.as_mut() {
+                    flow.issued();
+                }
                 match (io.direction, self.job.session.as_mut()) {
                     // No data: the buffer stays with its slot.
                     (Direction::Trim, _) => {
