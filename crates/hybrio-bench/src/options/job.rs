@@ -205,6 +205,9 @@ pub struct JobOptions {
     pub unlink_each_loop: bool,
     /// `io_submit_mode=offload`: the engine runs in a thread of its own.
     pub offload: bool,
+    /// `serialize_overlap`: no request goes out while one in flight touches
+    /// any of its bytes.
+    pub serialize_overlap: bool,
     /// `cpuio`'s and `exec`'s settings.
     pub pseudo: super::PseudoOptions,
     /// `fill_device`: with no size, write until the filesystem (or device)
@@ -547,6 +550,7 @@ impl Default for JobOptions {
             fill_device: false,
             pseudo: super::PseudoOptions::default(),
             offload: false,
+            serialize_overlap: false,
             unlink_each_loop: false,
             zones: StridedZones::default(),
             cmdprio: super::CmdPrio::default(),

@@ -200,6 +200,14 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.offload = v == "offload"
     ),
     opt!(
+        "serialize_overlap",
+        &[],
+        Kind::Bool,
+        "0",
+        "Hold back a request while one of the job's requests in flight touches any of its bytes (writes that overlap are then ordered)",
+        |j, v| j.serialize_overlap = units::parse_bool(v)?
+    ),
+    opt!(
         "create_serialize",
         &[],
         Kind::Bool,

@@ -258,3 +258,30 @@ fn cmdprio_gives_fios_ios_their_priorities() {
         assert_eq!(by_fio, by_hybrio, "{case}: priorities, I/O by I/O");
     }
 }
+
+#[test]
+fn serialize_overlap_holds_back_writes_to_the_same_bytes() {
+    if let Some(reason) = super::io_uring_reason() {
+        eprintln!("skipping: {reason}");
+        return;
+    }
+    // rw=write:-4k writes block 0 sixteen times: with serialize_overlap no
+    // two are ever in flight together, whatever the depth allows.
+    let dir = tempfile::tempdir().unwrap();
+    let doc = super::run_json(
+        &[
+            "--name=o",
+            "--ioengine=io_uring",
+            "--filename=same",
+            "--size=64k",
+            "--bs=4k",
+            "--iodepth=4",
+            "--rw=write:-4k",
+            "--serialize_overlap=1",
+        ],
+        dir.path(),
+    );
+    let job = &doc["jobs"][0];
+    assert_eq!(job["write"]["total_ios"], 16);
+    assert_eq!(job["iodepth_level"]["1"], 100.0, "{}", job["iodepth_level"]);
+}

@@ -2,7 +2,7 @@
 
 // This file only declares and re-exports: the loop's state is in `state`,
 // below every file that gives it methods (`run`, `complete`, `course`,
-// `passes`, `read_back`, `status`), and the state of each of its parts in
+// `overlap`, `passes`, `read_back`, `status`), and the state of each of its parts in
 // leaves below that, so that no file reaches back up into this one.
 
 mod buffers;
@@ -10,6 +10,7 @@ mod complete;
 mod course;
 mod latency_target;
 mod min_rate;
+mod overlap;
 mod passes;
 mod priority;
 mod read_back;

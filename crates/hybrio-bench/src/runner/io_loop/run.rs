@@ -274,6 +274,7 @@ impl IoLoop<'_> {
                 continue;
             };
             let mut request = if sync_every > 0 && self.writes_since_sync >= sync_every {
+                self.slots[slot].extent = None;
                 self.writes_since_sync = 0;
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
@@ -303,6 +304,15 @@ impl IoLoop<'_> {
                     io.offset += self.zone_base;
                     self.zone_bytes += io.len;
                 }
+                let extent = (io.file, io.offset, io.len);
+                if options.serialize_overlap {
+                    self.wait_out_overlaps(slot, extent, complete_max);
+                    if self.failure.is_some() {
+                        self.free.push(slot);
+                        continue;
+                    }
+                }
+                self.slots[slot].extent = Some(extent);
                 // As fio: sizes that vary are drawn to fit the file (the
                 // plan does), not what is left of the pass; with norandommap
                 // the last I/O may take the pass past its size.

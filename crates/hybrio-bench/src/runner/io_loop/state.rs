@@ -35,6 +35,9 @@ pub(super) struct Slot {
     pub(super) verify: Option<crate::verify::Expected>,
     /// The request's I/O priority (`cmdprio_*`; 0: the thread's).
     pub(super) ioprio: u16,
+    /// The bytes a request on a file touches (its file's index, offset and
+    /// length), for `serialize_overlap`; `None` for one on no bytes (a sync).
+    pub(super) extent: Option<(usize, u64, u64)>,
 }
 
 pub(in crate::runner) struct IoLoop<'a> {
@@ -153,6 +156,7 @@ impl<'a> IoLoop<'a> {
                 second_half: false,
                 verify: None,
                 ioprio: 0,
+                extent: None,
             })
             .collect::<Vec<_>>();
         // Writes carry fio's bytes: random unless the job says otherwise
