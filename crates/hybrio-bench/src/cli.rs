@@ -723,6 +723,12 @@ const BENCH_ENGINES: &[(&str, &str)] = &[
         "each I/O looks a file up (stat_type=stat|lstat|statx)",
     ),
     ("filedelete", "each I/O deletes a file (unlink)"),
+    ("dircreate", "each I/O creates a directory (mkdir)"),
+    (
+        "dirstat",
+        "each I/O looks a directory up (stat_type=stat, lstat or statx)",
+    ),
+    ("dirdelete", "each I/O deletes a directory (rmdir)"),
     ("cpuio", "no I/O: keeps cpuload percent of a CPU busy"),
     ("exec", "no I/O: runs a program for the job's runtime"),
     (

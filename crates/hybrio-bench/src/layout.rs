@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::options::{JobOptions, Preallocate};
@@ -86,6 +87,17 @@ pub enum LayoutError {
     /// A system call failed.
     #[error("{0}")]
     Io(#[from] hybrio::Error),
+}
+
+/// fio's `setup_dirs` for `dirstat` and `dirdelete`: makes the directory
+/// (0700), unless it exists.
+pub fn make_directory(path: &Path) -> Result<(), hybrio::Error> {
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            Err(hybrio::Error::io("mkdir", path, e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// fio's `pre_read`: reads the region of a file once, so that the job

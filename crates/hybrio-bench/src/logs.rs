@@ -229,6 +229,49 @@ impl JobLogs {
         Ok(())
     }
 
+    /// Logs one operation of a file-operation engine (`filecreate`,
+    /// `dirstat`, ...) that took `latency_ns` and ended at `now`: as fio, a
+    /// completion latency of block size 0 in the `clat` log alone.
+    pub fn record_file_op(
+        &mut self,
+        now: u64,
+        dir: DataDir,
+        latency_ns: u64,
+    ) -> Result<(), LogError> {
+        let prio = if self.with_prio {
+            Prio::Value(0)
+        } else {
+            Prio::Realtime(false)
+        };
+        let d = dir.index();
+        while self.avg_ns > 0 && now >= self.window_end {
+            self.close_window(self.window_end, true)?;
+            self.window_end += self.avg_ns;
+        }
+        for log in self.logs.iter_mut().filter(|l| l.kind == Kind::Clat) {
+            if self.avg_ns > 0 {
+                let w = &mut log.windows[d];
+                w.sum += u128::from(latency_ns);
+                w.count += 1;
+                w.max = w.max.max(latency_ns);
+                continue;
+            }
+            let columns = Columns {
+                value: latency_ns,
+                value1: None,
+                dir: d,
+                bs: 0,
+                offset: self.with_offset.then_some(0),
+                prio,
+                issue: self
+                    .with_issue_time
+                    .then_some(now.saturating_sub(latency_ns)),
+            };
+            line(&mut log.out, now / 1_000_000, columns).map_err(|e| log.error(e))?;
+        }
+        Ok(())
+    }
+
     /// Writes each direction's line for the window ending at `end`;
     /// `complete` windows only for bandwidth and IOPS.
     fn close_window(&mut self, end: u64, complete: bool) -> Result<(), LogError> {

@@ -424,9 +424,21 @@ fn run_together(
             continue;
         }
         let plans = layout::plan_files(options, clone.number)?;
-        // filecreate's files are what it makes: nothing to lay out (fio's
-        // DISKLESSIO); filestat and filedelete find theirs laid out.
-        let creates = options.ioengine == "filecreate";
+        // filecreate's and dircreate's files are what they make: nothing to
+        // lay out (fio's DISKLESSIO); filestat and filedelete find theirs
+        // laid out, dirstat and dirdelete their directories made (fio's
+        // setup_dirs).
+        let file_op = crate::options::FileOp::named(&options.ioengine, options.stat_type);
+        if let Some(op) = file_op.filter(|op| op.on_directories()) {
+            if !op.creates() {
+                for plan in &plans {
+                    layout::make_directory(&plan.path).map_err(LayoutError::from)?;
+                }
+            }
+            files.push(plans);
+            continue;
+        }
+        let creates = file_op.is_some_and(crate::options::FileOp::creates);
         if options.ioengine != "null" && !creates {
             // fio announces every file shorter than the job's part of it,
             // whether it writes data there first (reads) or only extends it.
@@ -484,7 +496,7 @@ fn run_together(
         .zip(&files)
         .filter(|(clone, _)| clone.def.options.unlink || clone.def.options.unlink_each_loop)
         .flat_map(|(_, plans)| plans.iter().map(|p| p.path.clone()))
-        .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file()))
+        .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.is_file() || m.is_dir()))
         .collect();
 
     // Every job gets ready (engine, files) on its own thread, reports in, and
@@ -657,7 +669,13 @@ fn run_together(
         log.end_group(bytes);
     }
     for path in &to_unlink {
-        if let Err(error) = std::fs::remove_file(path)
+        // dircreate's and the others' directories go as fio removes them.
+        let removed = if path.is_dir() {
+            std::fs::remove_dir(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        if let Err(error) = removed
             && error.kind() != std::io::ErrorKind::NotFound
         {
             notice(Notice::Problem(&format!(

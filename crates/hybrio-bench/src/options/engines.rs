@@ -145,6 +145,12 @@ pub enum FileOp {
     Stat(StatType),
     /// `filedelete`: `unlink(2)`.
     Delete,
+    /// `dircreate` (fio 3.37): `mkdir(2)`.
+    DirCreate,
+    /// `dirstat` (fio 3.37): a directory's lookup, by `stat_type`.
+    DirStat(StatType),
+    /// `dirdelete` (fio 3.37): `rmdir(2)`.
+    DirDelete,
 }
 
 impl FileOp {
@@ -154,6 +160,9 @@ impl FileOp {
             "filecreate" => Some(FileOp::Create),
             "filestat" => Some(FileOp::Stat(stat_type)),
             "filedelete" => Some(FileOp::Delete),
+            "dircreate" => Some(FileOp::DirCreate),
+            "dirstat" => Some(FileOp::DirStat(stat_type)),
+            "dirdelete" => Some(FileOp::DirDelete),
             _ => None,
         }
     }
@@ -164,17 +173,35 @@ impl FileOp {
             FileOp::Create => "filecreate",
             FileOp::Stat(_) => "filestat",
             FileOp::Delete => "filedelete",
+            FileOp::DirCreate => "dircreate",
+            FileOp::DirStat(_) => "dirstat",
+            FileOp::DirDelete => "dirdelete",
         }
+    }
+
+    /// Whether its files are directories.
+    pub fn on_directories(self) -> bool {
+        matches!(
+            self,
+            FileOp::DirCreate | FileOp::DirStat(_) | FileOp::DirDelete
+        )
+    }
+
+    /// Whether it makes its files (nothing to lay out first).
+    pub fn creates(self) -> bool {
+        matches!(self, FileOp::Create | FileOp::DirCreate)
     }
 
     /// The operation, in an error message.
     pub fn name(self) -> &'static str {
         match self {
             FileOp::Create => "create",
-            FileOp::Stat(StatType::Stat) => "stat",
-            FileOp::Stat(StatType::Lstat) => "lstat",
-            FileOp::Stat(StatType::Statx) => "statx",
+            FileOp::Stat(StatType::Stat) | FileOp::DirStat(StatType::Stat) => "stat",
+            FileOp::Stat(StatType::Lstat) | FileOp::DirStat(StatType::Lstat) => "lstat",
+            FileOp::Stat(StatType::Statx) | FileOp::DirStat(StatType::Statx) => "statx",
             FileOp::Delete => "delete",
+            FileOp::DirCreate => "mkdir",
+            FileOp::DirDelete => "rmdir",
         }
     }
 }

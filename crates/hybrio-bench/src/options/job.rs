@@ -273,7 +273,7 @@ pub struct JobOptions {
     pub log_avg_msec: u64,
     /// `log_offset`: the logs carry each I/O's offset.
     pub log_offset: bool,
-    /// `log_window_value` (fio 3.42; 3.33's `log_max_value`): what a window
+    /// `log_window_value` (fio 3.37; 3.33's `log_max_value`): what a window
     /// of `log_avg_msec` logs.
     pub log_window_value: WindowValue,
     /// `log_issue_time` (fio 3.38): the logs carry each I/O's issue time.

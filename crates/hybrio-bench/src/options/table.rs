@@ -47,6 +47,9 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
             "filecreate",
             "filestat",
             "filedelete",
+            "dircreate",
+            "dirstat",
+            "dirdelete",
             "cpuio",
             "exec",
             "e4defrag"

@@ -1,6 +1,7 @@
-//! fio's file-operation engines: `filecreate`, `filestat`, `filedelete`.
-//! Each I/O of such a job is one of its files created (`open(O_CREAT)`),
-//! looked up (`stat`, `lstat` or `statx`) or deleted (`unlink`), one after
+//! fio's file-operation engines: `filecreate`, `filestat`, `filedelete`,
+//! and fio 3.37's `dircreate`, `dirstat`, `dirdelete`. Each I/O of such a
+//! job is one of its files created (`open(O_CREAT)`, `mkdir`), looked up
+//! (`stat`, `lstat` or `statx`) or deleted (`unlink`, `rmdir`), one after
 //! another in the job's thread, timed as fio times them: the system call
 //! alone is the I/O's completion latency. Metadata-heavy workloads (a mail
 //! spool, a build tree, an object store's index) are made of these.
@@ -18,6 +19,7 @@ use hybrio::clock::Clock;
 use super::finish::{cpu_since, finish_without_engine};
 use super::stop::JobStop;
 use crate::layout::FilePlan;
+use crate::logs::JobLogs;
 use crate::options::{FileOp, JobOptions, StatType};
 use crate::outcome::{IoFailure, JobOutcome};
 use crate::progress::Progress;
@@ -33,16 +35,19 @@ pub struct FileOpsJob {
     op: FileOp,
     files: Vec<(PathBuf, u64)>,
     stop: Option<JobStop>,
+    /// The job's number in the run, from 1 (its logs' names).
+    number: usize,
 }
 
 impl FileOpsJob {
     /// The job over the files `plans` names.
-    pub fn new(options: JobOptions, op: FileOp, plans: &[FilePlan]) -> FileOpsJob {
+    pub fn new(options: JobOptions, op: FileOp, plans: &[FilePlan], number: usize) -> FileOpsJob {
         FileOpsJob {
             options,
             op,
             files: plans.iter().map(|p| (p.path.clone(), p.size)).collect(),
             stop: None,
+            number,
         }
     }
 
@@ -66,12 +71,21 @@ impl FileOpsJob {
                 Mode::from_raw_mode(0o600),
             )
             .map(drop),
-            FileOp::Stat(StatType::Stat) => rustix::fs::stat(path).map(drop),
-            FileOp::Stat(StatType::Lstat) => rustix::fs::lstat(path).map(drop),
-            FileOp::Stat(StatType::Statx) => {
+            FileOp::Stat(StatType::Stat) | FileOp::DirStat(StatType::Stat) => {
+                rustix::fs::stat(path).map(drop)
+            }
+            FileOp::Stat(StatType::Lstat) | FileOp::DirStat(StatType::Lstat) => {
+                rustix::fs::lstat(path).map(drop)
+            }
+            FileOp::Stat(StatType::Statx) | FileOp::DirStat(StatType::Statx) => {
                 rustix::fs::statx(CWD, path, AtFlags::empty(), StatxFlags::ALL).map(drop)
             }
             FileOp::Delete => rustix::fs::unlink(path),
+            // fio 3.42 asks mkdir for mode S_IFDIR, which leaves a directory
+            // no one may enter (d---------); hybrio makes it 0700, as fio's
+            // own setup of dirstat's directories does.
+            FileOp::DirCreate => rustix::fs::mkdir(path, Mode::from_raw_mode(0o700)),
+            FileOp::DirDelete => rustix::fs::rmdir(path),
         };
         done.map_err(std::io::Error::from)
     }
@@ -98,6 +112,15 @@ impl FileOpsJob {
         let total = self.files.len() as u64 * passes.min(u64::from(options.loops.max(1)));
         let (mut done, mut next_publish) = (0u64, 0u64);
         let mut failure = None;
+        // fio logs each operation's latency (write_lat_log's clat log).
+        let mut logs = match JobLogs::open(options, self.number) {
+            Ok(logs) => logs,
+            Err(error) => {
+                failure = Some(log_failure(&error));
+                None
+            }
+        };
+        let passes = if failure.is_some() { 0 } else { passes };
         'passes: for _ in 0..passes {
             for (path, size) in &self.files {
                 let now = clock.now();
@@ -112,7 +135,15 @@ impl FileOpsJob {
                 let result = self.apply(path);
                 let latency = clock.now() - now;
                 match result {
-                    Ok(()) => stats.record_io(dir, *size, false, None, latency),
+                    Ok(()) => {
+                        stats.record_io(dir, *size, false, None, latency);
+                        if let Some(log) = logs.as_mut()
+                            && let Err(error) = log.record_file_op(now + latency, dir, latency)
+                        {
+                            failure = Some(log_failure(&error));
+                            break 'passes;
+                        }
+                    }
                     Err(error) => {
                         failure = Some(IoFailure {
                             errno: error
@@ -130,9 +161,25 @@ impl FileOpsJob {
             }
         }
         let runtime = Duration::from_nanos(clock.now());
+        if let Some(log) = logs
+            && let Err(error) = log.finish(clock.now())
+        {
+            failure.get_or_insert(log_failure(&error));
+        }
         stats.finish(runtime, cpu_since(usage_before.as_ref()));
         let submitted = done + u64::from(failure.is_some());
         let engine = self.op.engine().to_string();
         finish_without_engine(progress, stats, started, engine, (submitted, done), failure)
+    }
+}
+
+/// A log that could not be written fails the job, as fio's does.
+fn log_failure(error: &crate::logs::LogError) -> IoFailure {
+    IoFailure {
+        errno: error
+            .source
+            .raw_os_error()
+            .unwrap_or(rustix::io::Errno::IO.raw_os_error()),
+        message: error.to_string(),
     }
 }

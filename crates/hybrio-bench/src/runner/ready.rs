@@ -34,7 +34,7 @@ impl ReadyJob {
         jobs_in_run: usize,
     ) -> Result<ReadyJob, RunError> {
         if let Some(op) = crate::options::FileOp::named(&options.ioengine, options.stat_type) {
-            let job = FileOpsJob::new(options.clone(), op, plans);
+            let job = FileOpsJob::new(options.clone(), op, plans, number);
             return Ok(ReadyJob::FileOps(Box::new(job)));
         }
         if let Some(engine) = crate::options::PseudoEngine::named(&options.ioengine) {

@@ -353,6 +353,63 @@ fn file_engines_create_look_up_and_delete_each_file_once() {
     );
 }
 
+#[test]
+fn directory_engines_make_look_up_and_remove_each_directory_and_log_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_type().unwrap().is_dir())
+            .count()
+    };
+    let run = |engine: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--name=d",
+            engine,
+            "--nrfiles=20",
+            "--filesize=4k",
+            "--write_lat_log=d",
+        ];
+        args.extend(extra);
+        run_json(&args, dir.path())
+    };
+    let doc = run("--ioengine=dircreate", &["--rw=write"]);
+    assert_eq!(dirs(dir.path()), 20);
+    assert_eq!(doc["jobs"][0]["write"]["total_ios"], 20);
+    // fio's clat log of each operation: block size 0.
+    let log = std::fs::read_to_string(dir.path().join("d_clat.1.log")).unwrap();
+    assert_eq!(log.lines().count(), 20, "{log}");
+    assert!(log.lines().all(|l| l.ends_with(", 1, 0, 0")), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("d_lat.1.log")).unwrap(),
+        ""
+    );
+    let doc = run("--ioengine=dirstat", &["--stat_type=statx"]);
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 20);
+    let doc = run("--ioengine=dirdelete", &[]);
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 20);
+    assert_eq!(dirs(dir.path()), 0, "every directory removed");
+    // dirdelete makes its directories first, as fio's does: 20 to remove.
+    let doc = run("--ioengine=dirdelete", &[]);
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 20);
+    assert_eq!(dirs(dir.path()), 0);
+    // A directory that exists is dircreate's error, named.
+    std::fs::create_dir(dir.path().join("d.0.0")).unwrap();
+    let out = hybrio(
+        &[
+            "--name=d",
+            "--ioengine=dircreate",
+            "--nrfiles=2",
+            "--filesize=4k",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mkdir of ./d.0.0: File exists"), "{stderr}");
+}
+
 /// A small ext4 filesystem on a loop device, unmounted when dropped (this
 /// machine's root ext4 refuses to move extents, a fresh one takes it).
 struct Ext4 {
