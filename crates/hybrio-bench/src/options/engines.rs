@@ -220,7 +220,7 @@ pub fn needs(name: &str) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
-/// Whether fio 3.33 has an engine of this name (`--enghelp`), or loads
+/// Whether fio (3.33 or 3.42) has an engine of this name (`--enghelp`), or loads
 /// one (`external:`, fio's example `cpp_null`).
 pub fn is_fio_engine(name: &str) -> bool {
     super::fio_names::FIO_ENGINES.binary_search(&name).is_ok()

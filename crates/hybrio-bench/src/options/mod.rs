@@ -53,7 +53,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
     all().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
-/// Whether fio 3.33 has an option (or alias) of this name: one hybrio does
+/// Whether fio (3.33 or 3.42) has an option (or alias) of this name: one hybrio does
 /// not know is then unsupported rather than misspelt.
 pub fn is_fio_option(name: &str) -> bool {
     fio_names::FIO_OPTION_NAMES.binary_search(&name).is_ok()
