@@ -531,7 +531,13 @@ fn run_together(
         // running ahead alone and then waiting while it catches up.
         let flow = (options.flow > 0).then(|| flows.join(options.flow_id, options.flow));
         let spawned = std::thread::Builder::new()
-            .name(format!("{}.{}", options.name, clone.number))
+            // comm: the job's own name for its thread, as fio's prctl.
+            .name(
+                options
+                    .comm
+                    .clone()
+                    .unwrap_or_else(|| format!("{}.{}", options.name, clone.number)),
+            )
             .spawn(move || {
                 // The engine is built on the thread that uses it: an io_uring ring
                 // with SINGLE_ISSUER belongs to one thread.

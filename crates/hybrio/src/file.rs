@@ -481,6 +481,9 @@ pub enum AccessPattern {
     Sequential,
     /// Random: no readahead.
     Random,
+    /// Read once: the page cache need not keep it (`POSIX_FADV_NOREUSE`;
+    /// a hint to its LRU since Linux 6.3, nothing before).
+    NoReuse,
 }
 
 /// Tells the kernel how the file will be read (`posix_fadvise` over the whole
@@ -490,6 +493,7 @@ pub fn advise(file: &File, path: &Path, pattern: AccessPattern) -> Result<(), Er
         AccessPattern::Normal => (sys::Advice::Normal, "posix_fadvise(NORMAL)"),
         AccessPattern::Sequential => (sys::Advice::Sequential, "posix_fadvise(SEQUENTIAL)"),
         AccessPattern::Random => (sys::Advice::Random, "posix_fadvise(RANDOM)"),
+        AccessPattern::NoReuse => (sys::Advice::NoReuse, "posix_fadvise(NOREUSE)"),
     };
     sys::fadvise(file.as_raw_fd(), 0, 0, advice).map_err(|e| Error::io(op, path, e))
 }
@@ -605,6 +609,26 @@ mod tests {
         let err = move_extents(elsewhere.as_file(), &donor, elsewhere.path(), 0, 1).unwrap_err();
         assert!(err.to_string().contains("EXT4_IOC_MOVE_EXT"), "{err}");
         drop((file, donor));
+    }
+
+    #[test]
+    fn every_access_pattern_is_advised_and_a_bad_descriptor_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("advised");
+        let file = File::create(&path).unwrap();
+        for pattern in [
+            AccessPattern::Normal,
+            AccessPattern::Sequential,
+            AccessPattern::Random,
+            AccessPattern::NoReuse,
+        ] {
+            advise(&file, &path, pattern).unwrap_or_else(|e| panic!("{pattern:?}: {e}"));
+        }
+        // A pipe cannot be advised: the error names the call.
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let pipe = File::from(std::os::fd::OwnedFd::from(reader));
+        let err = advise(&pipe, Path::new("pipe"), AccessPattern::NoReuse).unwrap_err();
+        assert!(err.to_string().contains("posix_fadvise(NOREUSE)"), "{err}");
     }
 
     #[test]

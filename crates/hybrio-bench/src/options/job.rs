@@ -304,6 +304,14 @@ pub struct JobOptions {
     pub fdatasync: u32,
     /// fsync each file when the job's writes are done.
     pub end_fsync: bool,
+    /// `end_syncfs` (fio 3.42): `syncfs` each filesystem the job wrote to
+    /// when its writes are done, in place of `end_fsync`'s fsync per file.
+    pub end_syncfs: bool,
+    /// `thinkcycles` (fio 3.37): spin this many loop iterations after each
+    /// read or write before the next.
+    pub thinkcycles: u64,
+    /// `comm` (fio 3.42): the name the job's thread goes by (`ps`, `top`).
+    pub comm: Option<String>,
     /// Report the group as one job.
     pub group_reporting: bool,
     /// Wait for the jobs above to finish before starting; starts a new reporting group.
@@ -455,6 +463,8 @@ pub enum FadviseHint {
     Sequential,
     /// `POSIX_FADV_RANDOM`.
     Random,
+    /// `POSIX_FADV_NOREUSE` (fio 3.35's `noreuse`).
+    NoReuse,
 }
 
 /// What a window of `log_avg_msec` logs (fio's `log_window_value`).
@@ -593,6 +603,9 @@ impl Default for JobOptions {
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,
+            end_syncfs: false,
+            thinkcycles: 0,
+            comm: None,
             group_reporting: false,
             stonewall: false,
             new_group: false,

@@ -20,6 +20,14 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.thinktime = units::parse_time(v, Duration::from_micros(1))?
     ),
     opt!(
+        "thinkcycles",
+        &[],
+        Kind::Int,
+        "0",
+        "Spin this many loop iterations after each read or write before the next (an application's processing; not part of thinktime)",
+        |j, v| j.thinkcycles = units::parse_u64(v)?
+    ),
+    opt!(
         "thinktime_spin",
         &[],
         Kind::Time,

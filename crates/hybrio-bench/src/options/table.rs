@@ -428,6 +428,22 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.fdatasync = units::parse_u32(v)?
     ),
     opt!(
+        "end_syncfs",
+        &[],
+        Kind::Bool,
+        "0",
+        "syncfs each filesystem the job wrote to when it completes (one call each, in place of end_fsync's fsync per file)",
+        |j, v| j.end_syncfs = units::parse_bool(v)?
+    ),
+    opt!(
+        "comm",
+        &[],
+        Kind::Text,
+        "",
+        "The name the job's thread goes by in ps and top (at most 15 bytes kept, as the kernel keeps)",
+        |j, v| j.comm = (!v.is_empty()).then(|| v.to_string())
+    ),
+    opt!(
         "end_fsync",
         &[],
         Kind::Bool,
@@ -680,14 +696,15 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
     opt!(
         "fadvise_hint",
         &[],
-        Kind::Choice(&["0", "1", "normal", "sequential", "random"]),
+        Kind::Choice(&["0", "1", "normal", "sequential", "random", "noreuse"]),
         "1",
-        "posix_fadvise the files: 1 = as the workload (random or sequential), 0 = not at all",
+        "posix_fadvise the files: 1 = as the workload (random or sequential), 0 = not at all, noreuse = read once",
         |j, v| j.fadvise_hint = match v {
             "0" => None,
             "normal" => Some(FadviseHint::Normal),
             "sequential" => Some(FadviseHint::Sequential),
             "random" => Some(FadviseHint::Random),
+            "noreuse" => Some(FadviseHint::NoReuse),
             _ => Some(FadviseHint::Workload),
         }
     ),

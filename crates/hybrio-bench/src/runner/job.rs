@@ -212,6 +212,7 @@ impl PreparedJob {
             FadviseHint::Workload | FadviseHint::Sequential => AccessPattern::Sequential,
             FadviseHint::Normal => AccessPattern::Normal,
             FadviseHint::Random => AccessPattern::Random,
+            FadviseHint::NoReuse => AccessPattern::NoReuse,
         });
         let mut opened = Vec::with_capacity(files.len());
         for file in files {
@@ -505,11 +506,25 @@ impl PreparedJob {
         // fio counts a transfer it had to resubmit for the rest as short.
         stats.add_short_ios(DataDir::Read, counters.short_ios[0]);
         stats.add_short_ios(DataDir::Write, counters.short_ios[1]);
-        if self.options.end_fsync && failure.is_none() {
+        if (self.options.end_fsync || self.options.end_syncfs) && failure.is_none() {
+            // end_syncfs: one syncfs per filesystem among the job's files.
+            let mut synced_filesystems = Vec::new();
             for (handle, _) in &self.files {
                 if let Ok(file) = self.engine.remove_file(*handle) {
-                    // The job's result does not change with end_fsync's outcome; fio ignores it too.
-                    let _ = file.sync_all();
+                    // The job's result does not change with the sync's outcome; fio ignores it too.
+                    if !self.options.end_syncfs {
+                        let _ = file.sync_all();
+                        continue;
+                    }
+                    let device = file
+                        .metadata()
+                        .map(|m| std::os::unix::fs::MetadataExt::dev(&m));
+                    if let Ok(device) = device
+                        && !synced_filesystems.contains(&device)
+                    {
+                        synced_filesystems.push(device);
+                        let _ = rustix::fs::syncfs(&file);
+                    }
                 }
             }
         }

@@ -421,3 +421,45 @@ fn latency_target_settles_on_a_depth_or_fails_the_job() {
         "{stderr}"
     );
 }
+
+#[test]
+fn comm_names_the_jobs_thread() {
+    // The job thinks for a minute after its first I/O: its thread is there,
+    // under its comm, until the test has seen it and stops the run.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hybrio"))
+        .args([
+            "--name=t",
+            "--comm=hybrio-comm-t",
+            "--size=8k",
+            "--bs=4k",
+            "--thinktime=60s",
+            "--output-format=terse",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tasks = format!("/proc/{}/task", child.id());
+    let named = |tasks: &str| {
+        std::fs::read_dir(tasks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim() == "hybrio-comm-t")
+            })
+    };
+    // A guard against a hang, not a measure: the thread is named when it starts.
+    let found = (0..1200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        named(&tasks)
+    });
+    let _ = std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status();
+    let _ = child.wait();
+    assert!(found, "no thread of the run was named hybrio-comm-t");
+}

@@ -97,6 +97,9 @@ pub(crate) enum Advice {
     /// `POSIX_FADV_WILLNEED`: read the range into the page cache now (the
     /// kernel's readahead, run in the caller).
     WillNeed,
+    /// `POSIX_FADV_NOREUSE`: the data is read once (since Linux 6.3, a
+    /// hint to the page cache's LRU).
+    NoReuse,
 }
 
 /// `posix_fadvise(2)` over `len` bytes from `offset` (`len == 0`: to the end of the file).
@@ -109,6 +112,7 @@ pub(crate) fn fadvise(fd: RawFd, offset: u64, len: u64, advice: Advice) -> io::R
         Advice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
         Advice::Random => libc::POSIX_FADV_RANDOM,
         Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
+        Advice::NoReuse => libc::POSIX_FADV_NOREUSE,
     };
     // SAFETY: posix_fadvise takes no pointers; any descriptor value is safe to pass.
     let err = unsafe { libc::posix_fadvise(fd, offset, len, advice) };

@@ -385,6 +385,12 @@ impl IoLoop<'_> {
                 self.slots[slot].ioprio = request.ioprio;
             }
             self.offer(slot, request, batch_submit, complete_min, complete_max);
+            if options.thinkcycles > 0 {
+                // fio's cycles_spin: a loop the compiler may not remove.
+                for i in 0..options.thinkcycles {
+                    std::hint::black_box(i);
+                }
+            }
             if !options.thinktime.is_zero() {
                 self.think(&options, deadline);
             }
