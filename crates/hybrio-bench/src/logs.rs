@@ -91,6 +91,8 @@ pub struct JobLogs {
     window_value: WindowValue,
     /// `log_issue_time`.
     with_issue_time: bool,
+    /// `log_hist_msec`'s windows (and `write_hist_log`'s file).
+    hist: Option<crate::hist_log::HistWindows>,
 }
 
 impl JobLogs {
@@ -116,16 +118,45 @@ impl JobLogs {
         if let Some(p) = prefix(&options.write_iops_log) {
             wanted.push((Kind::Iops, p));
         }
-        if wanted.is_empty() {
+        let hist_file = prefix(&options.write_hist_log);
+        if wanted.is_empty() && hist_file.is_none() && options.log_hist_msec == 0 {
             return Ok(None);
         }
+        let log_name = |prefix: &str, suffix: &str| {
+            PathBuf::from(if options.per_job_logs {
+                format!("{prefix}_{suffix}.{number}.log")
+            } else {
+                format!("{prefix}_{suffix}.log")
+            })
+        };
+        let hist = if hist_file.is_some() || options.log_hist_msec > 0 {
+            let file = match &hist_file {
+                Some(prefix) => {
+                    let path = log_name(prefix, "clat_hist");
+                    let file = File::create(&path).map_err(|source| LogError {
+                        path: path.display().to_string(),
+                        source,
+                    })?;
+                    Some((path, file))
+                }
+                None => None,
+            };
+            // fio logs nothing without log_hist_msec; hybrio's windows for
+            // the JSON report need it too.
+            (options.log_hist_msec > 0).then(|| {
+                crate::hist_log::HistWindows::new(
+                    options.log_hist_msec,
+                    options.log_hist_coarseness,
+                    &options.percentile_list,
+                    file,
+                )
+            })
+        } else {
+            None
+        };
         let mut logs = Vec::with_capacity(wanted.len());
         for (kind, prefix) in wanted {
-            let path = PathBuf::from(if options.per_job_logs {
-                format!("{prefix}_{}.{number}.log", kind.suffix())
-            } else {
-                format!("{prefix}_{}.log", kind.suffix())
-            });
+            let path = log_name(&prefix, kind.suffix());
             let file = if options.per_job_logs {
                 File::create(&path)
             } else {
@@ -151,6 +182,7 @@ impl JobLogs {
             with_prio: options.cmdprio.log,
             window_value: options.log_window_value,
             with_issue_time: options.log_issue_time,
+            hist,
         }))
     }
 
@@ -173,6 +205,15 @@ impl JobLogs {
         };
         let d = dir.index();
         let lat_ns = clat_ns + slat_ns.unwrap_or(0);
+        if let Some(hist) = &mut self.hist
+            && let Err(source) = hist.record(now, dir, bytes, clat_ns)
+        {
+            let path = hist
+                .log_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            return Err(LogError { path, source });
+        }
         if self.avg_ns == 0 {
             let ms = now / 1_000_000;
             // The I/O went to the kernel (fio's issue time) clat before it
@@ -326,8 +367,12 @@ impl JobLogs {
         Ok(())
     }
 
-    /// Writes what is left (the last, partial window) and flushes the files.
-    pub fn finish(mut self, now: u64) -> Result<(), LogError> {
+    /// Writes what is left (the last, partial window) and flushes the
+    /// files; hands back `log_hist_msec`'s windows' percentiles.
+    pub fn finish(
+        mut self,
+        now: u64,
+    ) -> Result<Vec<crate::hist_log::IntervalPercentiles>, LogError> {
         if self.avg_ns > 0 {
             self.close_window(now, false)?;
         }
@@ -336,7 +381,16 @@ impl JobLogs {
                 .flush()
                 .map_err(|e| JobLogs::error_of(&log.path, e))?;
         }
-        Ok(())
+        match self.hist.take() {
+            Some(hist) => {
+                let path = hist
+                    .log_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                hist.finish().map_err(|source| LogError { path, source })
+            }
+            None => Ok(Vec::new()),
+        }
     }
 
     fn error_of(path: &std::path::Path, source: std::io::Error) -> LogError {

@@ -55,6 +55,8 @@ pub struct JobOutcome {
     pub steady: Option<SteadyState>,
     /// Where `latency_target`'s search for a depth ended.
     pub latency_target: Option<LatencyTargetReport>,
+    /// `log_hist_msec`'s windows: each one's completion latency percentiles.
+    pub intervals: Vec<crate::hist_log::IntervalPercentiles>,
 }
 
 /// What verify adds to a job's outcome.

@@ -966,6 +966,19 @@ fn report(
             // its I/Os, bytes and completion latencies per direction, and the
             // adaptive engine's path counts so far.
             "timeline": o.stats.timeline(),
+            // log_hist_msec: each window's completion latency percentiles,
+            // per direction (hybrio's answer to fio issue #130).
+            "percentiles_over_time": (c.def.options.log_hist_msec > 0).then(|| serde_json::json!({
+                "interval_ms": c.def.options.log_hist_msec,
+                "windows": o.intervals.iter().map(|w| serde_json::json!({
+                    "t_ms": w.end_ms,
+                    "dir": w.dir.name(),
+                    "count": w.count,
+                    "percentiles": w.percentiles.iter()
+                        .map(|(p, ns)| (format!("{p:.6}"), serde_json::Value::from(*ns)))
+                        .collect::<serde_json::Map<_, _>>(),
+                })).collect::<Vec<_>>(),
+            })),
             // Milliseconds from the job's I/O start; null when the cache was never dropped.
             "cache_dropped_at_ms": o.cache_dropped_at.map(|d| d.as_secs_f64() * 1e3),
         })).collect::<Vec<_>>(),

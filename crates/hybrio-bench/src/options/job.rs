@@ -278,6 +278,13 @@ pub struct JobOptions {
     pub log_window_value: WindowValue,
     /// `log_issue_time` (fio 3.38): the logs carry each I/O's issue time.
     pub log_issue_time: bool,
+    /// `write_hist_log`: the histogram log's prefix (empty: the job's name).
+    pub write_hist_log: Option<String>,
+    /// `log_hist_msec`: windows of this many ms for the histogram log and
+    /// the report's percentiles over time (0: none).
+    pub log_hist_msec: u64,
+    /// `log_hist_coarseness`: the histogram log sums `2^N` buckets per count.
+    pub log_hist_coarseness: u8,
     /// `per_job_logs`: one log file per job (numbered), or one shared.
     pub per_job_logs: bool,
     /// Passes over the workload.
@@ -643,6 +650,9 @@ impl Default for JobOptions {
             log_offset: false,
             log_window_value: WindowValue::Avg,
             log_issue_time: false,
+            write_hist_log: None,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
             per_job_logs: true,
             unified_rw_reporting: UnifiedRw::None,
             clat_percentiles: true,

@@ -579,6 +579,36 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.log_offset = units::parse_bool(v)?
     ),
     opt!(
+        "write_hist_log",
+        &[],
+        Kind::OptionalText,
+        "",
+        "Log each log_hist_msec window's completion latency histogram: PREFIX_clat_hist(.N).log, as fio's (fiologparser_hist.py reads it)",
+        |j, v| j.write_hist_log = Some(v.to_string())
+    ),
+    opt!(
+        "log_hist_msec",
+        &[],
+        Kind::Int,
+        "0",
+        "Windows of this many ms for write_hist_log and the report's percentiles over time (JSON, HTML)",
+        |j, v| j.log_hist_msec = units::parse_u64(v)?
+    ),
+    opt!(
+        "log_hist_coarseness",
+        &[],
+        Kind::Int,
+        "0",
+        "write_hist_log: each count sums 2^N of fio's 1856 buckets (0 to 6)",
+        |j, v| {
+            j.log_hist_coarseness = units::parse_u64(v)
+                .ok()
+                .and_then(|n| u8::try_from(n).ok())
+                .filter(|n| *n <= 6)
+                .ok_or_else(|| ValueError::Range(v.to_string()))?
+        }
+    ),
+    opt!(
         "log_window_value",
         &["log_max_value"],
         Kind::Choice(&["avg", "max", "both", "0", "1"]),

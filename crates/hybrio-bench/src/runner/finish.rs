@@ -38,6 +38,7 @@ pub(super) fn finish_without_engine(
         verify: None,
         steady: None,
         latency_target: None,
+        intervals: Vec::new(),
     };
     progress.put_outcome(outcome.clone());
     progress.finish();

@@ -481,10 +481,14 @@ impl PreparedJob {
             io_loop.fail(failure.errno, failure.message);
         }
         io_loop.run();
-        if let Some(logs) = io_loop.logs.take()
-            && let Err(error) = logs.finish(io_loop.clock.now())
-        {
-            io_loop.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
+        let mut intervals = Vec::new();
+        if let Some(logs) = io_loop.logs.take() {
+            match logs.finish(io_loop.clock.now()) {
+                Ok(done) => intervals = done,
+                Err(error) => {
+                    io_loop.fail(error.source.raw_os_error().unwrap_or(5), error.to_string())
+                }
+            }
         }
         let IoLoop {
             mut stats,
@@ -553,6 +557,7 @@ impl PreparedJob {
             verify: verify.as_ref().map(|v| v.counts()),
             steady,
             latency_target: latency_target.as_ref().map(|t| t.report()),
+            intervals,
         };
         // The final figures first, then "finished": whoever sees the job
         // finished finds them.

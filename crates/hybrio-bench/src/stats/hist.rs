@@ -185,6 +185,12 @@ impl LatHistogram {
         &self.inner
     }
 
+    /// The counts of fio's 1856 buckets in order, the last including
+    /// every bucket above it (fio's `io_u_plat`).
+    pub fn fio_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..FIO_PLAT_NR).map(|i| self.fio_count(i))
+    }
+
     /// Count of fio bucket `index`, the last one including every bucket above.
     fn fio_count(&self, index: usize) -> u64 {
         let slice = self.inner.as_slice();

@@ -396,3 +396,121 @@ fn fio_json_plus_is_drawn_and_a_bad_document_is_one_line() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
+
+/// A Python with pandas and numpy, which fio's fiologparser_hist.py imports.
+fn python_with_pandas() -> Option<std::path::PathBuf> {
+    let venv = std::env::var_os("HOME")
+        .map(|h| Path::new(&h).join(".cache/hybrio-fio-tests-venv/bin/python"));
+    // The path's python3 may be a toolchain's; Debian's has python3-pandas.
+    [
+        Some(std::path::PathBuf::from("python3")),
+        Some(std::path::PathBuf::from("/usr/bin/python3")),
+        venv,
+    ]
+    .into_iter()
+    .flatten()
+    .find(|python| {
+        Command::new(python)
+            .args(["-c", "import pandas, numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+#[test]
+fn fios_histogram_parser_reads_the_histogram_log_and_agrees_on_each_window() {
+    let Some(fio) = super::fios().into_iter().find(|f| f.version == "3.42") else {
+        return;
+    };
+    let parser = fio.path.with_file_name("tools/hist/fiologparser_hist.py");
+    if !parser.exists() {
+        eprintln!("skipping: no {} beside fio 3.42", parser.display());
+        return;
+    }
+    let Some(python) = python_with_pandas() else {
+        eprintln!("skipping: no Python with pandas and numpy (.ci/run installs python3-pandas)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let doc = super::run_json(
+        &[
+            "--name=h",
+            "--filename=data",
+            "--size=8m",
+            "--bs=4k",
+            "--rw=randrw",
+            "--runtime=1",
+            "--time_based",
+            "--write_hist_log=h",
+            "--log_hist_msec=100",
+            "--percentile_list=50:99",
+        ],
+        dir.path(),
+    );
+    let windows = doc["hybrio"]["jobs"][0]["percentiles_over_time"]["windows"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!windows.is_empty(), "no window closed");
+    let out = Command::new(&python)
+        .arg(&parser)
+        .args([
+            "--noweight",
+            "-i",
+            "100",
+            "--percentiles",
+            "50:99",
+            "--directions",
+            "rw",
+        ])
+        .arg(dir.path().join("h_clat_hist.1.log"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "end-time, dir, samples, min, avg, median, 50%, 99%, max".
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(", ").map(str::to_string).collect())
+        .collect();
+    // --noweight puts a line of time T in the first interval whose end is
+    // past T + 10 ms (the parser's shift); two windows of a direction may
+    // land in one interval, whose counts then add.
+    let mut by_interval: Vec<((u64, &str), Vec<&serde_json::Value>)> = Vec::new();
+    for window in &windows {
+        let t_ms = window["t_ms"].as_u64().unwrap();
+        let dir = if window["dir"] == "read" { "r" } else { "w" };
+        let end = ((t_ms + 10) / 100 + 1) * 100;
+        match by_interval.iter_mut().find(|(k, _)| *k == (end, dir)) {
+            Some((_, list)) => list.push(window),
+            None => by_interval.push(((end, dir), vec![window])),
+        }
+    }
+    let mut compared = 0;
+    for ((end, dir), list) in &by_interval {
+        let row = rows
+            .iter()
+            .find(|r| r[0] == end.to_string() && r[1] == *dir)
+            .unwrap_or_else(|| panic!("no parser row for {dir} ending {end} ms:\n{text}"));
+        let count: u64 = list.iter().map(|w| w["count"].as_u64().unwrap()).sum();
+        assert_eq!(row[2], count.to_string(), "{dir} ending {end} ms: {row:?}");
+        let [window] = list[..] else { continue };
+        for (column, key) in [(6, "50.000000"), (7, "99.000000")] {
+            let theirs: f64 = row[column].parse().unwrap();
+            let ours = window["percentiles"][key].as_f64().unwrap();
+            // Both read fio's buckets; the parser places a percentile
+            // within its bucket, hybrio at the bucket's middle, as fio.
+            assert!(
+                (theirs - ours).abs() <= ours / 32.0,
+                "{dir} ending {end} ms, {key}: parser {theirs}, hybrio {ours}"
+            );
+        }
+        compared += 1;
+    }
+    assert!(compared > 0, "no window alone in its interval");
+}

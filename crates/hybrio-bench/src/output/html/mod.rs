@@ -17,6 +17,7 @@
 mod adaptive;
 mod chart;
 mod compare;
+mod over_time;
 
 use std::fmt::Write;
 
@@ -47,6 +48,8 @@ struct PageJob {
     /// fio's I/O depth distribution, percent of I/Os at 1, 2, 4 ... >=64.
     depth: Option<Vec<f64>>,
     timeline: Option<Timeline>,
+    /// `log_hist_msec`'s windows' percentiles.
+    percentiles: Option<over_time::Windows>,
 }
 
 /// One direction of a job: its figures and its histogram's buckets
@@ -101,7 +104,13 @@ pub fn is_comparison(doc: &serde_json::Value) -> bool {
 
 /// The page for `report`.
 pub fn render(report: &RunReport) -> String {
-    let jobs: Vec<PageJob> = report.jobs.iter().map(page_job).collect();
+    let groups: Vec<i64> = report.jobs.iter().map(|j| i64::from(j.groupid)).collect();
+    let mut per_job = over_time::PerJob::of(report.extra.as_ref(), &groups);
+    let jobs: Vec<PageJob> = report
+        .jobs
+        .iter()
+        .map(|job| page_job(job, &mut per_job))
+        .collect();
     let notes = RunNotes::of(report.extra.as_ref());
     page(&report.version, &[("".into(), notes, jobs)])
 }
@@ -123,9 +132,14 @@ pub fn render_documents(documents: &[(String, serde_json::Value)]) -> Result<Str
             )
         })?;
         let mut timelines = Timelines::of(doc);
+        let groups: Vec<i64> = list
+            .iter()
+            .map(|job| job["groupid"].as_i64().unwrap_or(0))
+            .collect();
+        let mut per_job = over_time::PerJob::of(doc.get("hybrio"), &groups);
         let jobs = list
             .iter()
-            .map(|job| json_job(job, &mut timelines))
+            .map(|job| json_job(job, &mut timelines, &mut per_job))
             .collect();
         runs.push((name.clone(), RunNotes::of(doc.get("hybrio")), jobs));
     }
@@ -151,7 +165,7 @@ pub fn render_documents(documents: &[(String, serde_json::Value)]) -> Result<Str
     Ok(text)
 }
 
-fn page_job(job: &JobReport) -> PageJob {
+fn page_job(job: &JobReport, per_job: &mut over_time::PerJob) -> PageJob {
     let stats = &job.stats;
     PageJob {
         title: job.desc.name.clone(),
@@ -186,6 +200,7 @@ fn page_job(job: &JobReport) -> PageJob {
             .collect(),
         depth: (stats.issued_rw_ios() > 0).then(|| stats.io_depth_distribution().to_vec()),
         timeline: Some(stats.timeline().clone()).filter(|t| !t.is_empty()),
+        percentiles: per_job.take(i64::from(job.groupid)),
     }
 }
 
@@ -241,7 +256,11 @@ impl Timelines {
     }
 }
 
-fn json_job(job: &serde_json::Value, timelines: &mut Timelines) -> PageJob {
+fn json_job(
+    job: &serde_json::Value,
+    timelines: &mut Timelines,
+    per_job: &mut over_time::PerJob,
+) -> PageJob {
     let dirs = DataDir::ALL
         .into_iter()
         .filter_map(|dir| {
@@ -294,6 +313,7 @@ fn json_job(job: &serde_json::Value, timelines: &mut Timelines) -> PageJob {
         dirs,
         depth: depth.filter(|d| d.iter().any(|&p| p > 0.0)),
         timeline: timelines.take(groupid),
+        percentiles: per_job.take(groupid),
     }
 }
 
@@ -406,6 +426,9 @@ fn job_section(page: &mut String, job: &PageJob, index: usize) {
         if let Some(chart) = adaptive_over_time(timeline, index) {
             page.push_str(&chart);
         }
+    }
+    if let Some(windows) = &job.percentiles {
+        page.push_str(&over_time::charts(windows, &key));
     }
     if let Some(depth) = &job.depth {
         page.push_str(&depth_chart(depth, index));

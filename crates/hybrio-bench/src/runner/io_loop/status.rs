@@ -71,6 +71,8 @@ impl IoLoop<'_> {
             verify: self.verify.as_ref().map(|v| v.counts()),
             steady: self.steady.clone(),
             latency_target: self.latency_target.as_ref().map(|t| t.report()),
+            // A status report's figures so far: the windows are reported once, at the end.
+            intervals: Vec::new(),
         }
     }
 
