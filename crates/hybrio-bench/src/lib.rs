@@ -24,6 +24,7 @@ pub mod compare;
 pub mod diskstats;
 pub mod fio_rand;
 pub mod fio_version;
+pub mod iolog;
 pub mod jobfile;
 pub mod layout;
 pub mod logs;

@@ -395,6 +395,8 @@ pub struct JobOptions {
     pub buffers: BufferOptions,
     /// Where the job's thread runs and how eagerly.
     pub placement: Placement,
+    /// fio's I/O logs: `write_iolog`, `read_iolog` and the replay's options.
+    pub iolog: super::IologOptions,
     /// fio's `thinktime`: the stall after every `thinktime_blocks` I/Os,
     /// `thinktime_spin` of it spent spinning.
     pub thinktime: Duration,
@@ -632,6 +634,7 @@ impl Default for JobOptions {
             pre_read: false,
             buffers: BufferOptions::default(),
             placement: Placement::default(),
+            iolog: super::IologOptions::default(),
             thinktime: Duration::ZERO,
             thinktime_spin: Duration::ZERO,
             thinktime_blocks: 1,

@@ -60,6 +60,14 @@ pub enum RunError {
         /// What failed.
         source: crate::logs::LogError,
     },
+    /// The job's I/O log could not be written, or its replay read.
+    #[error("job '{job}': {source}")]
+    Iolog {
+        /// The job.
+        job: String,
+        /// What failed.
+        source: crate::iolog::IologError,
+    },
     /// The job's options cannot be set up (what fio refuses at setup too).
     #[error("job '{job}': {message}")]
     Setup {
@@ -353,6 +361,31 @@ impl PreparedJob {
             job: options.name.clone(),
             source,
         })?;
+        if options.iolog.read.is_some() {
+            return Err(RunError::Setup {
+                job: options.name.clone(),
+                message: "read_iolog: hybrio does not replay logs yet".into(),
+            });
+        }
+        // As fio, a job that replays a log writes none.
+        let iolog = match (&options.iolog.write, &options.iolog.read) {
+            (Some(path), None) if endpoint.is_none() => {
+                let made_up = options.filename.is_none();
+                let names: Vec<String> = handles
+                    .iter()
+                    .map(|(_, path)| crate::iolog::write::file_label(path, made_up))
+                    .collect();
+                Some(
+                    crate::iolog::IologWriter::create(Path::new(path), &names).map_err(
+                        |source| RunError::Iolog {
+                            job: options.name.clone(),
+                            source,
+                        },
+                    )?,
+                )
+            }
+            _ => None,
+        };
         let steady = (options.steady.seconds > 0)
             .then(|| crate::stats::SteadyState::new(options.steady))
             .transpose()
@@ -373,6 +406,7 @@ impl PreparedJob {
             regions,
             total_bytes,
             logs,
+            iolog,
             stall_limit_ns: STALL_LIMIT_NS,
             endpoint,
             session: None,
@@ -483,6 +517,7 @@ impl PreparedJob {
         {
             io_loop.fail(error.source.raw_os_error().unwrap_or(5), error.to_string());
         }
+        io_loop.finish_iolog();
         let IoLoop {
             mut stats,
             failure,

@@ -37,6 +37,8 @@ pub struct PreparedJob {
     pub(super) total_bytes: u64,
     /// `write_lat_log` and the like.
     pub(super) logs: Option<JobLogs>,
+    /// `write_iolog`.
+    pub(super) iolog: Option<crate::iolog::IologWriter>,
     /// How long the job may go without progress before it ends.
     pub(super) stall_limit_ns: u64,
     /// A network job's socket, bound or resolved, until the job starts.

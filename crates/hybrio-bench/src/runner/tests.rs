@@ -145,6 +145,7 @@ fn run_job(
             regions: Vec::new(),
             total_bytes: 1 << 20,
             logs: None,
+            iolog: None,
             stall_limit_ns: 200_000_000,
             options,
             endpoint: None,

@@ -12,6 +12,7 @@ mod failures;
 mod fio_golden;
 mod fio_json;
 mod fio_order;
+mod iolog;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod network;
@@ -43,7 +44,6 @@ fn run_json(args: &[&str], dir: &Path) -> Value {
     })
 }
 
-#[allow(dead_code)] // until the checks against fio take it (this issue)
 /// A fio to compare with, and the version hybrio speaks as beside it.
 struct Fio {
     /// The binary.
@@ -55,7 +55,6 @@ struct Fio {
 /// The fios here to compare with: Debian's 3.33 (`fio` on the path) and
 /// 3.42 built from the project's copy (`$HYBRIO_FIO_342`, else where
 /// `../shared/fio/build.sh` builds it). Says which are missing.
-#[allow(dead_code)]
 fn fios() -> Vec<Fio> {
     let says = |path: &Path, version: &str| {
         Command::new(path).arg("--version").output().is_ok_and(|o| {

@@ -8,6 +8,7 @@
 mod buffers;
 mod complete;
 mod course;
+mod iolog;
 mod latency_target;
 mod min_rate;
 mod passes;

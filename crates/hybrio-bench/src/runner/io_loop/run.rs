@@ -275,6 +275,9 @@ impl IoLoop<'_> {
             };
             let mut request = if sync_every > 0 && self.writes_since_sync >= sync_every {
                 self.writes_since_sync = 0;
+                if self.job.iolog.is_some() {
+                    self.log_sync(self.last_written, data_only);
+                }
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
                 let mut direction = self.job.plan.next_direction();
@@ -291,6 +294,8 @@ impl IoLoop<'_> {
                 }
                 self.enter_zone();
                 let mut io = self.job.plan.next_io_in(direction);
+                // Files done with this I/O: their `close` is logged after it.
+                let closing_from = self.to_close.len();
                 if let Some((opened, closed)) = self.job.plan.take_file_changes() {
                     self.to_close.extend(closed);
                     if let Err(error) = self.open_files(&opened) {
@@ -324,6 +329,11 @@ impl IoLoop<'_> {
                     self.pass_issued += io.len;
                 }
                 self.ios_issued += 1;
+                if self.job.iolog.is_some() {
+                    self.log_io(io.file, io.direction, io.offset, io.len);
+                    let closing = self.to_close[closing_from..].to_vec();
+                    self.log_closes(&closing);
+                }
                 match (io.direction, self.job.session.as_mut()) {
                     // No data: the buffer stays with its slot.
                     (Direction::Trim, _) => {
