@@ -5,6 +5,7 @@
 //! I/Os from.
 
 pub mod blktrace;
+mod cursor;
 pub mod read;
 mod steps;
 pub mod write;
@@ -12,6 +13,7 @@ pub mod write;
 use std::path::{Path, PathBuf};
 
 use crate::options::JobOptions;
+pub use cursor::Cursor;
 pub use steps::{Action, IologError, Replay, Step, What};
 pub use write::IologWriter;
 
@@ -63,4 +65,69 @@ fn read_all(path: &Path) -> Result<Vec<u8>, IologError> {
         return Ok(bytes);
     }
     std::fs::read(path).map_err(wrap)
+}
+
+/// The files a replay goes to, as the job's file plans: each as it is (no
+/// layout), its region reaching the furthest byte the replay does. A file
+/// the replay writes is created if missing, as fio opens it; one it only
+/// reads must be there.
+pub fn file_plans(
+    options: &JobOptions,
+    replay: &Replay,
+) -> Result<Vec<crate::layout::FilePlan>, IologError> {
+    let writes = replay.modifies();
+    let unit = options.max_block_size().max(1);
+    replay
+        .files
+        .iter()
+        .zip(replay.ends())
+        .map(|(path, end)| {
+            let have = match std::fs::metadata(path) {
+                Ok(meta) => meta.len(),
+                Err(_) if writes && options.allow_file_create => {
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .map_err(|source| IologError::Io {
+                            op: "create",
+                            path: path.clone(),
+                            source,
+                        })?;
+                    0
+                }
+                Err(source) => {
+                    return Err(IologError::Io {
+                        op: "open (the replay's file)",
+                        path: path.clone(),
+                        source,
+                    });
+                }
+            };
+            Ok(crate::layout::FilePlan {
+                path: path.clone(),
+                size: have.max(end).max(unit),
+                start: 0,
+            })
+        })
+        .collect()
+}
+
+/// What a replay makes of its job, as fio's `read_iolog` does: it reads
+/// and writes as the log does (its files opened to write when the log
+/// writes or trims), and a blktrace capture's depth is the job's unless
+/// `iodepth` is given.
+pub fn shape_job(options: &mut JobOptions, replay: &Replay) {
+    use crate::options::RwMode;
+    options.rw = match (replay.reads(), replay.modifies()) {
+        (_, false) => RwMode::Read,
+        (false, true) => RwMode::Write,
+        (true, true) => RwMode::ReadWrite,
+    };
+    if let Some(depth) = replay.depth
+        && !options.iodepth_given
+    {
+        options.iodepth = depth;
+        options.iodepth_low = None;
+    }
 }

@@ -233,3 +233,88 @@ impl Reader<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn replay(text: &str, set: impl FnOnce(&mut JobOptions)) -> Result<Replay, IologError> {
+        let mut options = JobOptions::default();
+        set(&mut options);
+        read(&options, Path::new("t.log"), text.as_bytes())
+    }
+
+    fn ios(replay: &Replay) -> Vec<(u64, Action, usize, u64, u64)> {
+        replay
+            .steps
+            .iter()
+            .filter_map(|s| match s.what {
+                What::Io {
+                    action,
+                    file,
+                    offset,
+                    len,
+                } => Some((s.delay_us, action, file, offset, len)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const V3: &str = "fio version 3 iolog\n0 a add\n5 b add\n10 a open\n110 a write 4096 512\n90 b read 8192 4096\n400 a sync 0 0\n";
+
+    #[test]
+    fn version_3_delays_are_the_time_between_lines_as_fio_counts_it() {
+        let r = replay(V3, |_| {}).unwrap();
+        assert_eq!(r.files, [PathBuf::from("a"), PathBuf::from("b")]);
+        // No delay after a time of 0 (fio's first time), none backwards.
+        assert_eq!(
+            ios(&r),
+            [
+                (100, Action::Write, 0, 4096, 512),
+                (0, Action::Read, 1, 8192, 4096),
+                (310, Action::Sync, 0, 0, 0),
+            ]
+        );
+        let halved = replay(V3, |o| o.iolog.time_scale = 200).unwrap();
+        assert_eq!(ios(&halved)[0].0, 50);
+        let none = replay(V3, |o| o.iolog.no_stall = true).unwrap();
+        assert!(ios(&none).iter().all(|io| io.0 == 0));
+    }
+
+    #[test]
+    fn offsets_scale_and_align_and_files_redirect() {
+        let r = replay(V3, |o| {
+            o.iolog.scale = 3;
+            o.iolog.align = 1024;
+            o.iolog.redirect = Some("dev".into());
+        })
+        .unwrap();
+        assert_eq!(r.files, [PathBuf::from("dev")]);
+        // 4096 / 3 = 1365, down to 1024; 8192 / 3 = 2730, down to 2048.
+        let offsets: Vec<(usize, u64)> = ios(&r).iter().map(|io| (io.2, io.3)).collect();
+        assert_eq!(offsets, [(0, 1024), (0, 2048), (0, 0)]);
+    }
+
+    #[test]
+    fn version_2_waits_and_skips() {
+        let text = "fio version 2 iolog\nf add\nf write 0 4096\nf wait 250 0\nf read 0 4096\nf trim 0 4096\n";
+        let r = replay(text, |o| o.iolog.skip.read = true).unwrap();
+        assert_eq!(r.steps[2].what, What::WaitUntilMs(250));
+        let actions: Vec<Action> = ios(&r).iter().map(|io| io.1).collect();
+        assert_eq!(actions, [Action::Write, Action::Trim]);
+    }
+
+    #[test]
+    fn a_bad_line_names_its_file_and_line() {
+        let err = replay("fio version 2 iolog\nf add\nf scribble 0 1\n", |_| {}).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.log:3: unknown action 'scribble' (read, write, trim, sync, datasync, wait)"
+        );
+        let err = replay("f add\n", |_| {}).unwrap_err();
+        assert!(err.to_string().contains("version 1"), "{err}");
+        let err = replay("fio version 3 iolog\n1 f add\n2 f wait 1 0\n", |_| {}).unwrap_err();
+        assert!(err.to_string().starts_with("t.log:3: 'wait'"), "{err}");
+    }
+}

@@ -650,8 +650,9 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
     }
     crate::options::check_pseudo_engine(job).map_err(invalid)?;
     crate::options::check_cmdprio(job).map_err(invalid)?;
-    // cpuio and exec have no files.
-    let no_files = crate::options::PseudoEngine::named(&job.ioengine).is_some();
+    // cpuio and exec have no files; a replay's files are its log's.
+    let no_files =
+        crate::options::PseudoEngine::named(&job.ioengine).is_some() || job.iolog.read.is_some();
     if !no_files
         && job.filename.is_none()
         && job.directory.is_none()

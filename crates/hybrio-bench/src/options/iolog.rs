@@ -57,7 +57,7 @@ pub(super) static IOLOG_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Int,
         "100",
-        "The log's time between I/Os, in percent, when replaying (200: half as fast)",
+        "The replay's rate against the log's, in percent (200: twice as fast, its delays halved)",
         |j, v| {
             let scale = units::parse_u32(v)?;
             if scale == 0 {

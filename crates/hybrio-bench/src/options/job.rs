@@ -308,6 +308,8 @@ pub struct JobOptions {
     pub randseed: u64,
     /// `randseed` was given (with `randrepeat=0`, offsets then still come from it).
     pub randseed_given: bool,
+    /// `iodepth` was given (a blktrace replay otherwise runs at the capture's depth).
+    pub iodepth_given: bool,
     /// Which fio to behave as where fio's versions differ (hybrio's own
     /// `fio_compat`, or `--fio-compat` for every job).
     pub fio_compat: crate::fio_version::FioVersion,
@@ -581,6 +583,7 @@ impl Default for JobOptions {
             randrepeat: true,
             randseed: 0x89,
             randseed_given: false,
+            iodepth_given: false,
             fio_compat: crate::fio_version::FioVersion::NEWEST,
             random_generator64: false,
             random_lfsr: false,

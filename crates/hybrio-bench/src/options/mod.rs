@@ -125,6 +125,7 @@ mod tests {
             // Given, even at its default, randseed counts as given (fio's
             // fio_option_is_set).
             job.randseed_given = false;
+            job.iodepth_given = false;
             job.buffers.zero_given = false;
             assert_eq!(
                 job,

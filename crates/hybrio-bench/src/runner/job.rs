@@ -142,13 +142,20 @@ impl PreparedJob {
         files: Vec<JobFile>,
         seed: u64,
         (number, jobs_in_run): (usize, usize),
+        replay: Option<crate::iolog::Replay>,
     ) -> Result<PreparedJob, RunError> {
         let wrap = |source| RunError::Engine {
             job: options.name.clone(),
             source,
         };
         let depth = options.iodepth;
-        let pool = BufPool::new(depth as usize, options.max_block_size() as usize).map_err(wrap)?;
+        // A replay's buffers hold its largest I/O, as fio grows its own.
+        let largest = replay.as_ref().map_or(0, crate::iolog::Replay::largest);
+        let pool = BufPool::new(
+            depth as usize,
+            options.max_block_size().max(largest) as usize,
+        )
+        .map_err(wrap)?;
         let config = EngineConfig {
             depth,
             fixed_buffers: options.fixedbufs,
@@ -357,16 +364,16 @@ impl PreparedJob {
             .io_size
             .unwrap_or(pass_bytes)
             .saturating_mul(options.loops as u64);
+        // A replay ends with its log, as fio's: no size ends it, no pass
+        // starts over.
+        let (pass_bytes, total_bytes) = match replay {
+            Some(_) => (u64::MAX, u64::MAX),
+            None => (pass_bytes, total_bytes),
+        };
         let logs = JobLogs::open(&options, number).map_err(|source| RunError::Log {
             job: options.name.clone(),
             source,
         })?;
-        if options.iolog.read.is_some() {
-            return Err(RunError::Setup {
-                job: options.name.clone(),
-                message: "read_iolog: hybrio does not replay logs yet".into(),
-            });
-        }
         // As fio, a job that replays a log writes none.
         let iolog = match (&options.iolog.write, &options.iolog.read) {
             (Some(path), None) if endpoint.is_none() => {
@@ -407,6 +414,7 @@ impl PreparedJob {
             total_bytes,
             logs,
             iolog,
+            replay: replay.map(crate::iolog::Cursor::new),
             stall_limit_ns: STALL_LIMIT_NS,
             endpoint,
             session: None,

@@ -146,6 +146,7 @@ fn run_job(
             total_bytes: 1 << 20,
             logs: None,
             iolog: None,
+            replay: None,
             stall_limit_ns: 200_000_000,
             options,
             endpoint: None,

@@ -109,3 +109,215 @@ fn write_iolog_appends_and_fio_s_t0007_reads_87040k() {
     assert!(reads[1].ends_with("foo.0.0 read 1572864 1048576"));
     assert!(text.trim_end().ends_with("foo.0.0 close"));
 }
+
+/// What a replay issued, in order, from its `write_lat_log` with
+/// `log_offset` (one job, depth 1: issue order): `direction, length,
+/// offset` per I/O.
+fn issued(dir: &Path, prefix: &str) -> Vec<String> {
+    let path = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{prefix}_lat.")))
+        })
+        .unwrap_or_else(|| panic!("no {prefix}_lat log in {}", dir.display()));
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            format!("{} {} {}", fields[2], fields[3], fields[4])
+        })
+        .collect()
+}
+
+/// Replays `log` (copied into fresh directories, with `data` made for
+/// it) through fio and hybrio with `extra` options; what each issued.
+fn replay_both(fio: &Fio, log: &str, extra: &[&str]) -> (Vec<String>, Vec<String>) {
+    let mut issued_by = Vec::new();
+    for who in ["fio", "hybrio"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("replay.log"), log).unwrap();
+        std::fs::write(dir.path().join("data"), vec![7u8; 1 << 20]).unwrap();
+        std::fs::write(dir.path().join("other"), vec![7u8; 1 << 20]).unwrap();
+        let mut args = vec![
+            "--name=replay",
+            "--read_iolog=replay.log",
+            "--write_lat_log=r",
+            "--log_offset=1",
+        ];
+        args.extend_from_slice(extra);
+        if who == "fio" {
+            run_fio(fio, &args, dir.path());
+        } else {
+            let compat = format!("--fio-compat={}", fio.version);
+            args.push(&compat);
+            run_json(&args, dir.path());
+        }
+        issued_by.push(issued(dir.path(), "r"));
+    }
+    let ours = issued_by.pop().unwrap();
+    (issued_by.pop().unwrap(), ours)
+}
+
+/// A version 3 log of a mixed random job over two files, as fio wrote it.
+const MIXED_V3: &str = "fio version 3 iolog
+10 data add
+11 other add
+20 data open
+21 data read 65536 4096
+22 data write 8192 8192
+23 other open
+24 other write 4096 4096
+25 data read 1000000 512
+26 other read 12288 16384
+27 data sync 0 0
+28 data write 131072 4096
+29 other datasync 0 0
+30 data close
+31 other close
+";
+
+#[test]
+fn read_iolog_replays_what_fio_replays() {
+    // Version 2: no times; its `wait` is fio's, in milliseconds.
+    let v2 = "fio version 2 iolog\ndata add\ndata open\ndata write 0 4096\ndata wait 1 0\ndata read 4096 8192\ndata read 0 4096\ndata close\n";
+    let cases: &[(&str, &[&str])] = &[
+        (MIXED_V3, &[]),
+        (MIXED_V3, &["--replay_no_stall=1"]),
+        (MIXED_V3, &["--replay_scale=2", "--replay_align=4096"]),
+        (MIXED_V3, &["--replay_redirect=other"]),
+        (MIXED_V3, &["--replay_skip=write"]),
+        (v2, &[]),
+    ];
+    for fio in fios() {
+        // A log fio itself wrote, of a random mixed job.
+        let made = tempfile::tempdir().unwrap();
+        run_fio(
+            &fio,
+            &[
+                "--name=data",
+                "--filename=data",
+                "--rw=randrw",
+                "--size=1m",
+                "--bsrange=4k-32k",
+                "--write_iolog=made.log",
+            ],
+            made.path(),
+        );
+        let written = std::fs::read_to_string(made.path().join("made.log")).unwrap();
+        for (log, extra) in cases.iter().copied().chain([(written.as_str(), &[][..])]) {
+            if fio.version == "3.33" && extra.iter().any(|e| e.starts_with("--replay_skip")) {
+                // fio 3.33 replays what replay_skip says to skip.
+                eprintln!("skipping {extra:?} against fio 3.33: it ignores replay_skip");
+                continue;
+            }
+            let (theirs, ours) = replay_both(&fio, log, extra);
+            assert!(theirs.len() > 2, "fio {} replayed {theirs:?}", fio.version);
+            assert_eq!(
+                ours, theirs,
+                "{extra:?} against fio {}:\n{log}",
+                fio.version
+            );
+        }
+    }
+}
+
+#[test]
+fn read_iolog_keeps_the_log_s_times_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![7u8; 1 << 16]).unwrap();
+    // 300 ms between the first read and the last.
+    let log = "fio version 3 iolog\n1 data add\n2 data open\n3 data read 0 4096\n150003 data read 4096 4096\n300003 data read 8192 4096\n300004 data close\n";
+    std::fs::write(dir.path().join("slow.log"), log).unwrap();
+    let elapsed = |extra: &[&str]| {
+        let mut args = vec!["--name=r", "--read_iolog=slow.log"];
+        args.extend_from_slice(extra);
+        let start = std::time::Instant::now();
+        let report = run_json(&args, dir.path());
+        assert_eq!(report["jobs"][0]["read"]["total_ios"], 3);
+        assert_eq!(report["jobs"][0]["read"]["io_bytes"], 3 * 4096);
+        start.elapsed()
+    };
+    assert!(elapsed(&[]) >= std::time::Duration::from_millis(300));
+    // replay_time_scale=50: half the log's rate, its delays doubled.
+    assert!(elapsed(&["--replay_time_scale=50"]) >= std::time::Duration::from_millis(600));
+    // replay_no_stall: the same I/Os, none waited for (no bound on how fast).
+    elapsed(&["--replay_no_stall=1"]);
+}
+
+#[test]
+fn read_iolog_gives_each_clone_its_own_log_and_replays_fio_s_t0031() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![7u8; 1 << 16]).unwrap();
+    let reads = "fio version 2 iolog\ndata add\ndata open\ndata read 0 4096\ndata read 4096 4096\ndata close\n";
+    let writes = "fio version 2 iolog\ndata add\ndata open\ndata write 0 8192\ndata close\n";
+    std::fs::write(dir.path().join("a.log"), reads).unwrap();
+    std::fs::write(dir.path().join("b.log"), writes).unwrap();
+    let report = run_json(
+        &["--name=r", "--read_iolog=a.log:b.log", "--numjobs=2"],
+        dir.path(),
+    );
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["read"]["io_bytes"], 8192);
+    assert_eq!(jobs[0]["write"]["io_bytes"], 0);
+    assert_eq!(jobs[1]["read"]["io_bytes"], 0);
+    assert_eq!(jobs[1]["write"]["io_bytes"], 8192);
+
+    // fio's t/jobs/t0031-pre.fio and t0031.fio: a second of libaio writes
+    // logged, then replayed 128 deep.
+    let pre = "[job]\nrw=write\nioengine=libaio\nsize=1mb\ntime_based=1\nruntime=1\nfilename=t0030file\nwrite_iolog=iolog\n";
+    let main = "[job]\nrw=read\nioengine=libaio\niodepth=128\nfilename=t0030file\nread_iolog=iolog\nwrite_lat_log=lat_log\n";
+    std::fs::write(dir.path().join("t0031-pre.fio"), pre).unwrap();
+    std::fs::write(dir.path().join("t0031.fio"), main).unwrap();
+    let written = run_json(&["t0031-pre.fio"], dir.path());
+    let logged = std::fs::read_to_string(dir.path().join("iolog")).unwrap();
+    let logged_writes = logged.lines().filter(|l| l.contains(" write ")).count();
+    assert_eq!(
+        written["jobs"][0]["write"]["total_ios"],
+        logged_writes as u64
+    );
+    let replayed = run_json(&["t0031.fio"], dir.path());
+    assert_eq!(
+        replayed["jobs"][0]["write"]["total_ios"],
+        logged_writes as u64
+    );
+    assert_eq!(replayed["jobs"][0]["read"]["total_ios"], 0);
+}
+
+#[test]
+fn read_iolog_refuses_what_fio_cannot_replay_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "v1.log",
+            "data read 0 4096\n",
+            "fio 3.42 no longer replays version 1",
+        ),
+        (
+            "bad.log",
+            "fio version 3 iolog\n1 data add\n2 data read zero 4096\n",
+            "bad.log:3: offset 'zero' is not a whole number",
+        ),
+        (
+            "nofile.log",
+            "fio version 2 iolog\nelse read 0 4096\n",
+            "nofile.log:2: file 'else' was not added before",
+        ),
+        (
+            "empty.log",
+            "fio version 2 iolog\ndata add\n",
+            "no I/O to replay",
+        ),
+    ];
+    for (name, text, says) in cases {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let out = hybrio(&["--name=r", &format!("--read_iolog={name}")], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{name}: {stderr}");
+    }
+}

@@ -14,6 +14,7 @@ mod min_rate;
 mod passes;
 mod priority;
 mod read_back;
+mod replaying;
 mod run;
 mod state;
 mod status;
