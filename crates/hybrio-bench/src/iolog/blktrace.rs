@@ -21,18 +21,28 @@ pub const RECORD: usize = 48;
 
 /// The action's category bits sit above its kind.
 const TC_SHIFT: u32 = 16;
-/// `BLK_TC_*`: what kind of request a record is about.
-const TC_READ: u32 = 1 << TC_SHIFT;
-const TC_WRITE: u32 = 2 << TC_SHIFT;
-const TC_FLUSH: u32 = 4 << TC_SHIFT;
-const TC_QUEUE: u32 = (1 << 4) << TC_SHIFT;
-const TC_NOTIFY: u32 = (1 << 10) << TC_SHIFT;
-const TC_DISCARD: u32 = (1 << 13) << TC_SHIFT;
-/// `__BLK_TA_*`: what happened to it.
-const TA_QUEUE: u32 = 1;
-const TA_BACKMERGE: u32 = 2;
-const TA_FRONTMERGE: u32 = 3;
-const TA_COMPLETE: u32 = 8;
+/// `BLK_TC_READ`: the request reads.
+pub const TC_READ: u32 = 1 << TC_SHIFT;
+/// `BLK_TC_WRITE`: the request writes.
+pub const TC_WRITE: u32 = 2 << TC_SHIFT;
+/// `BLK_TC_FLUSH`: the request flushes.
+pub const TC_FLUSH: u32 = 4 << TC_SHIFT;
+/// `BLK_TC_QUEUE`: a queueing event.
+pub const TC_QUEUE: u32 = (1 << 4) << TC_SHIFT;
+/// `BLK_TC_COMPLETE`: a completion.
+pub const TC_COMPLETE: u32 = (1 << 7) << TC_SHIFT;
+/// `BLK_TC_NOTIFY`: a message, not a request.
+pub const TC_NOTIFY: u32 = (1 << 10) << TC_SHIFT;
+/// `BLK_TC_DISCARD`: the request discards (a trim).
+pub const TC_DISCARD: u32 = (1 << 13) << TC_SHIFT;
+/// `__BLK_TA_QUEUE`: the request was queued (the event fio replays).
+pub const TA_QUEUE: u32 = 1;
+/// `__BLK_TA_BACKMERGE`: merged into the request before it.
+pub const TA_BACKMERGE: u32 = 2;
+/// `__BLK_TA_FRONTMERGE`: merged into the request after it.
+pub const TA_FRONTMERGE: u32 = 3;
+/// `__BLK_TA_COMPLETE`: the device completed it.
+pub const TA_COMPLETE: u32 = 8;
 
 /// One record, in this machine's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -99,15 +109,15 @@ impl Record {
         out
     }
 
-    /// A queue event of a read (`write`: a write) as blktrace records it,
-    /// for tests and tools that make captures.
-    pub fn queued(time: u64, sector: u64, bytes: u32, write: bool, device: u32) -> Record {
+    /// An event as blktrace records it (`action`: `TA_*` with `TC_*`
+    /// bits), for tests and tools that make captures.
+    pub fn event(time: u64, sector: u64, bytes: u32, action: u32, device: u32) -> Record {
         Record {
             magic: MAGIC | VERSION,
             time,
             sector,
             bytes,
-            action: TA_QUEUE | TC_QUEUE | if write { TC_WRITE } else { TC_READ },
+            action,
             device,
             ..Record::default()
         }
@@ -448,4 +458,151 @@ pub fn merge(options: &JobOptions, inputs: &[PathBuf], merged: &Path) -> Result<
         out.write_all(&record.to_bytes()).map_err(wrap)?;
     }
     out.flush().map_err(wrap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEV: u32 = (8 << 20) | 16;
+
+    fn capture(records: &[Record]) -> Vec<u8> {
+        records.iter().flat_map(Record::to_bytes).collect()
+    }
+
+    fn steps(replay: &Replay) -> Vec<(u64, Action, u64, u64)> {
+        replay
+            .steps
+            .iter()
+            .map(|s| match s.what {
+                What::Io {
+                    action,
+                    offset,
+                    len,
+                    ..
+                } => (s.delay_us, action, offset, len),
+                other => panic!("not an I/O: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn queue_events_are_replayed_at_their_times() {
+        let queued_read = TA_QUEUE | TC_QUEUE | TC_READ;
+        let queued_write = TA_QUEUE | TC_QUEUE | TC_WRITE;
+        let mut message = Record::event(0, 0, 0, TC_NOTIFY, DEV);
+        message.pdu_len = 5;
+        let mut bytes = capture(&[message]);
+        bytes.extend_from_slice(b"hello");
+        bytes.extend(capture(&[
+            Record::event(1_000_000, 8, 4096, queued_read, DEV),
+            Record::event(1_500_000, 8, 4096, TA_COMPLETE | TC_COMPLETE | TC_READ, DEV),
+            Record::event(3_000_000, 64, 8192, queued_write, DEV),
+            Record::event(3_100_000, 80, 4096, TA_BACKMERGE | TC_QUEUE | TC_WRITE, DEV),
+            Record::event(4_000_000, 0, 0, queued_write, DEV),
+            Record::event(5_000_000, 128, 4096, TA_QUEUE | TC_QUEUE | TC_DISCARD, DEV),
+            Record::event(6_000_000, 0, 0, TA_QUEUE | TC_QUEUE | TC_FLUSH, DEV),
+        ]));
+        assert!(is_blktrace(&bytes));
+        let mut options = JobOptions::default();
+        options.iolog.redirect = Some("target".into());
+        let replay = read(&options, Path::new("t.bin"), &bytes).unwrap();
+        assert_eq!(replay.files, [PathBuf::from("target")]);
+        // The first queue event waits for nothing; each after it for the
+        // time since the one before, a skipped empty write's included.
+        assert_eq!(
+            steps(&replay),
+            [
+                (0, Action::Read, 4096, 4096),
+                (2000, Action::Write, 32768, 8192),
+                (1000, Action::Trim, 65536, 4096),
+                (1000, Action::Sync, 0, 0),
+            ]
+        );
+        assert_eq!(replay.depth, Some(1));
+    }
+
+    #[test]
+    fn a_big_endian_capture_reads_the_same() {
+        let record = Record::event(7, 9, 512, TA_QUEUE | TC_QUEUE | TC_READ, DEV);
+        let mut swapped = record.to_bytes();
+        for (at, len) in [
+            (0, 4),
+            (4, 4),
+            (8, 8),
+            (16, 8),
+            (24, 4),
+            (28, 4),
+            (32, 4),
+            (36, 4),
+            (40, 4),
+            (44, 2),
+            (46, 2),
+        ] {
+            swapped[at..at + len].reverse();
+        }
+        assert!(is_blktrace(&swapped));
+        assert_eq!(
+            records(Path::new("t"), &swapped).next().unwrap().unwrap(),
+            record
+        );
+    }
+
+    #[test]
+    fn a_bad_record_names_where_it_starts() {
+        let mut bytes = capture(&[Record::event(1, 0, 512, TA_QUEUE | TC_READ, DEV)]);
+        let mut old = Record::event(2, 0, 512, TA_QUEUE | TC_READ, DEV);
+        old.magic = MAGIC | 6;
+        bytes.extend(capture(&[old]));
+        let mut options = JobOptions::default();
+        options.iolog.redirect = Some("target".into());
+        let err = read(&options, Path::new("t.bin"), &bytes).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.bin at byte 48: blktrace version 6; fio reads version 7"
+        );
+        bytes.truncate(60);
+        let err = read(&options, Path::new("t.bin"), &bytes).unwrap_err();
+        assert!(err.to_string().contains("12 bytes left"), "{err}");
+    }
+
+    #[test]
+    fn merging_interleaves_the_captures_scaled_and_repeated() {
+        let dir = tempfile::tempdir().unwrap();
+        let queued_read = TA_QUEUE | TC_QUEUE | TC_READ;
+        let a = dir.path().join("a.bin");
+        let b = dir.path().join("b.bin");
+        std::fs::write(
+            &a,
+            capture(&[
+                Record::event(100, 1, 512, queued_read, DEV),
+                Record::event(300, 2, 512, queued_read, DEV),
+            ]),
+        )
+        .unwrap();
+        std::fs::write(&b, capture(&[Record::event(150, 3, 512, queued_read, DEV)])).unwrap();
+        let mut options = JobOptions::default();
+        options.iolog.merge_scalars = vec![100.0, 200.0];
+        options.iolog.merge_iters = vec![2.0, 1.0];
+        let merged = dir.path().join("m.bin");
+        merge(&options, &[a, b], &merged).unwrap();
+        let bytes = std::fs::read(&merged).unwrap();
+        let got: Vec<(u64, u64)> = records(&merged, &bytes)
+            .map(|r| r.map(|r| (r.time, r.sector)).unwrap())
+            .collect();
+        // a at 100 and 300, then again 300 later; b's 150 doubled to 300.
+        assert_eq!(got, [(100, 1), (300, 2), (300, 3), (400, 1), (600, 2)]);
+        options.iolog.merge_iters = vec![1.0];
+        let err = merge(
+            &options,
+            &[dir.path().join("a.bin"), dir.path().join("b.bin")],
+            &merged,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("merge_blktrace_iters has 1 values for 2 captures"),
+            "{err}"
+        );
+    }
 }

@@ -131,3 +131,36 @@ pub fn shape_job(options: &mut JobOptions, replay: &Replay) {
         options.iodepth_low = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_shapes_its_job() {
+        let replay = Replay {
+            files: vec!["f".into()],
+            steps: vec![Step {
+                delay_us: 0,
+                what: What::Io {
+                    action: Action::Trim,
+                    file: 0,
+                    offset: 0,
+                    len: 4096,
+                },
+            }],
+            depth: Some(6),
+        };
+        let mut options = JobOptions::default();
+        shape_job(&mut options, &replay);
+        assert_eq!(options.rw, crate::options::RwMode::Write);
+        assert_eq!(options.iodepth, 6);
+        let mut given = JobOptions::default();
+        crate::options::find("iodepth")
+            .unwrap()
+            .apply(&mut given, "2")
+            .unwrap();
+        shape_job(&mut given, &replay);
+        assert_eq!(given.iodepth, 2);
+    }
+}
