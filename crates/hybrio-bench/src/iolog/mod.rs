@@ -98,7 +98,7 @@ pub fn file_plans(
                 }
                 Err(source) => {
                     return Err(IologError::Io {
-                        op: "open (the replay's file)",
+                        op: "open the replayed file",
                         path: path.clone(),
                         source,
                     });

@@ -529,6 +529,13 @@ impl Unit<'_> {
                 );
                 job.time_based = false;
             }
+            if job.iolog.read.is_some() && job.iolog.write.take().is_some() {
+                // As fio: a warning, and the replay logs nothing.
+                eprintln!(
+                    "hybrio: job '{}': read_iolog overrides write_iolog, as in fio",
+                    job.name
+                );
+            }
             validate(&job)?;
             if std::mem::take(&mut self.stonewall_first) {
                 job.stonewall = true;

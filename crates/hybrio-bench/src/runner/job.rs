@@ -374,9 +374,9 @@ impl PreparedJob {
             job: options.name.clone(),
             source,
         })?;
-        // As fio, a job that replays a log writes none.
-        let iolog = match (&options.iolog.write, &options.iolog.read) {
-            (Some(path), None) if endpoint.is_none() => {
+        // A replay's write_iolog is dropped when its job is read.
+        let iolog = match &options.iolog.write {
+            Some(path) if endpoint.is_none() => {
                 let made_up = options.filename.is_none();
                 let names: Vec<String> = handles
                     .iter()

@@ -262,6 +262,14 @@ fn read_iolog_gives_each_clone_its_own_log_and_replays_fio_s_t0031() {
     );
     let jobs = report["jobs"].as_array().unwrap();
     assert_eq!(jobs[0]["read"]["io_bytes"], 8192);
+    // As in fio, a replay writes no iolog of its own, and says so.
+    let out = hybrio(
+        &["--name=r", "--read_iolog=a.log", "--write_iolog=w.log"],
+        dir.path(),
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read_iolog overrides write_iolog"));
+    assert!(!dir.path().join("w.log").exists());
     assert_eq!(jobs[0]["write"]["io_bytes"], 0);
     assert_eq!(jobs[1]["read"]["io_bytes"], 0);
     assert_eq!(jobs[1]["write"]["io_bytes"], 8192);
@@ -312,6 +320,12 @@ fn read_iolog_refuses_what_fio_cannot_replay_in_one_line() {
             "no I/O to replay",
         ),
     ];
+    // A file the log names that is not there.
+    let cases = cases.into_iter().chain([(
+        "gone.log",
+        "fio version 2 iolog\ngone add\ngone read 0 4096\n",
+        "open the replayed file gone: No such file",
+    )]);
     for (name, text, says) in cases {
         std::fs::write(dir.path().join(name), text).unwrap();
         let out = hybrio(&["--name=r", &format!("--read_iolog={name}")], dir.path());
