@@ -167,6 +167,7 @@ impl IoLoop<'_> {
                 && self.refused.is_none()
                 && !block_pending)
                 || options.number_ios.is_some_and(|n| self.ios_issued >= n)
+                || self.plan_ended
                 || (self.refused.is_none()
                     && self
                         .job
@@ -315,6 +316,17 @@ impl IoLoop<'_> {
                 }
                 self.enter_zone();
                 let mut io = self.job.plan.next_io_in(direction);
+                if self.job.plan.past_end() && options.loops == 1 {
+                    // As fio: no I/O past the region's end; the pass ends
+                    // (the job, unless it is time based).
+                    self.free.push(slot);
+                    if options.time_based {
+                        self.start_new_pass();
+                    } else {
+                        self.plan_ended = true;
+                    }
+                    continue;
+                }
                 // Files done with this I/O: their `close` is logged after it.
                 let closing_from = self.to_close.len();
                 if let Some((opened, closed)) = self.job.plan.take_file_changes() {
