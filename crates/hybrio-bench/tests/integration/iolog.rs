@@ -484,3 +484,25 @@ fn merge_blktrace_file_merges_captures_then_replays_the_merge() {
         ]
     );
 }
+
+#[test]
+fn a_blktrace_replay_keeps_the_capture_s_times() {
+    use hybrio_bench::iolog::blktrace::*;
+    let dir = tempfile::tempdir().unwrap();
+    let read = |time| Record::event(time, 0, 4096, TA_QUEUE | TC_QUEUE | TC_READ, 8 << 20);
+    // Queued 300 ms apart (the times are nanoseconds).
+    let capture = [read(1_000_000).to_bytes(), read(301_000_000).to_bytes()].concat();
+    std::fs::write(dir.path().join("capture.bin"), capture).unwrap();
+    std::fs::write(dir.path().join("data"), vec![7u8; 4096]).unwrap();
+    let start = std::time::Instant::now();
+    let report = run_json(
+        &[
+            "--name=r",
+            "--read_iolog=capture.bin",
+            "--replay_redirect=data",
+        ],
+        dir.path(),
+    );
+    assert!(start.elapsed() >= std::time::Duration::from_millis(300));
+    assert_eq!(report["jobs"][0]["read"]["total_ios"], 2);
+}

@@ -384,6 +384,7 @@ impl IoLoop<'_> {
 
     /// The request of a planned (or replayed) I/O, its buffer made ready,
     /// counted as issued.
+    #[inline]
     fn request_for(&mut self, slot: usize, io: &crate::offsets::PlannedIo) -> Request {
         let mut buf = self.slots[slot]
             .buf
