@@ -119,7 +119,12 @@ impl Reader<'_> {
             n => Err(self.bad(
                 line,
                 format!(
-                    "{n} fields after the time; expected 2 (file action) or 4 (file action offset length)"
+                    "{n} fields{}; expected 2 (file action) or 4 (file action offset length)",
+                    if self.version == 3 {
+                        " after the time"
+                    } else {
+                        ""
+                    }
                 ),
             )),
         }

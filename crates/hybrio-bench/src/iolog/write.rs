@@ -4,17 +4,24 @@
 //! began, file, action, offset, length) and `close` when the file is done.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::steps::{Action, HEADER_V3, IologError};
 
+/// Bytes of lines held before they are written (fio holds 8 KiB; how
+/// many changes only when lines reach the file, not what they say).
+const BUFFERED: usize = 1 << 16;
+
 /// One job's `write_iolog`.
 #[derive(Debug)]
 pub struct IologWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    file: File,
+    /// Whole lines not yet written: written together, so that jobs that
+    /// share the log (clones) never split each other's lines.
+    pending: Vec<u8>,
     /// When the log began: its times count from it.
     start: Instant,
     /// Each file's name as fio prints it, and whether its `open` is logged.
@@ -39,9 +46,8 @@ impl IologWriter {
             })?;
         let mut writer = IologWriter {
             path: path.to_path_buf(),
-            // fio's own buffer is 8 KiB; the size changes only when lines
-            // reach the file, not what they say.
-            out: BufWriter::with_capacity(1 << 16, file),
+            file,
+            pending: Vec::with_capacity(BUFFERED),
             start: Instant::now(),
             files: files.iter().map(|name| (name.clone(), false)).collect(),
             last_offset: 0,
@@ -59,11 +65,24 @@ impl IologWriter {
     }
 
     fn line(&mut self, text: std::fmt::Arguments<'_>) -> Result<(), IologError> {
-        writeln!(self.out, "{text}").map_err(|source| IologError::Io {
-            op: "write",
-            path: self.path.clone(),
-            source,
-        })
+        // Writing to a Vec cannot fail.
+        let _ = writeln!(self.pending, "{text}");
+        if self.pending.len() >= BUFFERED {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), IologError> {
+        self.file
+            .write_all(&self.pending)
+            .map_err(|source| IologError::Io {
+                op: "write",
+                path: self.path.clone(),
+                source,
+            })?;
+        self.pending.clear();
+        Ok(())
     }
 
     /// A file's line: its time, its name, and what happened to it.
@@ -120,11 +139,7 @@ impl IologWriter {
         for i in 0..self.files.len() {
             self.close(i)?;
         }
-        self.out.flush().map_err(|source| IologError::Io {
-            op: "write",
-            path: self.path.clone(),
-            source,
-        })
+        self.flush()
     }
 }
 

@@ -506,3 +506,39 @@ fn a_blktrace_replay_keeps_the_capture_s_times() {
     assert!(start.elapsed() >= std::time::Duration::from_millis(300));
     assert_eq!(report["jobs"][0]["read"]["total_ios"], 2);
 }
+
+#[test]
+fn clones_sharing_a_write_iolog_each_append_whole_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough lines that each clone writes its buffer out more than once.
+    run_json(
+        &[
+            "--name=x",
+            "--rw=randread",
+            "--size=8m",
+            "--bs=512",
+            "--numjobs=2",
+            "--write_iolog=shared.log",
+        ],
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(dir.path().join("shared.log")).unwrap();
+    let headers = text.lines().filter(|l| *l == "fio version 3 iolog").count();
+    assert_eq!(headers, 2);
+    let mut reads = [0, 0];
+    for line in text.lines().filter(|l| !l.starts_with("fio version")) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields.as_slice() {
+            [time, file, "read", offset, "512"] => {
+                assert!(
+                    time.parse::<u64>().is_ok() && offset.parse::<u64>().is_ok(),
+                    "{line}"
+                );
+                reads[usize::from(*file == "x.1.0")] += 1;
+            }
+            [_, _, "add" | "open" | "close"] => {}
+            _ => panic!("a line split or mixed: '{line}'"),
+        }
+    }
+    assert_eq!(reads, [16384, 16384]);
+}
