@@ -285,7 +285,9 @@ fn size_files(
         .collect()
 }
 
-fn split_filenames(list: &str) -> Vec<String> {
+/// A `:`-separated list of names (`\:` keeps a colon in a name), as fio splits
+/// `filename` and `read_iolog`.
+pub(crate) fn split_filenames(list: &str) -> Vec<String> {
     let mut names = vec![String::new()];
     let mut chars = list.chars().peekable();
     while let Some(c) = chars.next() {

@@ -25,6 +25,7 @@ pub mod diskstats;
 pub mod fio_rand;
 pub mod fio_version;
 pub mod hist_log;
+pub mod iolog;
 pub mod jobfile;
 pub mod layout;
 pub mod logs;

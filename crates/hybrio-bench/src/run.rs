@@ -413,8 +413,26 @@ fn run_together(
     before_io: &mut dyn FnMut(bool) -> Result<GroupStart, RunFailure>,
 ) -> Result<Option<(Vec<JobOutcome>, Setup)>, RunFailure> {
     let mut files = Vec::with_capacity(clones.len());
+    let mut replays = Vec::with_capacity(clones.len());
     for clone in clones {
         let options = &clone.def.options;
+        // read_iolog: the job's files are the log's, as they are.
+        let replay =
+            crate::iolog::load(options, clone.number).map_err(|source| RunError::Iolog {
+                job: options.name.clone(),
+                source,
+            })?;
+        if let Some(replay) = replay {
+            files.push(
+                crate::iolog::file_plans(options, &replay).map_err(|source| RunError::Iolog {
+                    job: options.name.clone(),
+                    source,
+                })?,
+            );
+            replays.push(Some(replay));
+            continue;
+        }
+        replays.push(None);
         // A network job's file is its socket, and cpuio and exec have none:
         // nothing to lay out.
         if options.network().is_some()
@@ -513,9 +531,13 @@ fn run_together(
     let mut handles = Vec::with_capacity(clones.len());
     let mut spawn_error = None;
     let jobs = clones.len();
-    for ((clone, plans), progress) in clones.iter().zip(files).zip(&progress) {
+    for (((clone, plans), replay), progress) in clones.iter().zip(files).zip(replays).zip(&progress)
+    {
         let (gate, ready_tx, progress) = (gate.clone(), ready_tx.clone(), progress.clone());
         let mut options = clone.def.options.clone();
+        if let Some(replay) = &replay {
+            crate::iolog::shape_job(&mut options, replay);
+        }
         // As fio: each clone of a network job takes the next port.
         if options.network().is_some() && options.net.port != 0 {
             options.net.port = options.net.port.saturating_add(clone.number as u16);
@@ -542,8 +564,9 @@ fn run_together(
                 // The engine is built on the thread that uses it: an io_uring ring
                 // with SINGLE_ISSUER belongs to one thread.
                 let clone_number = number_in_job;
-                let prepared = runner::place_thread(&options, clone_number)
-                    .and_then(|()| runner::ReadyJob::new(&options, &plans, seed, number, jobs));
+                let prepared = runner::place_thread(&options, clone_number).and_then(|()| {
+                    runner::ReadyJob::new(&options, &plans, seed, (number, jobs), replay)
+                });
                 let (prepared, report) = match prepared {
                     Ok(job) => (Some(job), Ok(())),
                     Err(error) => (None, Err(error)),

@@ -530,6 +530,13 @@ impl Unit<'_> {
                 job.time_based = false;
             }
             job.fit_fio_compat();
+            if job.iolog.read.is_some() && job.iolog.write.take().is_some() {
+                // As fio: a warning, and the replay logs nothing.
+                eprintln!(
+                    "hybrio: job '{}': read_iolog overrides write_iolog, as in fio",
+                    job.name
+                );
+            }
             validate(&job)?;
             if std::mem::take(&mut self.stonewall_first) {
                 job.stonewall = true;
@@ -651,8 +658,9 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
     }
     crate::options::check_pseudo_engine(job).map_err(invalid)?;
     crate::options::check_cmdprio(job).map_err(invalid)?;
-    // cpuio and exec have no files.
-    let no_files = crate::options::PseudoEngine::named(&job.ioengine).is_some();
+    // cpuio and exec have no files; a replay's files are its log's.
+    let no_files =
+        crate::options::PseudoEngine::named(&job.ioengine).is_some() || job.iolog.read.is_some();
     if !no_files
         && job.filename.is_none()
         && job.directory.is_none()

@@ -283,6 +283,9 @@ pub struct IoPlan {
     /// I/O a new offset every `seq_nr` I/Os (the others following on, or
     /// repeating it with `identical`); `seq_left` counts down to the next.
     seq_add: i64,
+    /// An offset the modifiers gave leaves less than a block before the
+    /// region's end: fio's pass ends there (its `io_u_fits` fails).
+    past_end: bool,
     seq_nr: u32,
     seq_left: u32,
     identical: bool,
@@ -444,6 +447,7 @@ impl IoPlan {
             fio,
             mix,
             seq_add: 0,
+            past_end: false,
             seq_nr: 1,
             seq_left: 1,
             identical: false,
@@ -584,6 +588,12 @@ impl IoPlan {
         self
     }
 
+    /// Whether the last I/O would pass the region's end, where fio ends
+    /// the pass instead (`rw=read:N`'s holes, fio's test t0007).
+    pub fn past_end(&self) -> bool {
+        self.past_end
+    }
+
     /// The files the last I/O opened (the I/O loop opens them before that
     /// I/O) and closed (after it), when `openfiles` limits them.
     pub fn take_file_changes(&mut self) -> Option<(Vec<usize>, Vec<usize>)> {
@@ -645,6 +655,7 @@ impl IoPlan {
     /// Starts a new pass: sequential I/O goes back to offset 0, random I/O
     /// may visit every block again (in the same order with `randrepeat`).
     pub fn restart(&mut self) {
+        self.past_end = false;
         for cursor in self.cursors.iter_mut().flatten() {
             cursor.next = 0;
         }
@@ -890,6 +901,9 @@ impl IoPlan {
         };
         let cursor = &mut self.cursors[file][dir];
         if let Some(offset) = modified {
+            if cursor.size.saturating_sub(offset) < unit {
+                self.past_end = true;
+            }
             let len = (units * unit)
                 .min(cursor.size.saturating_sub(offset))
                 .max(unit.min(cursor.size));

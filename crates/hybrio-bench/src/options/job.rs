@@ -331,6 +331,8 @@ pub struct JobOptions {
     pub randseed: u64,
     /// `randseed` was given (with `randrepeat=0`, offsets then still come from it).
     pub randseed_given: bool,
+    /// `iodepth` was given (a blktrace replay otherwise runs at the capture's depth).
+    pub iodepth_given: bool,
     /// Which fio to behave as where fio's versions differ (hybrio's own
     /// `fio_compat`, or `--fio-compat` for every job).
     pub fio_compat: crate::fio_version::FioVersion,
@@ -418,6 +420,8 @@ pub struct JobOptions {
     pub buffers: BufferOptions,
     /// Where the job's thread runs and how eagerly.
     pub placement: Placement,
+    /// fio's I/O logs: `write_iolog`, `read_iolog` and the replay's options.
+    pub iolog: super::IologOptions,
     /// fio's `thinktime`: the stall after every `thinktime_blocks` I/Os,
     /// `thinktime_spin` of it spent spinning.
     pub thinktime: Duration,
@@ -619,6 +623,7 @@ impl Default for JobOptions {
             randrepeat: true,
             randseed: 0x89,
             randseed_given: false,
+            iodepth_given: false,
             fio_compat: crate::fio_version::FioVersion::NEWEST,
             random_generator64: false,
             random_lfsr: false,
@@ -677,6 +682,7 @@ impl Default for JobOptions {
             pre_read: false,
             buffers: BufferOptions::default(),
             placement: Placement::default(),
+            iolog: super::IologOptions::default(),
             thinktime: Duration::ZERO,
             thinktime_spin: Duration::ZERO,
             thinktime_blocks: 1,

@@ -10,6 +10,7 @@ mod engines;
 mod errors;
 mod fio_names;
 mod groups;
+mod iolog;
 mod job;
 mod placement;
 mod pseudo;
@@ -25,8 +26,9 @@ pub use engines::{
     needs_hardware as fio_engine_needs_hardware,
 };
 pub use groups::{
-    BlockPriorities, BufferOptions, CmdPrio, CpuMode, ErrorKind, ErrorPolicy, ExitWhat, NetOptions,
-    Placement, Protocol, PseudoEngine, PseudoOptions, VerifyOptions, ioprio_value,
+    BlockPriorities, BufferOptions, CmdPrio, CpuMode, ErrorKind, ErrorPolicy, ExitWhat,
+    IologOptions, NetOptions, Placement, Protocol, PseudoEngine, PseudoOptions, ReplaySkip,
+    VerifyOptions, ioprio_value,
 };
 pub use job::{
     BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
@@ -46,6 +48,7 @@ pub fn all() -> impl Iterator<Item = &'static OptionDef> {
         .chain(pseudo::PSEUDO_OPTIONS)
         .chain(pseudo::DEFRAG_OPTIONS)
         .chain(cmdprio::CMDPRIO_OPTIONS)
+        .chain(iolog::IOLOG_OPTIONS)
 }
 
 /// Finds an option by name or alias.
@@ -122,6 +125,7 @@ mod tests {
             // Given, even at its default, randseed counts as given (fio's
             // fio_option_is_set).
             job.randseed_given = false;
+            job.iodepth_given = false;
             job.buffers.zero_given = false;
             assert_eq!(
                 job,

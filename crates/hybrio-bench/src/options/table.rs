@@ -366,7 +366,7 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         Kind::Int,
         "1",
         "Number of I/Os in flight",
-        |j, v| j.iodepth = nonzero_u32(v)?
+        |j, v| (j.iodepth, j.iodepth_given) = (nonzero_u32(v)?, true)
     ),
     opt!(
         "iodepth_batch_submit",

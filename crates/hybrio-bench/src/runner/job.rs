@@ -60,6 +60,14 @@ pub enum RunError {
         /// What failed.
         source: crate::logs::LogError,
     },
+    /// The job's I/O log could not be written, or its replay read.
+    #[error("job '{job}': {source}")]
+    Iolog {
+        /// The job.
+        job: String,
+        /// What failed.
+        source: crate::iolog::IologError,
+    },
     /// The job's options cannot be set up (what fio refuses at setup too).
     #[error("job '{job}': {message}")]
     Setup {
@@ -134,13 +142,20 @@ impl PreparedJob {
         files: Vec<JobFile>,
         seed: u64,
         (number, jobs_in_run): (usize, usize),
+        replay: Option<crate::iolog::Replay>,
     ) -> Result<PreparedJob, RunError> {
         let wrap = |source| RunError::Engine {
             job: options.name.clone(),
             source,
         };
         let depth = options.iodepth;
-        let pool = BufPool::new(depth as usize, options.max_block_size() as usize).map_err(wrap)?;
+        // A replay's buffers hold its largest I/O, as fio grows its own.
+        let largest = replay.as_ref().map_or(0, crate::iolog::Replay::largest);
+        let pool = BufPool::new(
+            depth as usize,
+            options.max_block_size().max(largest) as usize,
+        )
+        .map_err(wrap)?;
         let config = EngineConfig {
             depth,
             fixed_buffers: options.fixedbufs,
@@ -352,10 +367,35 @@ impl PreparedJob {
             .io_size
             .unwrap_or(pass_bytes)
             .saturating_mul(options.loops as u64);
+        // A replay ends with its log, as fio's: no size ends it, no pass
+        // starts over.
+        let (pass_bytes, total_bytes) = match replay {
+            Some(_) => (u64::MAX, u64::MAX),
+            None => (pass_bytes, total_bytes),
+        };
         let logs = JobLogs::open(&options, number).map_err(|source| RunError::Log {
             job: options.name.clone(),
             source,
         })?;
+        // A replay's write_iolog is dropped when its job is read.
+        let iolog = match &options.iolog.write {
+            Some(path) if endpoint.is_none() => {
+                let made_up = options.filename.is_none();
+                let names: Vec<String> = handles
+                    .iter()
+                    .map(|(_, path)| crate::iolog::write::file_label(path, made_up))
+                    .collect();
+                Some(
+                    crate::iolog::IologWriter::create(Path::new(path), &names).map_err(
+                        |source| RunError::Iolog {
+                            job: options.name.clone(),
+                            source,
+                        },
+                    )?,
+                )
+            }
+            _ => None,
+        };
         let steady = (options.steady.seconds > 0)
             .then(|| crate::stats::SteadyState::new(options.steady))
             .transpose()
@@ -376,6 +416,8 @@ impl PreparedJob {
             regions,
             total_bytes,
             logs,
+            iolog,
+            replay: replay.map(crate::iolog::Cursor::new),
             stall_limit_ns: STALL_LIMIT_NS,
             endpoint,
             session: None,
@@ -490,6 +532,7 @@ impl PreparedJob {
                 }
             }
         }
+        io_loop.finish_iolog();
         let IoLoop {
             mut stats,
             failure,

@@ -37,6 +37,10 @@ pub struct PreparedJob {
     pub(super) total_bytes: u64,
     /// `write_lat_log` and the like.
     pub(super) logs: Option<JobLogs>,
+    /// `write_iolog`.
+    pub(super) iolog: Option<crate::iolog::IologWriter>,
+    /// `read_iolog`: the replay the job issues instead of its plan's I/Os.
+    pub(super) replay: Option<crate::iolog::Cursor>,
     /// How long the job may go without progress before it ends.
     pub(super) stall_limit_ns: u64,
     /// A network job's socket, bound or resolved, until the job starts.

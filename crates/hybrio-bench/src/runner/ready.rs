@@ -25,13 +25,13 @@ pub enum ReadyJob {
 impl ReadyJob {
     /// Builds the job of `options` over the files `plans` names: opens them
     /// and builds its engine, unless it is a file-operation job (which opens
-    /// nothing ahead).
+    /// nothing ahead). `replay`: what it replays instead of its workload.
     pub fn new(
         options: &JobOptions,
         plans: &[crate::layout::FilePlan],
         seed: u64,
-        number: usize,
-        jobs_in_run: usize,
+        (number, jobs_in_run): (usize, usize),
+        replay: Option<crate::iolog::Replay>,
     ) -> Result<ReadyJob, RunError> {
         if let Some(op) = crate::options::FileOp::named(&options.ioengine, options.stat_type) {
             let job = FileOpsJob::new(options.clone(), op, plans, number);
@@ -46,8 +46,15 @@ impl ReadyJob {
             job: options.name.clone(),
             source,
         })?;
-        PreparedJob::new(options.clone(), kind, files, seed, (number, jobs_in_run))
-            .map(|job| ReadyJob::Io(Box::new(job)))
+        PreparedJob::new(
+            options.clone(),
+            kind,
+            files,
+            seed,
+            (number, jobs_in_run),
+            replay,
+        )
+        .map(|job| ReadyJob::Io(Box::new(job)))
     }
 
     /// What other jobs end it by (`exitall`).

@@ -145,6 +145,8 @@ fn run_job(
             regions: Vec::new(),
             total_bytes: 1 << 20,
             logs: None,
+            iolog: None,
+            replay: None,
             stall_limit_ns: 200_000_000,
             options,
             endpoint: None,

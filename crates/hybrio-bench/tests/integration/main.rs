@@ -12,6 +12,7 @@ mod failures;
 mod fio_golden;
 mod fio_json;
 mod fio_order;
+mod iolog;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod network;

@@ -499,18 +499,23 @@ fn fios_histogram_parser_reads_the_histogram_log_and_agrees_on_each_window() {
             .unwrap_or_else(|| panic!("no parser row for {dir} ending {end} ms:\n{text}"));
         let count: u64 = list.iter().map(|w| w["count"].as_u64().unwrap()).sum();
         assert_eq!(row[2], count.to_string(), "{dir} ending {end} ms: {row:?}");
+        compared += 1;
+        // Percentiles of a window alone in its interval and large enough
+        // that the parser's interpolation between samples and fio's rank
+        // rule land in the same or the next bucket (a bucket is 1/64 of
+        // its power of two: two are within 1/16 of the value).
         let [window] = list[..] else { continue };
+        if window["count"].as_u64().unwrap() < 1000 {
+            continue;
+        }
         for (column, key) in [(6, "50.000000"), (7, "99.000000")] {
             let theirs: f64 = row[column].parse().unwrap();
             let ours = window["percentiles"][key].as_f64().unwrap();
-            // Both read fio's buckets; the parser places a percentile
-            // within its bucket, hybrio at the bucket's middle, as fio.
             assert!(
-                (theirs - ours).abs() <= ours / 32.0,
+                (theirs - ours).abs() <= ours / 16.0,
                 "{dir} ending {end} ms, {key}: parser {theirs}, hybrio {ours}"
             );
         }
-        compared += 1;
     }
-    assert!(compared > 0, "no window alone in its interval");
+    assert_eq!(compared, by_interval.len());
 }

@@ -6,6 +6,7 @@
 mod buffers;
 mod cmdprio;
 mod errors;
+mod iolog;
 mod net;
 mod placement;
 mod pseudo;
@@ -14,6 +15,7 @@ mod verify;
 pub use buffers::BufferOptions;
 pub use cmdprio::{BlockPriorities, CmdPrio, ioprio_value};
 pub use errors::{ErrorKind, ErrorPolicy, ExitWhat};
+pub use iolog::{IologOptions, ReplaySkip};
 pub use net::{NetOptions, Protocol};
 pub use placement::Placement;
 pub use pseudo::{CpuMode, PseudoEngine, PseudoOptions};

@@ -8,12 +8,14 @@
 mod buffers;
 mod complete;
 mod course;
+mod iolog;
 mod latency_target;
 mod min_rate;
 mod overlap;
 mod passes;
 mod priority;
 mod read_back;
+mod replaying;
 mod run;
 mod state;
 mod status;

@@ -24,6 +24,12 @@ impl IoLoop<'_> {
         }
         self.job.plan.restart();
         self.pass_issued = 0;
+        if self.job.iolog.is_some() {
+            // fio closes the files between passes and opens each again
+            // when the next pass reaches it.
+            let all: Vec<usize> = (0..self.job.files.len()).collect();
+            self.log_closes(&all);
+        }
     }
 
     /// `unlink_each_loop`: each of the job's files is taken from the engine,

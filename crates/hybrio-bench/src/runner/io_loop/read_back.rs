@@ -98,6 +98,15 @@ impl IoLoop<'_> {
                 self.to_close.push(block.file);
             }
             let handle = self.job.files[block.file].0;
+            if self.job.iolog.is_some() {
+                // fio logs its verify reads as the job's other reads.
+                self.log_io(
+                    block.file,
+                    crate::offsets::Direction::Read,
+                    block.offset,
+                    block.len,
+                );
+            }
             let request = Request::read(handle, block.offset, buf, slot as u64);
             self.offer(slot, request, batch_submit, 1, complete_max);
         }

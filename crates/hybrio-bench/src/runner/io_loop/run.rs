@@ -6,6 +6,7 @@ use std::time::Duration;
 use hybrio::engine::QueueOutcome;
 use hybrio::request::{Op, Request};
 
+use super::replaying::Replayed;
 use super::state::IoLoop;
 use super::{buffers, min_rate, verify};
 use crate::offsets::Direction;
@@ -165,7 +166,14 @@ impl IoLoop<'_> {
                 && self.issued_bytes >= self.job.total_bytes
                 && self.refused.is_none()
                 && !block_pending)
-                || options.number_ios.is_some_and(|n| self.ios_issued >= n);
+                || options.number_ios.is_some_and(|n| self.ios_issued >= n)
+                || self.plan_ended
+                || (self.refused.is_none()
+                    && self
+                        .job
+                        .replay
+                        .as_ref()
+                        .is_some_and(crate::iolog::Cursor::done));
             let peer_done = self
                 .job
                 .session
@@ -273,9 +281,27 @@ impl IoLoop<'_> {
                 }
                 continue;
             };
-            let mut request = if sync_every > 0 && self.writes_since_sync >= sync_every {
+            let mut request = if self.job.replay.is_some() {
+                match self.next_replayed(deadline) {
+                    Replayed::Io(io) => self.request_for(slot, &io),
+                    Replayed::Sync(file, data_only) => {
+                        self.slots[slot].extent = None;
+                        if self.job.iolog.is_some() {
+                            self.log_sync(self.job.files[file].0, data_only);
+                        }
+                        Request::sync(self.job.files[file].0, data_only, slot as u64)
+                    }
+                    Replayed::Nothing => {
+                        self.free.push(slot);
+                        continue;
+                    }
+                }
+            } else if sync_every > 0 && self.writes_since_sync >= sync_every {
                 self.slots[slot].extent = None;
                 self.writes_since_sync = 0;
+                if self.job.iolog.is_some() {
+                    self.log_sync(self.last_written, data_only);
+                }
                 Request::sync(self.last_written, data_only, slot as u64)
             } else {
                 let mut direction = self.job.plan.next_direction();
@@ -292,6 +318,19 @@ impl IoLoop<'_> {
                 }
                 self.enter_zone();
                 let mut io = self.job.plan.next_io_in(direction);
+                if self.job.plan.past_end() && options.loops == 1 {
+                    // As fio: no I/O past the region's end; the pass ends
+                    // (the job, unless it is time based).
+                    self.free.push(slot);
+                    if options.time_based {
+                        self.start_new_pass();
+                    } else {
+                        self.plan_ended = true;
+                    }
+                    continue;
+                }
+                // Files done with this I/O: their `close` is logged after it.
+                let closing_from = self.to_close.len();
                 if let Some((opened, closed)) = self.job.plan.take_file_changes() {
                     self.to_close.extend(closed);
                     if let Err(error) = self.open_files(&opened) {
@@ -319,63 +358,12 @@ impl IoLoop<'_> {
                 if let Some(pacing) = &mut self.pacing {
                     pacing.book(io.direction, io.len);
                 }
-                let mut buf = self.slots[slot]
-                    .buf
-                    .take()
-                    .expect("a free slot holds its buffer");
-                if io.direction != Direction::Trim {
-                    buf.set_len(io.len as usize);
+                let request = self.request_for(slot, &io);
+                if self.job.iolog.is_some() {
+                    let closing = self.to_close[closing_from..].to_vec();
+                    self.log_closes(&closing);
                 }
-                let handle = self.job.files[io.file].0;
-                // As fio: a trimwrite's sizes count its trims; the write
-                // after each comes with it.
-                if !(io.direction == Direction::Write && self.job.options.rw.writes_after_trim()) {
-                    self.issued_bytes += io.len;
-                    self.pass_issued += io.len;
-                }
-                self.ios_issued += 1;
-                if let Some(flow) = self.job.flow.as_mut() {
-                    flow.issued();
-                }
-                match (io.direction, self.job.session.as_mut()) {
-                    // No data: the buffer stays with its slot.
-                    (Direction::Trim, _) => {
-                        self.slots[slot].buf = Some(buf);
-                        space_request(self.space, io.direction, handle, &io, slot as u64)
-                    }
-                    (direction, _) if self.space.is_some() => {
-                        self.slots[slot].buf = Some(buf);
-                        space_request(self.space, direction, handle, &io, slot as u64)
-                    }
-                    (Direction::Read, None) => {
-                        self.slots[slot].verify = self
-                            .verify
-                            .as_ref()
-                            .filter(|v| v.checks_workload_reads())
-                            .map(|_| crate::verify::Expected::default());
-                        Request::read(handle, io.offset, buf, slot as u64)
-                    }
-                    (Direction::Write, None) => {
-                        if let Some(verify) = &mut self.verify {
-                            self.slots[slot].verify =
-                                Some(verify.fill(buf.as_mut_slice(), io.offset));
-                        } else if self.write_data.refill {
-                            self.write_data
-                                .fill(buf.as_mut_slice(), self.min_write.max(1));
-                        } else if self.write_data.scramble {
-                            let when = self.started + Duration::from_nanos(self.now);
-                            buffers::WriteData::scramble(buf.as_mut_slice(), io.offset, when);
-                        }
-                        self.writes_since_sync += 1;
-                        self.last_written = handle;
-                        Request::write(handle, io.offset, buf, slot as u64)
-                    }
-                    (Direction::Read, Some(_)) => Request::recv(handle, buf, slot as u64),
-                    (Direction::Write, Some(session)) => {
-                        session.stamp(buf.as_mut_slice());
-                        Request::send(handle, buf, slot as u64)
-                    }
-                }
+                request
             };
             if let Some(priorities) = &mut self.priorities
                 && matches!(request.op, Op::Read | Op::Write)
@@ -409,6 +397,72 @@ impl IoLoop<'_> {
             }
         }
         self.drain();
+    }
+
+    /// The request of a planned (or replayed) I/O, its buffer made ready,
+    /// counted as issued.
+    #[inline]
+    fn request_for(&mut self, slot: usize, io: &crate::offsets::PlannedIo) -> Request {
+        let mut buf = self.slots[slot]
+            .buf
+            .take()
+            .expect("a free slot holds its buffer");
+        if io.direction != Direction::Trim {
+            buf.set_len(io.len as usize);
+        }
+        let handle = self.job.files[io.file].0;
+        self.slots[slot].extent = Some((io.file, io.offset, io.len));
+        // As fio: a trimwrite's sizes count its trims; the write
+        // after each comes with it.
+        if !(io.direction == Direction::Write && self.job.options.rw.writes_after_trim()) {
+            self.issued_bytes += io.len;
+            self.pass_issued += io.len;
+        }
+        self.ios_issued += 1;
+        if let Some(flow) = self.job.flow.as_mut() {
+            flow.issued();
+        }
+        if self.job.iolog.is_some() {
+            self.log_io(io.file, io.direction, io.offset, io.len);
+        }
+        match (io.direction, self.job.session.as_mut()) {
+            // No data: the buffer stays with its slot.
+            (Direction::Trim, _) => {
+                self.slots[slot].buf = Some(buf);
+                space_request(self.space, io.direction, handle, io, slot as u64)
+            }
+            (direction, _) if self.space.is_some() => {
+                self.slots[slot].buf = Some(buf);
+                space_request(self.space, direction, handle, io, slot as u64)
+            }
+            (Direction::Read, None) => {
+                self.slots[slot].verify = self
+                    .verify
+                    .as_ref()
+                    .filter(|v| v.checks_workload_reads())
+                    .map(|_| crate::verify::Expected::default());
+                Request::read(handle, io.offset, buf, slot as u64)
+            }
+            (Direction::Write, None) => {
+                if let Some(verify) = &mut self.verify {
+                    self.slots[slot].verify = Some(verify.fill(buf.as_mut_slice(), io.offset));
+                } else if self.write_data.refill {
+                    self.write_data
+                        .fill(buf.as_mut_slice(), self.min_write.max(1));
+                } else if self.write_data.scramble {
+                    let when = self.started + Duration::from_nanos(self.now);
+                    buffers::WriteData::scramble(buf.as_mut_slice(), io.offset, when);
+                }
+                self.writes_since_sync += 1;
+                self.last_written = handle;
+                Request::write(handle, io.offset, buf, slot as u64)
+            }
+            (Direction::Read, Some(_)) => Request::recv(handle, buf, slot as u64),
+            (Direction::Write, Some(session)) => {
+                session.stamp(buf.as_mut_slice());
+                Request::send(handle, buf, slot as u64)
+            }
+        }
     }
 
     /// Offers the ping-pong halves that completions asked for.

@@ -114,6 +114,8 @@ pub(in crate::runner) struct IoLoop<'a> {
     pub(super) next_steady_sample: u64,
     /// `fill_device`: a write found the device full; the job ends.
     pub(super) device_full: bool,
+    /// The plan's next I/O would pass the region's end: the job ends.
+    pub(super) plan_ended: bool,
     /// `cmdprio_*`: which reads and writes go with which priority.
     pub(super) priorities: Option<priority::Priorities>,
     /// `latency_target`: the search for the deepest queue that meets it.
@@ -220,6 +222,7 @@ impl<'a> IoLoop<'a> {
             steady,
             next_steady_sample: STEADY_SAMPLE_NS,
             device_full: false,
+            plan_ended: false,
             zone_base: 0,
             zone_bytes: 0,
             latency_target,
