@@ -704,7 +704,18 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             )));
         }
         let interval = job.verify_interval();
-        let header = kind.header_len() as u64;
+        let layout = crate::verify::Layout::written_by(job.fio_compat);
+        let header = kind.header_len(layout) as u64;
+        // fio's smallest verify_offset is its header's size.
+        if job.verify.header_offset > 0 && job.verify.header_offset < layout.bytes() as u64 {
+            return Err(invalid(format!(
+                "verify_offset={} is inside fio {}'s {}-byte verify header: it must be 0 or at least {}",
+                job.verify.header_offset,
+                job.fio_compat,
+                layout.bytes(),
+                layout.bytes()
+            )));
+        }
         if header > 0 && interval <= header {
             return Err(invalid(format!(
                 "verify={} needs blocks larger than its {header}-byte header: the verify interval is {interval} bytes",

@@ -123,6 +123,8 @@ mod tests {
             // fio_option_is_set).
             job.randseed_given = false;
             job.buffers.zero_given = false;
+            job.verify.write_sequence = None;
+            job.verify.header_seed = None;
             assert_eq!(
                 job,
                 JobOptions::default(),

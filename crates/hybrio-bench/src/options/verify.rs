@@ -29,6 +29,7 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
             "xxhash",
             "meta",
             "pattern",
+            "pattern_hdr",
             "null"
         ]),
         "0",
@@ -67,7 +68,9 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
         "Move the verify header this many bytes into its block",
         |j, v| {
             let at = units::parse_size_in(v, j.kb_base)?;
-            if at != 0 && at < crate::verify::HEADER_LEN as u64 {
+            // The smaller header (fio 3.40's and older): the job's
+            // fio_compat, which may come later, checks its own.
+            if at != 0 && at < crate::verify::Layout::Unversioned.bytes() as u64 {
                 return Err(ValueError::Range(v.to_string()));
             }
             j.verify.header_offset = at
@@ -87,6 +90,30 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
                 j.verify.kind = Some(VerifyKind::Pattern);
             }
         }
+    ),
+    opt!(
+        "verify_pattern_interval",
+        &[],
+        Kind::Size,
+        "0",
+        "Start verify_pattern again, %o its offset there, every this many bytes of an I/O (0: once per I/O)",
+        |j, v| j.verify.pattern_interval = units::parse_size_in(v, j.kb_base)?
+    ),
+    opt!(
+        "verify_write_sequence",
+        &[],
+        Kind::Bool,
+        "1",
+        "Check each header's write sequence number (off by default for verify_only, and for norandommap at iodepth > 1 with an async engine)",
+        |j, v| j.verify.write_sequence = Some(units::parse_bool(v)?)
+    ),
+    opt!(
+        "verify_header_seed",
+        &[],
+        Kind::Bool,
+        "1",
+        "Check each header's seed of its random bytes (off by default for verify_only, jobs that only read, verify_backlog, norandommap and offset modifiers)",
+        |j, v| j.verify.header_seed = Some(units::parse_bool(v)?)
     ),
     opt!(
         "verify_fatal",
@@ -161,6 +188,11 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
 ];
 
 fn verify_kind(word: &str) -> Option<VerifyKind> {
+    // fio 3.40's word for the pattern after a header, which verify_pattern
+    // alone gives.
+    if word == "pattern_hdr" {
+        return Some(VerifyKind::Pattern);
+    }
     VerifyKind::WORDS
         .iter()
         .find(|(w, _)| *w == word)
@@ -184,6 +216,11 @@ mod tests {
             .apply(&mut job, "pattern")
             .unwrap();
         assert_eq!(job.verify.kind, Some(VerifyKind::PatternNoHeader));
+        crate::options::find("verify")
+            .unwrap()
+            .apply(&mut job, "pattern_hdr")
+            .unwrap();
+        assert_eq!(job.verify.kind, Some(VerifyKind::Pattern));
         crate::options::find("verify")
             .unwrap()
             .apply(&mut job, "0")

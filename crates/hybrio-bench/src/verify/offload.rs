@@ -142,8 +142,12 @@ mod tests {
             interval: 4096,
             header_offset: 0,
             pattern: None,
+            pattern_interval: 0,
             fatal: false,
             dump: false,
+            fio: crate::fio_version::FioVersion::NEWEST,
+            header_seed: true,
+            write_sequence: true,
         };
         let mut verifier = Verifier::new(config, 1, 5, false);
         let mut offload = Offload::new(&verifier, 3).unwrap();
