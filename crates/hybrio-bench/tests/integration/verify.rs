@@ -147,7 +147,13 @@ fn check_each_others(fio: &Fio, kind: &str, layout: &str, dir: &Path) {
     let args = job_args(&by_fio, kind, layout, fio);
     let written = fio_job(fio, &strs(&with(&args, &["--do_verify=0"])), dir);
     assert_eq!(written["error"], 0, "{case}: fio's write");
-    let doc = run_json(&strs(&with(&args, &["--verify_only=1"])), dir);
+    // hybrio checks what either fio wrote speaking as 3.42, its default,
+    // except where it must pick the blocks that fio picked.
+    let reading = |args: &[String]| match layout {
+        "randwrite-quarter" => as_fio(args, fio),
+        _ => args.to_vec(),
+    };
+    let doc = run_json(&strs(&reading(&with(&args, &["--verify_only=1"]))), dir);
     let counts = &doc["hybrio"]["jobs"][0]["verify"];
     assert_eq!(counts["blocks"], 64, "{case}: hybrio checked fio's blocks");
     assert_eq!(counts["bad_blocks"], 0, "{case}");
@@ -158,6 +164,12 @@ fn check_each_others(fio: &Fio, kind: &str, layout: &str, dir: &Path) {
 
     // hybrio writes (and checks itself), fio checks.
     let by_hybrio = format!("hybrio{}-{kind}-{layout}", fio.version);
+    // Laid out whole first: fio 3.42 lays out again (zeros) a file shorter
+    // than its filesize, which a random quarter leaves from hybrio.
+    std::fs::File::create(dir.join(&by_hybrio))
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
     let args = as_fio(&job_args(&by_hybrio, kind, layout, fio), fio);
     let doc = run_json(&strs(&args), dir);
     let counts = &doc["hybrio"]["jobs"][0]["verify"];
@@ -188,7 +200,7 @@ fn check_each_others(fio: &Fio, kind: &str, layout: &str, dir: &Path) {
     assert_eq!(checked["error"], 84, "{case}: fio missed the change");
     let at = written_block(&dir.join(&by_fio), 5, headers) + within;
     corrupt(&dir.join(&by_fio), at);
-    let args = job_args(&by_fio, kind, layout, fio);
+    let args = reading(&job_args(&by_fio, kind, layout, fio));
     let out = hybrio(
         &strs(&with(&args, &["--verify_only=1", "--output-format=json"])),
         dir,
