@@ -203,6 +203,42 @@ fn verify_kind(word: &str) -> Option<VerifyKind> {
 mod tests {
     use super::*;
 
+    fn job(options: &[(&str, &str)]) -> JobOptions {
+        let mut job = JobOptions::default();
+        for (name, value) in options {
+            crate::options::find(name)
+                .unwrap()
+                .apply(&mut job, value)
+                .unwrap();
+        }
+        job
+    }
+
+    #[test]
+    fn the_header_checks_resolve_as_fio_3_42s() {
+        let writes = job(&[("rw", "randwrite")]);
+        assert!(writes.verify_header_seed() && writes.verify_write_sequence());
+        let only = job(&[("rw", "write"), ("verify_only", "1")]);
+        assert!(!only.verify_header_seed() && !only.verify_write_sequence());
+        let asked = job(&[
+            ("rw", "write"),
+            ("verify_only", "1"),
+            ("verify_header_seed", "1"),
+            ("verify_write_sequence", "1"),
+        ]);
+        assert!(asked.verify_header_seed() && asked.verify_write_sequence());
+        assert!(!job(&[("rw", "randread")]).verify_header_seed());
+        assert!(!job(&[("rw", "write"), ("verify_backlog", "8")]).verify_header_seed());
+        assert!(!job(&[("rw", "randwrite:8")]).verify_header_seed());
+        let overlapping = [("rw", "randwrite"), ("norandommap", "1"), ("iodepth", "8")];
+        assert!(!job(&overlapping).verify_header_seed());
+        assert!(job(&overlapping[..2]).verify_write_sequence(), "depth 1");
+        let mut aio = overlapping.to_vec();
+        aio.push(("ioengine", "libaio"));
+        assert!(!job(&aio).verify_write_sequence());
+        assert!(job(&overlapping).verify_write_sequence(), "psync");
+    }
+
     #[test]
     fn pattern_alone_verifies_with_headers_and_verify_pattern_without() {
         let mut job = JobOptions::default();

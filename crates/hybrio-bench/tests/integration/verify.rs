@@ -277,6 +277,87 @@ fn a_header_of_another_version_is_refused_with_its_version() {
     }
 }
 
+/// fio 3.40's verify options, against fio 3.42: a pattern started again
+/// every `verify_pattern_interval` bytes checked both ways, and a header's
+/// seed and sequence number checked on request in a `verify_only` run (the
+/// seeds drawn again, as fio draws them).
+#[test]
+fn fio_3_40s_verify_options_do_what_fio_3_42s_do() {
+    let Some(fio) = fios().into_iter().find(|f| f.version == "3.42") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["by-fio", "by-hybrio"] {
+        let job = [
+            "--name=p",
+            &format!("--filename={file}"),
+            "--size=64k",
+            "--bs=4k",
+            "--rw=write",
+            "--verify=pattern_hdr",
+            "--verify_pattern=0xab%o",
+            "--verify_pattern_interval=512",
+            "--verify_interval=1k",
+        ];
+        if file == "by-fio" {
+            let written = fio_job(&fio, &with_strs(&job, &["--do_verify=0"]), dir.path());
+            assert_eq!(written["error"], 0);
+        } else {
+            let doc = run_json(&job, dir.path());
+            assert_eq!(doc["hybrio"]["jobs"][0]["verify"]["bad_blocks"], 0);
+        }
+        let only = with_strs(&job, &["--verify_only=1"]);
+        let doc = run_json(&only, dir.path());
+        assert_eq!(doc["hybrio"]["jobs"][0]["verify"]["blocks"], 64, "{file}");
+        assert_eq!(
+            doc["hybrio"]["jobs"][0]["verify"]["bad_blocks"], 0,
+            "{file}"
+        );
+        let checked = fio_job(&fio, &only, dir.path());
+        assert_eq!(checked["error"], 0, "{file}: fio's check");
+        // Once per I/O, the pattern's later intervals are not what was written.
+        let mut once = only.clone();
+        once.retain(|a| !a.starts_with("--verify_pattern_interval"));
+        let out = hybrio(&once, dir.path());
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("pattern: verify failed"));
+    }
+
+    let job = [
+        "--name=s",
+        "--filename=seeded",
+        "--size=64k",
+        "--bs=4k",
+        "--rw=write",
+        "--verify=crc32c",
+    ];
+    assert!(hybrio(&job, dir.path()).status.success());
+    let asked = with_strs(
+        &job,
+        &[
+            "--verify_only=1",
+            "--verify_header_seed=1",
+            "--verify_write_sequence=1",
+        ],
+    );
+    let doc = run_json(&asked, dir.path());
+    assert_eq!(doc["hybrio"]["jobs"][0]["verify"]["bad_blocks"], 0);
+    let checked = fio_job(&fio, &asked, dir.path());
+    assert_eq!(checked["error"], 0, "fio checked hybrio's seeds");
+    // Another randseed draws other seeds: found when asked, not by default.
+    let other = with_strs(&asked, &["--randseed=5"]);
+    let out = hybrio(&other, dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("verify: bad header rand_seed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let by_default = with_strs(&job, &["--verify_only=1", "--randseed=5"]);
+    let doc = run_json(&by_default, dir.path());
+    assert_eq!(doc["hybrio"]["jobs"][0]["verify"]["bad_blocks"], 0);
+}
+
 fn with_strs<'a>(args: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     args.iter().chain(more).copied().collect()
 }
@@ -350,6 +431,49 @@ fn a_header_that_does_not_fit_its_block_is_refused() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("verify_offset=4090"));
+    // fio 3.42's header is 48 bytes: an offset inside it is refused, and
+    // taken as fio 3.33's 40-byte one ends there.
+    let at = |compat: &str| {
+        hybrio(
+            &[
+                "--name=v",
+                "--filename=d",
+                "--size=64k",
+                "--bs=4k",
+                "--verify=meta",
+                "--verify_offset=40",
+                "--rw=write",
+                compat,
+            ],
+            dir.path(),
+        )
+    };
+    let out = at("--fio-compat=3.42");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("verify_offset=40 is inside fio 3.42's 48-byte verify header"),
+        "{stderr}"
+    );
+    assert!(at("--fio-compat=3.33").status.success());
+    // A pattern kind without its pattern would check nothing (fio asserts).
+    let out = hybrio(
+        &[
+            "--name=v",
+            "--filename=d",
+            "--size=64k",
+            "--verify=pattern_hdr",
+            "--rw=write",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("verify=pattern_hdr needs verify_pattern"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 /// Every corruption injected into a read is found, on every engine and
