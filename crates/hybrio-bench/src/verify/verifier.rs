@@ -558,4 +558,4 @@ fn hexdump(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -2,7 +2,8 @@
 
 use super::*;
 
-fn config(kind: VerifyKind) -> VerifyConfig {
+/// A job's config: 4 KiB blocks, as fio 3.42, every header field checked.
+pub(in crate::verify) fn config(kind: VerifyKind) -> VerifyConfig {
     VerifyConfig {
         kind,
         interval: 4096,
