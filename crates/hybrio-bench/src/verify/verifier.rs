@@ -144,6 +144,17 @@ pub struct Checked {
     pub dumped: Vec<PathBuf>,
 }
 
+/// What a block's header says of its write, and how it was laid out.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    seed: u64,
+    numberio: u64,
+    when: SystemTime,
+    thread: u16,
+    layout: Layout,
+    sha512: Sha512,
+}
+
 /// One job's verify: fills blocks to write and checks blocks read back.
 #[derive(Debug, Clone)]
 pub struct Verifier {
@@ -191,7 +202,15 @@ impl Verifier {
             return 0;
         }
         let seed = self.next_seed();
-        self.fill_with(buf, offset, seed, numberio, now, self.thread);
+        let stamp = Stamp {
+            seed,
+            numberio,
+            when: now,
+            thread: self.thread,
+            layout: self.config.layout(),
+            sha512: Sha512::written_by(self.config.fio),
+        };
+        self.fill_with(buf, offset, &stamp);
         seed
     }
 
@@ -204,17 +223,9 @@ impl Verifier {
         }
     }
 
-    fn fill_with(
-        &self,
-        buf: &mut [u8],
-        offset: u64,
-        seed: u64,
-        numberio: u64,
-        when: SystemTime,
-        thread: u16,
-    ) {
+    fn fill_with(&self, buf: &mut [u8], offset: u64, stamp: &Stamp) {
         match &self.config.pattern {
-            None => fill_random(buf, seed),
+            None => fill_random(buf, stamp.seed),
             Some(pattern) => {
                 // fio's fill_verify_pattern: the pattern from its start at
                 // each interval, `%o` the offset there.
@@ -231,13 +242,13 @@ impl Verifier {
         if self.config.kind == VerifyKind::PatternNoHeader {
             return;
         }
-        let since = when
+        let since = stamp
+            .when
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
         let step = self.step(buf.len());
-        let layout = self.config.layout();
-        let header_len = self.config.header_len();
-        let sha512 = Sha512::written_by(self.config.fio);
+        let layout = stamp.layout;
+        let header_len = self.config.kind.header_len(layout);
         for (n, block) in buf.chunks_mut(step).enumerate() {
             if block.len() < header_len {
                 break;
@@ -247,19 +258,19 @@ impl Verifier {
                 magic: MAGIC,
                 verify_type: self.config.kind.code(),
                 len: step as u32,
-                rand_seed: seed,
+                rand_seed: stamp.seed,
                 offset: offset + n as u64 * self.config.interval,
                 time_sec: since.as_secs() as u32,
                 time_nsec: since.subsec_nanos(),
-                thread,
-                numberio,
+                thread: stamp.thread,
+                numberio: stamp.numberio,
                 crc32: 0,
             }
             .write(block);
             let (head, data) = block.split_at_mut(header_len);
             self.config
                 .kind
-                .checksum(data, &mut head[layout.bytes()..], sha512);
+                .checksum(data, &mut head[layout.bytes()..], stamp.sha512);
             self.swap_header(block, header_len);
         }
     }
@@ -375,20 +386,24 @@ impl Verifier {
     }
 
     /// The block at `start` of a request at `offset` as its header says it
-    /// was written, in this run's layout (`verify_dump`'s `.expected`).
+    /// was written, in its layout (`verify_dump`'s `.expected`).
     fn expected_block(&self, header: &Header, offset: u64, start: usize, len: usize) -> Vec<u8> {
         let mut expected_buf = vec![0; start + len];
-        let when = SystemTime::UNIX_EPOCH
-            + std::time::Duration::new(u64::from(header.time_sec), header.time_nsec);
-        self.fill_with(
-            &mut expected_buf,
-            offset,
-            header.rand_seed,
-            header.numberio,
-            when,
-            header.thread,
-        );
-        expected_buf.split_off(start)
+        let [sha512, _] = self.config.sha512s(header.layout);
+        let stamp = Stamp {
+            seed: header.rand_seed,
+            numberio: header.numberio,
+            when: SystemTime::UNIX_EPOCH
+                + std::time::Duration::new(u64::from(header.time_sec), header.time_nsec),
+            thread: header.thread,
+            layout: header.layout,
+            sha512: sha512.unwrap_or(Sha512::Finished),
+        };
+        self.fill_with(&mut expected_buf, offset, &stamp);
+        let mut block = expected_buf.split_off(start);
+        // As the block read back is by now: its header moved back.
+        self.swap_header(&mut block, self.config.kind.header_len(header.layout));
+        block
     }
 
     /// The block's header, or what is wrong with it, in fio's words.
