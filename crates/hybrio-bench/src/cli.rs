@@ -546,6 +546,9 @@ impl JobArgs {
                 job.options.fit_fio_compat();
             }
         }
+        for job in &jobs {
+            jobfile::validate_as_fio(&job.options)?;
+        }
         Ok((jobs, globals))
     }
 

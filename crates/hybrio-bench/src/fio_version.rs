@@ -53,6 +53,12 @@ impl FioVersion {
         self.minor >= 35
     }
 
+    /// fio 3.36 (commit 242c63db) says where a pattern goes wrong from the
+    /// start of the block; before, from the end of its header.
+    pub fn pattern_offset_in_block(self) -> bool {
+        self.minor >= 36
+    }
+
     /// fio 3.39 (commit 3ee53198) finishes its SHA-512; before, `sha512`
     /// stored what its block buffer held.
     pub fn sha512_finished(self) -> bool {
@@ -115,6 +121,7 @@ mod tests {
     fn each_difference_starts_where_fio_made_it() {
         let at = |minor| FioVersion { minor };
         assert!(!at(34).offsets_from_randseed() && at(35).offsets_from_randseed());
+        assert!(!at(35).pattern_offset_in_block() && at(36).pattern_offset_in_block());
         assert!(!at(38).sha512_finished() && at(39).sha512_finished());
         assert!(!at(40).versioned_verify_header() && at(41).versioned_verify_header());
         let states: Vec<u64> = (33..=42).map(|m| at(m).verify_state_version()).collect();

@@ -645,6 +645,7 @@ impl JobError {
     }
 }
 
+/// Refuses a job whose options do not go together.
 fn validate(job: &JobOptions) -> Result<(), JobError> {
     let invalid = |message: String| JobError::Invalid {
         job: job.name.clone(),
@@ -711,20 +712,22 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
                 kind.name()
             )));
         }
-        let interval = job.verify_interval();
-        let header = kind.header_len() as u64;
-        if header > 0 && interval <= header {
+        // fio asserts (verify.c's `pattern_size != 0`) where hybrio would
+        // check nothing: a mistake either way.
+        use crate::verify::VerifyKind;
+        if matches!(kind, VerifyKind::Pattern | VerifyKind::PatternNoHeader)
+            && job.verify.pattern.is_none()
+        {
             return Err(invalid(format!(
-                "verify={} needs blocks larger than its {header}-byte header: the verify interval is {interval} bytes",
-                kind.name()
+                "verify={} needs verify_pattern: it checks the blocks against that pattern",
+                if kind == VerifyKind::Pattern {
+                    "pattern_hdr"
+                } else {
+                    "pattern"
+                }
             )));
         }
-        if job.verify.header_offset > 0 && job.verify.header_offset + header > interval {
-            return Err(invalid(format!(
-                "verify_offset={} puts the {header}-byte header past the end of its {interval}-byte block",
-                job.verify.header_offset
-            )));
-        }
+        // Whether the header fits waits for `--fio-compat`: `validate_as_fio`.
     }
     if job.log_issue_time && (job.write_lat_log.is_none() || !job.log_offset) {
         return Err(invalid(
@@ -735,6 +738,45 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
         return Err(invalid(
             "hipri needs direct=1 (polled completions only exist for O_DIRECT)".into(),
         ));
+    }
+    Ok(())
+}
+
+/// Refuses a job whose verify header does not fit its blocks as the fio it
+/// speaks as writes it (`fio_compat`, once `--fio-compat` is applied: the
+/// caller's to run after [`resolve`]).
+pub(crate) fn validate_as_fio(job: &JobOptions) -> Result<(), JobError> {
+    let layout = crate::verify::Layout::written_by(job.fio_compat);
+    let invalid = |message: String| JobError::Invalid {
+        job: job.name.clone(),
+        message,
+    };
+    let Some(kind) = job.verify.kind else {
+        return Ok(());
+    };
+    let interval = job.verify_interval();
+    let header = kind.header_len(layout) as u64;
+    // fio's smallest verify_offset is its header's size.
+    if job.verify.header_offset > 0 && job.verify.header_offset < layout.bytes() as u64 {
+        return Err(invalid(format!(
+            "verify_offset={} is inside fio {}'s {}-byte verify header: it must be 0 or at least {}",
+            job.verify.header_offset,
+            job.fio_compat,
+            layout.bytes(),
+            layout.bytes()
+        )));
+    }
+    if header > 0 && interval <= header {
+        return Err(invalid(format!(
+            "verify={} needs blocks larger than its {header}-byte header: the verify interval is {interval} bytes",
+            kind.name()
+        )));
+    }
+    if job.verify.header_offset > 0 && job.verify.header_offset + header > interval {
+        return Err(invalid(format!(
+            "verify_offset={} puts the {header}-byte header past the end of its {interval}-byte block",
+            job.verify.header_offset
+        )));
     }
     Ok(())
 }

@@ -771,6 +771,35 @@ impl JobOptions {
         self.verify.interval_for(write, read)
     }
 
+    /// `verify_write_sequence` as fio 3.42 resolves it: on unless set, but
+    /// off for `verify_only` and for `norandommap` at an `iodepth` above 1
+    /// with an async engine (a block may then be written twice at once).
+    pub fn verify_write_sequence(&self) -> bool {
+        let overlapping = self.norandommap && self.iodepth > 1 && !self.sync_engine();
+        self.verify
+            .write_sequence
+            .unwrap_or(!(self.verify.only || overlapping))
+    }
+
+    /// `verify_header_seed` as fio 3.42 resolves it: on unless set, but off
+    /// for `verify_only`, a job that does not write, `verify_backlog`, and
+    /// where a block may be written more than once (`norandommap`, an
+    /// offset modifier `rw=WORD:N`).
+    pub fn verify_header_seed(&self) -> bool {
+        let overlapping = self.norandommap || self.rw_seq_add != 0 || self.rw_seq_nr > 1;
+        self.verify.header_seed.unwrap_or(
+            !(self.verify.only || !self.rw.writes() || self.verify.backlog > 0 || overlapping),
+        )
+    }
+
+    /// Whether the engine is one fio calls synchronous (`FIO_SYNCIO`).
+    pub fn sync_engine(&self) -> bool {
+        matches!(
+            self.ioengine.as_str(),
+            "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" | "mmap"
+        )
+    }
+
     /// The `bs` index of the job's writes (or trims): a trimming job's I/Os
     /// are its trims, and trimwrite writes each trimmed block again at the
     /// trim's size (fio's `get_next_buflen` takes the write's length from

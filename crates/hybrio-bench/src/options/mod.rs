@@ -127,6 +127,8 @@ mod tests {
             job.randseed_given = false;
             job.iodepth_given = false;
             job.buffers.zero_given = false;
+            job.verify.write_sequence = None;
+            job.verify.header_seed = None;
             assert_eq!(
                 job,
                 JobOptions::default(),

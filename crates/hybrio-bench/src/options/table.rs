@@ -499,7 +499,7 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         &[],
         Kind::Text,
         "3.42",
-        "hybrio's own: behave as this fio (3.33 to 3.42) where fio's versions differ: offsets' seeds (3.35), sha512 (3.39), the verify header (3.41)",
+        "hybrio's own: behave as this fio (3.33 to 3.42) where fio's versions differ: offsets' seeds (3.35), sha512 (3.39), the verify header (3.41), the verify state file (3.39, 3.41)",
         |j, v| j.fio_compat = crate::fio_version::FioVersion::parse(v)
             .map_err(|e| ValueError::Invalid(e.to_string()))?
     ),

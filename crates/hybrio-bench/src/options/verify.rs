@@ -29,6 +29,7 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
             "xxhash",
             "meta",
             "pattern",
+            "pattern_hdr",
             "null"
         ]),
         "0",
@@ -67,7 +68,9 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
         "Move the verify header this many bytes into its block",
         |j, v| {
             let at = units::parse_size_in(v, j.kb_base)?;
-            if at != 0 && at < crate::verify::HEADER_LEN as u64 {
+            // The smaller header (fio 3.40's and older): the job's
+            // fio_compat, which may come later, checks its own.
+            if at != 0 && at < crate::verify::Layout::Unversioned.bytes() as u64 {
                 return Err(ValueError::Range(v.to_string()));
             }
             j.verify.header_offset = at
@@ -87,6 +90,30 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
                 j.verify.kind = Some(VerifyKind::Pattern);
             }
         }
+    ),
+    opt!(
+        "verify_pattern_interval",
+        &[],
+        Kind::Size,
+        "0",
+        "Start verify_pattern again, %o its offset there, every this many bytes of an I/O (0: once per I/O)",
+        |j, v| j.verify.pattern_interval = units::parse_size_in(v, j.kb_base)?
+    ),
+    opt!(
+        "verify_write_sequence",
+        &[],
+        Kind::Bool,
+        "1",
+        "Check each header's write sequence number (off by default for verify_only, and for norandommap at iodepth > 1 with an async engine)",
+        |j, v| j.verify.write_sequence = Some(units::parse_bool(v)?)
+    ),
+    opt!(
+        "verify_header_seed",
+        &[],
+        Kind::Bool,
+        "1",
+        "Check each header's seed of its random bytes (off by default for verify_only, jobs that only read, verify_backlog, norandommap and offset modifiers)",
+        |j, v| j.verify.header_seed = Some(units::parse_bool(v)?)
     ),
     opt!(
         "verify_fatal",
@@ -161,6 +188,11 @@ pub(super) static VERIFY_OPTIONS: &[OptionDef] = &[
 ];
 
 fn verify_kind(word: &str) -> Option<VerifyKind> {
+    // fio 3.40's word for the pattern after a header, which verify_pattern
+    // alone gives.
+    if word == "pattern_hdr" {
+        return Some(VerifyKind::Pattern);
+    }
     VerifyKind::WORDS
         .iter()
         .find(|(w, _)| *w == word)
@@ -170,6 +202,42 @@ fn verify_kind(word: &str) -> Option<VerifyKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn job(options: &[(&str, &str)]) -> JobOptions {
+        let mut job = JobOptions::default();
+        for (name, value) in options {
+            crate::options::find(name)
+                .unwrap()
+                .apply(&mut job, value)
+                .unwrap();
+        }
+        job
+    }
+
+    #[test]
+    fn the_header_checks_resolve_as_fio_3_42s() {
+        let writes = job(&[("rw", "randwrite")]);
+        assert!(writes.verify_header_seed() && writes.verify_write_sequence());
+        let only = job(&[("rw", "write"), ("verify_only", "1")]);
+        assert!(!only.verify_header_seed() && !only.verify_write_sequence());
+        let asked = job(&[
+            ("rw", "write"),
+            ("verify_only", "1"),
+            ("verify_header_seed", "1"),
+            ("verify_write_sequence", "1"),
+        ]);
+        assert!(asked.verify_header_seed() && asked.verify_write_sequence());
+        assert!(!job(&[("rw", "randread")]).verify_header_seed());
+        assert!(!job(&[("rw", "write"), ("verify_backlog", "8")]).verify_header_seed());
+        assert!(!job(&[("rw", "randwrite:8")]).verify_header_seed());
+        let overlapping = [("rw", "randwrite"), ("norandommap", "1"), ("iodepth", "8")];
+        assert!(!job(&overlapping).verify_header_seed());
+        assert!(job(&overlapping[..2]).verify_write_sequence(), "depth 1");
+        let mut aio = overlapping.to_vec();
+        aio.push(("ioengine", "libaio"));
+        assert!(!job(&aio).verify_write_sequence());
+        assert!(job(&overlapping).verify_write_sequence(), "psync");
+    }
 
     #[test]
     fn pattern_alone_verifies_with_headers_and_verify_pattern_without() {
@@ -184,6 +252,11 @@ mod tests {
             .apply(&mut job, "pattern")
             .unwrap();
         assert_eq!(job.verify.kind, Some(VerifyKind::PatternNoHeader));
+        crate::options::find("verify")
+            .unwrap()
+            .apply(&mut job, "pattern_hdr")
+            .unwrap();
+        assert_eq!(job.verify.kind, Some(VerifyKind::Pattern));
         crate::options::find("verify")
             .unwrap()
             .apply(&mut job, "0")

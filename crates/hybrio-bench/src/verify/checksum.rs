@@ -1,18 +1,22 @@
 //! fio's verify kinds and the checksum each stores after a block's header.
 //!
-//! The checksums are the ones fio 3.33 writes, byte for byte, so that a file
-//! one tool wrote the other can check. Three of fio's differ from the
-//! textbook algorithm of the same name, and are reproduced as fio computes
-//! them (from the crates' own primitives, not by hand):
+//! The checksums are the ones fio writes, byte for byte, so that a file one
+//! tool wrote the other can check. Some of fio's differ from the textbook
+//! algorithm of the same name, and are reproduced as fio computes them
+//! (from the crates' own primitives, not by hand):
 //! - `crc32c` leaves out the final inversion (fio returns the register as is);
 //! - `sha1` stores the five state words in the machine's byte order, not
 //!   big-endian;
 //! - `sha256` appends the message length little-endian, then stores the
 //!   low byte of each state word over the first 8 bytes of its last padded
 //!   block (all 64 bytes are compared);
-//! - `sha512` never finishes: what it stores is what its block buffer holds
-//!   after the update, which is the data's last partial block over the
-//!   tail of its first one.
+//! - `sha512` up to fio 3.38 never finishes: what it stores is what its
+//!   block buffer holds after the update, which is the data's last partial
+//!   block over the tail of its first one ([`Sha512::Unfinished`]). fio
+//!   3.39 (commit 3ee53198) finishes it: the real SHA-512 digest in the
+//!   first 64 bytes, and the last 64 of its last padded block after it, the
+//!   message length big-endian at the end ([`Sha512::Finished`]). All 128
+//!   bytes are compared, either way.
 
 use crc::{CRC_7_MMC, CRC_16_ARC, CRC_64_REDIS, Crc};
 use md5::Digest as _;
@@ -30,6 +34,34 @@ const CRC_32_FIO: crc::Algorithm<u32> = crc::Algorithm {
     check: 0x89a1_897f,
     residue: 0,
 };
+
+/// Which of fio's SHA-512s a block carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sha512 {
+    /// fio up to 3.38: the block buffer, never finished.
+    Unfinished,
+    /// fio 3.39 on: the digest.
+    Finished,
+}
+
+impl Sha512 {
+    /// The one `fio` writes.
+    pub fn written_by(fio: crate::fio_version::FioVersion) -> Sha512 {
+        if fio.sha512_finished() {
+            Sha512::Finished
+        } else {
+            Sha512::Unfinished
+        }
+    }
+
+    /// The other one.
+    pub fn other(self) -> Sha512 {
+        match self {
+            Sha512::Unfinished => Sha512::Finished,
+            Sha512::Finished => Sha512::Unfinished,
+        }
+    }
+}
 
 /// What a block is checked with: fio's `verify=` values, numbered as fio
 /// numbers them in the header's `verify_type`.
@@ -196,8 +228,9 @@ impl VerifyKind {
 
     /// The checksum of `data` as fio stores it, into `out`
     /// (`checksum_len()` bytes). `out` must start as the buffer held
-    /// there before (fio's unfinished SHA-512 leaves part of it as it was).
-    pub fn checksum(self, data: &[u8], out: &mut [u8]) {
+    /// there before (fio's unfinished SHA-512 leaves part of it as it was);
+    /// `sha512` says which SHA-512 (the other kinds ignore it).
+    pub fn checksum(self, data: &[u8], out: &mut [u8], sha512: Sha512) {
         debug_assert_eq!(out.len(), self.checksum_len());
         match self {
             VerifyKind::Md5 => out.copy_from_slice(&md5::Md5::digest(data)),
@@ -215,7 +248,10 @@ impl VerifyKind {
             }
             VerifyKind::Crc7 => out[0] = Crc::<u8>::new(&CRC_7_MMC).checksum(data),
             VerifyKind::Sha256 => fio_sha256(data, out),
-            VerifyKind::Sha512 => fio_sha512(data, out),
+            VerifyKind::Sha512 => match sha512 {
+                Sha512::Unfinished => fio_sha512_unfinished(data, out),
+                Sha512::Finished => fio_sha512_finished(data, out),
+            },
             VerifyKind::Sha3_224 => out.copy_from_slice(&sha3::Sha3_224::digest(data)),
             VerifyKind::Sha3_256 => out.copy_from_slice(&sha3::Sha3_256::digest(data)),
             VerifyKind::Sha3_384 => out.copy_from_slice(&sha3::Sha3_384::digest(data)),
@@ -278,9 +314,10 @@ fn fio_sha256(data: &[u8], out: &mut [u8]) {
     }
 }
 
-/// fio's SHA-512: only the block buffer's bytes after the update, since fio
-/// never finishes the hash and compares the buffer (see the module's docs).
-fn fio_sha512(data: &[u8], out: &mut [u8]) {
+/// fio 3.33's SHA-512: only the block buffer's bytes after the update,
+/// since fio never finishes the hash and compares the buffer (see the
+/// module's docs).
+fn fio_sha512_unfinished(data: &[u8], out: &mut [u8]) {
     if data.len() < 128 {
         out[..data.len()].copy_from_slice(data);
         return;
@@ -290,13 +327,54 @@ fn fio_sha512(data: &[u8], out: &mut [u8]) {
     out[..rest].copy_from_slice(&data[data.len() - rest..]);
 }
 
+/// fio 3.39's SHA-512: the digest, then what the block buffer holds after
+/// the last block, the second half of the last padded block.
+fn fio_sha512_finished(data: &[u8], out: &mut [u8]) {
+    let mut state = [
+        0x6a09_e667_f3bc_c908u64,
+        0xbb67_ae85_84ca_a73b,
+        0x3c6e_f372_fe94_f82b,
+        0xa54f_f53a_5f1d_36f1,
+        0x510e_527f_ade6_82d1,
+        0x9b05_688c_2b3e_6c1f,
+        0x1f83_d9ab_fb41_bd6b,
+        0x5be0_cd19_137e_2179,
+    ];
+    let mut blocks = data.chunks_exact(128);
+    for block in blocks.by_ref() {
+        sha2::compress512(&mut state, &[*GenericArray::from_slice(block)]);
+    }
+    let rest = blocks.remainder();
+    let mut tail = [0u8; 256];
+    tail[..rest.len()].copy_from_slice(rest);
+    tail[rest.len()] = 0x80;
+    let tail_len = if rest.len() < 112 { 128 } else { 256 };
+    // fio counts bits in the low 32 of its 128: a block of 512 MiB or more
+    // wraps, as it does in fio.
+    let bits = u128::from((data.len() as u32).wrapping_shl(3));
+    tail[tail_len - 16..tail_len].copy_from_slice(&bits.to_be_bytes());
+    for block in tail[..tail_len].chunks_exact(128) {
+        sha2::compress512(&mut state, &[*GenericArray::from_slice(block)]);
+    }
+    out.copy_from_slice(&tail[tail_len - 128..tail_len]);
+    for (stored, word) in out.chunks_mut(8).zip(state) {
+        stored.copy_from_slice(&word.to_be_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn checksum(kind: VerifyKind, data: &[u8]) -> Vec<u8> {
         let mut out = vec![0; kind.checksum_len()];
-        kind.checksum(data, &mut out);
+        kind.checksum(data, &mut out, Sha512::Unfinished);
+        out
+    }
+
+    fn sha512_finished(data: &[u8]) -> Vec<u8> {
+        let mut out = vec![0; 128];
+        VerifyKind::Sha512.checksum(data, &mut out, Sha512::Finished);
         out
     }
 
@@ -354,6 +432,43 @@ mod tests {
         // 300 = 128 + 128 + 44: the last 44 bytes over the first block's tail.
         assert_eq!(&stored[..44], &data[256..]);
         assert_eq!(&stored[44..], &data[44..128]);
+    }
+
+    #[test]
+    fn sha512_finished_is_the_real_digest() {
+        // FIPS 180-2's vector: SHA-512("abc").
+        let abc = hex(
+            "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a\
+             2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+        );
+        let stored = sha512_finished(b"abc");
+        assert_eq!(&stored[..64], &abc[..]);
+        // After it, the padded block's second half: zeros, then the length
+        // in bits, big-endian.
+        assert_eq!(&stored[64..120], &[0; 56]);
+        assert_eq!(&stored[120..], &24u64.to_be_bytes());
+        // Across blocks, and with the padding spilling into a second block,
+        // the digest stays the standard one.
+        for len in [111, 112, 128, 300, 4096 - 168] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            let stored = sha512_finished(&data);
+            assert_eq!(&stored[..64], &sha2::Sha512::digest(&data)[..], "{len}");
+            assert_eq!(&stored[120..], &(len as u64 * 8).to_be_bytes(), "{len}");
+        }
+        // 100 bytes: the last block holds them, 0x80 at 100, so its second
+        // half starts with data bytes 64..100.
+        let data = [9u8; 100];
+        let stored = sha512_finished(&data);
+        assert_eq!(&stored[64..100], &[9; 36]);
+        assert_eq!(stored[100], 0x80);
+    }
+
+    fn hex(text: &str) -> Vec<u8> {
+        let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
+        digits
+            .chunks(2)
+            .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap())
+            .collect()
     }
 
     #[test]

@@ -131,20 +131,13 @@ impl Drop for Offload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::{VerifyConfig, VerifyKind};
+    use crate::verify::VerifyKind;
     use std::path::Path;
     use std::time::SystemTime;
 
     #[test]
     fn checkers_find_what_the_job_thread_would() {
-        let config = VerifyConfig {
-            kind: VerifyKind::Crc32c,
-            interval: 4096,
-            header_offset: 0,
-            pattern: None,
-            fatal: false,
-            dump: false,
-        };
+        let config = crate::verify::verifier::tests::config(VerifyKind::Crc32c);
         let mut verifier = Verifier::new(config, 1, 5, false);
         let mut offload = Offload::new(&verifier, 3).unwrap();
         let mut bad = 0;

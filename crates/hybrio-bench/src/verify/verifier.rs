@@ -7,10 +7,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::checksum::VerifyKind;
-use super::header::{HEADER_LEN, Header, MAGIC};
+use super::checksum::{Sha512, VerifyKind};
+use super::header::{Header, Layout, MAGIC};
 use super::pattern::Pattern;
 use crate::fio_rand::{FioRand, fill_random};
+use crate::fio_version::FioVersion;
 
 /// How a job verifies, as its options resolve it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,17 +24,54 @@ pub struct VerifyConfig {
     pub header_offset: usize,
     /// `verify_pattern`.
     pub pattern: Option<Pattern>,
+    /// `verify_pattern_interval`: the pattern starts again, `%o` filled in
+    /// anew, every this many bytes of a request (0: once per request).
+    pub pattern_interval: u64,
     /// Stop at a block's first bad header or checksum (`verify_fatal`).
     pub fatal: bool,
     /// Write the received and expected bytes of a bad block to files (`verify_dump`).
     pub dump: bool,
+    /// The fio whose header and SHA-512 are written (`fio_compat`). Blocks
+    /// read back are checked in whichever layout they carry.
+    pub fio: FioVersion,
+    /// Check a header's seed against the one expected (`verify_header_seed`).
+    pub header_seed: bool,
+    /// Check a header's sequence number against the one expected
+    /// (`verify_write_sequence`).
+    pub write_sequence: bool,
 }
 
 impl VerifyConfig {
-    /// Bytes at the start of each block that are not data: the header and
-    /// the checksum (none for `pattern` without a header).
+    /// Bytes at the start of each block written that are not data: the
+    /// header and the checksum (none for `pattern` without a header).
     pub fn header_len(&self) -> usize {
-        self.kind.header_len()
+        self.kind.header_len(self.layout())
+    }
+
+    /// The header layout written.
+    pub fn layout(&self) -> Layout {
+        Layout::written_by(self.fio)
+    }
+
+    /// The SHA-512s a block in `layout` may carry, the likelier first (its
+    /// checksum is what a mismatch shows). A versioned header is fio
+    /// 3.41's or later, with the finished SHA-512. An unversioned one is
+    /// from fio 3.40 or older, which finished it from 3.39 on: hybrio
+    /// takes either, naming first the one `fio_compat` writes when it names
+    /// a fio of unversioned headers, else fio 3.38's and older (the fios
+    /// distributions shipped before 3.39).
+    fn sha512s(&self, layout: Layout) -> [Option<Sha512>; 2] {
+        match layout {
+            Layout::Versioned => [Some(Sha512::Finished), None],
+            Layout::Unversioned => {
+                let first = if self.fio.versioned_verify_header() {
+                    Sha512::Unfinished
+                } else {
+                    Sha512::written_by(self.fio)
+                };
+                [Some(first), Some(first.other())]
+            }
+        }
     }
 }
 
@@ -45,7 +83,7 @@ pub struct Expected {
     /// The seed the write's bytes came from.
     pub rand_seed: Option<u64>,
     /// The write's sequence number.
-    pub numberio: Option<u16>,
+    pub numberio: Option<u64>,
 }
 
 /// One bad block, described as fio describes it.
@@ -106,6 +144,17 @@ pub struct Checked {
     pub dumped: Vec<PathBuf>,
 }
 
+/// What a block's header says of its write, and how it was laid out.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    seed: u64,
+    numberio: u64,
+    when: SystemTime,
+    thread: u16,
+    layout: Layout,
+    sha512: Sha512,
+}
+
 /// One job's verify: fills blocks to write and checks blocks read back.
 #[derive(Debug, Clone)]
 pub struct Verifier {
@@ -148,66 +197,88 @@ impl Verifier {
     /// Fills a buffer about to be written at `offset`: random bytes (or
     /// the pattern), then each block's header and checksum. Returns the
     /// seed the bytes came from.
-    pub fn fill(&mut self, buf: &mut [u8], offset: u64, numberio: u16, now: SystemTime) -> u64 {
+    pub fn fill(&mut self, buf: &mut [u8], offset: u64, numberio: u64, now: SystemTime) -> u64 {
         if self.config.kind == VerifyKind::Null {
             return 0;
         }
-        let seed = match &self.config.pattern {
-            None => self.rand.next_buffer_seed(),
-            Some(_) => 0,
+        let seed = self.next_seed();
+        let stamp = Stamp {
+            seed,
+            numberio,
+            when: now,
+            thread: self.thread,
+            layout: self.config.layout(),
+            sha512: Sha512::written_by(self.config.fio),
         };
-        self.fill_with(buf, offset, seed, numberio, now, self.thread);
+        self.fill_with(buf, offset, &stamp);
         seed
     }
 
-    fn fill_with(
-        &self,
-        buf: &mut [u8],
-        offset: u64,
-        seed: u64,
-        numberio: u16,
-        when: SystemTime,
-        thread: u16,
-    ) {
+    /// The seed of the next block's random bytes, as the job's generator
+    /// gives it (0 with a pattern, which takes none).
+    pub fn next_seed(&mut self) -> u64 {
         match &self.config.pattern {
-            None => fill_random(buf, seed),
-            Some(pattern) => Pattern::fill(&pattern.for_offset(offset), buf),
+            None => self.rand.next_buffer_seed(),
+            Some(_) => 0,
+        }
+    }
+
+    fn fill_with(&self, buf: &mut [u8], offset: u64, stamp: &Stamp) {
+        match &self.config.pattern {
+            None => fill_random(buf, stamp.seed),
+            Some(pattern) => {
+                // fio's fill_verify_pattern: the pattern from its start at
+                // each interval, `%o` the offset there.
+                let every = match self.config.pattern_interval as usize {
+                    0 => buf.len().max(1),
+                    every => every,
+                };
+                for (k, chunk) in buf.chunks_mut(every).enumerate() {
+                    let at = offset + (k * every) as u64;
+                    Pattern::fill(&pattern.for_offset(at), chunk);
+                }
+            }
         }
         if self.config.kind == VerifyKind::PatternNoHeader {
             return;
         }
-        let since = when
+        let since = stamp
+            .when
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
         let step = self.step(buf.len());
-        let header_len = self.config.header_len();
+        let layout = stamp.layout;
+        let header_len = self.config.kind.header_len(layout);
         for (n, block) in buf.chunks_mut(step).enumerate() {
             if block.len() < header_len {
                 break;
             }
             Header {
+                layout,
                 magic: MAGIC,
                 verify_type: self.config.kind.code(),
                 len: step as u32,
-                rand_seed: seed,
+                rand_seed: stamp.seed,
                 offset: offset + n as u64 * self.config.interval,
                 time_sec: since.as_secs() as u32,
                 time_nsec: since.subsec_nanos(),
-                thread,
-                numberio,
+                thread: stamp.thread,
+                numberio: stamp.numberio,
                 crc32: 0,
             }
             .write(block);
             let (head, data) = block.split_at_mut(header_len);
-            self.config.kind.checksum(data, &mut head[HEADER_LEN..]);
-            self.swap_header(block);
+            self.config
+                .kind
+                .checksum(data, &mut head[layout.bytes()..], stamp.sha512);
+            self.swap_header(block, header_len);
         }
     }
 
-    /// `verify_offset`: the header trades places with the bytes there.
-    fn swap_header(&self, block: &mut [u8]) {
+    /// `verify_offset`: the header (`len` bytes with its checksum) trades
+    /// places with the bytes there.
+    fn swap_header(&self, block: &mut [u8], len: usize) {
         let at = self.config.header_offset;
-        let len = self.config.header_len();
         if at == 0 || len == 0 || at + len > block.len() {
             return;
         }
@@ -224,7 +295,7 @@ impl Verifier {
         }
         let step = self.step(buf.len());
         let request_len = buf.len() as u64;
-        let header_len = self.config.header_len();
+        let has_header = self.config.kind != VerifyKind::PatternNoHeader;
         let name = file.display().to_string();
         for n in 0..buf.len().div_ceil(step) {
             if self.config.fatal && !checked.mismatches.is_empty() {
@@ -232,10 +303,18 @@ impl Verifier {
             }
             let start = n * step;
             let block = &mut buf[start..(start + step).min(request_len as usize)];
+            // Each block in the layout it carries, whatever this run writes:
+            // a file fio 3.33 wrote is checked as well as one fio 3.42 wrote.
+            let at = self.config.header_offset;
+            let layout = block
+                .get(at..at + 3)
+                .and_then(|b| Layout::of(b).ok())
+                .unwrap_or(self.config.layout());
+            let header_len = self.config.kind.header_len(layout);
             if block.len() < header_len {
                 break;
             }
-            self.swap_header(block);
+            self.swap_header(block, header_len);
             checked.blocks += 1;
             let block_offset = offset + start as u64;
             let mismatch = |check: &str, detail: String| Mismatch {
@@ -247,74 +326,57 @@ impl Verifier {
                 request_len,
                 detail,
             };
-            let header = Header::read(block);
-            if self.config.kind != VerifyKind::PatternNoHeader {
-                if let Some(detail) = self.header_fault(&header, block, offset, n, step, expected) {
-                    // fio stops at a bad header: nothing after it can be trusted.
-                    let bad = mismatch("verify", detail);
-                    if self.config.dump {
-                        checked
-                            .dumped
-                            .extend(self.dump(&name, block_offset, "hdr_fail", block));
+            let mut header = None;
+            if has_header {
+                match self.header_fault(block, offset, n, step, expected) {
+                    Ok(read) => header = Some(read),
+                    Err(detail) => {
+                        // fio stops at a bad header: nothing after it can be trusted.
+                        let bad = mismatch("verify", detail);
+                        if self.config.dump {
+                            checked.dumped.extend(self.dump(
+                                &name,
+                                block_offset,
+                                "hdr_fail",
+                                block,
+                            ));
+                        }
+                        checked.mismatches.push(bad);
+                        return checked;
                     }
-                    checked.mismatches.push(bad);
-                    return checked;
-                }
-                if header.verify_type != self.config.kind.code() {
-                    checked.mismatches.push(mismatch(
-                        self.config.kind.name(),
-                        format!(
-                            "fio: verify type mismatch ({} media, {} given)",
-                            header.verify_type,
-                            self.config.kind.code()
-                        ),
-                    ));
-                    continue;
                 }
             }
+            if let Some(header) = header
+                && header.verify_type != self.config.kind.code()
+            {
+                checked.mismatches.push(mismatch(
+                    self.config.kind.name(),
+                    format!(
+                        "fio: verify type mismatch ({} media, {} given)",
+                        header.verify_type,
+                        self.config.kind.code()
+                    ),
+                ));
+                continue;
+            }
             let fault = match self.config.kind {
-                kind if kind.has_checksum() => {
-                    let (head, data) = block.split_at(header_len);
-                    let stored = &head[HEADER_LEN..];
-                    let mut computed = stored.to_vec();
-                    kind.checksum(data, &mut computed);
-                    (computed != stored).then(|| {
-                        (
-                            kind.name(),
-                            format!(
-                                "       Expected CRC: {}\n       Received CRC: {}",
-                                hexdump(stored),
-                                hexdump(&computed)
-                            ),
-                        )
-                    })
-                }
+                kind if kind.has_checksum() => self.checksum_fault(block, layout),
                 VerifyKind::Meta if self.config.pattern.is_none() => None,
-                _ => self.pattern_fault(block, offset, n, step),
+                _ => self.pattern_fault(block, offset, n, step, header_len),
             };
             if let Some((check, detail)) = fault {
-                if self.config.dump {
+                if self.config.dump
+                    && let Some(header) = header
+                {
                     checked
                         .dumped
                         .extend(self.dump(&name, block_offset, "received", block));
-                    let mut expected_buf = vec![0; request_len as usize];
-                    let when = SystemTime::UNIX_EPOCH
-                        + std::time::Duration::new(u64::from(header.time_sec), header.time_nsec);
-                    self.fill_with(
-                        &mut expected_buf,
-                        offset,
-                        header.rand_seed,
-                        header.numberio,
-                        when,
-                        header.thread,
-                    );
-                    let expected_block = &mut expected_buf[start..start + block.len()];
-                    self.swap_header(expected_block);
+                    let expected_block = self.expected_block(&header, offset, start, block.len());
                     checked.dumped.extend(self.dump(
                         &name,
                         block_offset,
                         "expected",
-                        expected_block,
+                        &expected_block,
                     ));
                 }
                 checked.mismatches.push(mismatch(check, detail));
@@ -323,83 +385,159 @@ impl Verifier {
         checked
     }
 
-    /// What is wrong with a block's header, in fio's words, if anything.
+    /// The block at `start` of a request at `offset` as its header says it
+    /// was written, in its layout (`verify_dump`'s `.expected`).
+    fn expected_block(&self, header: &Header, offset: u64, start: usize, len: usize) -> Vec<u8> {
+        let mut expected_buf = vec![0; start + len];
+        let [sha512, _] = self.config.sha512s(header.layout);
+        let stamp = Stamp {
+            seed: header.rand_seed,
+            numberio: header.numberio,
+            when: SystemTime::UNIX_EPOCH
+                + std::time::Duration::new(u64::from(header.time_sec), header.time_nsec),
+            thread: header.thread,
+            layout: header.layout,
+            sha512: sha512.unwrap_or(Sha512::Finished),
+        };
+        self.fill_with(&mut expected_buf, offset, &stamp);
+        let mut block = expected_buf.split_off(start);
+        // As the block read back is by now: its header moved back.
+        self.swap_header(&mut block, self.config.kind.header_len(header.layout));
+        block
+    }
+
+    /// The block's header, or what is wrong with it, in fio's words.
     fn header_fault(
         &self,
-        header: &Header,
         block: &[u8],
         offset: u64,
         n: usize,
         step: usize,
         expected: Expected,
-    ) -> Option<String> {
-        if header.magic != MAGIC {
-            return Some(format!(
-                "bad magic header {:x}, wanted {:x}",
-                header.magic, MAGIC
-            ));
+    ) -> Result<Header, String> {
+        let magic = u16::from_le_bytes([block[0], block[1]]);
+        if magic != MAGIC {
+            return Err(format!("bad magic header {magic:x}, wanted {MAGIC:x}"));
         }
+        let header = Header::read(block).map_err(|unknown| unknown.to_string())?;
         if header.len as usize != step {
-            return Some(format!("bad header length {}, wanted {}", header.len, step));
+            return Err(format!("bad header length {}, wanted {}", header.len, step));
         }
-        if let Some(seed) = expected.rand_seed
+        if let Some(seed) = expected.rand_seed.filter(|_| self.config.header_seed)
             && header.rand_seed != seed
         {
-            return Some(format!(
+            return Err(format!(
                 "bad header rand_seed {}, wanted {}",
                 header.rand_seed, seed
             ));
         }
         let wanted = offset + n as u64 * self.config.interval;
         if header.offset != wanted {
-            return Some(format!(
+            return Err(format!(
                 "bad header offset {}, wanted {}",
                 header.offset, wanted
             ));
         }
-        if let Some(numberio) = expected.numberio
+        // The unversioned layout keeps the low 16 bits.
+        let wanted_numberio = expected.numberio.filter(|_| self.config.write_sequence);
+        let numberio = wanted_numberio.map(|numberio| match header.layout {
+            Layout::Unversioned => numberio & 0xffff,
+            Layout::Versioned => numberio,
+        });
+        if let Some(numberio) = numberio
             && header.numberio != numberio
         {
-            return Some(format!(
+            return Err(format!(
                 "bad header numberio {}, wanted {}",
                 header.numberio, numberio
             ));
         }
-        let crc = Header::computed_crc(block);
+        let crc = header.computed_crc(block);
         if header.crc32 != crc {
-            return Some(format!(
+            return Err(format!(
                 "bad header crc {:x}, calculated {:x}",
                 header.crc32, crc
             ));
         }
-        None
+        Ok(header)
+    }
+
+    /// Whether the block's data leaves its checksum, in fio's words.
+    fn checksum_fault(&self, block: &[u8], layout: Layout) -> Option<(&'static str, String)> {
+        let kind = self.config.kind;
+        let (head, data) = block.split_at(kind.header_len(layout));
+        let stored = &head[layout.bytes()..];
+        let mut shown = None;
+        for sha512 in self.config.sha512s(layout).into_iter().flatten() {
+            let mut computed = stored.to_vec();
+            kind.checksum(data, &mut computed, sha512);
+            if computed == stored {
+                return None;
+            }
+            shown.get_or_insert(computed);
+            if kind != VerifyKind::Sha512 {
+                break;
+            }
+        }
+        let computed = shown.unwrap_or_default();
+        Some((
+            kind.name(),
+            format!(
+                "       Expected CRC: {}\n       Received CRC: {}",
+                hexdump(stored),
+                hexdump(&computed)
+            ),
+        ))
     }
 
     /// Where the bytes after the header leave the pattern, in fio's words.
+    /// With `verify_pattern_interval` each interval of the request holds the
+    /// pattern from its start, `%o` the offset there.
     fn pattern_fault(
         &self,
         block: &[u8],
         offset: u64,
         n: usize,
         step: usize,
+        header_len: usize,
     ) -> Option<(&'static str, String)> {
         let pattern = self.config.pattern.as_ref()?;
-        let bytes = pattern.for_offset(offset);
-        let header_len = self.config.header_len();
-        let phase = (step * n + header_len) % bytes.len();
         let data = &block[header_len..];
-        let at = Pattern::first_difference(&bytes, phase, data)?;
-        let wanted = bytes[(phase + at) % bytes.len()];
-        Some((
-            "pattern",
-            format!(
-                "fio: got pattern '{:02x}', wanted '{:02x}'. Bad bits {}\nfio: bad pattern block offset {}",
-                data[at],
-                wanted,
-                (data[at] ^ wanted).count_ones(),
-                at
-            ),
-        ))
+        // Where the data starts in the request.
+        let from = step * n + header_len;
+        let every = match self.config.pattern_interval as usize {
+            0 => usize::MAX,
+            every => every,
+        };
+        let mut done = 0;
+        while done < data.len() {
+            let at = from + done;
+            let chunk_start = at - at % every;
+            let len = (data.len() - done).min(every - at % every);
+            let bytes = pattern.for_offset(offset + chunk_start as u64);
+            let phase = (at - chunk_start) % bytes.len();
+            if let Some(bad) = Pattern::first_difference(&bytes, phase, &data[done..done + len]) {
+                let at = done + bad;
+                let wanted = bytes[(phase + bad) % bytes.len()];
+                let shown = if self.config.fio.pattern_offset_in_block() {
+                    at + header_len
+                } else {
+                    at
+                };
+                return Some((
+                    "pattern",
+                    format!(
+                        "fio: got pattern '{:02x}', wanted '{:02x}'. Bad bits {}\nfio: bad pattern block offset {}",
+                        data[at],
+                        wanted,
+                        (data[at] ^ wanted).count_ones(),
+                        shown
+                    ),
+                ));
+            }
+            done += len;
+        }
+        None
     }
 
     /// `verify_dump`: `NAME.OFFSET.WHAT` in the working directory, as fio names them.
@@ -435,128 +573,4 @@ fn hexdump(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn config(kind: VerifyKind) -> VerifyConfig {
-        VerifyConfig {
-            kind,
-            interval: 4096,
-            header_offset: 0,
-            pattern: None,
-            fatal: false,
-            dump: false,
-        }
-    }
-
-    /// The 16 kinds that write a header: all but pattern without one and null.
-    fn every_kind() -> impl Iterator<Item = VerifyKind> {
-        VerifyKind::ALL.into_iter().filter(|k| {
-            !matches!(
-                k,
-                VerifyKind::Pattern | VerifyKind::PatternNoHeader | VerifyKind::Null
-            )
-        })
-    }
-
-    fn written(verifier: &mut Verifier, len: usize, offset: u64) -> (Vec<u8>, u64) {
-        let mut buf = vec![0; len];
-        let seed = verifier.fill(&mut buf, offset, 7, SystemTime::now());
-        (buf, seed)
-    }
-
-    #[test]
-    fn every_kind_passes_what_it_wrote_and_catches_a_flipped_bit() {
-        assert_eq!(every_kind().count(), 16);
-        for kind in every_kind() {
-            let mut verifier = Verifier::new(config(kind), 1, 42, false);
-            let (mut buf, seed) = written(&mut verifier, 8192, 4096 * 3);
-            let expected = Expected {
-                rand_seed: Some(seed),
-                numberio: Some(7),
-            };
-            let good = verifier.check(&mut buf.clone(), 4096 * 3, Path::new("f"), expected);
-            assert_eq!((good.blocks, good.mismatches.len()), (2, 0), "{kind:?}");
-            // A bit in the second block's last byte: caught by every kind
-            // that checksums data (fio's SHA-512 included, which covers
-            // only the data's ends); meta sees only headers.
-            buf[8191] ^= 0x10;
-            let bad = verifier.check(&mut buf, 4096 * 3, Path::new("f"), expected);
-            let caught = usize::from(kind != VerifyKind::Meta);
-            assert_eq!(bad.mismatches.len(), caught, "{kind:?}");
-            if let Some(m) = bad.mismatches.first() {
-                assert_eq!(m.offset, 4096 * 4, "{kind:?}");
-                assert!(m.to_string().contains("Expected CRC"), "{m}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_block_read_from_elsewhere_fails_on_its_offset() {
-        let mut verifier = Verifier::new(config(VerifyKind::Crc32c), 1, 42, false);
-        let (mut buf, _) = written(&mut verifier, 4096, 0);
-        let checked = verifier.check(&mut buf, 4096, Path::new("f"), Expected::default());
-        assert_eq!(checked.mismatches.len(), 1);
-        assert_eq!(
-            checked.mismatches[0].to_string(),
-            "verify: bad header offset 0, wanted 4096 at file f offset 4096, length 4096 \
-             (requested block: offset=4096, length=4096)"
-        );
-    }
-
-    #[test]
-    fn a_moved_header_and_a_pattern_are_checked_too() {
-        let mut with_pattern = config(VerifyKind::Pattern);
-        with_pattern.pattern = Some(Pattern::parse("0xdeadbeef%o", true).unwrap());
-        with_pattern.header_offset = 512;
-        let mut verifier = Verifier::new(with_pattern, 1, 42, false);
-        let (buf, _) = written(&mut verifier, 4096, 8192);
-        assert_ne!(&buf[..2], &MAGIC.to_le_bytes(), "the header moved");
-        assert_eq!(&buf[512..514], &MAGIC.to_le_bytes());
-        let ok = verifier.check(&mut buf.clone(), 8192, Path::new("f"), Expected::default());
-        assert!(ok.mismatches.is_empty(), "{:?}", ok.mismatches);
-        let mut bad = buf.clone();
-        bad[3000] ^= 1;
-        let checked = verifier.check(&mut bad, 8192, Path::new("f"), Expected::default());
-        assert_eq!(checked.mismatches[0].check, "pattern");
-    }
-
-    #[test]
-    fn fatal_stops_at_the_first_bad_block() {
-        let mut fatal = config(VerifyKind::Md5);
-        fatal.interval = 1024;
-        fatal.fatal = true;
-        let mut verifier = Verifier::new(fatal.clone(), 1, 1, false);
-        let (mut buf, _) = written(&mut verifier, 4096, 0);
-        for block in 0..4 {
-            buf[block * 1024 + 900] ^= 1;
-        }
-        let all = Verifier::new(
-            VerifyConfig {
-                fatal: false,
-                ..fatal
-            },
-            1,
-            1,
-            false,
-        );
-        assert_eq!(
-            all.check(&mut buf.clone(), 0, Path::new("f"), Expected::default())
-                .mismatches
-                .len(),
-            4
-        );
-        let first = verifier.check(&mut buf, 0, Path::new("f"), Expected::default());
-        assert_eq!(first.mismatches.len(), 1);
-    }
-
-    #[test]
-    fn hexdump_prints_as_fio() {
-        assert_eq!(hexdump(&[0xab]), "ab");
-        assert_eq!(hexdump(&[0x34, 0x12]), "1234");
-        assert_eq!(
-            hexdump(&[0x78, 0x56, 0x34, 0x12, 1, 0, 0, 0]),
-            "12345678 00000001 "
-        );
-    }
-}
+pub(super) mod tests;

@@ -20,6 +20,7 @@ mod pseudo;
 mod report;
 mod space;
 mod verify;
+mod verify_state;
 
 fn hybrio(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hybrio"))

@@ -19,6 +19,15 @@ pub struct VerifyOptions {
     pub header_offset: u64,
     /// `verify_pattern`.
     pub pattern: Option<Pattern>,
+    /// `verify_pattern_interval`: the pattern starts again every this many
+    /// bytes (0: once per I/O).
+    pub pattern_interval: u64,
+    /// `verify_write_sequence` when set (see
+    /// [`JobOptions::verify_write_sequence`](crate::options::JobOptions::verify_write_sequence)).
+    pub write_sequence: Option<bool>,
+    /// `verify_header_seed` when set (see
+    /// [`JobOptions::verify_header_seed`](crate::options::JobOptions::verify_header_seed)).
+    pub header_seed: Option<bool>,
     /// `verify_fatal`.
     pub fatal: bool,
     /// `verify_dump`.
@@ -48,6 +57,9 @@ impl Default for VerifyOptions {
             interval: 0,
             header_offset: 0,
             pattern: None,
+            pattern_interval: 0,
+            write_sequence: None,
+            header_seed: None,
             fatal: false,
             dump: false,
             backlog: 0,

@@ -15,11 +15,14 @@ impl IoLoop<'_> {
     /// `verify_only`: the blocks the job would write, to be read back and
     /// checked against their own headers (what an earlier run wrote).
     /// In the order of the writes (a saved state's window counts in it);
-    /// a block written twice is read once.
-    pub(super) fn planned_writes(&mut self) -> VecDeque<ToCheck> {
-        let mut seen = std::collections::HashSet::new();
-        let mut blocks = VecDeque::new();
-        let (mut planned, mut in_pass) = (0, 0);
+    /// a block written twice is read once. `regenerate`: what each block
+    /// must carry is regenerated as fio does for `verify_only` (the job's
+    /// generator then has not served the writes); else it is taken from
+    /// the headers.
+    pub(super) fn planned_writes(&mut self, regenerate: bool) -> VecDeque<ToCheck> {
+        let mut seen = std::collections::HashMap::new();
+        let mut blocks: VecDeque<ToCheck> = VecDeque::new();
+        let (mut planned, mut in_pass, mut writes) = (0, 0, 0);
         while planned < self.job.total_bytes {
             if in_pass >= self.job.pass_bytes {
                 self.job.plan.restart();
@@ -34,13 +37,28 @@ impl IoLoop<'_> {
             }
             planned += io.len;
             in_pass += io.len;
-            if io.direction == Direction::Write && seen.insert((io.file, io.offset, io.len)) {
-                blocks.push_back(ToCheck {
-                    file: io.file,
-                    offset: io.offset,
-                    len: io.len,
-                    expected: Expected::default(),
-                });
+            if io.direction != Direction::Write {
+                continue;
+            }
+            let expected = match self.verify.as_mut() {
+                Some(verify) if regenerate => verify.regenerated(Some(writes)),
+                _ => Expected::default(),
+            };
+            writes += 1;
+            // Written twice, a block holds the later write.
+            match seen.entry((io.file, io.offset, io.len)) {
+                std::collections::hash_map::Entry::Occupied(at) => {
+                    blocks[*at.get()].expected = expected;
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(blocks.len());
+                    blocks.push_back(ToCheck {
+                        file: io.file,
+                        offset: io.offset,
+                        len: io.len,
+                        expected,
+                    });
+                }
             }
         }
         blocks

@@ -53,7 +53,7 @@ impl IoLoop<'_> {
         }
         let verify_only = self.job.options.verify.only && self.job.options.rw.writes();
         if self.verify.is_some() && verify_only {
-            let blocks = self.planned_writes();
+            let blocks = self.planned_writes(true);
             self.read_back(blocks);
             return;
         }
@@ -69,7 +69,7 @@ impl IoLoop<'_> {
             // was when they started.
             Some(plan) => {
                 self.job.plan = plan;
-                self.planned_writes()
+                self.planned_writes(false)
             }
             None => state.take_read_back(),
         };
@@ -438,9 +438,9 @@ impl IoLoop<'_> {
             (Direction::Read, None) => {
                 self.slots[slot].verify = self
                     .verify
-                    .as_ref()
+                    .as_mut()
                     .filter(|v| v.checks_workload_reads())
-                    .map(|_| crate::verify::Expected::default());
+                    .map(|v| v.regenerated(None));
                 Request::read(handle, io.offset, buf, slot as u64)
             }
             (Direction::Write, None) => {

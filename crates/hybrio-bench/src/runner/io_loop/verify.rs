@@ -3,7 +3,7 @@
 //! are done (`do_verify`) and checked; `verify_only` reads back what the
 //! same job would write, without writing.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -11,7 +11,7 @@ use crate::options::JobOptions;
 use crate::outcome::VerifyCounts;
 use crate::verify::{
     Checked, Expected, Offload, VERIFY_SEED, Verifier, VerifyConfig, VerifyKind, VerifyStateFile,
-    job_seeds,
+    Window, job_seeds,
 };
 
 /// How often a writing job saves its verify state while it runs (ns): a run
@@ -63,8 +63,14 @@ pub(in crate::runner) struct VerifyState {
     name: String,
     index: u64,
     depth: usize,
-    /// Per file, the offsets of its last `depth` completed writes, newest last.
+    /// Per file, the offsets of its last `per_file` completed writes,
+    /// newest last (state versions 3 and 4).
     recent: Vec<VecDeque<u64>>,
+    per_file: usize,
+    /// The state file's version (`fio_compat`'s), and the sequence numbers
+    /// of the writes issued and not completed (version 5).
+    state_version: u64,
+    in_flight: BTreeSet<u64>,
     /// Save the state (`verify_state_save`), and when it was last saved (ns).
     save_state: bool,
     saved_at: u64,
@@ -91,8 +97,19 @@ impl VerifyState {
             interval: options.verify_interval(),
             header_offset: options.verify.header_offset as usize,
             pattern: options.verify.pattern.clone(),
+            pattern_interval: options.verify.pattern_interval,
             fatal: options.verify.fatal,
             dump: options.verify.dump,
+            fio: options.fio_compat,
+            header_seed: options.verify_header_seed(),
+            write_sequence: options.verify_write_sequence(),
+        };
+        let state_version = options.fio_compat.verify_state_version();
+        // fio 3.39 and 3.40 keep twice the completions with an async
+        // engine, whose writes may complete out of order.
+        let per_file = match (state_version, options.sync_engine()) {
+            (4, false) => options.iodepth as usize * 2,
+            _ => options.iodepth as usize,
         };
         let verifier = Verifier::new(config, job_number as u16, seeds[VERIFY_SEED], false);
         let fake_io = options.ioengine == "null";
@@ -132,11 +149,14 @@ impl VerifyState {
             name: options.name.clone(),
             index: job_number.saturating_sub(1),
             depth: options.iodepth as usize,
+            per_file,
             recent: vec![VecDeque::new(); files],
             save_state: options.verify.state_save && options.rw.writes() && !options.verify.only,
             saved_at: 0,
             loaded: None,
             reads_back: 0,
+            state_version,
+            in_flight: BTreeSet::new(),
             blocks: 0,
             bad_blocks: 0,
         })
@@ -152,19 +172,35 @@ impl VerifyState {
 
     /// Fills a buffer about to be written; returns what reading it back must find.
     pub(super) fn fill(&mut self, buf: &mut [u8], offset: u64) -> Expected {
-        let numberio = self.writes_issued as u16;
+        let numberio = self.writes_issued;
         self.writes_issued += 1;
         let seed = self.verifier.fill(buf, offset, numberio, SystemTime::now());
+        self.in_flight.insert(numberio);
         Expected {
             rand_seed: Some(seed),
             numberio: Some(numberio),
         }
     }
 
+    /// What a block this run did not write must carry, as fio expects it:
+    /// the seed the job's generator gives next (checked only where
+    /// `verify_header_seed` is set, since the block is as it was written by
+    /// a run alike), and `numberio`, the number of the write a `verify_only`
+    /// run replays (checked only where `verify_write_sequence` is set).
+    pub(super) fn regenerated(&mut self, numberio: Option<u64>) -> Expected {
+        Expected {
+            rand_seed: Some(self.verifier.next_seed()),
+            numberio,
+        }
+    }
+
     /// Remembers a completed write for the read-back.
     pub(super) fn record(&mut self, file: usize, offset: u64, len: u64, expected: Expected) {
+        if let Some(numberio) = expected.numberio {
+            self.in_flight.remove(&numberio);
+        }
         if let Some(recent) = self.recent.get_mut(file) {
-            if recent.len() == self.depth {
+            if recent.len() == self.per_file {
                 recent.pop_front();
             }
             recent.push_back(offset);
@@ -198,19 +234,31 @@ impl VerifyState {
             return Ok(());
         }
         self.saved_at = now;
-        let completions = self
-            .recent
-            .iter()
-            .enumerate()
-            .flat_map(|(file, offsets)| offsets.iter().rev().map(move |&o| (file as u64, o)))
-            .collect();
+        let window = if self.state_version >= 5 {
+            // A write that failed stays in flight: the check stops before
+            // it. fio has room for `depth`: the oldest are where it stops.
+            Window::InFlight(self.in_flight.iter().take(self.depth).copied().collect())
+        } else {
+            Window::Completions {
+                files: self.recent.len() as u32,
+                per_file: self.per_file as u32,
+                completions: self
+                    .recent
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(file, offsets)| {
+                        offsets.iter().rev().map(move |&o| (file as u64, o))
+                    })
+                    .collect(),
+            }
+        };
         VerifyStateFile {
+            version: self.state_version,
             name: self.name.clone(),
             index: self.index,
             depth: self.depth as u32,
-            files: self.recent.len() as u32,
             writes_issued: self.writes_issued,
-            completions,
+            window,
         }
         .save(&self.state_path())
     }
