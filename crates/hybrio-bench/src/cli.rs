@@ -765,11 +765,7 @@ pub fn cmdhelp(option: Option<&str>) -> Result<String, CliError> {
             .collect::<Vec<_>>()
             .join("\n")),
         Some(name) => options::find(name).map(|o| o.help_line()).ok_or_else(|| {
-            CliError::Job(JobError::UnknownOption {
-                name: name.to_string(),
-                origin: jobfile::Origin::CommandLine,
-                suggestion: options::suggest(name),
-            })
+            CliError::Job(JobError::not_an_option(name, jobfile::Origin::CommandLine))
         }),
     }
 }
@@ -1054,6 +1050,17 @@ mod tests {
         ));
         assert!(cmdhelp(None).unwrap().contains("iodepth_batch_submit"));
         assert!(cmdhelp(Some("bs")).unwrap().starts_with("bs "));
+        // An option fio has and hybrio lacks: the reason a job would get.
+        let why = "fio has this; hybrio does not, because laying out the files without running \
+                   the job: not implemented by hybrio yet";
+        let err = cmdhelp(Some("create_only")).unwrap_err().to_string();
+        assert_eq!(err, format!("option 'create_only' (command line): {why}"));
+        let err = parse(&args(&["--name=t", "--size=1m", "--create_only=1"]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, format!("option 'create_only' (command line): {why}"));
+        let err = cmdhelp(Some("bss")).unwrap_err().to_string();
+        assert!(err.starts_with("unknown option 'bss'"), "{err}");
         assert!(
             enghelp()
                 .lines()

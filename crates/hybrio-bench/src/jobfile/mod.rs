@@ -10,6 +10,7 @@
 
 mod expand;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -44,13 +45,15 @@ impl fmt::Display for Origin {
 /// A mistake in the jobs, in one line naming where it is.
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
-    /// An option fio has and hybrio does not implement.
-    #[error("option '{name}' ({origin}) is not supported by hybrio")]
+    /// An option fio has and hybrio does not implement, and why.
+    #[error("option '{name}' ({origin}): fio has this; hybrio does not, because {reason}")]
     Unsupported {
         /// The option.
         name: String,
         /// Where.
         origin: Origin,
+        /// Why hybrio lacks it (`options::lacking_reason`).
+        reason: Cow<'static, str>,
     },
     /// A value whose `${VAR}`, keyword or arithmetic cannot be expanded.
     #[error("option '{name}' ({origin}): {source}")]
@@ -605,20 +608,8 @@ fn in_apply_order(entries: &[Entry]) -> impl Iterator<Item = &Entry> {
 }
 
 fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
-    let option = options::find(&entry.key).ok_or_else(|| {
-        if options::is_fio_option(&entry.key) {
-            JobError::Unsupported {
-                name: entry.key.clone(),
-                origin: entry.origin.clone(),
-            }
-        } else {
-            JobError::UnknownOption {
-                name: entry.key.clone(),
-                origin: entry.origin.clone(),
-                suggestion: options::suggest(&entry.key),
-            }
-        }
-    })?;
+    let option = options::find(&entry.key)
+        .ok_or_else(|| JobError::not_an_option(&entry.key, entry.origin.clone()))?;
     let bad = |source| JobError::BadValue {
         name: entry.key.clone(),
         origin: entry.origin.clone(),
@@ -634,6 +625,30 @@ fn apply_entry(job: &mut JobOptions, entry: &Entry) -> Result<(), JobError> {
 }
 
 impl JobError {
+    /// The error for `name`, which hybrio does not know: why, if fio has it; a
+    /// did-you-mean otherwise.
+    pub fn not_an_option(name: &str, origin: Origin) -> JobError {
+        match options::lacking_reason(name) {
+            Some(reason) => JobError::Unsupported {
+                name: name.to_string(),
+                origin,
+                reason,
+            },
+            // A name of fio's that nobody explained yet is still fio's, not a typo
+            // (options::lacking's test keeps this from happening).
+            None if options::is_fio_option(name) => JobError::Unsupported {
+                name: name.to_string(),
+                origin,
+                reason: Cow::Borrowed("it is not implemented by hybrio yet"),
+            },
+            None => JobError::UnknownOption {
+                name: name.to_string(),
+                origin,
+                suggestion: options::suggest(name),
+            },
+        }
+    }
+
     fn with_message(self, message: &str) -> JobError {
         match self {
             JobError::BadValue { name, origin, .. } => JobError::Syntax {

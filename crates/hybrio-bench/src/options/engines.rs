@@ -1,6 +1,11 @@
 //! What each of fio's engines that hybrio does not run needs: the hardware,
 //! service or library it drives, so that a job file asking for one is
-//! refused in one line that says what is missing.
+//! refused in one line that says what is missing; and why hybrio lacks an
+//! option of one of fio's engines.
+
+use std::borrow::Cow;
+
+use super::fio_names::FIO_ENGINE_OPTIONS;
 
 /// fio's engines hybrio does not run, with what they need.
 const NEEDS: &[(&str, &str)] = &[
@@ -99,6 +104,105 @@ const NEEDS: &[(&str, &str)] = &[
     ("windowsaio", "Windows"),
     ("xnvme", "an NVMe device driven through xNVMe"),
 ];
+
+/// An NVMe passthrough option: fio's io_uring lists it only because it shares
+/// io_uring_cmd's option table.
+const PASSTHROUGH: &str = "an option of fio's io_uring_cmd engine (fio's io_uring lists it as they share their options), which hybrio does not run (an NVMe character device (/dev/ngXnY) for io_uring passthrough commands)";
+/// End-to-end protection information, which fio sends through io_uring_cmd
+/// and, since 3.42, io_uring's metadata buffers.
+const PROTECTION: &str = "end-to-end protection information: needs a device formatted with it; hybrio's io_uring sends no metadata buffer (not implemented) and hybrio does not run io_uring_cmd";
+/// FUA reads and writes, which fio issues as SCSI or NVMe commands.
+const FUA: &str = "an option of fio's sg and io_uring_cmd engines (fio's io_uring lists it as it shares io_uring_cmd's options), which hybrio does not run (a SCSI generic device, or an NVMe character device for passthrough commands)";
+
+/// Options of engines hybrio runs (io_uring, libaio, pvsync2) that hybrio
+/// lacks, with why, sorted by name; an option only of engines hybrio does not
+/// run needs no entry: its reason is its engine's.
+const OPTIONS_LACKING: &[(&str, &str)] = &[
+    ("apptag", PROTECTION),
+    ("apptag_mask", PROTECTION),
+    ("cmd_type", PASSTHROUGH),
+    (
+        "cmdprio_hint",
+        "per-I/O priority hints (such as command duration limits): not implemented by hybrio yet (cmdprio_class and cmdprio are)",
+    ),
+    ("deac", PASSTHROUGH),
+    (
+        "force_async",
+        "sending every N-th request to io_uring's workers (IOSQE_ASYNC): not implemented by hybrio yet; its io_uring tries each request inline first, fio's default (force_async=0)",
+    ),
+    (
+        "hipri_percentage",
+        "not implemented by hybrio yet: its pvsync2 sets RWF_HIPRI on every I/O with hipri, fio's default (100%)",
+    ),
+    (
+        "libaio_vectored",
+        "not implemented by hybrio yet: its libaio submits plain reads and writes (IOCB_CMD_PREAD/PWRITE), fio's default",
+    ),
+    ("md_per_io_size", PROTECTION),
+    (
+        "nonvectored",
+        "not implemented by hybrio yet: its io_uring always issues non-vectored reads and writes (IORING_OP_READ/WRITE), as fio's default does where the kernel has them",
+    ),
+    ("pi_act", PROTECTION),
+    ("pi_chk", PROTECTION),
+    ("readfua", FUA),
+    (
+        "sqthread_poll_cpu",
+        "not implemented by hybrio yet: with sqthread_poll the kernel's polling thread runs where the kernel puts it",
+    ),
+    (
+        "userspace_reap",
+        "reaping libaio's completions from its ring in user space: not implemented by hybrio yet; its libaio reaps with io_getevents(2), fio's default",
+    ),
+    ("verify_mode", PASSTHROUGH),
+    ("write_mode", PASSTHROUGH),
+    ("writefua", FUA),
+];
+
+/// Whether `name` is an option of one of fio's engines (`--enghelp=ENGINE`):
+/// a general option's reason belongs in `lacking`, an engine option's here.
+#[cfg(test)]
+pub fn is_engine_option(name: &str) -> bool {
+    engines_listing(name).is_some()
+}
+
+/// The engines that list option `name`, as "sg, io_uring_cmd".
+fn engines_listing(name: &str) -> Option<&'static str> {
+    FIO_ENGINE_OPTIONS
+        .binary_search_by_key(&name, |(option, _)| option)
+        .ok()
+        .map(|at| FIO_ENGINE_OPTIONS[at].1)
+}
+
+/// Why hybrio lacks fio's engine option `name`: written for one of an engine
+/// hybrio runs, else what its engines need. `None` when it is no engine
+/// option, or one of an engine hybrio runs that nobody explained.
+pub fn option_reason(name: &str) -> Option<Cow<'static, str>> {
+    let listing = engines_listing(name)?;
+    if let Ok(at) = OPTIONS_LACKING.binary_search_by_key(&name, |(option, _)| option) {
+        return Some(Cow::Borrowed(OPTIONS_LACKING[at].1));
+    }
+    let engines: Vec<&str> = listing.split(", ").collect();
+    let wants: Vec<&str> = engines.iter().map(|e| needs(e)).collect::<Option<_>>()?;
+    let (named, noun) = match engines.split_last() {
+        Some((last, [])) => (last.to_string(), "engine"),
+        Some((last, rest)) => (format!("{} and {last}", rest.join(", ")), "engines"),
+        None => return None,
+    };
+    let what = if wants.iter().all(|w| *w == wants[0]) {
+        wants[0].to_string()
+    } else {
+        engines
+            .iter()
+            .zip(&wants)
+            .map(|(engine, want)| format!("{engine}: {want}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    Some(Cow::Owned(format!(
+        "an option of fio's {named} {noun}, which hybrio does not run ({what})"
+    )))
+}
 
 /// fio's engines whose I/Os change a file's space instead of moving data:
 /// hybrio runs them as `psync` does its reads and writes, one request at a
@@ -249,5 +353,38 @@ mod tests {
                 assert!(needs(engine).is_some(), "{engine}");
             }
         }
+    }
+
+    #[test]
+    fn engine_options_hybrio_lacks_say_why() {
+        assert!(
+            FIO_ENGINE_OPTIONS.windows(2).all(|p| p[0].0 < p[1].0),
+            "fio_names.rs's engine options must be sorted, each once"
+        );
+        assert!(OPTIONS_LACKING.windows(2).all(|p| p[0].0 < p[1].0));
+        for (name, _) in OPTIONS_LACKING {
+            assert!(super::super::find(name).is_none(), "hybrio has {name}");
+            // Written only where deriving it from the engines would not do.
+            let listing = engines_listing(name).expect("an engine option");
+            assert!(
+                listing.split(", ").any(|e| needs(e).is_none()),
+                "{name}: its engines' needs say why"
+            );
+        }
+        assert_eq!(
+            option_reason("uri").unwrap(),
+            "an option of fio's nbd engine, which hybrio does not run \
+             (a Network Block Device server and libnbd)"
+        );
+        assert_eq!(
+            option_reason("brick").unwrap(),
+            "an option of fio's gfapi and gfapi_async engines, which hybrio does not run \
+             (a GlusterFS volume and libgfapi)"
+        );
+        assert_eq!(
+            option_reason("busy_poll").unwrap(),
+            "an option of fio's rados and rbd engines, which hybrio does not run \
+             (rados: a Ceph cluster and librados; rbd: a Ceph cluster and librbd)"
+        );
     }
 }

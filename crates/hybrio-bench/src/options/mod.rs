@@ -12,6 +12,7 @@ mod fio_names;
 mod groups;
 mod iolog;
 mod job;
+mod lacking;
 mod placement;
 mod pseudo;
 mod region;
@@ -60,6 +61,15 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
 /// not know is then unsupported rather than misspelt.
 pub fn is_fio_option(name: &str) -> bool {
     fio_names::FIO_OPTION_NAMES.binary_search(&name).is_ok()
+}
+
+/// Why hybrio lacks fio's option `name`: `None` when hybrio has it, or fio
+/// does not.
+pub fn lacking_reason(name: &str) -> Option<std::borrow::Cow<'static, str>> {
+    find(name)
+        .is_none()
+        .then(|| lacking::reason(name))
+        .flatten()
 }
 
 /// The known option closest to a misspelt one, for "did you mean".
