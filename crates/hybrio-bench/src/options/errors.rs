@@ -11,7 +11,7 @@ use crate::units;
 pub(super) static ERROR_OPTIONS: &[OptionDef] = &[
     opt!(
         "ratemin",
-        &[],
+        &["rate_min"],
         Kind::Size,
         "",
         "Bytes per second at least, over each rate_cycle (reads,writes,trims): a job that falls below ends with an error",
@@ -27,7 +27,7 @@ pub(super) static ERROR_OPTIONS: &[OptionDef] = &[
     ),
     opt!(
         "rate_cycle",
-        &[],
+        &["ratecycle"],
         Kind::Int,
         "1000",
         "The window ratemin and rate_iops_min are measured over, in ms",

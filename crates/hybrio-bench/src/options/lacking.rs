@@ -15,12 +15,8 @@ const ZBD: &str =
 const PLACEMENT: &str = "NVMe data placement (FDP or streams): needs a device that supports it and fio's io_uring_cmd or xnvme engine, which hybrio does not run";
 /// fio's cgroup options.
 const CGROUP: &str = "needs cgroup v1/v2 control of each job's thread: hybrio's jobs are threads of one process (not implemented)";
-/// Replaying I/O logs and blktraces.
-const REPLAY: &str = "replaying an I/O log or a blktrace (read_iolog and its replay options): not implemented by hybrio yet";
 /// fio's compressed logs.
 const COMPRESSED_LOGS: &str = "compressed logs (fio's .fz, read back with fio --inflate-log): not implemented by hybrio; its logs are plain text, fio's default";
-/// fio's latency histogram logs.
-const HIST_LOGS: &str = "latency histogram logs (write_hist_log, log_hist_msec): not implemented by hybrio yet; write_lat_log logs latencies and --output-format=json+ has the run's whole histogram";
 /// fio's alternate-epoch timestamps in logs.
 const LOG_EPOCH: &str = "timestamps from another clock's epoch in the logs: not implemented by hybrio yet; its log times count from the job's start, fio's default";
 /// fio's trims of verified blocks.
@@ -37,10 +33,6 @@ pub static LACKING: &[(&str, &str)] = &[
     (
         "allow_mounted_write",
         "hybrio does not look for a mounted file system on a device it writes, so there is no guard for this to lift (not implemented); check the device yourself",
-    ),
-    (
-        "allrandrepeat",
-        "fio's alias of randrepeat, which hybrio takes under that name only: write randrepeat",
     ),
     (
         "atomic",
@@ -74,10 +66,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "hybrio picks its clock itself: the CPU's time-stamp counter where the kernel trusts it (as fio's default, clocksource=cpu), clock_gettime(CLOCK_MONOTONIC) elsewhere; choosing one is not implemented",
     ),
     (
-        "comm",
-        "naming each job's process or thread (prctl PR_SET_NAME): not implemented by hybrio yet",
-    ),
-    (
         "create_fsync",
         "not implemented by hybrio yet: hybrio always fsyncs a file it lays out, fio's default (create_fsync=1)",
     ),
@@ -92,10 +80,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "not implemented by hybrio yet: hybrio always reports disk utilization, fio's default (disk_util=1)",
     ),
     ("dp_scheme", PLACEMENT),
-    (
-        "end_syncfs",
-        "one syncfs(2) at the end of a write stage: not implemented by hybrio yet; end_fsync=1 fsyncs each written file instead",
-    ),
     (
         "exec_postrun",
         "running a command after a job: not implemented by hybrio yet; run it after hybrio",
@@ -162,8 +146,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "log_entries",
         "setting the first number of log entries (to spare allocations during the run): not implemented by hybrio yet",
     ),
-    ("log_hist_coarseness", HIST_LOGS),
-    ("log_hist_msec", HIST_LOGS),
     ("log_store_compressed", COMPRESSED_LOGS),
     ("log_unix_epoch", LOG_EPOCH),
     (
@@ -179,9 +161,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "mem_align",
         "hybrio aligns every I/O buffer to 4096 bytes itself; another alignment is not implemented",
     ),
-    ("merge_blktrace_file", REPLAY),
-    ("merge_blktrace_iters", REPLAY),
-    ("merge_blktrace_scalars", REPLAY),
     (
         "num_range",
         "trims of several ranges in one NVMe command: an option of fio's io_uring_cmd engine, which hybrio does not run",
@@ -220,24 +199,8 @@ pub static LACKING: &[(&str, &str)] = &[
         "rate_ignore_thinktime",
         "keeping to the rate through a thinktime instead of catching up after it: not implemented by hybrio yet",
     ),
-    (
-        "rate_min",
-        "fio's name of ratemin, which hybrio takes under that name only: write ratemin",
-    ),
-    (
-        "ratecycle",
-        "fio's alias of rate_cycle, which hybrio takes under that name only: write rate_cycle",
-    ),
     ("read_beyond_wp", ZBD),
-    ("read_iolog", REPLAY),
-    ("read_iolog_chunked", REPLAY),
     ("recover_zbd_write_error", ZBD),
-    ("replay_align", REPLAY),
-    ("replay_no_stall", REPLAY),
-    ("replay_redirect", REPLAY),
-    ("replay_scale", REPLAY),
-    ("replay_skip", REPLAY),
-    ("replay_time_scale", REPLAY),
     (
         "significant_figures",
         "not implemented by hybrio yet: its normal output prints 4 significant figures, fio's default",
@@ -271,10 +234,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "sync_file_range(2) every N writes: not implemented by hybrio yet; fsync=N or fdatasync=N syncs every N writes instead",
     ),
     (
-        "thinkcycles",
-        "a stall counted in CPU cycles: not implemented by hybrio yet; thinktime with thinktime_spin spins for a time instead",
-    ),
-    (
         "thinktime_iotime",
         "a thinktime cycle counted in time: not implemented by hybrio yet; thinktime_blocks counts it in blocks",
     ),
@@ -296,29 +255,12 @@ pub static LACKING: &[(&str, &str)] = &[
         "pinning verify_async's threads to CPUs: not implemented by hybrio yet (verify_async is)",
     ),
     (
-        "verify_header_seed",
-        "turning off the check of a verify header's seed: not implemented by hybrio yet",
-    ),
-    (
-        "verify_pattern_interval",
-        "restarting verify_pattern every N bytes: not implemented by hybrio yet",
-    ),
-    (
-        "verify_write_sequence",
-        "turning off the check of a verify header's write sequence: not implemented by hybrio yet",
-    ),
-    (
         "write_barrier",
         "fio 3.42 marks every N-th write a barrier, but none of its engines acts on the mark; hybrio does not take it: leave it out",
     ),
     (
         "write_hint",
         "write lifetime hints (fcntl F_SET_RW_HINT): not implemented by hybrio yet",
-    ),
-    ("write_hist_log", HIST_LOGS),
-    (
-        "write_iolog",
-        "writing an I/O log to replay: not implemented by hybrio yet; write_lat_log with log_offset=1 logs each I/O's offset and size",
     ),
     ("write_zone_remainder", ZBD),
     ("zone_reset_frequency", ZBD),

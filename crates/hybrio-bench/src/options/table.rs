@@ -477,7 +477,7 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
     ),
     opt!(
         "randrepeat",
-        &[],
+        &["allrandrepeat"],
         Kind::Bool,
         "1",
         "Use the same random sequence every run",
