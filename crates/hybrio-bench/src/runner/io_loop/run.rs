@@ -343,15 +343,13 @@ impl IoLoop<'_> {
                     io.offset += self.zone_base;
                     self.zone_bytes += io.len;
                 }
-                let extent = (io.file, io.offset, io.len);
                 if options.serialize_overlap {
-                    self.wait_out_overlaps(slot, extent, complete_max);
+                    self.wait_out_overlaps(slot, (io.file, io.offset, io.len), complete_max);
                     if self.failure.is_some() {
                         self.free.push(slot);
                         continue;
                     }
                 }
-                self.slots[slot].extent = Some(extent);
                 // As fio: sizes that vary are drawn to fit the file (the
                 // plan does), not what is left of the pass; with norandommap
                 // the last I/O may take the pass past its size.
@@ -401,7 +399,7 @@ impl IoLoop<'_> {
 
     /// The request of a planned (or replayed) I/O, its buffer made ready,
     /// counted as issued.
-    #[inline]
+    #[inline(always)]
     fn request_for(&mut self, slot: usize, io: &crate::offsets::PlannedIo) -> Request {
         let mut buf = self.slots[slot]
             .buf
@@ -411,7 +409,10 @@ impl IoLoop<'_> {
             buf.set_len(io.len as usize);
         }
         let handle = self.job.files[io.file].0;
-        self.slots[slot].extent = Some((io.file, io.offset, io.len));
+        // Only serialize_overlap looks at a request's extent.
+        if self.job.options.serialize_overlap {
+            self.slots[slot].extent = Some((io.file, io.offset, io.len));
+        }
         // As fio: a trimwrite's sizes count its trims; the write
         // after each comes with it.
         if !(io.direction == Direction::Write && self.job.options.rw.writes_after_trim()) {
