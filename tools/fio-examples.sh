@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks hybrio against every example job file Debian's fio-examples package installs
-# (apt-get install fio-examples; nothing of it is committed) and writes the outcome of
+# Checks hybrio against every example job file of fio 3.42 (its examples/ folder, which
+# ../shared/fio/build.sh copies beside the binary it builds), or of another fio's
+# (Debian's fio-examples 3.33: /usr/share/doc/fio/examples), and writes the outcome of
 # each to tools/FIO-EXAMPLES.md: hybrio's one-line refusal, or, for a file that parses,
 # the outcome of running a copy of it made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2
 # loops, no start delay, 1 MiB where no size is set, directories, devices (1 MiB files) and files in
@@ -9,13 +10,19 @@
 # A panic, a multi-line error, an exit status other than 0 or 1, or a file that parses
 # and then does not run (or runs a job that does no I/O) fails the script.
 #
-#   tools/fio-examples.sh [HYBRIO]
+#   tools/fio-examples.sh [HYBRIO [EXAMPLES_DIR]]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 hybrio=${1:-$here/target/release/hybrio}
-examples=/usr/share/doc/fio/examples
+if [ $# -ge 2 ]; then
+    examples=$2
+    source_name="the job files of $examples"
+else
+    examples=$(dirname "$("$here/../shared/fio/build.sh")")/examples
+    source_name="fio 3.42's examples/ folder"
+fi
 out=$here/tools/FIO-EXAMPLES.md
-[ -d "$examples" ] || { echo "fio-examples.sh: $examples missing (apt-get install fio-examples)" >&2; exit 1; }
+[ -d "$examples" ] || { echo "fio-examples.sh: $examples missing (../shared/fio/build.sh, or apt-get install fio-examples)" >&2; exit 1; }
 work=$(mktemp -d)
 ext4=""
 cleanup() {
@@ -143,7 +150,7 @@ done
 {
     echo "# fio's example job files"
     echo
-    echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of Debian's fio-examples $(dpkg-query -W -f='${Version}' fio-examples 2>/dev/null || echo '?')."
+    echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of $source_name."
     echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one (a fresh ext4 for the e4defrag ones), a device or a file in /tmp a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
     echo
     echo "$parsed parse ($ran of them run small, $failing fail as fio fails on the same small copy, $lacking need a program this machine lacks), $refused are refused with one line, $broken broken."

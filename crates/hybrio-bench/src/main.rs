@@ -184,10 +184,7 @@ fn real_main(args: &[String]) -> anyhow::Result<ExitCode> {
             };
             // Ctrl-C stops the jobs, which then report what they measured, as fio does.
             hybrio::interrupt::catch_signals()?;
-            let status = status_interval.map(|every| run::StatusReports {
-                every,
-                emit: &mut emit,
-            });
+            let status = status_interval.map(|every| run::StatusReports::new(every, &mut emit));
             let mut bandwidth_log = bandwidth_log
                 .map(|name| hybrio_bench::logs::AggregateLog::create(&name))
                 .transpose()?;

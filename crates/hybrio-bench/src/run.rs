@@ -117,12 +117,62 @@ fn describe(options: &JobOptions) -> JobDescription {
     }
 }
 
-/// `--status-interval`: a report of the figures so far, every `every`.
+/// `--status-interval`: a report of the figures so far, every `every`;
+/// its JSON also gives each job's figures since the report before
+/// (`hybrio.jobs[].interval`, [`crate::output::interval`]).
 pub struct StatusReports<'a> {
     /// How often.
     pub every: Duration,
     /// Receives each report (the figures from each job's start until now).
     pub emit: &'a mut dyn FnMut(&RunReport),
+    /// Each job's figures at the report before, and when it was made.
+    before: Vec<JobStats>,
+    before_at: Option<Instant>,
+}
+
+impl<'a> StatusReports<'a> {
+    /// Reports every `every` to `emit`.
+    pub fn new(every: Duration, emit: &'a mut dyn FnMut(&RunReport)) -> StatusReports<'a> {
+        StatusReports {
+            every,
+            emit,
+            before: Vec::new(),
+            before_at: None,
+        }
+    }
+
+    /// Adds each job's figures since the report before to `report`'s JSON
+    /// section, and keeps them for the next.
+    fn add_intervals(
+        &mut self,
+        report: &mut RunReport,
+        clones: &[JobClone],
+        outcomes: &[JobOutcome],
+    ) {
+        let now = Instant::now();
+        let since = self.before_at.map(|t| now.duration_since(t));
+        if let Some(jobs) = report
+            .extra
+            .as_mut()
+            .and_then(|extra| extra["jobs"].as_array_mut())
+        {
+            for (i, (job, outcome)) in jobs.iter_mut().zip(outcomes).enumerate() {
+                let before = self.before.get(i);
+                // A job's first interval runs from its start.
+                let seconds = match (before, since) {
+                    (Some(_), Some(since)) => since.as_secs_f64(),
+                    _ => outcome.stats.job_runtime_ms() as f64 / 1000.0,
+                };
+                let list = clones
+                    .get(i)
+                    .map_or(&[][..], |c| &c.def.options.percentile_list[..]);
+                job["interval"] =
+                    crate::output::interval::figures(&outcome.stats, before, seconds, list);
+            }
+        }
+        self.before = outcomes.iter().map(|o| o.stats.clone()).collect();
+        self.before_at = Some(now);
+    }
 }
 
 impl std::fmt::Debug for StatusReports<'_> {
@@ -347,7 +397,11 @@ impl Earlier<'_> {
     /// jobs) with their figures so far; `None` if a job of the group has not
     /// left its figures within a second (it is not yet doing I/O, e.g. in its
     /// `startdelay`).
-    fn report_with(&self, running: &[JobClone], progress: &[Arc<Progress>]) -> Option<RunReport> {
+    fn report_with(
+        &self,
+        running: &[JobClone],
+        progress: &[Arc<Progress>],
+    ) -> Option<(RunReport, Vec<JobClone>, Vec<JobOutcome>)> {
         for p in progress.iter().filter(|p| !p.is_finished()) {
             p.want_outcome();
         }
@@ -366,9 +420,9 @@ impl Earlier<'_> {
             outcomes.push(p.outcome()?);
         }
         let clones: Vec<JobClone> = self.clones.iter().chain(running).cloned().collect();
-        let mut report = report(&clones, outcomes, self.globals, &[]);
+        let mut report = report(&clones, outcomes.clone(), self.globals, &[]);
         report.disk_util = self.disks.finish();
-        Some(report)
+        Some((report, clones, outcomes))
     }
 }
 
@@ -665,7 +719,8 @@ fn run_together(
                 && reported.elapsed() >= reports.every
             {
                 reported = Instant::now();
-                if let Some(report) = earlier.report_with(clones, &progress) {
+                if let Some((mut report, all, outcomes)) = earlier.report_with(clones, &progress) {
+                    reports.add_intervals(&mut report, &all, &outcomes);
                     (reports.emit)(&report);
                 }
             }

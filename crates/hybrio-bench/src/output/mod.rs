@@ -8,6 +8,7 @@
 //! and one [`GroupReport`] per reporting group.
 
 pub mod html;
+pub mod interval;
 pub mod json;
 mod localtime;
 pub mod normal;

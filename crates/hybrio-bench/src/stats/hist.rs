@@ -185,6 +185,21 @@ impl LatHistogram {
         &self.inner
     }
 
+    /// What was counted since `earlier`, a copy of this histogram taken
+    /// before (bucket by bucket; a bucket that went down counts 0).
+    pub fn since(&self, earlier: &LatHistogram) -> LatHistogram {
+        let mut out = self.clone();
+        for (now, then) in out
+            .inner
+            .as_mut_slice()
+            .iter_mut()
+            .zip(earlier.inner.as_slice())
+        {
+            *now = now.saturating_sub(*then);
+        }
+        out
+    }
+
     /// The counts of fio's 1856 buckets in order, the last including
     /// every bucket above it (fio's `io_u_plat`).
     pub fn fio_counts(&self) -> impl Iterator<Item = u64> + '_ {

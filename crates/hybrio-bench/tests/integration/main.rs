@@ -1263,6 +1263,22 @@ fn status_interval_json_is_one_document_per_line_with_growing_totals() {
         docs.iter()
             .any(|d| d["jobs"].as_array().unwrap().len() == 1)
     );
+    // Each status report also has each job's figures since the one before:
+    // the first job's I/Os of the interval are the difference of its totals.
+    let mut before = 0;
+    for doc in &docs[..docs.len() - 1] {
+        let total = ios(doc, 0).unwrap();
+        let interval = &doc["hybrio"]["jobs"][0]["interval"];
+        assert_eq!(interval["read"]["total_ios"], total - before, "{interval}");
+        if total > before {
+            assert!(
+                interval["read"]["clat_ns"]["percentile"]["50.000000"].is_u64(),
+                "{interval}"
+            );
+        }
+        before = total;
+    }
+    assert!(final_doc["hybrio"]["jobs"][0].get("interval").is_none());
 }
 
 #[test]
