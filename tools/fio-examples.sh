@@ -14,13 +14,17 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 hybrio=${1:-$here/target/release/hybrio}
+# The fio a failing small copy is checked against: the one whose examples they are.
 if [ $# -ge 2 ]; then
     examples=$2
     source_name="the job files of $examples"
+    fio_bin=fio
 else
-    examples=$(dirname "$("$here/../shared/fio/build.sh")")/examples
+    fio_bin=$("$here/../shared/fio/build.sh")
+    examples=$(dirname "$fio_bin")/examples
     source_name="fio 3.42's examples/ folder"
 fi
+fio_version=$("$fio_bin" --version 2>/dev/null || echo fio)
 out=$here/tools/FIO-EXAMPLES.md
 [ -d "$examples" ] || { echo "fio-examples.sh: $examples missing (../shared/fio/build.sh, or apt-get install fio-examples)" >&2; exit 1; }
 work=$(mktemp -d)
@@ -58,9 +62,9 @@ export GPU_DEV_IDS=0 unixsocket=$work/nbd.sock uri=nbd://localhost
 # Runs fio on the small copy run_small left in $1; true when fio fails on it too.
 fio_fails_too() {
     local dir=$1 given
-    command -v fio >/dev/null || return 1
+    command -v "$fio_bin" >/dev/null || return 1
     read -r -a given < "$dir/given"
-    ! (cd "$dir" && timeout 120 fio --output-format=json --runtime=3 "${given[@]}" job.fio > fio.json 2> fio.err)
+    ! (cd "$dir" && timeout 120 "$fio_bin" --output-format=json --runtime=3 "${given[@]}" job.fio > fio.json 2> fio.err)
 }
 run_small() {
     local file=$1 dir
@@ -129,7 +133,7 @@ for file in "$examples"/*.fio; do
             # What fio does with the same small copy: it fails too.
             failing=$((failing + 1))
             first=$(grep -v '^hybrio: job .* requests submitted' "$(small_dir "$file")/err" | head -1 | head -c 200 | sed 's/|/\\|/g')
-            rows+=("| $name | runs small and fails as fio 3.33 fails on the same copy: \`${first}\` |")
+            rows+=("| $name | runs small and fails as $fio_version fails on the same copy: \`${first}\` |")
         elif program=$(grep -oE "run [^ :]+: No such file or directory" "$(small_dir "$file")/err" | head -1) && [ -n "$program" ]; then
             # An exec job's program this machine does not have.
             lacking=$((lacking + 1))
