@@ -84,9 +84,57 @@ pub enum LayoutError {
         /// The file.
         path: String,
     },
+    /// A file of another type than `filetype` says.
+    #[error("job '{job}': filetype={said}, but {path} is {found}")]
+    OtherType {
+        /// The job.
+        job: String,
+        /// The file.
+        path: String,
+        /// What `filetype` said.
+        said: &'static str,
+        /// What the file is.
+        found: &'static str,
+    },
     /// A system call failed.
     #[error("{0}")]
     Io(#[from] hybrio::Error),
+}
+
+/// fio 3.41's `filetype`: what a job says its files are; fio takes it on
+/// trust to spare a stat per file. hybrio looks each file up to lay it
+/// out anyway, so it checks instead: a file of another type is refused
+/// (a file not there yet will be a regular one).
+pub fn check_file_type(
+    job: &str,
+    path: &Path,
+    said: crate::options::FileType,
+) -> Result<(), LayoutError> {
+    use crate::options::FileType;
+    use std::os::unix::fs::FileTypeExt;
+    let found = match std::fs::metadata(path) {
+        Err(_) => FileType::File,
+        Ok(m) if m.file_type().is_block_device() => FileType::Block,
+        Ok(m) if m.file_type().is_char_device() => FileType::Char,
+        Ok(m) if m.is_file() => FileType::File,
+        Ok(_) => {
+            return Err(LayoutError::OtherType {
+                job: job.to_string(),
+                path: path.display().to_string(),
+                said: said.name(),
+                found: "neither a file nor a device",
+            });
+        }
+    };
+    if said == FileType::Any || said == found {
+        return Ok(());
+    }
+    Err(LayoutError::OtherType {
+        job: job.to_string(),
+        path: path.display().to_string(),
+        said: said.name(),
+        found: found.described(),
+    })
 }
 
 /// fio's `setup_dirs` for `dirstat` and `dirdelete`: makes the directory

@@ -496,6 +496,9 @@ fn run_together(
             continue;
         }
         let plans = layout::plan_files(options, clone.number)?;
+        for plan in &plans {
+            layout::check_file_type(&options.name, &plan.path, options.filetype)?;
+        }
         // filecreate's and dircreate's files are what they make: nothing to
         // lay out (fio's DISKLESSIO); filestat and filedelete find theirs
         // laid out, dirstat and dirdelete their directories made (fio's

@@ -319,6 +319,8 @@ pub struct JobOptions {
     pub thinkcycles: u64,
     /// `comm` (fio 3.42): the name the job's thread goes by (`ps`, `top`).
     pub comm: Option<String>,
+    /// `filetype` (fio 3.41): what the job's files are, checked.
+    pub filetype: FileType,
     /// Report the group as one job.
     pub group_reporting: bool,
     /// Wait for the jobs above to finish before starting; starts a new reporting group.
@@ -478,6 +480,41 @@ pub enum FadviseHint {
     NoReuse,
 }
 
+/// fio 3.41's `filetype`: what the job's files are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    /// `none`: whatever each file is (the default).
+    Any,
+    /// `file`: regular files.
+    File,
+    /// `block`: block devices.
+    Block,
+    /// `char`: character devices.
+    Char,
+}
+
+impl FileType {
+    /// The option's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileType::Any => "none",
+            FileType::File => "file",
+            FileType::Block => "block",
+            FileType::Char => "char",
+        }
+    }
+
+    /// What a file of this type is, in a sentence.
+    pub fn described(self) -> &'static str {
+        match self {
+            FileType::Any => "anything",
+            FileType::File => "a regular file",
+            FileType::Block => "a block device",
+            FileType::Char => "a character device",
+        }
+    }
+}
+
 /// What a window of `log_avg_msec` logs (fio's `log_window_value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowValue {
@@ -617,6 +654,7 @@ impl Default for JobOptions {
             end_syncfs: false,
             thinkcycles: 0,
             comm: None,
+            filetype: FileType::Any,
             group_reporting: false,
             stonewall: false,
             new_group: false,

@@ -96,10 +96,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "not implemented by hybrio yet: offset=SIZE (the file's size) does the same, as fio's HOWTO says",
     ),
     (
-        "filetype",
-        "not implemented by hybrio yet: hybrio looks each file up to learn its type, fio's default (filetype=none)",
-    ),
-    (
         "fsync_on_close",
         "not implemented by hybrio yet: end_fsync=1 fsyncs each written file at the job's end",
     ),

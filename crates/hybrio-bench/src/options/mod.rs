@@ -32,7 +32,7 @@ pub use groups::{
     VerifyOptions, ioprio_value,
 };
 pub use job::{
-    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService,
+    BlockSizes, BlockSplit, DEFAULT_PERCENTILES, Distribution, FadviseHint, FileService, FileType,
     JobOptions, Offset, Preallocate, RwMode, StridedZones, UnifiedRw, WindowValue, Zone, ZoneSize,
 };
 pub use pseudo::check as check_pseudo_engine;

@@ -436,6 +436,21 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.end_syncfs = units::parse_bool(v)?
     ),
     opt!(
+        "filetype",
+        &[],
+        Kind::Choice(&["none", "file", "block", "char"]),
+        "none",
+        "What the job's files are: fio takes it on trust to spare a stat each; hybrio looks each file up anyway and refuses one of another type",
+        |j, v| {
+            j.filetype = match v {
+                "file" => crate::options::FileType::File,
+                "block" => crate::options::FileType::Block,
+                "char" => crate::options::FileType::Char,
+                _ => crate::options::FileType::Any,
+            }
+        }
+    ),
+    opt!(
         "comm",
         &[],
         Kind::Text,

@@ -541,3 +541,38 @@ fn unlink_each_loop_makes_the_files_again_for_each_loop() {
         assert!(!path.exists(), "{rw}: the last loop's file is left");
     }
 }
+
+#[test]
+fn filetype_is_checked_against_what_each_file_is() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plain"), vec![0u8; 1 << 16]).unwrap();
+    let run = |filetype: &str| {
+        hybrio(
+            &[
+                "--name=f",
+                "--filename=plain",
+                "--size=64k",
+                &format!("--filetype={filetype}"),
+                "--output-format=terse",
+            ],
+            dir.path(),
+        )
+    };
+    for fits in ["none", "file"] {
+        let out = run(fits);
+        assert!(
+            out.status.success(),
+            "{fits}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run("block");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("filetype=block, but ./plain is a regular file")
+            || stderr.contains("filetype=block, but plain is a regular file"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
