@@ -1,24 +1,25 @@
-//! `--output-format=json`, as fio's `show_thread_status_json()` builds it and
-//! json.c prints it: `"key" : value` pairs, two spaces of indent per level,
-//! floats as `%f`, keys in fio's order.
+//! `--output-format=json`, as fio 3.42's `show_thread_status_json()` builds
+//! it and json.c prints it (`printer.rs`), keys in fio's order; with
+//! `--fio-compat` naming an older fio, what that fio leaves out where a
+//! reader of its JSON would break ([`empty_json_strings`](crate::fio_version::FioVersion::empty_json_strings),
+//! [`global_options_per_server`](crate::fio_version::FioVersion::global_options_per_server)).
 
+mod client;
+mod job;
 mod printer;
 
+use job::{disk_object, job_object, options};
 use printer::{Json, Obj, print_value};
 
 use super::localtime::{ctime, unix_secs};
-use super::report::{JobReport, RunReport, percent_of_agg, summary_of_group};
-use crate::options::UnifiedRw;
-use crate::stats::{
-    BATCH_LABELS, DEPTH_LABELS, DataDir, DirStats, GroupSummary, JobStats, LAT_LABELS,
-    LAT_M_LABELS, LatHistogram, LatStat, StatsConfig,
-};
+use super::report::RunReport;
 
 /// The whole report as one JSON document (ends with a newline).
 ///
 /// Top level: `fio version`, `timestamp`, `timestamp_ms`, `time`,
-/// `global options` (only when there are any), `jobs`, and `hybrio` with
-/// [`RunReport::extra`] when present.
+/// `global options` (only when there are any), `jobs`, `disk_util` (when
+/// there are devices), and `hybrio` with [`RunReport::extra`] when present;
+/// in fio's client mode ([`RunReport::clients`]) as fio's client writes it.
 pub fn render(report: &RunReport) -> String {
     render_with(report, false)
 }
@@ -44,42 +45,33 @@ fn render_with(report: &RunReport, plus: bool) -> String {
         root.int("timestamp_ms", ms);
     }
     root.str("time", &ctime(report.time));
-    if let Some(opts) = options(&report.global_options) {
-        root.obj("global options", opts);
-    }
     if report.clients.is_empty() {
+        if let Some(opts) = options(&report.global_options, report.fio_compat) {
+            root.obj("global options", opts);
+        }
         let jobs = report
             .jobs
             .iter()
-            .map(|job| Json::Obj(job_object(job, report.group(job.groupid), plus)))
+            .map(|job| {
+                Json::Obj(job_object(
+                    job,
+                    report.group(job.groupid),
+                    plus,
+                    report.fio_compat,
+                ))
+            })
             .collect();
         root.push("jobs", Json::Arr(jobs));
-    } else {
-        root.push("client_stats", Json::Arr(client_stats(report, plus)));
-    }
-    // fio's client mode: every client's devices, each with its client.
-    let disks: Vec<Json> = if report.clients.is_empty() {
-        report
+        let disks: Vec<Json> = report
             .disk_util
             .iter()
             .map(|d| Json::Obj(disk_object(d)))
-            .collect()
+            .collect();
+        if !disks.is_empty() {
+            root.push("disk_util", Json::Arr(disks));
+        }
     } else {
-        report
-            .clients
-            .iter()
-            .flat_map(|client| {
-                client.disk_util.iter().map(|d| {
-                    let mut o = disk_object(d);
-                    o.str("hostname", &client.hostname);
-                    o.uint("port", u64::from(client.port));
-                    Json::Obj(o)
-                })
-            })
-            .collect()
-    };
-    if !disks.is_empty() {
-        root.push("disk_util", Json::Arr(disks));
+        client::add_clients(&mut root, report, plus);
     }
     if let Some(extra) = &report.extra {
         root.push("hybrio", Json::from_serde(extra));
@@ -90,277 +82,12 @@ fn render_with(report: &RunReport, plus: bool) -> String {
     out
 }
 
-/// fio's client mode: every client's jobs, each with its `hostname` and
-/// `port`, then the jobs of all clients merged, named `All clients`.
-fn client_stats(report: &RunReport, plus: bool) -> Vec<Json> {
-    let mut out = Vec::new();
-    for client in &report.clients {
-        for job in &client.jobs {
-            // Its share of its own group, as each fio server reports it.
-            let group = summary_of_group(&client.jobs, job.groupid);
-            let mut o = job_object(job, Some(&group), plus);
-            o.str("hostname", &client.hostname);
-            o.uint("port", u64::from(client.port));
-            out.push(Json::Obj(o));
-        }
-    }
-    let host = report.clients.first().map_or("", |c| c.hostname.as_str());
-    for job in &report.jobs {
-        let mut merged = job.clone();
-        merged.desc.name = "All clients".into();
-        let mut o = job_object(&merged, report.group(job.groupid), plus);
-        o.str("hostname", host);
-        o.uint("port", 0);
-        out.push(Json::Obj(o));
-    }
-    out
-}
-
-/// One `disk_util` entry, with fio 3.33's keys in its order.
-fn disk_object(disk: &crate::diskstats::DiskUtil) -> Obj {
-    let c = &disk.counters;
-    let mut o = Obj::default();
-    o.str("name", &disk.name);
-    o.uint("read_ios", c.read_ios);
-    o.uint("write_ios", c.write_ios);
-    o.uint("read_merges", c.read_merges);
-    o.uint("write_merges", c.write_merges);
-    o.uint("read_ticks", c.read_ticks);
-    o.uint("write_ticks", c.write_ticks);
-    o.uint("in_queue", c.time_in_queue);
-    o.float("util", disk.util);
-    o
-}
-
-/// fio's `json_add_job_opts()`: nothing when there are no options.
-fn options(list: &[(String, String)]) -> Option<Obj> {
-    if list.is_empty() {
-        return None;
-    }
-    let mut o = Obj::default();
-    for (k, v) in list {
-        o.str(k, v);
-    }
-    Some(o)
-}
-
-fn job_object(job: &JobReport, rs: Option<&GroupSummary>, plus: bool) -> Obj {
-    let s = &job.stats;
-    let cfg = s.config();
-    let mut o = Obj::default();
-    o.str("jobname", &job.desc.name);
-    o.int("groupid", i128::from(job.groupid));
-    o.int("job_start", i128::from(job.job_start_ms));
-    o.int("error", i128::from(job.error));
-    if let Some(errors) = job.errors {
-        o.int("total_err", i128::from(errors.total));
-        o.int("first_error", i128::from(errors.first));
-    }
-    // fio reports its ETA to the end of the run; the report is made at the end
-    o.int("eta", 0);
-    o.int("elapsed", i128::from(job.elapsed_s));
-    if let Some(opts) = options(&job.options) {
-        o.obj("job options", opts);
-    }
-    let agg_bw = |dir: DataDir| rs.and_then(|g| g.dir(dir)).map(|g| g.agg_bw);
-    // unified_rw_reporting=mixed: fio writes the summed directions as
-    // "mixed" in the place of "read", and no write, trim or sync object.
-    let mixed_only = job.unified == UnifiedRw::Mixed;
-    for dir in DataDir::ALL {
-        let name = match (mixed_only, dir) {
-            (false, _) => dir.name(),
-            (true, DataDir::Read) => "mixed",
-            (true, _) => continue,
-        };
-        o.obj(name, dir_object(cfg, s.dir(dir), agg_bw(dir), plus));
-    }
-    if !mixed_only {
-        o.obj("sync", sync_object(s, plus));
-    }
-    if job.unified == UnifiedRw::Both {
-        // Its share of the group is taken against the group's reads, as fio takes it.
-        o.obj(
-            "mixed",
-            dir_object(cfg, &s.mixed(), agg_bw(DataDir::Read), plus),
-        );
-    }
-    o.uint("job_runtime", s.job_runtime_ms());
-    o.float("usr_cpu", s.usr_cpu_percent());
-    o.float("sys_cpu", s.sys_cpu_percent());
-    o.uint("ctx", s.cpu().ctx);
-    o.uint("majf", s.cpu().majf);
-    o.uint("minf", s.cpu().minf);
-    o.obj(
-        "iodepth_level",
-        labelled(&DEPTH_LABELS, &s.io_depth_distribution()),
-    );
-    o.obj(
-        "iodepth_submit",
-        labelled(&BATCH_LABELS, &s.submit_distribution()),
-    );
-    o.obj(
-        "iodepth_complete",
-        labelled(&BATCH_LABELS, &s.complete_distribution()),
-    );
-    let lat = s.lat_distribution();
-    o.obj("latency_ns", labelled(&LAT_LABELS, &lat.nsec));
-    o.obj("latency_us", labelled(&LAT_LABELS, &lat.usec));
-    o.obj("latency_ms", labelled(&LAT_M_LABELS, &lat.msec));
-    match &job.latency_target {
-        Some(t) => {
-            o.uint("latency_depth", u64::from(t.depth));
-            o.uint("latency_target", t.target_ns);
-            o.float("latency_percentile", t.percentile);
-            o.uint("latency_window", t.window_us);
-        }
-        None => {
-            o.uint("latency_depth", u64::from(job.desc.iodepth));
-            o.int("latency_target", 0);
-            o.float("latency_percentile", 100.0);
-            o.int("latency_window", 0);
-        }
-    }
-    if let Some(steady) = &job.steady {
-        o.obj("steadystate", steady_object(steady));
-    }
-    o
-}
-
-/// fio's `steadystate` object: the criterion, the verdict and the window.
-fn steady_object(steady: &crate::stats::SteadyState) -> Obj {
-    let mut o = Obj::default();
-    o.str("ss", &steady.label());
-    o.uint("duration", steady.settings.seconds);
-    o.uint("attained", u64::from(steady.attained));
-    o.str("criterion", &steady.criterion_text());
-    o.float("max_deviation", steady.deviation);
-    o.float("slope", steady.slope);
-    let (iops, bw) = steady.window();
-    let (iops_mean, bw_mean) = steady.means();
-    let mut data = Obj::default();
-    data.uint("bw_mean", bw_mean);
-    data.uint("iops_mean", iops_mean);
-    let ints = |v: Vec<u64>| Json::Arr(v.into_iter().map(|x| Json::Int(i128::from(x))).collect());
-    data.push("iops", ints(iops));
-    data.push("bw", ints(bw));
-    o.obj("data", data);
-    o
-}
-
-/// The `sync` object: fsync/fdatasync count and latency.
-fn sync_object(s: &JobStats, plus: bool) -> Obj {
-    let cfg = s.config();
-    let mut sync = Obj::default();
-    sync.uint("total_ios", s.sync().total_ios());
-    sync.obj(
-        "lat_ns",
-        lat_object(
-            cfg,
-            cfg.lat_percentiles || cfg.clat_percentiles,
-            s.sync().lat(),
-            Some(s.sync().hist()),
-            plus,
-        ),
-    );
-    sync
-}
-
-fn labelled(labels: &[&str], values: &[f64]) -> Obj {
-    let mut o = Obj::default();
-    for (l, &v) in labels.iter().zip(values) {
-        o.float(l, v);
-    }
-    o
-}
-
-/// fio's `add_ddir_status_json()` for read, write and trim.
-fn dir_object(cfg: &StatsConfig, d: &DirStats, agg_bw: Option<u64>, plus: bool) -> Obj {
-    let mut o = Obj::default();
-    o.uint("io_bytes", d.io_bytes());
-    o.uint("io_kbytes", d.io_bytes() >> 10);
-    let bw_bytes = d.bw_bytes_per_sec();
-    o.uint("bw_bytes", bw_bytes);
-    o.uint("bw", bw_bytes / 1024);
-    o.float("iops", d.iops());
-    o.uint("runtime", d.runtime_ms());
-    o.uint("total_ios", d.total_ios());
-    o.uint("short_ios", d.short_ios());
-    o.uint("drop_ios", d.drop_ios());
-    o.obj(
-        "slat_ns",
-        lat_object(cfg, cfg.slat_percentiles, &d.slat(), d.slat_hist(), plus),
-    );
-    o.obj(
-        "clat_ns",
-        lat_object(
-            cfg,
-            cfg.clat_percentiles,
-            &d.clat(),
-            Some(d.clat_hist()),
-            plus,
-        ),
-    );
-    o.obj(
-        "lat_ns",
-        lat_object(cfg, cfg.lat_percentiles, &d.lat(), d.lat_hist(), plus),
-    );
-    let bw = d.bw_samples();
-    let agg = if bw.is_empty() {
-        0.0
-    } else {
-        percent_of_agg(agg_bw, bw.mean())
-    };
-    o.uint("bw_min", bw.min());
-    o.uint("bw_max", bw.max());
-    o.float("bw_agg", agg);
-    o.float("bw_mean", bw.mean());
-    o.float("bw_dev", bw.stddev());
-    o.uint("bw_samples", bw.count());
-    let iops = d.iops_samples();
-    o.uint("iops_min", iops.min());
-    o.uint("iops_max", iops.max());
-    o.float("iops_mean", iops.mean());
-    o.float("iops_stddev", iops.stddev());
-    o.uint("iops_samples", iops.count());
-    o
-}
-
-/// fio's `add_ddir_lat_json()`: `percentile` only when that kind's
-/// percentiles are on and there are samples.
-fn lat_object(
-    cfg: &StatsConfig,
-    percentiles: bool,
-    stat: &LatStat,
-    hist: Option<&LatHistogram>,
-    plus: bool,
-) -> Obj {
-    let mut o = Obj::default();
-    o.uint("min", stat.min());
-    o.uint("max", stat.max());
-    o.float("mean", stat.mean());
-    o.float("stddev", stat.stddev());
-    o.uint("N", stat.count());
-    if let (true, false, Some(h)) = (percentiles, stat.is_empty(), hist) {
-        let mut p = Obj::default();
-        for (pct, v) in h.percentiles(&cfg.percentile_list) {
-            p.uint(&format!("{pct:.6}"), v);
-        }
-        o.obj("percentile", p);
-        if plus {
-            let mut bins = Obj::default();
-            for (value, count) in h.buckets() {
-                bins.uint(&value.to_string(), count);
-            }
-            o.obj("bins", bins);
-        }
-    }
-    o
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fio_version::FioVersion;
     use crate::output::testutil;
+    use crate::stats::{BATCH_LABELS, DEPTH_LABELS, LAT_LABELS, LAT_M_LABELS, StatsConfig};
     use serde_json::Value;
 
     fn parse(cfg: StatsConfig) -> (String, Value) {
@@ -432,8 +159,10 @@ mod tests {
             "latency_ms",
             "latency_depth",
             "latency_target",
+            "latency_target_ns",
             "latency_percentile",
             "latency_window",
+            "latency_window_us",
         ];
         assert_eq!(job_keys, expect);
         let job = &v["jobs"][0];
@@ -452,7 +181,9 @@ mod tests {
             "minf",
             "latency_depth",
             "latency_target",
+            "latency_target_ns",
             "latency_window",
+            "latency_window_us",
         ] {
             assert!(job[k].is_u64(), "{k} is an integer");
         }
@@ -643,7 +374,7 @@ mod tests {
         assert!(text.contains(
             "        \"clat_ns\" : {\n          \"min\" : 1000,\n          \"max\" : 1999,\n          \"mean\" : 1499.500000,\n          \"stddev\" : 288.819436,\n          \"N\" : 1000,\n          \"percentile\" : {\n            \"1.000000\" : 1012,\n"
         ));
-        assert!(text.contains("      \"latency_percentile\" : 100.000000,\n      \"latency_window\" : 0\n    }\n  ],\n  \"hybrio\" : {\n"));
+        assert!(text.contains("      \"latency_percentile\" : 100.000000,\n      \"latency_window\" : 0,\n      \"latency_window_us\" : 0\n    }\n  ],\n  \"hybrio\" : {\n"));
         assert!(text.ends_with("\n}\n"));
     }
 
@@ -661,10 +392,136 @@ mod tests {
         assert!(v.get("global options").is_none());
         assert!(v.get("hybrio").is_none());
         assert_eq!(v["jobs"][0]["jobname"], "a \"quoted\"\\name\n");
-        // fio drops string pairs with an empty value
+        // An option given bare: fio 3.39 and later write it with "",
+        // fio 3.33 dropped it.
+        assert_eq!(v["jobs"][0]["job options"]["empty"], "");
+        report.fio_compat = FioVersion::parse("3.38").unwrap();
+        let v: Value = serde_json::from_str(&render(&report)).unwrap();
         assert!(v["jobs"][0]["job options"].get("empty").is_none());
         report.jobs[0].options.clear();
         let v: Value = serde_json::from_str(&render(&report)).unwrap();
         assert!(v["jobs"][0].get("job options").is_none());
+    }
+
+    #[test]
+    fn latency_target_and_window_also_under_their_units_names() {
+        let mut report = testutil::report(StatsConfig::default());
+        report.jobs[0].latency_target = Some(crate::stats::LatencyTargetReport {
+            depth: 3,
+            target_ns: 2_500_000,
+            window_us: 500_000,
+            percentile: 99.5,
+        });
+        let v: Value = serde_json::from_str(&render(&report)).unwrap();
+        let job = &v["jobs"][0];
+        assert_eq!(job["latency_depth"], 3);
+        assert_eq!(job["latency_target"], 2_500_000);
+        assert_eq!(job["latency_target_ns"], 2_500_000);
+        assert_eq!(job["latency_window"], 500_000);
+        assert_eq!(job["latency_window_us"], 500_000);
+        assert_eq!(job["latency_percentile"], 99.5);
+    }
+
+    #[test]
+    fn disk_util_has_the_sectors_in_fio_3_42s_order() {
+        let mut report = testutil::report(StatsConfig::default());
+        let counters = crate::diskstats::DiskCounters {
+            read_ios: 1,
+            write_ios: 2,
+            read_sectors: 8,
+            write_sectors: 16,
+            ..Default::default()
+        };
+        report.disk_util = vec![crate::diskstats::DiskUtil {
+            name: "vda".into(),
+            counters,
+            util: 50.0,
+        }];
+        let text = render(&report);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let disk = &v["disk_util"][0];
+        assert_eq!(disk["read_sectors"], 8);
+        assert_eq!(disk["write_sectors"], 16);
+        let from = text.find("\"disk_util\"").unwrap();
+        let to = text.find("\"hybrio\"").unwrap();
+        assert_eq!(
+            ordered_keys(&text[from..to], 6),
+            [
+                "name",
+                "read_ios",
+                "write_ios",
+                "read_sectors",
+                "write_sectors",
+                "read_merges",
+                "write_merges",
+                "read_ticks",
+                "write_ticks",
+                "in_queue",
+                "util"
+            ]
+        );
+    }
+
+    /// The synthetic report as `clients` ranks' (fio's client mode).
+    fn client_report(clients: u32, fio: &str) -> RunReport {
+        let mut report = testutil::report(StatsConfig::default());
+        report.clients = (0..clients)
+            .map(|rank| crate::output::ClientReport {
+                hostname: format!("node{rank}"),
+                port: rank,
+                jobs: report.jobs.clone(),
+                disk_util: Vec::new(),
+            })
+            .collect();
+        report.fio_compat = crate::fio_version::FioVersion::parse(fio).unwrap();
+        report
+    }
+
+    #[test]
+    fn client_mode_global_options_are_per_server_from_fio_3_39() {
+        let v: Value = serde_json::from_str(&render(&client_report(2, "3.42"))).unwrap();
+        let per_server = v["global options"].as_array().expect("an array");
+        assert_eq!(per_server.len(), 2);
+        for (rank, server) in per_server.iter().enumerate() {
+            assert_eq!(server["hostname"], format!("node{rank}"));
+            assert_eq!(server["port"], rank);
+            assert_eq!(server["ioengine"], "io_uring");
+        }
+        let text = render(&client_report(2, "3.42"));
+        let from = text.find("\"global options\"").unwrap();
+        assert_eq!(
+            ordered_keys(&text[from..text.find("\"client_stats\"").unwrap()], 6),
+            [
+                "hostname", "port", "ioengine", "hostname", "port", "ioengine"
+            ]
+        );
+        // One server: one object, as before 3.39; and 3.33 writes one for all.
+        for (clients, fio) in [(1, "3.42"), (2, "3.38"), (2, "3.33")] {
+            let v: Value = serde_json::from_str(&render(&client_report(clients, fio))).unwrap();
+            let globals = &v["global options"];
+            assert_eq!(
+                globals["ioengine"], "io_uring",
+                "{clients} {fio}: {globals}"
+            );
+            assert!(globals.get("hostname").is_none());
+        }
+        // fio makes all three before the servers report: there when empty.
+        let mut report = client_report(2, "3.42");
+        report.global_options.clear();
+        let v: Value = serde_json::from_str(&render(&report)).unwrap();
+        assert_eq!(v["global options"], serde_json::json!([]));
+        assert_eq!(v["disk_util"], serde_json::json!([]));
+        assert!(v.get("jobs").is_none() && v.get("timestamp_ms").is_none());
+        let entries = v["client_stats"].as_array().unwrap();
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[2]["jobname"], "All clients");
+        // A fio client has no ETA of its servers' jobs.
+        for entry in entries {
+            assert!(entry.get("eta").is_none() && entry.get("elapsed").is_none());
+            assert_eq!(entry["latency_window_us"], 0);
+        }
+        report.clients.truncate(1);
+        let v: Value = serde_json::from_str(&render(&report)).unwrap();
+        assert_eq!(v["global options"], serde_json::json!({}));
     }
 }

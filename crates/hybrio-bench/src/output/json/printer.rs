@@ -44,12 +44,10 @@ impl Obj {
     pub(super) fn float(&mut self, key: &str, v: f64) {
         self.push(key, Json::Float(v));
     }
-    /// fio drops a string pair whose value is empty (`strdup_escape()`
-    /// returns NULL for ""), so does this.
+    /// Empty values too, as fio 3.39 and later (commit 4a1f2a5b); where
+    /// fio 3.33's JSON is written, the caller leaves them out.
     pub(super) fn str(&mut self, key: &str, v: &str) {
-        if !v.is_empty() {
-            self.push(key, Json::Str(v.to_string()));
-        }
+        self.push(key, Json::Str(v.to_string()));
     }
     pub(super) fn obj(&mut self, key: &str, v: Obj) {
         self.push(key, Json::Obj(v));
