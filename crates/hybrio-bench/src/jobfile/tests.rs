@@ -379,7 +379,8 @@ fn options_are_listed_under_their_own_name_as_fio_lists_them() {
         &[],
         &[parse_job_file(
             Path::new("t.fio"),
-            "[global]\nss_dur=2\n[a]\nss=iops:10%\nsize=1m\n",
+            "[global]\nss_dur=2\n[a]\nss=iops:10%\nsize=1m\n\
+             blockalign=4k\nratemin=1k\niodepth_batch_submit=1\n",
         )
         .unwrap()],
         &[],
@@ -393,7 +394,11 @@ fn options_are_listed_under_their_own_name_as_fio_lists_them() {
         jobs[0].own_options,
         vec![
             ("steadystate".to_string(), "iops:10%".to_string()),
-            ("size".into(), "1m".into())
+            ("size".into(), "1m".into()),
+            // Where fio's name is the shorter one.
+            ("ba".into(), "4k".into()),
+            ("rate_min".into(), "1k".into()),
+            ("iodepth_batch".into(), "1".into())
         ]
     );
 }
