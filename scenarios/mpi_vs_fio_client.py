@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """hybrio --mpi under mpirun against fio's client/server mode on the same job:
 aggregate IOPS side by side, and the merged p99 against the p99 of every
-process's latencies pooled (fio's "All clients" entry has no percentiles).
+process's latencies pooled (fio 3.33's "All clients" entry has no percentiles;
+fio 3.39 and later compute them from the servers' summed histograms).
 
 usage: python3 scenarios/mpi_vs_fio_client.py [--ranks 4] [--rounds 3] [--seconds 3]
 

@@ -53,6 +53,22 @@ impl FioVersion {
         self.minor >= 35
     }
 
+    /// fio 3.39 (commit 4a1f2a5b) writes a JSON string pair whose value is
+    /// empty, such as a job option given bare (`time_based`); before, it
+    /// left the pair out, and a reader of 3.33's JSON may take any value
+    /// there for a number.
+    pub fn empty_json_strings(self) -> bool {
+        self.minor >= 39
+    }
+
+    /// fio 3.39 (commit 6f771553) writes a client run's `global options` with
+    /// several servers as an array, one object per server with its
+    /// `hostname` and `port`; before, as one object every server's options
+    /// were added to, which a reader of 3.33's JSON indexes by name.
+    pub fn global_options_per_server(self) -> bool {
+        self.minor >= 39
+    }
+
     /// fio 3.36 (commit 242c63db) says where a pattern goes wrong from the
     /// start of the block; before, from the end of its header.
     pub fn pattern_offset_in_block(self) -> bool {

@@ -1073,6 +1073,11 @@ fn report(
         disk_util: Vec::new(),
         extra: Some(extra),
         clients: Vec::new(),
+        fio_compat: clones
+            .iter()
+            .map(|clone| clone.def.options.fio_compat)
+            .min()
+            .unwrap_or(crate::fio_version::FioVersion::NEWEST),
     }
 }
 

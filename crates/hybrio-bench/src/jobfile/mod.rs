@@ -504,7 +504,12 @@ impl Unit<'_> {
             }
         }
         for section in sections {
-            let as_given = |e: &Entry| (e.key.clone(), e.value.clone().unwrap_or_default());
+            // Under the option's own name, an alias's too, as fio's
+            // add_to_dump_list() lists it for the JSON's options.
+            let as_given = |e: &Entry| {
+                let name = crate::options::find(&e.key).map_or(e.key.as_str(), |o| o.name);
+                (name.to_string(), e.value.clone().unwrap_or_default())
+            };
             if section.is_global() {
                 for entry in in_apply_order(&section.entries) {
                     apply_entry(defaults, entry)?;

@@ -372,3 +372,33 @@ fn drop_cache_after_is_refused_where_there_is_no_cache_to_drop() {
         "{err}"
     );
 }
+
+#[test]
+fn options_are_listed_under_their_own_name_as_fio_lists_them() {
+    let (jobs, globals) = resolve(
+        &[],
+        &[parse_job_file(
+            Path::new("t.fio"),
+            "[global]\nss_dur=2\n[a]\nss=iops:10%\nsize=1m\n\
+             blockalign=4k\nratemin=1k\niodepth_batch_submit=1\n",
+        )
+        .unwrap()],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        globals,
+        vec![("steadystate_duration".to_string(), "2".to_string())]
+    );
+    assert_eq!(
+        jobs[0].own_options,
+        vec![
+            ("steadystate".to_string(), "iops:10%".to_string()),
+            ("size".into(), "1m".into()),
+            // Where fio's name is the shorter one.
+            ("ba".into(), "4k".into()),
+            ("rate_min".into(), "1k".into()),
+            ("iodepth_batch".into(), "1".into())
+        ]
+    );
+}

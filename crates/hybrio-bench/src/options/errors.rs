@@ -10,8 +10,8 @@ use crate::units;
 /// The options of errors, exits and minimum rates.
 pub(super) static ERROR_OPTIONS: &[OptionDef] = &[
     opt!(
-        "ratemin",
-        &["rate_min"],
+        "rate_min",
+        &["ratemin"],
         Kind::Size,
         "",
         "Bytes per second at least, over each rate_cycle (reads,writes,trims): a job that falls below ends with an error",

@@ -52,8 +52,8 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.thinktime_count_issued = v == "issue"
     ),
     opt!(
-        "blockalign",
-        &["ba"],
+        "ba",
+        &["blockalign"],
         Kind::Size,
         "",
         "Random offsets are multiples of this (reads,writes; default: the block size); as in fio, it turns the random map off",

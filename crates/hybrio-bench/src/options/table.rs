@@ -369,8 +369,8 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| (j.iodepth, j.iodepth_given) = (nonzero_u32(v)?, true)
     ),
     opt!(
-        "iodepth_batch_submit",
-        &["iodepth_batch"],
+        "iodepth_batch",
+        &["iodepth_batch_submit"],
         Kind::Int,
         "1",
         "I/Os to queue before one submit (0 = iodepth)",

@@ -1,5 +1,6 @@
 //! Reports in fio's formats: the normal text output ([`normal`]),
-//! `--output-format=json` ([`json`]) and `terse` ([`terse`]), laid out as fio 3.33 does, with fio's
+//! `--output-format=json` ([`json`], with fio 3.42's keys) and `terse` ([`terse`]), laid out as
+//! fio does, with fio's
 //! number formatting in [`num`]; and hybrio's page for a person, [`html`].
 //!
 //! The input is a [`RunReport`]: one [`JobReport`] per reported job (a job,
@@ -111,6 +112,7 @@ pub(crate) mod testutil {
             }],
             extra: Some(serde_json::json!({"engine": {"sync_ios": 12, "ratio": 0.25}})),
             clients: Vec::new(),
+            fio_compat: crate::fio_version::FioVersion::NEWEST,
         }
     }
 }

@@ -120,6 +120,9 @@ pub struct RunReport {
     /// [`RunReport::jobs`] all clients merged. When not empty, JSON has
     /// fio's `client_stats` in the place of `jobs`.
     pub clients: Vec<ClientReport>,
+    /// The fio the report is written as (the oldest of the jobs'
+    /// `fio_compat`): where fio's formats changed, that fio's.
+    pub fio_compat: crate::fio_version::FioVersion,
 }
 
 impl RunReport {

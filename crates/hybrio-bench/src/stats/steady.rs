@@ -58,6 +58,12 @@ impl SteadySettings {
             "iops_slope" => Criterion::IopsSlope,
             "bw" => Criterion::Bw,
             "bw_slope" => Criterion::BwSlope,
+            // fio 3.42's latency criteria (commit e6ef1c10).
+            "lat" | "lat_slope" => {
+                return Err(format!(
+                    "'{word}': fio 3.42's latency steady state is not implemented by hybrio (iops, iops_slope, bw, bw_slope are)"
+                ));
+            }
             other => {
                 return Err(format!(
                     "'{other}' is not a criterion (iops, iops_slope, bw, bw_slope)"
@@ -416,6 +422,12 @@ mod tests {
         );
         assert_eq!(p("bw:1m").unwrap(), (Criterion::Bw, 1048576.0, false));
         assert!(p("iops").is_err());
-        assert!(p("lat:1").is_err());
+        assert!(
+            p("lat:1")
+                .unwrap_err()
+                .contains("not implemented by hybrio")
+        );
+        assert!(p("lat_slope:1%").unwrap_err().contains("fio 3.42"));
+        assert!(p("latt:1").unwrap_err().contains("is not a criterion"));
     }
 }

@@ -93,6 +93,8 @@ fn run_case(case: &Case, format: &str) -> (String, tempfile::TempDir) {
     }
     let out = Command::new(env!("CARGO_BIN_EXE_hybrio"))
         .arg(format!("--output-format={format}"))
+        // What fio 3.33 wrote: its JSON leaves out options given bare.
+        .arg("--fio-compat=3.33")
         .args(&case.args)
         .envs(case.env.iter().map(|(k, v)| (k, v)))
         .current_dir(dir.path())

@@ -1,8 +1,11 @@
-//! hybrio's JSON against fio 3.33's for the same job files: every key path
-//! fio writes is in hybrio's document, with fio's JSON type, so that tools
+//! hybrio's JSON against fio's for the same job files: every key path fio
+//! writes is in hybrio's document, with fio's JSON type, so that tools
 //! written for fio's JSON find what they read, and hybrio writes no other key
-//! but its own `hybrio` object and later fio's `job_start`. The fixtures and the command
-//! that made them are in `tests/fio-3.33/`.
+//! but its own `hybrio` object. Against fio 3.33's documents (the fixtures in
+//! `tests/fio-3.33/`, and Debian's fio where it is installed) with
+//! `--fio-compat=3.33`, hybrio also writes the keys fio added since, which a
+//! reader of 3.33's JSON skips; against fio 3.42 (where it is built), exactly
+//! 3.42's keys.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 /// Key path -> JSON type, arrays' elements merged under `[]`.
-fn shape(value: &Value, path: String, out: &mut BTreeMap<String, &'static str>) {
+pub(super) fn shape(value: &Value, path: String, out: &mut BTreeMap<String, &'static str>) {
     let kind = match value {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -47,38 +50,34 @@ fn shape(value: &Value, path: String, out: &mut BTreeMap<String, &'static str>) 
     }
 }
 
-/// Runs hybrio on `job_file` with `format` and compares its document's shape
-/// with fio's in `fixture`; returns hybrio's document.
-fn check(job_file: &str, format: &str, fixture: &str) -> Value {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-3.33");
-    let fio: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures.join(fixture)).unwrap()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(fixtures.join(job_file), dir.path().join(job_file)).unwrap();
-    let out = super::hybrio(
-        &[&format!("--output-format={format}"), job_file],
-        dir.path(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (mut theirs, mut mine) = (BTreeMap::new(), BTreeMap::new());
-    shape(&fio, String::new(), &mut theirs);
-    shape(&ours, String::new(), &mut mine);
-    // The block device under the files: fio's machine had one; a run on
-    // tmpfs has none, and then neither writes disk_util.
-    if hybrio_bench::diskstats::stat_file_for(dir.path()).is_none() {
-        eprintln!(
-            "{}: on no block device, disk_util not compared",
-            dir.path().display()
-        );
-        theirs.retain(|path, _| !path.starts_with("disk_util"));
-    }
+/// Key paths of fio 3.42 that fio 3.33 lacks, written whatever fio hybrio
+/// speaks as: `job_start` (3.35), the disks' sectors (3.36), the latency
+/// target and window under their units' names (3.42). `parent` is `jobs[]`,
+/// or `client_stats[]` in client mode.
+pub(super) fn since_3_33(path: &str, parent: &str) -> bool {
+    let job = ["job_start", "latency_target_ns", "latency_window_us"];
+    let disk = ["read_sectors", "write_sectors"];
+    path.strip_prefix(parent)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|key| job.contains(&key))
+        || path
+            .strip_prefix("disk_util[].")
+            .is_some_and(|key| disk.contains(&key))
+}
+
+/// The key paths of fio's document `theirs` that hybrio's `ours` lacks or
+/// types otherwise, and those hybrio writes beyond fio's but its own and
+/// those `extra` allows.
+pub(super) fn shape_problems(
+    theirs: &Value,
+    ours: &Value,
+    extra: &dyn Fn(&str) -> bool,
+) -> (usize, Vec<String>) {
+    let (mut fio, mut mine) = (BTreeMap::new(), BTreeMap::new());
+    shape(theirs, String::new(), &mut fio);
+    shape(ours, String::new(), &mut mine);
     let mut problems = Vec::new();
-    for (path, kind) in &theirs {
+    for (path, kind) in &fio {
         match mine.get(path) {
             None => problems.push(format!("missing: {path} ({kind})")),
             Some(ours) if ours != kind => {
@@ -87,37 +86,124 @@ fn check(job_file: &str, format: &str, fixture: &str) -> Value {
             Some(_) => {}
         }
     }
-    // Beyond fio 3.33's keys, hybrio writes its own object and fio 3.35's
-    // `job_start` (the job's start, ms since the epoch, where later fio has it).
     let own = |path: &str| path == "hybrio" || path.starts_with("hybrio.");
     for path in mine.keys() {
-        if !theirs.contains_key(path) && !own(path) && path != "jobs[].job_start" {
+        if !fio.contains_key(path) && !own(path) && !extra(path) {
             problems.push(format!("not in fio's document: {path}"));
         }
     }
+    (fio.len(), problems)
+}
+
+/// The JSON document in fio's output: fio may write notes ahead of it (fio #731).
+pub(super) fn fio_document(stdout: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(stdout);
+    let start = text
+        .find("\n{")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with('{').then_some(0))
+        .unwrap_or_else(|| panic!("no JSON document in fio's output: {text}"));
+    serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("fio's document ({e}): {text}"))
+}
+
+/// hybrio's document for `job_file` of `tests/fio-3.33/`, run in a
+/// directory of its own as fio `version`.
+fn hybrio_document(job_file: &str, format: &str, version: &str) -> (Value, bool) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-3.33");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures.join(job_file), dir.path().join(job_file)).unwrap();
+    let out = super::hybrio(
+        &[
+            &format!("--output-format={format}"),
+            &format!("--fio-compat={version}"),
+            job_file,
+        ],
+        dir.path(),
+    );
     assert!(
-        theirs.len() > 200,
-        "{job_file}: only {} key paths in fio's document",
-        theirs.len()
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on_device = hybrio_bench::diskstats::stat_file_for(dir.path()).is_some();
+    (serde_json::from_slice(&out.stdout).unwrap(), on_device)
+}
+
+/// Compares hybrio's document with fio's, which are `what`; `on_device`:
+/// hybrio's files were on a block device (a run on tmpfs writes no
+/// `disk_util`, fio's machine had one).
+fn compare(what: &str, fio: &Value, version: &str, ours: &Value, on_device: bool) {
+    let mut fio = fio.clone();
+    if !on_device {
+        eprintln!("{what}: on no block device, disk_util not compared");
+        if let Some(root) = fio.as_object_mut() {
+            root.remove("disk_util");
+        }
+    }
+    let old = version == "3.33";
+    let (count, problems) = shape_problems(&fio, ours, &|path| old && since_3_33(path, "jobs[]"));
+    assert!(
+        count > 200,
+        "{what}: only {count} key paths in fio's document"
     );
     assert!(
         problems.is_empty(),
-        "{job_file}: {} of fio's {} key paths:\n{}",
+        "{what}: {} of fio's {count} key paths:\n{}",
         problems.len(),
-        theirs.len(),
         problems.join("\n")
     );
-    ours
+}
+
+/// Compares hybrio on `job_file` with `format` against fio 3.33's `fixture`
+/// (when given) and against every fio here, run on the same job file;
+/// returns hybrio's document as fio 3.42.
+fn check(job_file: &str, format: &str, fixture: Option<&str>) -> Value {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-3.33");
+    if let Some(fixture) = fixture {
+        let text = std::fs::read_to_string(fixtures.join(fixture)).unwrap();
+        let fio: Value = serde_json::from_str(&text).unwrap();
+        let (ours, on_device) = hybrio_document(job_file, format, "3.33");
+        compare(fixture, &fio, "3.33", &ours, on_device);
+    }
+    for fio in super::fios() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(fixtures.join(job_file), dir.path().join(job_file)).unwrap();
+        let out = std::process::Command::new(&fio.path)
+            .args([&format!("--output-format={format}"), job_file])
+            .current_dir(dir.path())
+            .output()
+            .expect("fio runs");
+        assert!(
+            out.status.success(),
+            "fio {}: {}",
+            fio.version,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs = fio_document(&out.stdout);
+        let (ours, on_device) = hybrio_document(job_file, format, fio.version);
+        let what = format!("{job_file} ({format}) against fio {}", fio.version);
+        compare(&what, &theirs, fio.version, &ours, on_device);
+    }
+    hybrio_document(job_file, format, "3.42").0
 }
 
 #[test]
 fn json_has_every_key_fio_writes_for_a_mixed_job_with_fsync() {
-    check("randrw-fsync.fio", "json", "randrw-fsync.json");
+    check("randrw-fsync.fio", "json", Some("randrw-fsync.json"));
 }
 
 #[test]
 fn json_has_every_key_fio_writes_for_reporting_groups() {
-    check("two-groups.fio", "json", "two-groups.json");
+    check("two-groups.fio", "json", Some("two-groups.json"));
+}
+
+/// fio 3.42's steady state prints `lat_mean` and `lat_ns` for `ss=lat`
+/// alone, which hybrio lacks: for `iops` the keys are 3.33's.
+#[test]
+fn json_has_every_key_fio_writes_for_steady_state() {
+    let ours = check("steady.fio", "json", Some("steady.json"));
+    let data = &ours["jobs"][0]["steadystate"]["data"];
+    assert_eq!(data["iops"].as_array().map(Vec::len), Some(2), "{data}");
 }
 
 /// Each `bins` object counts every I/O of its latency once, in buckets keyed
@@ -141,7 +227,7 @@ fn assert_bins_hold_every_sample(lat: &Value, what: &str) {
 
 #[test]
 fn json_plus_has_every_key_fio_writes_and_bins_count_every_io() {
-    let ours = check("randrw-fsync.fio", "json+", "randrw-fsync-plus.json");
+    let ours = check("randrw-fsync.fio", "json+", Some("randrw-fsync-plus.json"));
     let job = &ours["jobs"][0];
     assert_bins_hold_every_sample(&job["read"]["clat_ns"], "read clat");
     assert_bins_hold_every_sample(&job["write"]["clat_ns"], "write clat");
@@ -158,7 +244,11 @@ fn json_has_every_key_fio_writes_for_percentiles_of_every_latency_and_mixed() {
         eprintln!("skipped: {reason}");
         return;
     }
-    let ours = check("percentiles-both.fio", "json", "percentiles-both.json");
+    let ours = check(
+        "percentiles-both.fio",
+        "json",
+        Some("percentiles-both.json"),
+    );
     let read = &ours["jobs"][0]["read"];
     let listed: Vec<&String> = read["lat_ns"]["percentile"]
         .as_object()
@@ -169,7 +259,7 @@ fn json_has_every_key_fio_writes_for_percentiles_of_every_latency_and_mixed() {
     let ours = check(
         "percentiles-both.fio",
         "json+",
-        "percentiles-both-plus.json",
+        Some("percentiles-both-plus.json"),
     );
     let job = &ours["jobs"][0];
     for direction in ["read", "write", "mixed"] {

@@ -15,6 +15,8 @@ mod fio_order;
 mod iolog;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_client;
 mod network;
 mod pseudo;
 mod report;

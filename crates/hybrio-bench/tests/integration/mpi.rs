@@ -8,11 +8,11 @@ use std::process::Command;
 use hybrio_bench::stats::fio_percentile_rank;
 use serde_json::Value;
 
-const RANKS: usize = 4;
+pub(super) const RANKS: usize = 4;
 
 /// `hybrio --mpi ARGS` under `mpirun` on RANKS ranks, or `None` (with the
 /// reason printed) where `mpirun` is missing.
-fn mpirun(args: &[&str]) -> Option<std::process::Output> {
+pub(super) fn mpirun(args: &[&str]) -> Option<std::process::Output> {
     let mut all = vec!["--mpi"];
     all.extend_from_slice(args);
     ranks_run(&all)
