@@ -184,10 +184,6 @@ pub static LACKING: &[(&str, &str)] = &[
     ("plid_select", PLACEMENT),
     ("plids", PLACEMENT),
     (
-        "priohint",
-        "I/O priority hints (such as command duration limits): not implemented by hybrio yet (prio and prioclass are)",
-    ),
-    (
         "profile",
         "fio's built-in workloads (tiobench, act): not implemented by hybrio; write the job file instead",
     ),
