@@ -451,6 +451,23 @@ pub fn resolve(
             });
         }
     }
+    // As fio 3.42: one steady-state sampler serves every job.
+    let interval = |job: &JobDef| job.options.steady.interval_us;
+    if let Some(odd) = unit
+        .jobs
+        .iter()
+        .find(|j| interval(j) != interval(&unit.jobs[0]))
+    {
+        return Err(JobError::Invalid {
+            job: odd.options.name.clone(),
+            message: format!(
+                "ss_interval={}us, where job '{}' has {}us: it must be the same in every job",
+                interval(odd),
+                unit.jobs[0].options.name,
+                interval(&unit.jobs[0])
+            ),
+        });
+    }
     // As fio: a job waits for one defined before it, so that it can start.
     for (index, job) in unit.jobs.iter().enumerate() {
         if let Some(waitee) = &job.options.wait_for
@@ -674,6 +691,7 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
     }
     crate::options::check_pseudo_engine(job).map_err(invalid)?;
     crate::options::check_cmdprio(job).map_err(invalid)?;
+    job.steady.check().map_err(invalid)?;
     // cpuio and exec have no files; a replay's files are its log's.
     let no_files =
         crate::options::PseudoEngine::named(&job.ioengine).is_some() || job.iolog.read.is_some();

@@ -184,8 +184,8 @@ pub struct JobOptions {
     pub description: String,
     /// Engine name as given (validated when the job starts).
     pub ioengine: String,
-    /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
-    /// (when `ss_dur` is set).
+    /// `ss`, `ss_dur`, `ss_ramp`, `ss_interval`: the job ends once its rate
+    /// or latency is steady (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
     /// Per-I/O priorities (`cmdprio_*`, `log_prio`).
     pub cmdprio: super::CmdPrio,
@@ -585,7 +585,9 @@ impl Default for JobOptions {
                 limit: 0.01,
                 percent: true,
                 seconds: 0,
+                duration_us: 0,
                 ramp_seconds: 0,
+                interval_us: crate::stats::DEFAULT_INTERVAL_US,
             },
             rw: RwMode::Read,
             rwmixread: 50,

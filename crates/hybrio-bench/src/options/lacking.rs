@@ -210,16 +210,8 @@ pub static LACKING: &[(&str, &str)] = &[
     ("spr_op", SPRANDOM),
     ("sprandom", SPRANDOM),
     (
-        "ss_interval",
-        "not implemented by hybrio yet: steady state is measured once a second, fio's default",
-    ),
-    (
         "stats",
         "leaving a job out of the report: not implemented by hybrio yet (every job is in it, fio's default)",
-    ),
-    (
-        "steadystate_check_interval",
-        "not implemented by hybrio yet: steady state is measured once a second, fio's default",
     ),
     (
         "sync",

@@ -132,7 +132,7 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &["ss"],
         Kind::Text,
         "iops_slope:0.01%",
-        "Steady state: iops, iops_slope, bw or bw_slope, and the limit of the window's deviation or slope (IOPS, bytes/s, or N% of the mean); the job ends once reached (with ss_dur)",
+        "Steady state: iops, iops_slope, bw, bw_slope, lat or lat_slope, and the limit of the window's deviation or slope (IOPS, bytes/s, a latency read as fio 3.42 reads it: the µs given, judged as ns, or N% of the mean); the job ends once reached (with ss_dur)",
         |j, v| {
             let (criterion, limit, percent) =
                 crate::stats::SteadySettings::parse_criterion(v).map_err(ValueError::Range)?;
@@ -146,8 +146,12 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &["ss_dur"],
         Kind::Time,
         "0",
-        "Steady state: the window judged, in seconds by default (0: no check)",
-        |j, v| j.steady.seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
+        "Steady state: the window judged, in seconds by default (0: no check); a multiple of ss_interval",
+        |j, v| {
+            let window = units::parse_time(v, Duration::from_secs(1))?;
+            j.steady.seconds = window.as_secs();
+            j.steady.duration_us = window.as_micros() as u64;
+        }
     ),
     opt!(
         "steadystate_ramp_time",
@@ -156,6 +160,15 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         "0",
         "Steady state: seconds after the start before samples are taken",
         |j, v| j.steady.ramp_seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
+    ),
+    opt!(
+        "steadystate_check_interval",
+        &["ss_interval"],
+        Kind::Time,
+        "1",
+        "Steady state: how often the window takes a sample, in seconds by default (at least 1s; the same in every job)",
+        |j, v| j.steady.interval_us =
+            units::parse_time(v, Duration::from_secs(1))?.as_micros() as u64
     ),
     opt!(
         "latency_target",

@@ -3,7 +3,7 @@
 //! steady state (`ss`), which may end it.
 
 use super::latency_target;
-use super::state::{IoLoop, STEADY_SAMPLE_NS};
+use super::state::IoLoop;
 
 impl IoLoop<'_> {
     /// `zonemode=strided`, as fio's `setup_strided_zone_mode`: after
@@ -55,19 +55,28 @@ impl IoLoop<'_> {
         }
     }
 
-    /// Takes the steady-state window's sample of the second just past.
+    /// Takes the steady-state window's sample of the interval just past:
+    /// the job's totals, its completion latencies' too (fio sums each
+    /// direction's mean times its count).
     #[cold]
     pub(super) fn sample_steady_state(&mut self) {
-        self.next_steady_sample = self.now + STEADY_SAMPLE_NS;
-        if let Some(steady) = &mut self.steady {
-            let (ios, bytes) =
-                crate::stats::DataDir::ALL
-                    .iter()
-                    .fold((0, 0), |(ios, bytes), &dir| {
-                        let d = self.stats.dir(dir);
-                        (ios + d.total_ios(), bytes + d.io_bytes())
-                    });
-            steady.sample(self.now, ios, bytes);
+        let Some(steady) = &mut self.steady else {
+            self.next_steady_sample = u64::MAX;
+            return;
+        };
+        self.next_steady_sample = self.now + steady.settings.interval_ns();
+        let mut at = crate::stats::Totals {
+            now_ns: self.now,
+            ..Default::default()
+        };
+        for &dir in crate::stats::DataDir::ALL.iter() {
+            let d = self.stats.dir(dir);
+            let clat = d.clat();
+            at.ios += d.total_ios();
+            at.bytes += d.io_bytes();
+            at.lat_sum += clat.mean() * clat.count() as f64;
+            at.lat_samples += clat.count();
         }
+        steady.sample(at);
     }
 }
