@@ -451,6 +451,10 @@ pub fn resolve(
             });
         }
     }
+    let options: Vec<&JobOptions> = unit.jobs.iter().map(|j| &j.options).collect();
+    if let Err((job, message)) = crate::options::check_ramp(&options) {
+        return Err(JobError::Invalid { job, message });
+    }
     // As fio 3.42: one steady-state sampler serves every job.
     let interval = |job: &JobDef| job.options.steady.interval_us;
     if let Some(odd) = unit

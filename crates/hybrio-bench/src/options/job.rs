@@ -246,6 +246,9 @@ pub struct JobOptions {
     pub time_based: bool,
     /// Time to run before recording statistics.
     pub ramp_time: Duration,
+    /// `ramp_size`: bytes of I/O (the group's, with group_reporting) before
+    /// recording statistics.
+    pub ramp_size: Option<u64>,
     /// How long after the start of the run the job starts its I/O (fio's `startdelay`).
     pub startdelay: Duration,
     /// hybrio: drop the files' page cache once, this long after the job's I/O started.
@@ -602,6 +605,7 @@ impl Default for JobOptions {
             runtime: None,
             time_based: false,
             ramp_time: Duration::ZERO,
+            ramp_size: None,
             startdelay: Duration::ZERO,
             drop_cache_after: None,
             loops: 1,

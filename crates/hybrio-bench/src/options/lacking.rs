@@ -188,10 +188,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "fio's built-in workloads (tiobench, act): not implemented by hybrio; write the job file instead",
     ),
     (
-        "ramp_size",
-        "a warm-up counted in bytes: not implemented by hybrio yet; ramp_time is the one counted in time",
-    ),
-    (
         "rate_ignore_thinktime",
         "keeping to the rate through a thinktime instead of catching up after it: not implemented by hybrio yet",
     ),

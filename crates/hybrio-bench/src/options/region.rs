@@ -336,6 +336,20 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.io_size = Some(size(v, j.kb_base)?)
     ),
     opt!(
+        "ramp_size",
+        &[],
+        Kind::Size,
+        "",
+        "Do this many bytes of I/O before recording statistics (checked once a second; with group_reporting, the group's jobs together), instead of ramp_time",
+        |j, v| {
+            let bytes = size(v, j.kb_base)?;
+            if bytes == 0 {
+                return Err(ValueError::Range(format!("{v}: at least 1")));
+            }
+            j.ramp_size = Some(bytes)
+        }
+    ),
+    opt!(
         "number_ios",
         &[],
         Kind::Int,
@@ -384,3 +398,88 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.zones.skip = size(v, j.kb_base)?
     ),
 ];
+
+/// Why fio 3.42 refuses these jobs' `ramp_size`, if it does, and the job:
+/// not with `ramp_time`, and the same in every job of a reporting group
+/// where one of them ramps. hybrio also refuses what it does not do as fio
+/// does: the group's bytes counted together (`group_reporting`), and a
+/// network job's, whose deadline is set before its I/O starts.
+pub fn check_ramp(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
+    let mut groups: Vec<Vec<&JobOptions>> = Vec::new();
+    for (index, job) in jobs.iter().enumerate() {
+        if index == 0 || job.stonewall || job.new_group {
+            groups.push(Vec::new());
+        }
+        if let Some(group) = groups.last_mut() {
+            group.push(job);
+        }
+    }
+    for group in &groups {
+        for job in group {
+            let refuse = |why: String| Err((job.name.clone(), why));
+            let Some(bytes) = job.ramp_size else {
+                if !job.ramp_time.is_zero()
+                    && let Some(other) = group.iter().find(|j| j.ramp_size.is_some())
+                {
+                    return refuse(format!(
+                        "ramp_size must be the same in every job of a reporting group, and job '{}' has ramp_size",
+                        other.name
+                    ));
+                }
+                continue;
+            };
+            if !job.ramp_time.is_zero() {
+                return refuse("give ramp_time or ramp_size, not both".into());
+            }
+            if let Some(other) = group.iter().find(|j| j.ramp_size != Some(bytes)) {
+                return refuse(format!(
+                    "ramp_size must be the same in every job of a reporting group, and job '{}' has another",
+                    other.name
+                ));
+            }
+            let clones: u32 = group.iter().map(|j| j.numjobs).sum();
+            if job.group_reporting && clones > 1 {
+                return refuse("ramp_size with group_reporting (the group's bytes together) is not implemented by hybrio yet; give each job its ramp_size without group_reporting".into());
+            }
+            if job.network().is_some() {
+                return refuse(
+                    "ramp_size is not implemented for network jobs yet (ramp_time is)".into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str, ramp_size: Option<u64>) -> JobOptions {
+        JobOptions {
+            name: name.into(),
+            ramp_size,
+            ..JobOptions::default()
+        }
+    }
+
+    #[test]
+    fn ramp_sizes_fio_refuses_are_refused() {
+        let (a, b) = (job("a", Some(1 << 20)), job("b", None));
+        let refused = |jobs: &[&JobOptions]| check_ramp(jobs).unwrap_err().1;
+        assert!(refused(&[&a, &b]).contains("the same in every job"));
+        let mut timed = job("b", None);
+        timed.ramp_time = Duration::from_secs(1);
+        assert!(refused(&[&timed, &a]).contains("the same in every job"));
+        let mut both = a.clone();
+        both.ramp_time = Duration::from_secs(1);
+        assert!(refused(&[&both]).contains("not both"));
+        // Another reporting group may ramp otherwise.
+        let mut later = b.clone();
+        later.stonewall = true;
+        assert_eq!(check_ramp(&[&a, &later]), Ok(()));
+        let mut grouped = a.clone();
+        (grouped.group_reporting, grouped.numjobs) = (true, 2);
+        assert!(refused(&[&grouped]).contains("group_reporting"));
+    }
+}
