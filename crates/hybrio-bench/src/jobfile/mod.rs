@@ -452,25 +452,8 @@ pub fn resolve(
         }
     }
     let options: Vec<&JobOptions> = unit.jobs.iter().map(|j| &j.options).collect();
-    if let Err((job, message)) = crate::options::check_ramp(&options) {
+    if let Err((job, message)) = crate::options::check_across_jobs(&options) {
         return Err(JobError::Invalid { job, message });
-    }
-    // As fio 3.42: one steady-state sampler serves every job.
-    let interval = |job: &JobDef| job.options.steady.interval_us;
-    if let Some(odd) = unit
-        .jobs
-        .iter()
-        .find(|j| interval(j) != interval(&unit.jobs[0]))
-    {
-        return Err(JobError::Invalid {
-            job: odd.options.name.clone(),
-            message: format!(
-                "ss_interval={}us, where job '{}' has {}us: it must be the same in every job",
-                interval(odd),
-                unit.jobs[0].options.name,
-                interval(&unit.jobs[0])
-            ),
-        });
     }
     // As fio: a job waits for one defined before it, so that it can start.
     for (index, job) in unit.jobs.iter().enumerate() {

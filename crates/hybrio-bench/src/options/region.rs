@@ -399,12 +399,32 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
     ),
 ];
 
+/// Why fio 3.42 refuses these jobs together, if it does, and the job: its
+/// steady-state sampler serves every job, and ramps are set per group.
+pub fn check_across_jobs(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
+    let interval = |job: &JobOptions| job.steady.interval_us;
+    let first = jobs.first();
+    let odd = first.and_then(|first| jobs.iter().find(|j| interval(j) != interval(first)));
+    if let (Some(first), Some(odd)) = (first, odd) {
+        return Err((
+            odd.name.clone(),
+            format!(
+                "ss_interval={}us, where job '{}' has {}us: it must be the same in every job",
+                interval(odd),
+                first.name,
+                interval(first)
+            ),
+        ));
+    }
+    check_ramp(jobs)
+}
+
 /// Why fio 3.42 refuses these jobs' `ramp_size`, if it does, and the job:
 /// not with `ramp_time`, and the same in every job of a reporting group
 /// where one of them ramps. hybrio also refuses what it does not do as fio
 /// does: the group's bytes counted together (`group_reporting`), and a
 /// network job's, whose deadline is set before its I/O starts.
-pub fn check_ramp(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
+fn check_ramp(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
     let mut groups: Vec<Vec<&JobOptions>> = Vec::new();
     for (index, job) in jobs.iter().enumerate() {
         if index == 0 || job.stonewall || job.new_group {
