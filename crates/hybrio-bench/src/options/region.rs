@@ -422,8 +422,7 @@ pub fn check_across_jobs(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
 /// Why fio 3.42 refuses these jobs' `ramp_size`, if it does, and the job:
 /// not with `ramp_time`, and the same in every job of a reporting group
 /// where one of them ramps. hybrio also refuses what it does not do as fio
-/// does: the group's bytes counted together (`group_reporting`), and a
-/// network job's, whose deadline is set before its I/O starts.
+/// does: a network job's, whose deadline is set before its I/O starts.
 fn check_ramp(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
     let mut groups: Vec<Vec<&JobOptions>> = Vec::new();
     for (index, job) in jobs.iter().enumerate() {
@@ -456,10 +455,6 @@ fn check_ramp(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
                     "ramp_size must be the same in every job of a reporting group, and job '{}' has another",
                     other.name
                 ));
-            }
-            let clones: u32 = group.iter().map(|j| j.numjobs).sum();
-            if job.group_reporting && clones > 1 {
-                return refuse("ramp_size with group_reporting (the group's bytes together) is not implemented by hybrio yet; give each job its ramp_size without group_reporting".into());
             }
             if job.network().is_some() {
                 return refuse(
@@ -498,8 +493,5 @@ mod tests {
         let mut later = b.clone();
         later.stonewall = true;
         assert_eq!(check_ramp(&[&a, &later]), Ok(()));
-        let mut grouped = a.clone();
-        (grouped.group_reporting, grouped.numjobs) = (true, 2);
-        assert!(refused(&[&grouped]).contains("group_reporting"));
     }
 }

@@ -489,6 +489,16 @@ fn ramp_size_ramps_by_bytes_and_counts_them_in_the_size_as_fio_342() {
         let measured = by_fio["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
         assert!((1..26 << 20).contains(&measured), "fio 3.42: {measured}");
     }
+    // With group_reporting the group's bytes count together, as fio 3.42
+    // counts them: two jobs at 4 MiB a second reach 6 MiB by the check at
+    // 1 s, where one alone needs until 2 s, and the two then measure more
+    // than the 2 x 8 MiB left after a ramp of 2 s.
+    let (doc, status, _, stderr) = run_file(
+        "[g]\nioengine=null\nsize=16m\nrate=4m\nramp_size=6m\nnumjobs=2\ngroup_reporting\n",
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    let measured = doc["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+    assert!(measured > 20 << 20, "the group measured {measured} bytes");
     // 12 MiB is not done by the check at 1 s: the ramp lasts 2 s at least,
     // and the job's 2 s of runtime start after it.
     let (doc, status, took, stderr) =

@@ -142,12 +142,22 @@ impl IoLoop<'_> {
 
         loop {
             let ramp_over = match &mut ramp_by_size {
-                Some(ramp) => ramp.over(self.now, || {
-                    crate::stats::DataDir::ALL
-                        .iter()
-                        .map(|&dir| self.stats.dir(dir).io_bytes())
-                        .sum()
-                }),
+                Some(ramp) => {
+                    let group = self.job.ramp_group.as_ref();
+                    let over = group.is_some() && self.progress.ramp_over()
+                        || ramp.over(self.now, || {
+                            let others = group.map_or(0, |g| g.others_bytes(self.progress));
+                            crate::stats::DataDir::ALL
+                                .iter()
+                                .map(|&dir| self.stats.dir(dir).io_bytes())
+                                .sum::<u64>()
+                                + others
+                        });
+                    if over && let Some(group) = group {
+                        group.end_ramp();
+                    }
+                    over
+                }
                 None => ramp_end.is_some_and(|end| self.now >= end),
             };
             if ramping && ramp_over {
