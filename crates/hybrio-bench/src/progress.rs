@@ -5,8 +5,8 @@
 //! few atomic stores, off the per-I/O path); the main thread turns them into
 //! rates once a second. Nothing is printed unless stderr is a terminal.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::options::JobOptions;
@@ -30,6 +30,8 @@ pub struct Progress {
     outcome_wanted: AtomicBool,
     /// The figures so far (or, once the job finished, its final ones).
     outcome: Mutex<Option<JobOutcome>>,
+    /// Its group's `ramp_size` ramp is over (`group_reporting`).
+    ramp_over: AtomicBool,
 }
 
 impl Progress {
@@ -88,6 +90,11 @@ impl Progress {
         self.bytes.each_ref().map(|b| b.load(Ordering::Relaxed))
     }
 
+    /// Whether another job of its group found the group's ramp over.
+    pub fn ramp_over(&self) -> bool {
+        self.ramp_over.load(Ordering::Relaxed)
+    }
+
     fn totals(&self) -> [u64; 4] {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         [
@@ -96,6 +103,31 @@ impl Progress {
             load(&self.ios[0]),
             load(&self.ios[1]),
         ]
+    }
+}
+
+/// The jobs of a reporting group that ramp together (`ramp_size` with
+/// `group_reporting`): fio 3.42 ends their ramp once their bytes together
+/// reach it.
+#[derive(Debug, Clone)]
+pub struct RampGroup(pub Vec<Arc<Progress>>);
+
+impl RampGroup {
+    /// The bytes the group's other jobs have done, as they last published
+    /// them (a quarter second old at most).
+    pub fn others_bytes(&self, me: &Progress) -> u64 {
+        self.0
+            .iter()
+            .filter(|p| !std::ptr::eq(p.as_ref(), me))
+            .map(|p| p.bytes().iter().sum::<u64>())
+            .sum()
+    }
+
+    /// Ends the ramp of every job of the group.
+    pub fn end_ramp(&self) {
+        for p in &self.0 {
+            p.ramp_over.store(true, Ordering::Relaxed);
+        }
     }
 }
 

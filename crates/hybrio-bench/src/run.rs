@@ -15,7 +15,7 @@ use crate::logs::AggregateLog;
 use crate::options::{JobOptions, UnifiedRw};
 use crate::outcome::JobOutcome;
 use crate::output::{ErrorCount, GroupReport, JobDescription, JobReport, RunReport};
-use crate::progress::{Progress, StatusLine};
+use crate::progress::{Progress, RampGroup, StatusLine};
 use crate::runner::{self, RunError};
 use crate::stats::{self, JobStats};
 
@@ -588,6 +588,7 @@ fn run_together(
     let mut handles = Vec::with_capacity(clones.len());
     let mut spawn_error = None;
     let jobs = clones.len();
+    let all_progress = &progress;
     for (((clone, plans), replay), progress) in clones.iter().zip(files).zip(replays).zip(&progress)
     {
         let (gate, ready_tx, progress) = (gate.clone(), ready_tx.clone(), progress.clone());
@@ -609,6 +610,16 @@ fn run_together(
         // the others to their shares from the first I/O, rather than their
         // running ahead alone and then waiting while it catches up.
         let flow = (options.flow > 0).then(|| flows.join(options.flow_id, options.flow));
+        // As fio 3.42: with group_reporting, the group's jobs ramp together.
+        let ramp_group = (options.group_reporting && options.ramp_size.is_some()).then(|| {
+            let members = clones.iter().zip(all_progress);
+            RampGroup(
+                members
+                    .filter(|(c, _)| c.groupid == clone.groupid)
+                    .map(|(_, p)| Arc::clone(p))
+                    .collect(),
+            )
+        });
         let spawned = std::thread::Builder::new()
             // comm: the job's own name for its thread, as fio's prctl.
             .name(
@@ -637,6 +648,9 @@ fn run_together(
                 job.set_stop(stop.clone());
                 if let Some(flow) = flow {
                     job.set_flow(flow);
+                }
+                if let Some(group) = ramp_group {
+                    job.set_ramp_group(group);
                 }
                 // fio's startdelay: the job's clock, and so its runtime,
                 // starts only once the delay is over; and wait_for's job

@@ -33,10 +33,17 @@ pub enum IoClass {
 /// Sets the calling thread's I/O priority: its class and a level from 0
 /// (highest) to 7.
 pub fn set_io_priority(class: IoClass, level: u32) -> io::Result<()> {
-    if level > 7 {
+    set_io_priority_hinted(class, level, 0)
+}
+
+/// Sets the calling thread's I/O priority with a hint (0, none, to 1023),
+/// which devices with command duration limits read as the limit to keep;
+/// kernels before 6.5 refuse a hint (EINVAL).
+pub fn set_io_priority_hinted(class: IoClass, level: u32, hint: u32) -> io::Result<()> {
+    if level > 7 || hint > 1023 {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    sys::set_io_priority(class as u32, level)
+    sys::set_io_priority(class as u32, level, hint)
 }
 
 /// A NUMA memory policy.

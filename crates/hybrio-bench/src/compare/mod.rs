@@ -207,6 +207,7 @@ fn warm(jobs: &[JobDef]) -> Result<(), RunFailure> {
                 time_based: false,
                 runtime: None,
                 ramp_time: Duration::ZERO,
+                ramp_size: None,
                 loops: 1,
                 iodepth: 1,
                 direct: false,

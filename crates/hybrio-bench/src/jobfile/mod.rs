@@ -451,6 +451,10 @@ pub fn resolve(
             });
         }
     }
+    let options: Vec<&JobOptions> = unit.jobs.iter().map(|j| &j.options).collect();
+    if let Err((job, message)) = crate::options::check_across_jobs(&options) {
+        return Err(JobError::Invalid { job, message });
+    }
     // As fio: a job waits for one defined before it, so that it can start.
     for (index, job) in unit.jobs.iter().enumerate() {
         if let Some(waitee) = &job.options.wait_for
@@ -679,6 +683,7 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
     }
     crate::options::check_pseudo_engine(job).map_err(invalid)?;
     crate::options::check_cmdprio(job).map_err(invalid)?;
+    job.steady.check().map_err(invalid)?;
     // cpuio and exec have no files; a replay's files are its log's.
     let no_files =
         crate::options::PseudoEngine::named(&job.ioengine).is_some() || job.iolog.read.is_some();

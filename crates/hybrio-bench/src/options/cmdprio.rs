@@ -1,5 +1,5 @@
 //! fio's per-I/O priorities (`cmdprio_percentage`, `cmdprio_class`,
-//! `cmdprio`, `cmdprio_bssplit`) and `log_prio`: a share of a job's reads
+//! `cmdprio`, `cmdprio_hint`, `cmdprio_bssplit`) and `log_prio`: a share of a job's reads
 //! and writes go with another I/O priority than the job's, sent with each
 //! request by io_uring and libaio, as fio's engines of those names send it.
 
@@ -48,11 +48,19 @@ pub(super) static CMDPRIO_OPTIONS: &[OptionDef] = &[
         |j, v| j.cmdprio.level = per_direction(v, 7, "cmdprio", 0)?
     ),
     opt!(
+        "cmdprio_hint",
+        &[],
+        Kind::Text,
+        "0",
+        "io_uring, libaio: the priority hint of those I/Os (0 none, up to 1023; e.g. a command duration limit's index), reads[,writes]",
+        |j, v| j.cmdprio.hint = per_direction(v, 1023, "cmdprio_hint", 0)?
+    ),
+    opt!(
         "cmdprio_bssplit",
         &[],
         Kind::Text,
         "",
-        "io_uring, libaio: priorities by block size, bs/percent[/class/level]:... for reads[,writes]",
+        "io_uring, libaio: priorities by block size, bs/percent[/class/level[/hint]]:... for reads[,writes]",
         |j, v| j.cmdprio.bssplit = Some(v.to_string())
     ),
     opt!(

@@ -121,10 +121,6 @@ const OPTIONS_LACKING: &[(&str, &str)] = &[
     ("apptag", PROTECTION),
     ("apptag_mask", PROTECTION),
     ("cmd_type", PASSTHROUGH),
-    (
-        "cmdprio_hint",
-        "per-I/O priority hints (such as command duration limits): not implemented by hybrio yet (cmdprio_class and cmdprio are)",
-    ),
     ("deac", PASSTHROUGH),
     (
         "force_async",

@@ -184,8 +184,8 @@ pub struct JobOptions {
     pub description: String,
     /// Engine name as given (validated when the job starts).
     pub ioengine: String,
-    /// `ss`, `ss_dur`, `ss_ramp`: the job ends once its rate is steady
-    /// (when `ss_dur` is set).
+    /// `ss`, `ss_dur`, `ss_ramp`, `ss_interval`: the job ends once its rate
+    /// or latency is steady (when `ss_dur` is set).
     pub steady: crate::stats::SteadySettings,
     /// Per-I/O priorities (`cmdprio_*`, `log_prio`).
     pub cmdprio: super::CmdPrio,
@@ -246,6 +246,9 @@ pub struct JobOptions {
     pub time_based: bool,
     /// Time to run before recording statistics.
     pub ramp_time: Duration,
+    /// `ramp_size`: bytes of I/O (the group's, with group_reporting) before
+    /// recording statistics.
+    pub ramp_size: Option<u64>,
     /// How long after the start of the run the job starts its I/O (fio's `startdelay`).
     pub startdelay: Duration,
     /// hybrio: drop the files' page cache once, this long after the job's I/O started.
@@ -622,7 +625,9 @@ impl Default for JobOptions {
                 limit: 0.01,
                 percent: true,
                 seconds: 0,
+                duration_us: 0,
                 ramp_seconds: 0,
+                interval_us: crate::stats::DEFAULT_INTERVAL_US,
             },
             rw: RwMode::Read,
             rwmixread: 50,
@@ -637,6 +642,7 @@ impl Default for JobOptions {
             runtime: None,
             time_based: false,
             ramp_time: Duration::ZERO,
+            ramp_size: None,
             startdelay: Duration::ZERO,
             drop_cache_after: None,
             loops: 1,

@@ -180,16 +180,8 @@ pub static LACKING: &[(&str, &str)] = &[
     ("plid_select", PLACEMENT),
     ("plids", PLACEMENT),
     (
-        "priohint",
-        "I/O priority hints (such as command duration limits): not implemented by hybrio yet (prio and prioclass are)",
-    ),
-    (
         "profile",
         "fio's built-in workloads (tiobench, act): not implemented by hybrio; write the job file instead",
-    ),
-    (
-        "ramp_size",
-        "a warm-up counted in bytes: not implemented by hybrio yet; ramp_time is the one counted in time",
     ),
     (
         "rate_ignore_thinktime",
@@ -210,16 +202,8 @@ pub static LACKING: &[(&str, &str)] = &[
     ("spr_op", SPRANDOM),
     ("sprandom", SPRANDOM),
     (
-        "ss_interval",
-        "not implemented by hybrio yet: steady state is measured once a second, fio's default",
-    ),
-    (
         "stats",
         "leaving a job out of the report: not implemented by hybrio yet (every job is in it, fio's default)",
-    ),
-    (
-        "steadystate_check_interval",
-        "not implemented by hybrio yet: steady state is measured once a second, fio's default",
     ),
     (
         "sync",

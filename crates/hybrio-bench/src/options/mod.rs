@@ -36,6 +36,7 @@ pub use job::{
     JobOptions, Offset, Preallocate, RwMode, StridedZones, UnifiedRw, WindowValue, Zone, ZoneSize,
 };
 pub use pseudo::check as check_pseudo_engine;
+pub use region::check_across_jobs;
 
 /// Every job option hybrio implements, table after table.
 pub fn all() -> impl Iterator<Item = &'static OptionDef> {

@@ -1,5 +1,5 @@
 //! Where a job's thread runs and how eagerly: fio's `cpus_allowed`,
-//! `cpumask`, `cpus_allowed_policy`, `nice`, `prio`, `prioclass`,
+//! `cpumask`, `cpus_allowed_policy`, `nice`, `prio`, `prioclass`, `priohint`,
 //! `numa_cpu_nodes`, `numa_mem_policy`.
 
 use hybrio::placement::{MemoryPolicy, numa_nodes, parse_cpu_list};
@@ -128,6 +128,20 @@ pub(super) static PLACEMENT_OPTIONS: &[OptionDef] = &[
                 return Err(ValueError::Range(v.to_string()));
             }
             j.placement.io_class = Some(class)
+        }
+    ),
+    opt!(
+        "priohint",
+        &[],
+        Kind::Int,
+        "",
+        "The job thread's I/O priority hint, 0 (none) to 1023: devices with command duration limits read it as the limit to keep (Linux 6.5 or later)",
+        |j, v| {
+            let hint = units::parse_u32(v)?;
+            if hint > 1023 {
+                return Err(ValueError::Range(v.to_string()));
+            }
+            j.placement.io_hint = Some(hint)
         }
     ),
     opt!(

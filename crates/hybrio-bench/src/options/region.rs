@@ -132,7 +132,7 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &["ss"],
         Kind::Text,
         "iops_slope:0.01%",
-        "Steady state: iops, iops_slope, bw or bw_slope, and the limit of the window's deviation or slope (IOPS, bytes/s, or N% of the mean); the job ends once reached (with ss_dur)",
+        "Steady state: iops, iops_slope, bw, bw_slope, lat or lat_slope, and the limit of the window's deviation or slope (IOPS, bytes/s, a latency read as fio 3.42 reads it: the µs given, judged as ns, or N% of the mean); the job ends once reached (with ss_dur)",
         |j, v| {
             let (criterion, limit, percent) =
                 crate::stats::SteadySettings::parse_criterion(v).map_err(ValueError::Range)?;
@@ -146,8 +146,12 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         &["ss_dur"],
         Kind::Time,
         "0",
-        "Steady state: the window judged, in seconds by default (0: no check)",
-        |j, v| j.steady.seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
+        "Steady state: the window judged, in seconds by default (0: no check); a multiple of ss_interval",
+        |j, v| {
+            let window = units::parse_time(v, Duration::from_secs(1))?;
+            j.steady.seconds = window.as_secs();
+            j.steady.duration_us = window.as_micros() as u64;
+        }
     ),
     opt!(
         "steadystate_ramp_time",
@@ -156,6 +160,15 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         "0",
         "Steady state: seconds after the start before samples are taken",
         |j, v| j.steady.ramp_seconds = units::parse_time(v, Duration::from_secs(1))?.as_secs()
+    ),
+    opt!(
+        "steadystate_check_interval",
+        &["ss_interval"],
+        Kind::Time,
+        "1",
+        "Steady state: how often the window takes a sample, in seconds by default (at least 1s; the same in every job)",
+        |j, v| j.steady.interval_us =
+            units::parse_time(v, Duration::from_secs(1))?.as_micros() as u64
     ),
     opt!(
         "latency_target",
@@ -323,6 +336,20 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.io_size = Some(size(v, j.kb_base)?)
     ),
     opt!(
+        "ramp_size",
+        &[],
+        Kind::Size,
+        "",
+        "Do this many bytes of I/O before recording statistics (checked once a second; with group_reporting, the group's jobs together), instead of ramp_time",
+        |j, v| {
+            let bytes = size(v, j.kb_base)?;
+            if bytes == 0 {
+                return Err(ValueError::Range(format!("{v}: at least 1")));
+            }
+            j.ramp_size = Some(bytes)
+        }
+    ),
+    opt!(
         "number_ios",
         &[],
         Kind::Int,
@@ -371,3 +398,100 @@ pub(super) static REGION_OPTIONS: &[OptionDef] = &[
         |j, v| j.zones.skip = size(v, j.kb_base)?
     ),
 ];
+
+/// Why fio 3.42 refuses these jobs together, if it does, and the job: its
+/// steady-state sampler serves every job, and ramps are set per group.
+pub fn check_across_jobs(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
+    let interval = |job: &JobOptions| job.steady.interval_us;
+    let first = jobs.first();
+    let odd = first.and_then(|first| jobs.iter().find(|j| interval(j) != interval(first)));
+    if let (Some(first), Some(odd)) = (first, odd) {
+        return Err((
+            odd.name.clone(),
+            format!(
+                "ss_interval={}us, where job '{}' has {}us: it must be the same in every job",
+                interval(odd),
+                first.name,
+                interval(first)
+            ),
+        ));
+    }
+    check_ramp(jobs)
+}
+
+/// Why fio 3.42 refuses these jobs' `ramp_size`, if it does, and the job:
+/// not with `ramp_time`, and the same in every job of a reporting group
+/// where one of them ramps. hybrio also refuses what it does not do as fio
+/// does: a network job's, whose deadline is set before its I/O starts.
+fn check_ramp(jobs: &[&JobOptions]) -> Result<(), (String, String)> {
+    let mut groups: Vec<Vec<&JobOptions>> = Vec::new();
+    for (index, job) in jobs.iter().enumerate() {
+        if index == 0 || job.stonewall || job.new_group {
+            groups.push(Vec::new());
+        }
+        if let Some(group) = groups.last_mut() {
+            group.push(job);
+        }
+    }
+    for group in &groups {
+        for job in group {
+            let refuse = |why: String| Err((job.name.clone(), why));
+            let Some(bytes) = job.ramp_size else {
+                if !job.ramp_time.is_zero()
+                    && let Some(other) = group.iter().find(|j| j.ramp_size.is_some())
+                {
+                    return refuse(format!(
+                        "ramp_size must be the same in every job of a reporting group, and job '{}' has ramp_size",
+                        other.name
+                    ));
+                }
+                continue;
+            };
+            if !job.ramp_time.is_zero() {
+                return refuse("give ramp_time or ramp_size, not both".into());
+            }
+            if let Some(other) = group.iter().find(|j| j.ramp_size != Some(bytes)) {
+                return refuse(format!(
+                    "ramp_size must be the same in every job of a reporting group, and job '{}' has another",
+                    other.name
+                ));
+            }
+            if job.network().is_some() {
+                return refuse(
+                    "ramp_size is not implemented for network jobs yet (ramp_time is)".into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str, ramp_size: Option<u64>) -> JobOptions {
+        JobOptions {
+            name: name.into(),
+            ramp_size,
+            ..JobOptions::default()
+        }
+    }
+
+    #[test]
+    fn ramp_sizes_fio_refuses_are_refused() {
+        let (a, b) = (job("a", Some(1 << 20)), job("b", None));
+        let refused = |jobs: &[&JobOptions]| check_ramp(jobs).unwrap_err().1;
+        assert!(refused(&[&a, &b]).contains("the same in every job"));
+        let mut timed = job("b", None);
+        timed.ramp_time = Duration::from_secs(1);
+        assert!(refused(&[&timed, &a]).contains("the same in every job"));
+        let mut both = a.clone();
+        both.ramp_time = Duration::from_secs(1);
+        assert!(refused(&[&both]).contains("not both"));
+        // Another reporting group may ramp otherwise.
+        let mut later = b.clone();
+        later.stonewall = true;
+        assert_eq!(check_ramp(&[&a, &later]), Ok(()));
+    }
+}

@@ -223,16 +223,25 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
         "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={depth}"
     );
     if let Some(steady) = &job.steady {
-        let (iops_mean, bw_mean) = steady.means();
+        let (iops_mean, bw_mean, lat_mean) = steady.means();
         let rate = |pow2| num2str(bw_mean / 1024, num::SIG_FIGS, 1024, pow2, Unit::BytePerSec);
+        // fio 3.42 picks the unit with no deviation, so always nsec.
+        let lat = if steady.measure() == crate::stats::Measure::Lat {
+            format!(
+                ", lat={}nsec",
+                num2str(lat_mean, num::SIG_FIGS, 1, false, Unit::None)
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            "  steadystate  : attained={}, bw={} ({}), iops={}{lat}, {}{}={:.3}{}",
             if steady.attained { "yes" } else { "no" },
             rate(true),
             rate(false),
             num2str(iops_mean, num::SIG_FIGS, 1, false, Unit::None),
-            if steady.on_iops() { "iops" } else { "bw" },
+            steady.measure_name(),
             if steady.by_slope() {
                 " slope"
             } else {

@@ -426,6 +426,7 @@ impl PreparedJob {
             jobs_in_run,
             stop: None,
             flow: None,
+            ramp_group: None,
         })
     }
 

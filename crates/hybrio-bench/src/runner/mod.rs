@@ -43,7 +43,9 @@ pub mod wait_for;
 /// memory policy, nice value, I/O priority. Done before the job allocates
 /// anything, so that its memory follows the policy.
 pub fn place_thread(options: &JobOptions, clone: u32) -> Result<(), RunError> {
-    use hybrio::placement::{IoClass, pin_to_cpus, set_io_priority, set_memory_policy, set_nice};
+    use hybrio::placement::{
+        IoClass, pin_to_cpus, set_io_priority_hinted, set_memory_policy, set_nice,
+    };
     let placement = &options.placement;
     let failed = |what: String| {
         let job = options.name.clone();
@@ -63,14 +65,15 @@ pub fn place_thread(options: &JobOptions, clone: u32) -> Result<(), RunError> {
     if let Some(nice) = placement.nice {
         set_nice(nice).map_err(failed(format!("nice {nice}")))?;
     }
-    if placement.io_class.is_some() || placement.io_level.is_some() {
-        let class = match placement.io_class.unwrap_or(2) {
+    if let Some((class, level, hint)) = placement.ioprio() {
+        let class = match class {
             1 => IoClass::Realtime,
             3 => IoClass::Idle,
             _ => IoClass::BestEffort,
         };
-        let level = placement.io_level.unwrap_or(4);
-        set_io_priority(class, level).map_err(failed(format!("I/O priority {class:?} {level}")))?;
+        set_io_priority_hinted(class, level, hint).map_err(failed(format!(
+            "I/O priority {class:?} {level} hint {hint}"
+        )))?;
     }
     Ok(())
 }

@@ -58,4 +58,6 @@ pub struct PreparedJob {
     pub(super) stop: Option<stop::JobStop>,
     /// Its place in a flow group (`flow`).
     pub(super) flow: Option<flow::JobFlow>,
+    /// The jobs it ramps with (`ramp_size` with `group_reporting`).
+    pub(crate) ramp_group: Option<crate::progress::RampGroup>,
 }

@@ -73,6 +73,13 @@ impl ReadyJob {
         }
     }
 
+    /// The group it ramps with (`ramp_size` with `group_reporting`).
+    pub fn set_ramp_group(&mut self, group: crate::progress::RampGroup) {
+        if let ReadyJob::Io(job) = self {
+            job.ramp_group = Some(group);
+        }
+    }
+
     /// Runs the job to its end.
     pub fn run(self, progress: &Progress) -> JobOutcome {
         match self {

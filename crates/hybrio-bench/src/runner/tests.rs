@@ -156,6 +156,7 @@ fn run_job(
             jobs_in_run: 1,
             stop: None,
             flow: None,
+            ramp_group: None,
         };
         let _ = answer.send(job.run(&Progress::default()));
     });

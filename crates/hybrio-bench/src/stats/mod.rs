@@ -40,7 +40,7 @@ pub use job::{
     LAT_N_NR, LAT_U_NR, LatencyDistribution, LatencyTargetReport, MAP_NR,
 };
 pub use latstat::LatStat;
-pub use steady::{Criterion, SteadySettings, SteadyState};
+pub use steady::{Criterion, DEFAULT_INTERVAL_US, Measure, SteadySettings, SteadyState, Totals};
 pub use timeline::{PathPoint, Timeline, TimelinePoint};
 
 #[cfg(test)]

@@ -463,3 +463,47 @@ fn comm_names_the_jobs_thread() {
     let _ = child.wait();
     assert!(found, "no thread of the run was named hybrio-comm-t");
 }
+
+#[test]
+fn ramp_size_ramps_by_bytes_and_counts_them_in_the_size_as_fio_342() {
+    // 8 MiB a second: the first check, at 1 s, finds 8 MiB done, at least
+    // the 6 MiB of the ramp; the ramp's bytes count in the job's 32 MiB, as
+    // fio 3.42 counts them, so fewer than 32 MiB are measured.
+    let job = "[r]\nioengine=null\nsize=32m\nrate=8m\nramp_size=6m\n";
+    let (doc, status, _, stderr) = run_file(job);
+    assert_eq!(status, Some(0), "{stderr}");
+    let measured = doc["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+    assert!(
+        (1..26 << 20).contains(&measured),
+        "{measured} bytes measured"
+    );
+    if let Some(fio) = super::fios().into_iter().find(|f| f.version == "3.42") {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.fio"), job).unwrap();
+        let out = std::process::Command::new(&fio.path)
+            .args(["--output-format=json", "r.fio"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let by_fio: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let measured = by_fio["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+        assert!((1..26 << 20).contains(&measured), "fio 3.42: {measured}");
+    }
+    // With group_reporting the group's bytes count together, as fio 3.42
+    // counts them: two jobs at 4 MiB a second reach 6 MiB by the check at
+    // 1 s, where one alone needs until 2 s, and the two then measure more
+    // than the 2 x 8 MiB left after a ramp of 2 s.
+    let (doc, status, _, stderr) = run_file(
+        "[g]\nioengine=null\nsize=16m\nrate=4m\nramp_size=6m\nnumjobs=2\ngroup_reporting\n",
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    let measured = doc["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+    assert!(measured > 20 << 20, "the group measured {measured} bytes");
+    // 12 MiB is not done by the check at 1 s: the ramp lasts 2 s at least,
+    // and the job's 2 s of runtime start after it.
+    let (doc, status, took, stderr) =
+        run_file("[t]\nioengine=null\nsize=1g\ntime_based\nruntime=2\nrate=8m\nramp_size=12m\n");
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(took >= Duration::from_millis(3900), "took {took:?}");
+    assert!(doc["jobs"][0]["read"]["runtime"].as_u64().unwrap() >= 1900);
+}

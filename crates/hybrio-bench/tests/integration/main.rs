@@ -21,6 +21,7 @@ mod network;
 mod pseudo;
 mod report;
 mod space;
+mod steady;
 mod verify;
 mod verify_state;
 

@@ -37,11 +37,12 @@ pub(crate) fn set_nice(nice: i32) -> io::Result<()> {
 }
 
 /// Sets the calling thread's I/O scheduling class (1 realtime, 2 best
-/// effort, 3 idle) and level (0 to 7).
-pub(crate) fn set_io_priority(class: u32, level: u32) -> io::Result<()> {
+/// effort, 3 idle), level (0 to 7) and hint (0 to 1023).
+pub(crate) fn set_io_priority(class: u32, level: u32, hint: u32) -> io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
     const IOPRIO_CLASS_SHIFT: u32 = 13;
-    let value = (class << IOPRIO_CLASS_SHIFT) | level;
+    const IOPRIO_HINT_SHIFT: u32 = 3;
+    let value = (class << IOPRIO_CLASS_SHIFT) | (hint << IOPRIO_HINT_SHIFT) | level;
     // SAFETY: ioprio_set takes three integers and reads no memory; who 0 is
     // the calling thread.
     let ret = unsafe {

@@ -1,13 +1,16 @@
 //! fio's per-I/O priorities (`cmdprio_percentage`, `cmdprio_class`,
-//! `cmdprio`, `cmdprio_bssplit`) and `log_prio`: a share of a job's reads
+//! `cmdprio`, `cmdprio_hint`, `cmdprio_bssplit`) and `log_prio`: a share of a job's reads
 //! and writes go with another I/O priority than the job's, sent with each
 //! request by io_uring and libaio, as fio's engines of those names send it.
 
 use crate::units;
 
-/// `IOPRIO_PRIO_VALUE(class, level)`.
-pub fn ioprio_value(class: u32, level: u32) -> u16 {
-    ((class << 13) | level) as u16
+/// fio's `ioprio_value(class, level, hint)`: the hint sits in the bits
+/// between the class and the level (Linux 6.5's `IOPRIO_PRIO_HINT`); no
+/// class is best effort, as the kernel takes it.
+pub fn ioprio_value(class: u32, level: u32, hint: u32) -> u16 {
+    let class = if class == 0 { 2 } else { class };
+    ((class << 13) | (hint << 3) | level) as u16
 }
 
 /// One block size's priorities in `cmdprio_bssplit`: of its I/Os, each
@@ -29,6 +32,8 @@ pub struct CmdPrio {
     pub class: [u32; 2],
     /// `cmdprio`: the level within the class (0-7).
     pub level: [u32; 2],
+    /// `cmdprio_hint` (0-1023, 0: none).
+    pub hint: [u32; 2],
     /// `cmdprio_bssplit`, as given (it takes `cmdprio_class` and `cmdprio`
     /// where an entry names no class and level of its own, so it is read
     /// when the job is made).
@@ -43,6 +48,7 @@ impl Default for CmdPrio {
             percent: [0; 2],
             class: [1; 2],
             level: [0; 2],
+            hint: [0; 2],
             bssplit: None,
             log: false,
         }
@@ -55,10 +61,10 @@ impl CmdPrio {
         self.percent.iter().any(|&p| p > 0) || self.bssplit.is_some()
     }
 
-    /// `cmdprio_bssplit` per direction: `bs/percent[/class/level]` entries
-    /// separated by `:`, reads and writes by `,` (one list for both when
-    /// only one is given); an entry's own class and level, or else
-    /// `cmdprio_class` and `cmdprio`. Entries of one size add up (at most
+    /// `cmdprio_bssplit` per direction: `bs/percent[/class/level[/hint]]`
+    /// entries separated by `:`, reads and writes by `,` (one list for both
+    /// when only one is given); an entry's own class, level and hint, or
+    /// else `cmdprio_class`, `cmdprio` and `cmdprio_hint`. Entries of one size add up (at most
     /// 100%); 0% entries are left out.
     pub fn split(&self) -> Result<[Vec<BlockPriorities>; 2], String> {
         let Some(text) = &self.bssplit else {
@@ -72,21 +78,23 @@ impl CmdPrio {
                 .or(lists.first())
                 .copied()
                 .unwrap_or_default();
-            let implicit = ioprio_value(self.class[dir], self.level[dir]);
+            let implicit = ioprio_value(self.class[dir], self.level[dir], self.hint[dir]);
             for entry in list.split(':').filter(|e| !e.trim().is_empty()) {
                 let fields: Vec<&str> = entry.trim().split('/').collect();
-                let bad = || format!("cmdprio_bssplit entry '{entry}': bs/percent[/class/level]");
+                let bad =
+                    || format!("cmdprio_bssplit entry '{entry}': bs/percent[/class/level[/hint]]");
                 let (bs, percent, prio) = match fields.as_slice() {
                     [bs, percent] => (*bs, *percent, implicit),
-                    [bs, percent, class, level] => {
-                        let class: u32 = class.parse().map_err(|_| bad())?;
-                        let level: u32 = level.parse().map_err(|_| bad())?;
-                        if !(1..=3).contains(&class) || level > 7 {
+                    [bs, percent, class, level, hint @ ..] if hint.len() <= 1 => {
+                        let number = |f: &str| f.parse::<u32>().map_err(|_| bad());
+                        let (class, level) = (number(class)?, number(level)?);
+                        let hint = hint.first().map_or(Ok(0), |h| number(h))?;
+                        if !(1..=3).contains(&class) || level > 7 || hint > 1023 {
                             return Err(format!(
-                                "cmdprio_bssplit entry '{entry}': class 1-3, level 0-7"
+                                "cmdprio_bssplit entry '{entry}': class 1-3, level 0-7, hint 0-1023"
                             ));
                         }
-                        (*bs, *percent, ioprio_value(class, level))
+                        (*bs, *percent, ioprio_value(class, level, hint))
                     }
                     _ => return Err(bad()),
                 };

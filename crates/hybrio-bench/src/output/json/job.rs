@@ -139,12 +139,17 @@ fn steady_object(steady: &crate::stats::SteadyState) -> Obj {
     o.str("criterion", &steady.criterion_text());
     o.float("max_deviation", steady.deviation);
     o.float("slope", steady.slope);
-    let (iops, bw) = steady.window();
-    let (iops_mean, bw_mean) = steady.means();
+    let (iops, bw, lat) = steady.window();
+    let (iops_mean, bw_mean, lat_mean) = steady.means();
     let mut data = Obj::default();
     data.uint("bw_mean", bw_mean);
     data.uint("iops_mean", iops_mean);
     let ints = |v: Vec<u64>| Json::Arr(v.into_iter().map(|x| Json::Int(i128::from(x))).collect());
+    // fio 3.42 lists the latencies only when they are judged.
+    if steady.measure() == crate::stats::Measure::Lat {
+        data.uint("lat_mean", lat_mean);
+        data.push("lat_ns", ints(lat));
+    }
     data.push("iops", ints(iops));
     data.push("bw", ints(bw));
     o.obj("data", data);

@@ -1,6 +1,7 @@
 //! fio's per-I/O priorities (`cmdprio_percentage`, `cmdprio_bssplit`): which
 //! read or write goes with which I/O priority, drawn as fio's cmdprio draws
-//! it (its `prio_state` generator, one draw per I/O that may get one).
+//! it (its `prio_state` generator, one draw per I/O that may get one); the
+//! others carry the job's (`prioclass`, `prio`, `priohint`), as fio's.
 
 use crate::fio_rand::{FioRand, PRIORITY_SEED, job_seeds};
 use crate::options::{BlockPriorities, JobOptions, ioprio_value};
@@ -12,28 +13,27 @@ pub(super) struct Priorities {
     percent: [u32; 2],
     value: [u16; 2],
     split: [Vec<BlockPriorities>; 2],
-    /// The priority of the other I/Os: the job's (`prioclass`, `prio`), or
-    /// 0 for the thread's.
+    /// The priority of the other I/Os: the job's (`prioclass`, `prio`,
+    /// `priohint`), or 0 for the thread's.
     default: u16,
 }
 
 impl Priorities {
-    /// The job's, if some of its I/Os get a priority of their own.
+    /// The job's, if some of its I/Os get a priority of their own or the
+    /// job has one: fio's io_uring sends the job's with each request, as
+    /// io_uring's workers do not inherit the thread's, and logs it.
     pub(super) fn new(options: &JobOptions, job_number: u64) -> Option<Priorities> {
         let c = &options.cmdprio;
-        if !c.is_set() {
+        let job = options.placement.ioprio();
+        if !c.is_set() && job.is_none() {
             return None;
         }
         let seeds = job_seeds(options.randseed, job_number);
-        let placement = &options.placement;
-        let default = match placement.io_class {
-            Some(class) => ioprio_value(class, placement.io_level.unwrap_or(4)),
-            None => 0,
-        };
+        let default = job.map_or(0, |(class, level, hint)| ioprio_value(class, level, hint));
         Some(Priorities {
             draws: FioRand::new(seeds[PRIORITY_SEED], false),
             percent: c.percent,
-            value: [0, 1].map(|d| ioprio_value(c.class[d], c.level[d])),
+            value: [0, 1].map(|d| ioprio_value(c.class[d], c.level[d], c.hint[d])),
             // Checked when the job was read.
             split: c.split().unwrap_or_default(),
             default,
@@ -79,13 +79,44 @@ mod tests {
         options.cmdprio.percent = [20, 0];
         options.cmdprio.class = [1, 1];
         let mut p = Priorities::new(&options, 1).unwrap();
-        let rt = ioprio_value(1, 0);
+        let rt = ioprio_value(1, 0, 0);
         let high = (0..1000).filter(|_| p.choose(0, 4096) == rt).count();
         assert!((150..250).contains(&high), "{high} of 1000");
         assert!(
             (0..100).all(|_| p.choose(1, 4096) == 0),
             "writes keep the thread's"
         );
+    }
+
+    #[test]
+    fn hints_sit_between_the_class_and_the_level() {
+        // fio's ioprio_value(): class << 13 | hint << 3 | level.
+        assert_eq!(ioprio_value(1, 3, 5), 0x2000 | 5 << 3 | 3);
+        assert_eq!(ioprio_value(3, 7, 1023), 0x6000 | 0x1ff8 | 7);
+        let mut options = JobOptions::default();
+        options.cmdprio.percent = [100, 0];
+        options.cmdprio.hint = [7, 0];
+        options.placement.io_hint = Some(2);
+        let mut p = Priorities::new(&options, 1).unwrap();
+        assert_eq!(p.choose(0, 4096), ioprio_value(1, 0, 7));
+        // The others carry the job's: best effort, level 0, its hint.
+        assert_eq!(p.choose(1, 4096), ioprio_value(2, 0, 2));
+        options.cmdprio.bssplit = Some("4k/100/2/1/9,4k/100".into());
+        options.cmdprio.percent = [0, 0];
+        let mut p = Priorities::new(&options, 1).unwrap();
+        assert_eq!(p.choose(0, 4096), ioprio_value(2, 1, 9));
+        assert_eq!(p.choose(1, 4096), ioprio_value(1, 0, 0));
+        options.cmdprio.bssplit = Some("4k/100/2/1/1024".into());
+        assert!(options.cmdprio.split().is_err());
+    }
+
+    #[test]
+    fn a_job_priority_alone_goes_with_every_io() {
+        let mut options = JobOptions::default();
+        assert!(Priorities::new(&options, 1).is_none());
+        options.placement.io_hint = Some(3);
+        let mut p = Priorities::new(&options, 1).unwrap();
+        assert_eq!(p.choose(0, 4096), 0x4000 | 3 << 3);
     }
 
     #[test]
@@ -97,7 +128,10 @@ mod tests {
         for _ in 0..1000 {
             *counts.entry(p.choose(0, 65536)).or_insert(0) += 1;
         }
-        let (rt, idle) = (counts[&ioprio_value(1, 1)], counts[&ioprio_value(3, 2)]);
+        let (rt, idle) = (
+            counts[&ioprio_value(1, 1, 0)],
+            counts[&ioprio_value(3, 2, 0)],
+        );
         assert_eq!(rt + idle, 1000, "{counts:?}");
         assert!((180..320).contains(&rt), "{counts:?}");
         assert_eq!(p.choose(0, 1 << 20), 0);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use hybrio::engine::QueueOutcome;
 use hybrio::request::{Op, Request};
 
+use super::course::RampBySize;
 use super::replaying::Replayed;
 use super::state::IoLoop;
 use super::{buffers, min_rate, verify};
@@ -112,11 +113,17 @@ impl IoLoop<'_> {
         let mut min_rate = min_rate::MinRate::new(&options);
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let ramp_end = (!options.ramp_time.is_zero()).then(|| nanos(options.ramp_time));
+        // ramp_size: the job's runtime starts once the ramp is over.
         let mut deadline = options
             .runtime
+            .filter(|_| options.ramp_size.is_none())
             .map(|r| nanos(options.ramp_time).saturating_add(nanos(r)));
-        let mut ramping = ramp_end.is_some();
-        self.log_from = ramp_end.unwrap_or(0);
+        let mut ramp_by_size = options.ramp_size.map(RampBySize::new);
+        let mut ramping = ramp_end.is_some() || ramp_by_size.is_some();
+        self.log_from = match ramp_by_size {
+            Some(_) => u64::MAX,
+            None => ramp_end.unwrap_or(0),
+        };
         // Counted from the job's own I/O start, ramp time included: the point
         // is when the cache state changes, not what the statistics record.
         let mut drop_cache_at = options.drop_cache_after.map(nanos);
@@ -134,8 +141,28 @@ impl IoLoop<'_> {
         let limit_by_size = !options.time_based;
 
         loop {
-            if ramping && ramp_end.is_some_and(|end| self.now >= end) {
+            let ramp_over = match &mut ramp_by_size {
+                Some(ramp) => {
+                    let group = self.job.ramp_group.as_ref();
+                    let over = group.is_some() && self.progress.ramp_over()
+                        || ramp.over(self.now, || {
+                            let others = group.map_or(0, |g| g.others_bytes(self.progress));
+                            crate::stats::DataDir::ALL
+                                .iter()
+                                .map(|&dir| self.stats.dir(dir).io_bytes())
+                                .sum::<u64>()
+                                + others
+                        });
+                    if over && let Some(group) = group {
+                        group.end_ramp();
+                    }
+                    over
+                }
+                None => ramp_end.is_some_and(|end| self.now >= end),
+            };
+            if ramping && ramp_over {
                 ramping = false;
+                self.log_from = self.log_from.min(self.now);
                 self.stats.reset(self.now);
                 self.measured_from = self.now;
                 if let Some(min_rate) = &mut min_rate {
@@ -146,7 +173,11 @@ impl IoLoop<'_> {
                     .session
                     .as_ref()
                     .map_or(0, crate::net::Session::datagrams_lost);
-                self.issued_bytes = 0;
+                // fio counts a size-limited job's ramp_size bytes in its
+                // size (hybrio's ramp_time does not, yet).
+                if ramp_by_size.is_none() {
+                    self.issued_bytes = 0;
+                }
                 if let Some(pacing) = &mut self.pacing {
                     pacing.restart(self.now);
                 }
@@ -162,7 +193,7 @@ impl IoLoop<'_> {
             // A trimwrite's trimmed block is written before the job ends.
             let block_pending = self.job.plan.write_after_trim_pending();
             let out_of_work = (limit_by_size
-                && !ramping
+                && (!ramping || ramp_by_size.is_some())
                 && self.issued_bytes >= self.job.total_bytes
                 && self.refused.is_none()
                 && !block_pending)

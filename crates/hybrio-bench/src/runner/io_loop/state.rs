@@ -18,9 +18,6 @@ use crate::runner::pacing::Pacing;
 use crate::runner::prepared::PreparedJob;
 use crate::stats::{JobStats, StatsConfig};
 
-/// fio samples a job's rate for its steady state once a second.
-pub(super) const STEADY_SAMPLE_NS: u64 = 1_000_000_000;
-
 /// A request's life in the loop.
 #[derive(Debug)]
 pub(super) struct Slot {
@@ -109,7 +106,7 @@ pub(in crate::runner) struct IoLoop<'a> {
     pub(super) lost_before: u64,
     /// fio's verify, when the job verifies.
     pub(in crate::runner) verify: Option<verify::VerifyState>,
-    /// `ss_dur`: the steady-state window, sampled once a second.
+    /// `ss_dur`: the steady-state window, sampled every `ss_interval`.
     pub(in crate::runner) steady: Option<crate::stats::SteadyState>,
     pub(super) next_steady_sample: u64,
     /// `fill_device`: a write found the device full; the job ends.
@@ -197,6 +194,9 @@ impl<'a> IoLoop<'a> {
             )
         });
         let steady = job.steady.take();
+        let next_steady_sample = steady
+            .as_ref()
+            .map_or(u64::MAX, |s| s.settings.interval_ns());
         IoLoop {
             write_data,
             min_write,
@@ -220,7 +220,7 @@ impl<'a> IoLoop<'a> {
             pass_issued: 0,
             space,
             steady,
-            next_steady_sample: STEADY_SAMPLE_NS,
+            next_steady_sample,
             device_full: false,
             plan_ended: false,
             zone_base: 0,
