@@ -423,6 +423,16 @@ pub fn legend(page: &mut String, entries: &[(String, &str, &'static str)]) {
     let _ = writeln!(page, "<p class=\"legend\">{boxes}</p>");
 }
 
+/// Each direction's colour, on every chart.
+pub fn colour(dir: crate::stats::DataDir) -> &'static str {
+    use crate::stats::DataDir;
+    match dir {
+        DataDir::Read => "#1f77b4",
+        DataDir::Write => "#d62728",
+        DataDir::Trim => "#2ca02c",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

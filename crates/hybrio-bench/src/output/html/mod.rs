@@ -22,19 +22,10 @@ mod over_time;
 use std::fmt::Write;
 
 use adaptive::inline_share;
-use chart::{Chart, Point, Scale, Series, Style, escape, legend};
+use chart::{Chart, Point, Scale, Series, Style, colour, escape, legend};
 
 use super::report::{JobReport, RunReport};
 use crate::stats::{DEPTH_LABELS, DataDir, Timeline};
-
-/// Each direction's colour.
-fn colour(dir: DataDir) -> &'static str {
-    match dir {
-        DataDir::Read => "#1f77b4",
-        DataDir::Write => "#d62728",
-        DataDir::Trim => "#2ca02c",
-    }
-}
 
 /// One job (or group) as the page shows it, from a run or from a JSON
 /// document.

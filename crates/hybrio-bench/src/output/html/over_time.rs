@@ -2,8 +2,7 @@
 //! p99.9 of completion latency, per direction, from hybrio's section of a
 //! report (`hybrio.jobs[].percentiles_over_time`).
 
-use super::chart::{self, Chart, Point, Scale, Series, Style};
-use super::colour;
+use super::chart::{self, Chart, Point, Scale, Series, Style, colour};
 use crate::stats::DataDir;
 
 /// The percentiles drawn, as the report keys them.
