@@ -112,6 +112,9 @@ pub fn check_file_type(
 ) -> Result<(), LayoutError> {
     use crate::options::FileType;
     use std::os::unix::fs::FileTypeExt;
+    if said == FileType::Any {
+        return Ok(());
+    }
     let found = match std::fs::metadata(path) {
         Err(_) => FileType::File,
         Ok(m) if m.file_type().is_block_device() => FileType::Block,
@@ -126,7 +129,7 @@ pub fn check_file_type(
             });
         }
     };
-    if said == FileType::Any || said == found {
+    if said == found {
         return Ok(());
     }
     Err(LayoutError::OtherType {

@@ -500,22 +500,22 @@ fn fios_histogram_parser_reads_the_histogram_log_and_agrees_on_each_window() {
         let count: u64 = list.iter().map(|w| w["count"].as_u64().unwrap()).sum();
         assert_eq!(row[2], count.to_string(), "{dir} ending {end} ms: {row:?}");
         compared += 1;
-        // Percentiles of a window alone in its interval and large enough
-        // that the parser's interpolation between samples and fio's rank
-        // rule land in the same or the next bucket (a bucket is 1/64 of
-        // its power of two: two are within 1/16 of the value).
+        // The median of a window alone in its interval and large enough
+        // that the parser's interpolation between buckets and fio's rank
+        // rule land in the same or the next bucket (a bucket is 1/64 of its
+        // power of two: two are within 1/16 of the value). In the tail the
+        // parser interpolates across empty buckets (p99: 8,000 against
+        // 7,520 in a run of CI's), so a tail percentile is no check.
         let [window] = list[..] else { continue };
         if window["count"].as_u64().unwrap() < 1000 {
             continue;
         }
-        for (column, key) in [(6, "50.000000"), (7, "99.000000")] {
-            let theirs: f64 = row[column].parse().unwrap();
-            let ours = window["percentiles"][key].as_f64().unwrap();
-            assert!(
-                (theirs - ours).abs() <= ours / 16.0,
-                "{dir} ending {end} ms, {key}: parser {theirs}, hybrio {ours}"
-            );
-        }
+        let theirs: f64 = row[6].parse().unwrap();
+        let ours = window["percentiles"]["50.000000"].as_f64().unwrap();
+        assert!(
+            (theirs - ours).abs() <= ours / 16.0,
+            "{dir} ending {end} ms, median: parser {theirs}, hybrio {ours}"
+        );
     }
     assert_eq!(compared, by_interval.len());
 }
