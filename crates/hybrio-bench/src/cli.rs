@@ -540,13 +540,13 @@ impl JobArgs {
     fn resolve(&self) -> Result<(Vec<JobDef>, GlobalOptions), CliError> {
         let (command_line, files) = self.sections()?;
         let (mut jobs, globals) = jobfile::resolve(&command_line, &files, &self.only)?;
-        if let Some(version) = self.fio_compat {
-            for job in &mut jobs {
+        for job in &mut jobs {
+            if let Some(version) = self.fio_compat {
                 job.options.fio_compat = version;
-                job.options.fit_fio_compat();
             }
-        }
-        for job in &jobs {
+            // Once the fio is known (a job's own, or --fio-compat's): what
+            // it keeps of the options, then what it allows.
+            job.options.fit_fio_compat();
             jobfile::validate_as_fio(&job.options)?;
         }
         Ok((jobs, globals))

@@ -813,7 +813,7 @@ fn run_together(
 /// The seed of a clone's offsets: `randseed` plus its number, or (with
 /// `randrepeat=0`) something new every run.
 fn job_seed(options: &JobOptions, number: u32) -> u64 {
-    let base = if options.randrepeat || options.randseed_given {
+    let base = if options.seeded_from_randseed() {
         options.randseed
     } else {
         SystemTime::now()

@@ -541,7 +541,6 @@ impl Unit<'_> {
                 );
                 job.time_based = false;
             }
-            job.fit_fio_compat();
             if job.iolog.read.is_some() && job.iolog.write.take().is_some() {
                 // As fio: a warning, and the replay logs nothing.
                 eprintln!(

@@ -749,6 +749,13 @@ impl Default for JobOptions {
 }
 
 impl JobOptions {
+    /// Whether fio seeds the job's generators from `randseed` (its default
+    /// too), rather than from the system's random numbers, different every
+    /// run (`randrepeat=0` without a `randseed`).
+    pub fn seeded_from_randseed(&self) -> bool {
+        self.randrepeat || self.randseed_given
+    }
+
     /// Makes what the job writes what the fio of `fio_compat` writes where
     /// that is a limit on an option's value: fio before 3.34 keeps 512
     /// bytes of a pattern.

@@ -620,17 +620,11 @@ fn fio_block_seed(options: &JobOptions, number: usize, fresh: u64) -> u64 {
     use crate::fio_rand::{BLOCK_SEED, REPEATABLE_SEED, job_seeds};
     if !options.fio_compat.offsets_from_randseed() && options.randrepeat {
         REPEATABLE_SEED.wrapping_mul(number as u64)
-    } else if seeded(options).is_some() {
+    } else if options.seeded_from_randseed() {
         job_seeds(options.randseed, number as u64)[BLOCK_SEED]
     } else {
         fresh
     }
-}
-
-/// Whether fio seeds a job's generators from `randseed` (`Some`), or from
-/// the system's random numbers, different every run.
-fn seeded(options: &JobOptions) -> Option<()> {
-    (options.randrepeat || options.randseed_given).then_some(())
 }
 
 /// Which of fio's generators.
@@ -689,7 +683,9 @@ fn fio_generator(
     which: Generator,
 ) -> crate::fio_rand::FioRand {
     use crate::fio_rand::{FILE_SEED, FioRand, MIX_SEED, ZONE_SEED, job_seeds};
-    let seeds = seeded(options).map(|()| job_seeds(options.randseed, number as u64));
+    let seeds = options
+        .seeded_from_randseed()
+        .then(|| job_seeds(options.randseed, number as u64));
     match which {
         Generator::Offsets => FioRand::new(
             fio_block_seed(options, number, fresh),
