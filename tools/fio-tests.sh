@@ -8,7 +8,8 @@
 # Needs the fio 3.42 tarball (../shared/fio/fio-3.42.tar.gz, or $FIO_TARBALL) and Python's
 # statsmodels, which the harness imports: installed once into a venv under ~/.cache (PyPI).
 # The artifacts of each test (its command, stdout, stderr, output) stay in a folder printed at
-# the end; $FIO_TESTS_KEEP=0 removes them.
+# the end, without the data files the jobs wrote (over 1 MiB: gigabytes in all);
+# $FIO_TESTS_KEEP=0 removes the folder, $FIO_TESTS_KEEP=all keeps the data files too.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tarball=${FIO_TARBALL:-$root/../shared/fio/fio-3.42.tar.gz}
@@ -34,5 +35,6 @@ set +e
    --fio-root "$work/fio-3.42" --artifact-root "$artifacts" --run-only $(seq 1 37)) \
    > "$work/summary.txt" 2>&1
 set -e
+if [ "${FIO_TESTS_KEEP:-1}" != all ]; then find "$artifacts" -type f -size +1M -delete 2>/dev/null || true; fi
 grep -E '^(test-|[0-9]+ test)|passed|failed|skipped' "$work/summary.txt" | tail -45
 echo "fio-tests: $(basename "$binary"): $(grep -cE 'PASSED' "$work/summary.txt") passed of the tests 1-37; artifacts in $artifacts"

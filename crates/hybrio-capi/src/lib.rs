@@ -134,6 +134,7 @@ fn errno_of(error: &hybrio::Error) -> c_int {
         hybrio::Error::FileBusy { .. } => libc::EBUSY,
         hybrio::Error::Unavailable { .. } | hybrio::Error::Unsupported { .. } => libc::ENOSYS,
         hybrio::Error::Limit { .. } => libc::EAGAIN,
+        hybrio::Error::NotOffered { .. } => libc::EOPNOTSUPP,
         hybrio::Error::FileRefused { reason, .. } => errno_of(reason),
         _ => libc::EIO,
     }

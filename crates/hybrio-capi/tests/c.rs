@@ -150,6 +150,7 @@ fn engines() -> Vec<&'static str> {
         EngineKind::Adaptive,
         EngineKind::IoUring,
         EngineKind::Libaio,
+        EngineKind::Posixaio,
         EngineKind::Pool,
         EngineKind::Psync,
     ]

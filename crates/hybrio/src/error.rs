@@ -137,6 +137,17 @@ pub enum Error {
         /// Why, and what does take it.
         reason: &'static str,
     },
+    /// An engine cannot do what its configuration asks (`nowait` of an
+    /// engine without per-request flags, say).
+    #[error("ioengine {engine} does not offer {what}: {reason}")]
+    NotOffered {
+        /// The engine's name.
+        engine: &'static str,
+        /// What was asked.
+        what: &'static str,
+        /// Why, and which engines do.
+        reason: &'static str,
+    },
     /// A buffer pool could not be made as asked.
     #[error("buffer pool of {count} x {size} bytes: {reason}")]
     BufPool {

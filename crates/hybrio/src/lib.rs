@@ -10,6 +10,7 @@
 //! | `adaptive` (the default) | each request inline or asynchronous (io_uring; libaio for some `O_DIRECT` files; the pool where io_uring is refused), whichever has cost less lately for requests like it | you do not know the workload, filesystem or device in advance: this one |
 //! | `io_uring` | batched submission and reaping through one ring | you know requests wait on a device, at depth |
 //! | `libaio` | Linux AIO, one `io_submit` per commit | `O_DIRECT` at depth on kernels where io_uring is off |
+//! | `posixaio` | POSIX AIO as the C library does it: its threads, one request of a file at a time | measuring what a program written to `aio_*` gets (fio's `posixaio`) |
 //! | `pool` | worker threads running the calls, growing and shrinking with the load | blocking calls at depth without io_uring |
 //! | `psync` | `pread`/`pwrite` in the caller's thread | page-cache hits, depth 1 |
 //! | `pvsync2` | `preadv2`/`pwritev2`, with per-request flags | as psync, with `RWF_HIPRI`, `RWF_NOWAIT`, uncached I/O |

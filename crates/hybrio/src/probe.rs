@@ -21,6 +21,8 @@ use crate::sys::{self, host};
 pub fn engine_available(kind: EngineKind) -> Result<(), Error> {
     match kind {
         EngineKind::Sync | EngineKind::Psync | EngineKind::Null | EngineKind::Pool => Ok(()),
+        // The C library does POSIX AIO with its own threads.
+        EngineKind::Posixaio => Ok(()),
         // The adaptive engine falls back to libaio and the pool where io_uring is refused.
         EngineKind::Pvsync2 | EngineKind::Adaptive => Ok(()),
         EngineKind::Libaio => sys::aio::status()

@@ -32,12 +32,18 @@ pub use figures::{
 pub use report::{Columns, Comparison, table};
 
 /// The engines a comparison uses unless told otherwise: every one this
-/// system allows but `null` (no I/O) and `pvsync2` (without its flags, psync
-/// by another call).
+/// system allows but `null` (no I/O), `pvsync2` (without its flags, psync
+/// by another call) and `posixaio` (the C library's threads taking one
+/// request of a file at a time: the pool's job, done worse by design).
 pub fn default_engines() -> Vec<EngineKind> {
     hybrio::probe::available_engines()
         .into_iter()
-        .filter(|k| !matches!(k, EngineKind::Null | EngineKind::Pvsync2))
+        .filter(|k| {
+            !matches!(
+                k,
+                EngineKind::Null | EngineKind::Pvsync2 | EngineKind::Posixaio
+            )
+        })
         .collect()
 }
 
@@ -266,9 +272,10 @@ pub fn compare_with(
     })
 }
 
-/// The engines that can run `jobs`: Linux AIO has no socket commands, so
-/// libaio is left out (with a notice) where the jobs include network jobs,
-/// rather than ending the comparison at its first network cell.
+/// The engines that can run `jobs`: neither AIO interface takes sockets
+/// (Linux AIO has no socket commands; hybrio's posixaio refuses them), so
+/// libaio and posixaio are left out (with a notice) where the jobs include
+/// network jobs, rather than ending the comparison at its first network cell.
 fn engines_for(
     jobs: &[JobDef],
     engines: &[EngineKind],
@@ -277,20 +284,20 @@ fn engines_for(
     if !jobs.iter().any(|j| j.options.network().is_some()) {
         return Ok(engines.to_vec());
     }
-    let kept: Vec<EngineKind> = engines
+    let (left_out, kept): (Vec<EngineKind>, Vec<EngineKind>) = engines
         .iter()
-        .copied()
-        .filter(|&e| e != EngineKind::Libaio)
-        .collect();
+        .partition(|&&e| matches!(e, EngineKind::Libaio | EngineKind::Posixaio));
     if kept.is_empty() {
         return Err(RunFailure::NoEngine(
-            "no engine left to compare: Linux AIO has no socket commands (name others with --engines=)".into(),
+            "no engine left to compare: the AIO engines take no sockets (Linux AIO has no socket commands; name others with --engines=)".into(),
         ));
     }
-    if kept.len() < engines.len() {
-        notice(
-            "libaio left out: Linux AIO has no socket commands, and the jobs include network jobs",
-        );
+    if !left_out.is_empty() {
+        let names: Vec<&str> = left_out.iter().map(|e| e.name()).collect();
+        notice(&format!(
+            "{} left out: the AIO engines take no sockets (Linux AIO has no socket commands), and the jobs include network jobs",
+            names.join(" and ")
+        ));
     }
     Ok(kept)
 }

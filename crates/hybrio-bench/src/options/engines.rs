@@ -81,10 +81,6 @@ const NEEDS: &[(&str, &str)] = &[
     ("nfs", "an NFS server and libnfs"),
     ("pmemblk", "persistent memory and PMDK's libpmemblk"),
     (
-        "posixaio",
-        "POSIX AIO (glibc's threads); not implemented by hybrio yet (its pool engine does the same job)",
-    ),
-    (
         "pvsync",
         "preadv/pwritev; not implemented by hybrio yet (pvsync2 is)",
     ),

@@ -38,6 +38,7 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
             "pvsync2",
             "pool",
             "libaio",
+            "posixaio",
             "io_uring",
             "adaptive",
             "null",

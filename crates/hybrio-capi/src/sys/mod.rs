@@ -60,8 +60,8 @@ pub extern "C" fn hybrio_last_error() -> *const c_char {
     crate::last_error()
 }
 
-/// Opens engine `name` ("adaptive", "io_uring", "libaio", "pool", "psync",
-/// "pvsync2", "sync", "null"; NULL for "adaptive") keeping up to `depth`
+/// Opens engine `name` ("adaptive", "io_uring", "libaio", "posixaio", "pool",
+/// "psync", "pvsync2", "sync", "null"; NULL for "adaptive") keeping up to `depth`
 /// requests in flight (completed ones not yet reaped count), into `*out`.
 /// Returns 0, or -errno (`-ENOSYS` when this system refuses the engine; a
 /// depth the engine cannot hold, such as `UINT32_MAX` on libaio, is an

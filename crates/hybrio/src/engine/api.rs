@@ -421,6 +421,9 @@ pub enum EngineKind {
     Pool,
     /// Linux native AIO (`io_submit`/`io_getevents`), as fio's `libaio`.
     Libaio,
+    /// POSIX AIO as the C library does it (`aio_read`/`aio_suspend`: its
+    /// threads, one request at a time per file), as fio's `posixaio`.
+    Posixaio,
     /// io_uring, with batched submission and reaping.
     IoUring,
     /// Each request inline or asynchronous, whichever has cost less lately
@@ -432,12 +435,13 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order a comparison lists them.
-    pub const ALL: [EngineKind; 8] = [
+    pub const ALL: [EngineKind; 9] = [
         EngineKind::Sync,
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Pool,
         EngineKind::Libaio,
+        EngineKind::Posixaio,
         EngineKind::IoUring,
         EngineKind::Adaptive,
         EngineKind::Null,
@@ -451,6 +455,7 @@ impl EngineKind {
             EngineKind::Pvsync2 => "pvsync2",
             EngineKind::Pool => "pool",
             EngineKind::Libaio => "libaio",
+            EngineKind::Posixaio => "posixaio",
             EngineKind::IoUring => "io_uring",
             EngineKind::Adaptive => "adaptive",
             EngineKind::Null => "null",

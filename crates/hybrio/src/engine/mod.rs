@@ -16,9 +16,11 @@ mod libaio;
 mod model;
 mod null;
 mod pool;
+mod posixaio;
 mod psync;
 mod pvsync2;
 mod retry;
+mod slotted;
 mod sync;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -54,6 +56,7 @@ pub fn open(
         EngineKind::Pvsync2 => Box::new(pvsync2::Pvsync2Engine::new(config)),
         EngineKind::Pool => Box::new(pool::PoolEngine::new(config)?),
         EngineKind::Libaio => Box::new(libaio::LibaioEngine::new(config)?),
+        EngineKind::Posixaio => Box::new(posixaio::PosixaioEngine::new(config)?),
         EngineKind::IoUring => Box::new(io_uring::IoUringEngine::new(config, pool)?),
         EngineKind::Adaptive => adaptive::open(config, pool)?,
         EngineKind::Null => Box::new(null::NullEngine::new(config)),

@@ -329,6 +329,11 @@ impl AioContext {
         self.occupied
     }
 
+    /// Slots made so far.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Requests queued for the next [`submit_all`](Self::submit_all): the
     /// caller's, and those kept to be sent again ([`Self::again`]).
     pub(crate) fn queued(&self) -> usize {
@@ -350,6 +355,11 @@ impl AioContext {
     /// `io_submit` calls repeated after `EINTR` or `EAGAIN`.
     pub(crate) fn retries(&self) -> u64 {
         self.retries
+    }
+
+    /// Reads and writes carry `RWF_NOWAIT`.
+    pub(crate) fn nowait(&self) -> bool {
+        self.rw_flags & libc::RWF_NOWAIT != 0
     }
 
     /// The emulated device requests go to, if any.

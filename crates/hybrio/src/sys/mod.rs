@@ -10,6 +10,7 @@ mod eventfd;
 mod fd;
 pub(crate) mod host;
 pub(crate) mod placement;
+pub(crate) mod posix_aio;
 mod rusage;
 pub(crate) mod signal;
 mod socket;

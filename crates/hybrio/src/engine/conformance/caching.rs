@@ -80,7 +80,10 @@ fn uncached_files_get_their_bytes_and_leave_no_pages_in_the_cache() {
                 assert!(!takes_uncached(&flavour), "{name} refused it: {engine}");
                 assert!(matches!(
                     flavour.kind,
-                    EngineKind::Sync | EngineKind::Psync | EngineKind::Libaio
+                    EngineKind::Sync
+                        | EngineKind::Psync
+                        | EngineKind::Libaio
+                        | EngineKind::Posixaio
                 ));
                 continue;
             }

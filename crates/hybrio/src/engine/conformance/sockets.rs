@@ -19,7 +19,10 @@ use crate::request::{Completion, Request};
 fn socket_flavours() -> Vec<Flavour> {
     io_flavours()
         .into_iter()
-        .filter(|f| f.kind != EngineKind::Libaio && f.config.completion_latency.is_none())
+        .filter(|f| {
+            !matches!(f.kind, EngineKind::Libaio | EngineKind::Posixaio)
+                && f.config.completion_latency.is_none()
+        })
         .collect()
 }
 
@@ -193,7 +196,7 @@ fn socket_calls_fail_with_the_kernels_errno() {
 }
 
 #[test]
-fn a_file_is_not_taken_as_a_socket_and_libaio_and_the_emulated_device_refuse_sockets() {
+fn a_file_is_not_taken_as_a_socket_and_the_aio_engines_and_the_emulated_device_refuse_sockets() {
     for flavour in io_flavours() {
         let Some(mut engine) = flavour.open(None) else {
             continue;
@@ -211,8 +214,8 @@ fn a_file_is_not_taken_as_a_socket_and_libaio_and_the_emulated_device_refuse_soc
             other => panic!("{name}: a file added as a socket: {other:?}"),
         }
         let (a, _b) = udp_pair();
-        let refused =
-            flavour.kind == EngineKind::Libaio || flavour.config.completion_latency.is_some();
+        let refused = matches!(flavour.kind, EngineKind::Libaio | EngineKind::Posixaio)
+            || flavour.config.completion_latency.is_some();
         match engine.add_socket(OwnedFd::from(a), "127.0.0.1 udp") {
             Ok(_) => assert!(!refused, "{name} took a socket"),
             Err(error) => {

@@ -1,5 +1,6 @@
 //! The libaio engine's own tests, beyond the conformance suite.
 
+use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Duration;
@@ -8,6 +9,8 @@ use super::*;
 use crate::buf::{Buf, BufPool};
 use crate::engine::testkit::reads_across_the_end;
 use crate::engine::testkit::{add, pattern, scratch, take};
+use crate::engine::{Engine, QueueOutcome};
+use crate::file::FileHandle;
 use crate::file::{self, OpenOptions};
 use crate::probe;
 use crate::request::Op;
@@ -141,7 +144,7 @@ fn a_batch_goes_to_the_kernel_in_one_io_submit() {
     let handle = add(&mut engine, &path, &OpenOptions::default());
     assert_eq!(engine.commit().unwrap(), 0);
     assert_eq!(
-        engine.aio.submit_calls(),
+        engine.queue.submit_calls(),
         0,
         "an empty commit makes no call"
     );
@@ -149,7 +152,7 @@ fn a_batch_goes_to_the_kernel_in_one_io_submit() {
         .map(|i| Request::read(handle, i * 4096, take(&pool, 4096), i))
         .collect();
     let done = run_batch(&mut engine, reads);
-    assert_eq!(engine.aio.submit_calls(), 1, "16 requests, one io_submit");
+    assert_eq!(engine.queue.submit_calls(), 1, "16 requests, one io_submit");
     for c in &done {
         let at = c.offset as usize;
         assert_eq!(c.result, 4096);
@@ -184,7 +187,7 @@ fn a_refused_iocb_fails_alone_and_the_batch_goes_on() {
     let results: Vec<i64> = done.iter().map(|c| c.result).collect();
     assert_eq!(results, [4096, -i64::from(libc::EBADF), 4096]);
     // Accepted 1; refused the second (its errno); accepted the third.
-    assert_eq!(engine.aio.submit_calls(), 3);
+    assert_eq!(engine.queue.submit_calls(), 3);
     assert_eq!(engine.counters().retries, 0);
 }
 
@@ -398,7 +401,7 @@ fn nowait_read_that_would_block_is_handed_back_as_eagain_not_retried() {
     }
     assert_eq!(done[0].result, -i64::from(libc::EAGAIN));
     assert_eq!(
-        engine.aio.submit_calls(),
+        engine.queue.submit_calls(),
         1,
         "a nowait EAGAIN is not retried"
     );
@@ -664,7 +667,7 @@ fn try_again_is_sent_again_from_its_slot_up_to_the_limit() {
     engine.retry.limit = 5;
     let file = add(&mut engine, &path, &read_write(false));
     let read = |engine: &mut LibaioEngine, eagain: u32| {
-        engine.aio.answer_eagain = eagain;
+        engine.queue.answer_eagain = eagain;
         let done =
             crate::engine::testkit::run(engine, [Request::read(file, 4096, take(&pool, 4096), 1)]);
         if done[0].result == 4096 {
@@ -678,7 +681,7 @@ fn try_again_is_sent_again_from_its_slot_up_to_the_limit() {
     assert_eq!(read(&mut engine, 7), (eagain, 4096, 4096));
     assert_eq!(engine.retry.retries, 3 + 5);
     assert_eq!(
-        engine.aio.answer_eagain, 1,
+        engine.queue.answer_eagain, 1,
         "one answer past the limit untaken"
     );
 }
