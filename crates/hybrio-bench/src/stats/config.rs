@@ -47,9 +47,11 @@ pub struct DisabledLatencies {
 }
 
 impl DisabledLatencies {
-    /// Whether any is off.
+    /// Whether any is off (asked on every completion: the three read at
+    /// once, without a branch each).
+    #[inline]
     pub fn any(self) -> bool {
-        self.slat || self.clat || self.lat
+        self.slat | self.clat | self.lat
     }
 }
 

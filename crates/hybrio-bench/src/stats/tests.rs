@@ -206,6 +206,33 @@ fn latency_buckets_follow_fio() {
     }
 }
 
+/// Every latency up to 3 s lands where counting fio's thresholds puts it
+/// (`io_u_mark_latency()`), at each of the three scales.
+#[test]
+fn lat_bucket_counts_the_thresholds_a_latency_reaches() {
+    const THRESHOLDS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+    let counted = |ns: u64| {
+        let (base, v) = match ns {
+            0..1_000 => (0, ns),
+            1_000..1_000_000 => (10, ns / 1_000),
+            _ => (20, ns / 1_000_000),
+        };
+        base + THRESHOLDS.iter().filter(|&&t| v >= t).count()
+    };
+    let values = (0..3_000u64).flat_map(|v| {
+        [
+            v,
+            v * 1_000,
+            v * 1_000 + 999,
+            v * 1_000_000,
+            v * 1_000_000 + 999_999,
+        ]
+    });
+    for ns in values {
+        assert_eq!(lat_bucket(ns), counted(ns), "{ns} ns");
+    }
+}
+
 #[test]
 fn lat_distribution_percentages() {
     let mut s = JobStats::new(StatsConfig::default(), 0u64);

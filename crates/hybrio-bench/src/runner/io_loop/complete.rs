@@ -8,6 +8,7 @@ use crate::outcome::IoFailure;
 use crate::stats::DataDir;
 
 impl IoLoop<'_> {
+    #[inline(always)]
     pub(super) fn finish(
         &mut self,
         mut completion: Completion,

@@ -506,6 +506,7 @@ impl IoLoop<'_> {
     }
 
     /// Offers one request to the engine and records what it did with it.
+    #[inline(always)]
     pub(super) fn offer(
         &mut self,
         slot: usize,
@@ -535,7 +536,9 @@ impl IoLoop<'_> {
                 self.stats.record_complete(1);
                 self.finish(completion, None, end.saturating_sub(start));
                 self.stats.sample(end);
-                self.offer_follow_ups();
+                if !self.follow_ups.is_empty() {
+                    self.offer_follow_ups();
+                }
             }
             QueueOutcome::Queued => {
                 self.slots[slot].start = start;
