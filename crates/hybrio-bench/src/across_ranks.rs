@@ -498,7 +498,7 @@ pub fn rank_lines(report: &RunReport) -> String {
         for disk in &client.disk_util {
             text.push_str(&format!(
                 "    disk {}\n",
-                crate::output::normal::disk_line(disk)
+                crate::output::normal::disk_line(disk, crate::fio_version::FioVersion::NEWEST)
             ));
         }
     }

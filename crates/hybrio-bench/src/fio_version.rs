@@ -75,6 +75,12 @@ impl FioVersion {
         self.minor >= 36
     }
 
+    /// fio 3.36 (commits 75cbc26d, bb08a260) prints each device's sectors
+    /// read and written in its "Disk stats" line, and their slaves' mean.
+    pub fn disk_sectors(self) -> bool {
+        self.minor >= 36
+    }
+
     /// fio 3.39 (commit 3ee53198) finishes its SHA-512; before, `sha512`
     /// stored what its block buffer held.
     pub fn sha512_finished(self) -> bool {

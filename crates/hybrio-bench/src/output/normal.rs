@@ -58,17 +58,26 @@ pub fn render(report: &RunReport) -> String {
     if !report.disk_util.is_empty() {
         out.push_str("\nDisk stats (read/write):\n");
         for disk in &report.disk_util {
-            out.push_str(&format!("  {}\n", disk_line(disk)));
+            // A device made of others is indented once more, as fio does.
+            let indent = if disk.slaves.is_some() { "    " } else { "  " };
+            out.push_str(&format!("{indent}{}\n", disk_line(disk, report.fio_compat)));
         }
     }
     out
 }
 
-/// A device's line of fio's "Disk stats", without its indent.
-pub fn disk_line(disk: &crate::diskstats::DiskUtil) -> String {
+/// A device's line of fio's "Disk stats", without its indent, as the fio
+/// `fio` writes it (sectors since 3.36), with its slaves' mean and busiest
+/// utilization for a device made of others.
+pub fn disk_line(disk: &crate::diskstats::DiskUtil, fio: crate::fio_version::FioVersion) -> String {
     let c = &disk.counters;
-    format!(
-        "{}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+    let sectors = if fio.disk_sectors() {
+        format!(", sectors={}/{}", c.read_sectors, c.write_sectors)
+    } else {
+        String::new()
+    };
+    let mut line = format!(
+        "{}: ios={}/{}{sectors}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
         disk.name,
         c.read_ios,
         c.write_ios,
@@ -78,7 +87,27 @@ pub fn disk_line(disk: &crate::diskstats::DiskUtil) -> String {
         c.write_ticks,
         c.time_in_queue,
         disk.util
-    )
+    );
+    if let Some(slaves) = &disk.slaves {
+        let m = slaves.mean();
+        let sectors = if fio.disk_sectors() {
+            format!(", aggsectors={}/{}", m.read_sectors, m.write_sectors)
+        } else {
+            String::new()
+        };
+        line.push_str(&format!(
+            ", aggrios={}/{}{sectors}, aggrmerge={}/{}, aggrticks={}/{}, aggrin_queue={}, aggrutil={:.2}%",
+            m.read_ios,
+            m.write_ios,
+            m.read_merges,
+            m.write_merges,
+            m.read_ticks,
+            m.write_ticks,
+            m.time_in_queue,
+            slaves.max_util
+        ));
+    }
+    line
 }
 
 fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
@@ -586,6 +615,60 @@ fn group_status(
 
 #[cfg(test)]
 mod tests {
+
+    /// A device's "Disk stats" line as each fio writes it: sectors since
+    /// 3.36; a device made of others with its slaves' mean and the busiest
+    /// one's utilization after its own figures.
+    #[test]
+    fn a_disk_line_is_the_fio_versions_and_a_made_up_device_carries_its_slaves() {
+        use crate::diskstats::{DiskCounters, DiskUtil, SlavesAggregate};
+        use crate::fio_version::FioVersion;
+        let counters = DiskCounters {
+            read_ios: 4,
+            write_ios: 2,
+            read_sectors: 32,
+            write_sectors: 16,
+            time_in_queue: 3,
+            ..Default::default()
+        };
+        let mut disk = DiskUtil {
+            name: "md0".into(),
+            counters,
+            util: 12.5,
+            slaves: None,
+        };
+        let v = |s: &str| FioVersion::parse(s).unwrap();
+        assert_eq!(
+            disk_line(&disk, v("3.42")),
+            "md0: ios=4/2, sectors=32/16, merge=0/0, ticks=0/0, in_queue=3, util=12.50%"
+        );
+        assert_eq!(
+            disk_line(&disk, v("3.33")),
+            "md0: ios=4/2, merge=0/0, ticks=0/0, in_queue=3, util=12.50%"
+        );
+        disk.slaves = Some(SlavesAggregate {
+            sum: DiskCounters {
+                read_ios: 8,
+                write_sectors: 64,
+                ..counters
+            },
+            count: 2,
+            max_util: 50.0,
+        });
+        assert!(
+            disk_line(&disk, v("3.42")).ends_with(
+                ", aggrios=4/1, aggsectors=16/32, aggrmerge=0/0, aggrticks=0/0, aggrin_queue=1, aggrutil=50.00%"
+            ),
+            "{}",
+            disk_line(&disk, v("3.42"))
+        );
+        assert!(
+            disk_line(&disk, v("3.33")).ends_with(
+                "util=12.50%, aggrios=4/1, aggrmerge=0/0, aggrticks=0/0, aggrin_queue=1, aggrutil=50.00%"
+            )
+        );
+    }
+
     use super::*;
     use crate::output::testutil;
     use crate::stats::{DEFAULT_PERCENTILES, GroupDirSummary, StatsConfig};

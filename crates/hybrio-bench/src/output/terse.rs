@@ -90,6 +90,21 @@ fn job_line(out: &mut String, job: &JobReport, group: Option<&GroupSummary>, dis
             c.time_in_queue,
             disk.util
         );
+        if let Some(slaves) = &disk.slaves {
+            let m = slaves.mean();
+            let _ = write!(
+                out,
+                ";slaves;{};{};{};{};{};{};{};{:3.2}%",
+                m.read_ios,
+                m.write_ios,
+                m.read_merges,
+                m.write_merges,
+                m.read_ticks,
+                m.write_ticks,
+                m.time_in_queue,
+                slaves.max_util
+            );
+        }
     }
     if let Some(errors) = job.errors {
         let _ = write!(out, ";{};{}", errors.total, errors.first);
@@ -223,8 +238,31 @@ mod tests {
             name: "vda".to_string(),
             counters: Default::default(),
             util: 0.0,
+            slaves: None,
         }];
         report
+    }
+
+    /// A device made of others ends its fields with fio's `slaves` and
+    /// their means, the busiest one's utilization last.
+    #[test]
+    fn a_device_made_of_others_ends_with_its_slaves_mean() {
+        let mut report = report_with_disk();
+        report.disk_util[0].slaves = Some(crate::diskstats::SlavesAggregate {
+            sum: crate::diskstats::DiskCounters {
+                read_ios: 10,
+                write_ios: 6,
+                time_in_queue: 8,
+                ..Default::default()
+            },
+            count: 2,
+            max_util: 40.0,
+        });
+        let text = render(&report);
+        assert!(
+            text.contains(";vda;0;0;0;0;0;0;0;0.00%;slaves;5;3;0;0;0;0;4;40.00%"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -10,8 +10,9 @@ use crate::stats::{
     LAT_M_LABELS, LatHistogram, LatStat, StatsConfig,
 };
 
-/// One `disk_util` entry, with fio 3.42's keys in its order. fio's `aggr_*`
-/// keys are those of a device's slaves (md, dm), which hybrio does not follow.
+/// One `disk_util` entry, with fio 3.42's keys in its order; for a device
+/// made of others (md, dm), the mean of what they did (`aggr_*`, fio's
+/// `aggr_write_merge` without its `s`) and the busiest one's utilization.
 pub(super) fn disk_object(disk: &crate::diskstats::DiskUtil) -> Obj {
     let c = &disk.counters;
     let mut o = Obj::default();
@@ -27,6 +28,19 @@ pub(super) fn disk_object(disk: &crate::diskstats::DiskUtil) -> Obj {
     o.uint("write_ticks", c.write_ticks);
     o.uint("in_queue", c.time_in_queue);
     o.float("util", disk.util);
+    if let Some(slaves) = &disk.slaves {
+        let m = slaves.mean();
+        o.uint("aggr_read_ios", m.read_ios);
+        o.uint("aggr_write_ios", m.write_ios);
+        o.uint("aggr_read_sectors", m.read_sectors);
+        o.uint("aggr_write_sectors", m.write_sectors);
+        o.uint("aggr_read_merges", m.read_merges);
+        o.uint("aggr_write_merge", m.write_merges);
+        o.uint("aggr_read_ticks", m.read_ticks);
+        o.uint("aggr_write_ticks", m.write_ticks);
+        o.uint("aggr_in_queue", m.time_in_queue);
+        o.float("aggr_util", slaves.max_util);
+    }
     o
 }
 

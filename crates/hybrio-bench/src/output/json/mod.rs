@@ -436,6 +436,7 @@ mod tests {
             name: "vda".into(),
             counters,
             util: 50.0,
+            slaves: None,
         }];
         let text = render(&report);
         let v: Value = serde_json::from_str(&text).unwrap();
@@ -458,6 +459,55 @@ mod tests {
                 "write_ticks",
                 "in_queue",
                 "util"
+            ]
+        );
+    }
+
+    /// A device made of others carries their mean and the busiest one's
+    /// utilization after its own, under fio 3.42's `aggr_*` keys.
+    #[test]
+    fn a_device_made_of_others_has_the_aggregate_keys() {
+        let mut report = testutil::report(StatsConfig::default());
+        let sum = crate::diskstats::DiskCounters {
+            read_ios: 9,
+            write_merges: 4,
+            time_in_queue: 7,
+            ..Default::default()
+        };
+        report.disk_util = vec![crate::diskstats::DiskUtil {
+            name: "md0".into(),
+            counters: Default::default(),
+            util: 10.0,
+            slaves: Some(crate::diskstats::SlavesAggregate {
+                sum,
+                count: 2,
+                max_util: 75.5,
+            }),
+        }];
+        let text = render(&report);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let disk = &v["disk_util"][0];
+        assert_eq!(disk["aggr_read_ios"], 4);
+        assert_eq!(disk["aggr_write_merge"], 2);
+        assert_eq!(disk["aggr_in_queue"], 3);
+        assert_eq!(disk["aggr_util"], 75.5);
+        let from = text.find("\"disk_util\"").unwrap();
+        let to = text.find("\"hybrio\"").unwrap();
+        let keys = ordered_keys(&text[from..to], 6);
+        let util = keys.iter().position(|k| k == "util").unwrap();
+        assert_eq!(
+            keys[util + 1..],
+            [
+                "aggr_read_ios",
+                "aggr_write_ios",
+                "aggr_read_sectors",
+                "aggr_write_sectors",
+                "aggr_read_merges",
+                "aggr_write_merge",
+                "aggr_read_ticks",
+                "aggr_write_ticks",
+                "aggr_in_queue",
+                "aggr_util"
             ]
         );
     }
