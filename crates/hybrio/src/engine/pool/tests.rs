@@ -248,9 +248,10 @@ fn socket_in(engine: &mut PoolEngine) -> (FileHandle, UnixDatagram) {
 }
 
 /// Commits `n` receives on `socket` and waits until workers have taken
-/// them all; returns the requests each of the first `slots` workers took.
-/// Nothing has been sent, so each worker that took one is blocked in it:
-/// `n` taken are `n` workers side by side, whatever the scheduler did.
+/// them all and counted each; returns the requests each of the first
+/// `slots` workers took. Nothing has been sent, so each worker that took
+/// one is blocked in it: `n` taken are `n` workers side by side, whatever
+/// the scheduler did.
 fn receives_taken(
     engine: &mut PoolEngine,
     pool: &BufPool,
@@ -264,7 +265,7 @@ fn receives_taken(
         assert!(matches!(engine.queue(receive), QueueOutcome::Queued));
     }
     assert_eq!(engine.commit().unwrap(), n as usize);
-    engine.all_taken();
+    taken_and_counted(engine, &before, n);
     let after = engine.runs();
     after
         .iter()
@@ -272,6 +273,19 @@ fn receives_taken(
         .map(|(a, b)| a - b)
         .take(slots)
         .collect()
+}
+
+/// Waits until workers have taken every committed request and counted
+/// the `n` taken since the counts were `before`. A worker counts its
+/// request after it took it off the queue (and, woken by commit, after it
+/// woke others for the rest): without waiting for the counts, a worker
+/// still on its way reads as one that took none.
+fn taken_and_counted(engine: &PoolEngine, before: &[u64], n: u64) {
+    engine.all_taken();
+    let counted = before.iter().sum::<u64>() + n;
+    wait_until("every request taken counted", || {
+        engine.runs().iter().sum::<u64>() == counted
+    });
 }
 
 /// Sends `n` one-byte datagrams to the receives out, and reaps them.
@@ -356,7 +370,7 @@ fn the_pool_grows_under_load_and_shrinks_when_idle() {
         );
         assert_eq!(engine.description(), "pool (workers 1-8, now 8)");
         // Each blocks in its receive: all 8 taken means 8 side by side.
-        engine.all_taken();
+        taken_and_counted(&engine, &before, 8);
         let ran: Vec<u64> = engine
             .runs()
             .iter()
