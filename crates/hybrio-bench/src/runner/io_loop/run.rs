@@ -173,11 +173,6 @@ impl IoLoop<'_> {
                     .session
                     .as_ref()
                     .map_or(0, crate::net::Session::datagrams_lost);
-                // fio counts a size-limited job's ramp_size bytes in its
-                // size (hybrio's ramp_time does not, yet).
-                if ramp_by_size.is_none() {
-                    self.issued_bytes = 0;
-                }
                 if let Some(pacing) = &mut self.pacing {
                     pacing.restart(self.now);
                 }
@@ -192,8 +187,10 @@ impl IoLoop<'_> {
             }
             // A trimwrite's trimmed block is written before the job ends.
             let block_pending = self.job.plan.write_after_trim_pending();
+            // As both fios, the ramp's bytes count in a size-limited job's
+            // size, and a job whose size runs out during the ramp ends then,
+            // its statistics those of the ramp.
             let out_of_work = (limit_by_size
-                && (!ramping || ramp_by_size.is_some())
                 && self.issued_bytes >= self.job.total_bytes
                 && self.refused.is_none()
                 && !block_pending)
