@@ -21,11 +21,11 @@
 //! completion is an `IOCB_CMD_POLL` on a timerfd armed at the device's
 //! deadline, so that it still arrives through AIO.
 
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 
+use super::slot_book::{HoldsRequest, SlotBook};
 use crate::buf::Buf;
 use crate::device::EmulatedDevice;
 use crate::request::{Completion, Op, Request, Verdict};
@@ -218,6 +218,17 @@ struct Slot {
     timer: Option<OwnedFd>,
 }
 
+impl HoldsRequest for Slot {
+    fn request(&mut self) -> &mut Option<Request> {
+        &mut self.request
+    }
+
+    /// The emulated device's transfer is redone when the request is sent again.
+    fn forget_transfer(&mut self) {
+        self.transferred = None;
+    }
+}
+
 /// The iocbs of one commit and the pointer array `io_submit` takes.
 #[derive(Debug, Default)]
 struct Batch {
@@ -258,22 +269,13 @@ impl Batch {
 pub(crate) struct AioContext {
     ctx: AioContextId,
     slots: Vec<Slot>,
-    free: Vec<u32>,
-    /// Requests in `slots`: queued, or in the kernel.
-    occupied: usize,
-    /// Slots pushed since the last commit, in order.
-    queued: Vec<u32>,
+    /// Free, queued and answered slots. Answers arrive from events reaped
+    /// while a commit waited for room, iocbs `io_submit` refused, and events
+    /// past what the last reap could take; their requests stay in their
+    /// slots, out of the kernel, until a reap decides what each answer means.
+    book: SlotBook,
     /// Requests the kernel accepted whose events have not been reaped.
     in_kernel: usize,
-    /// Answers not yet handed out, by slot, oldest first: events reaped
-    /// while a commit waited for room, iocbs `io_submit` refused, and events
-    /// past what the last reap could take. Their requests are still in
-    /// their slots, out of the kernel, until a reap decides what each
-    /// answer means.
-    arrived: VecDeque<(u32, i64)>,
-    /// Slots a reap's `decide` kept to be sent again: queued for the next
-    /// [`submit_all`](Self::submit_all).
-    again: usize,
     /// Tests: the next this many answers are "try again" (`EAGAIN`), as a
     /// kernel short of resources gives, whatever the kernel did.
     #[cfg(test)]
@@ -302,12 +304,11 @@ impl AioContext {
         Ok(AioContext {
             ctx,
             slots: std::iter::repeat_with(Slot::default).take(slots).collect(),
-            free: (0..capacity).rev().collect(),
-            occupied: 0,
-            queued: Vec::with_capacity(slots),
+            book: SlotBook {
+                free: (0..capacity).rev().collect(),
+                ..SlotBook::with_capacity(slots)
+            },
             in_kernel: 0,
-            arrived: VecDeque::with_capacity(slots),
-            again: 0,
             #[cfg(test)]
             answer_eagain: 0,
             events: vec![IoEvent::default(); slots],
@@ -326,7 +327,7 @@ impl AioContext {
     /// Requests pushed and not yet reaped.
     #[inline]
     pub(crate) fn in_flight(&self) -> usize {
-        self.occupied
+        self.book.occupied
     }
 
     /// Slots made so far.
@@ -337,13 +338,13 @@ impl AioContext {
     /// Requests queued for the next [`submit_all`](Self::submit_all): the
     /// caller's, and those kept to be sent again ([`Self::again`]).
     pub(crate) fn queued(&self) -> usize {
-        self.queued.len()
+        self.book.queued.len()
     }
 
     /// Requests the reaps kept in their slots to be sent again, queued for
     /// the next [`submit_all`](Self::submit_all), which clears the count.
     pub(crate) fn again(&self) -> usize {
-        self.again
+        self.book.again
     }
 
     /// `io_submit` calls so far.
@@ -383,7 +384,7 @@ impl AioContext {
         if self.in_flight() >= self.slots.len() {
             return Err(request);
         }
-        let Some(index) = self.free.pop() else {
+        let Some(index) = self.book.free.pop() else {
             return Err(request);
         };
         let slot = &mut self.slots[index as usize];
@@ -391,8 +392,8 @@ impl AioContext {
         slot.fd = fd;
         slot.direct = direct;
         slot.transferred = None;
-        self.occupied += 1;
-        self.queued.push(index);
+        self.book.occupied += 1;
+        self.book.queued.push(index);
         Ok(())
     }
 
@@ -406,14 +407,14 @@ impl AioContext {
     /// an `RWF_NOWAIT` iocb is its answer, not retried. When the stalls run
     /// out, the error is returned and the requests not handed over stay queued.
     pub(crate) fn submit_all(&mut self) -> io::Result<usize> {
-        let pending = self.queued.len();
-        self.again = 0;
+        let pending = self.book.queued.len();
+        self.book.again = 0;
         if pending == 0 {
             return Ok(0);
         }
         self.prepare();
         let outcome = self.submit_batch();
-        let handed_over = pending - self.queued.len();
+        let handed_over = pending - self.book.queued.len();
         outcome.map(|()| handed_over)
     }
 
@@ -422,7 +423,7 @@ impl AioContext {
     fn prepare(&mut self) {
         self.batch.clear();
         let deadline = self.device.as_ref().map(EmulatedDevice::deadline);
-        let queued = std::mem::take(&mut self.queued);
+        let queued = std::mem::take(&mut self.book.queued);
         for &index in &queued {
             let iocb = match deadline {
                 None => self.io_iocb(index),
@@ -434,8 +435,8 @@ impl AioContext {
             }
         }
         // Keep the allocation for the next commit.
-        self.queued = queued;
-        self.queued.clear();
+        self.book.queued = queued;
+        self.book.queued.clear();
         self.batch.seal();
     }
 
@@ -539,7 +540,9 @@ impl AioContext {
 
     /// Puts the slots of the batch from `done` on back in the queue.
     fn requeue(&mut self, done: usize) {
-        self.queued.extend_from_slice(&self.batch.slots[done..]);
+        self.book
+            .queued
+            .extend_from_slice(&self.batch.slots[done..]);
     }
 
     /// After `io_submit` said `EAGAIN`: lets a completion free kernel
@@ -565,17 +568,7 @@ impl AioContext {
     /// Answers the request in slot `index` with `result` without an event:
     /// the next reap hands it out.
     fn settle(&mut self, index: u32, result: i64) {
-        self.arrived.push_back((index, result));
-    }
-
-    /// Takes the request out of slot `index` and frees the slot.
-    fn release(&mut self, index: u32) -> Option<Request> {
-        let slot = self.slots.get_mut(index as usize)?;
-        let request = slot.request.take()?;
-        slot.transferred = None;
-        self.free.push(index);
-        self.occupied -= 1;
-        Some(request)
+        self.book.arrived.push_back((index, result));
     }
 
     /// Waits until at least `min` completions are ready (fewer only if fewer
@@ -598,15 +591,17 @@ impl AioContext {
         F: FnMut(u32, &mut Request, i64) -> Verdict,
     {
         let want = min.min(max);
-        let mut got = self.deliver(max, &mut decide, out);
-        while got < max && self.in_kernel > 0 && self.again == 0 {
+        let mut got = self.book.deliver(&mut self.slots, max, &mut decide, out);
+        while got < max && self.in_kernel > 0 && self.book.again == 0 {
             let need = want.saturating_sub(got).min(self.in_kernel);
             match self.take_events(need, max - got) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
-            got += self.deliver(max - got, &mut decide, out);
+            got += self
+                .book
+                .deliver(&mut self.slots, max - got, &mut decide, out);
             if got >= want {
                 break;
             }
@@ -614,45 +609,8 @@ impl AioContext {
         Ok(got)
     }
 
-    /// Hands out up to `max` of the answers that arrived, as `decide` says;
-    /// returns how many went to `out`.
-    #[inline]
-    fn deliver<F>(&mut self, max: usize, decide: &mut F, out: &mut Vec<Completion>) -> usize
-    where
-        F: FnMut(u32, &mut Request, i64) -> Verdict,
-    {
-        let mut got = 0;
-        while got < max {
-            let Some((index, result)) = self.arrived.pop_front() else {
-                break;
-            };
-            let Some(slot) = self.slots.get_mut(index as usize) else {
-                debug_assert!(false, "an answer for unknown slot {index}");
-                continue;
-            };
-            let Some(request) = slot.request.as_mut() else {
-                debug_assert!(false, "an answer for empty slot {index}");
-                continue;
-            };
-            match decide(index, request, result) {
-                Verdict::Done(result) => {
-                    let request = self.release(index).expect("held a request");
-                    out.push(request.complete(result));
-                    got += 1;
-                }
-                Verdict::Again => {
-                    // Its data moves again at the next commit (the device).
-                    slot.transferred = None;
-                    self.queued.push(index);
-                    self.again += 1;
-                }
-            }
-        }
-        got
-    }
-
     /// One `io_getevents` for at least `min` and at most `max` events; their
-    /// answers join [`AioContext::arrived`]. Returns how many.
+    /// answers join those arrived, for the next reap to hand out. Returns how many.
     fn take_events(&mut self, min: usize, max: usize) -> io::Result<usize> {
         let nr = max.min(self.events.len()).min(self.in_kernel).max(min);
         let n = io_getevents(self.ctx, min, &mut self.events[..nr])?;
@@ -676,7 +634,7 @@ impl AioContext {
             } else {
                 result
             };
-            self.arrived.push_back((index, result));
+            self.book.arrived.push_back((index, result));
         }
         Ok(n)
     }
@@ -718,11 +676,11 @@ impl std::fmt::Debug for AioContext {
         f.debug_struct("AioContext")
             .field("ctx", &format_args!("{:#x}", self.ctx))
             .field("capacity", &self.slots.len())
-            .field("occupied", &self.occupied)
-            .field("queued", &self.queued.len())
+            .field("occupied", &self.book.occupied)
+            .field("queued", &self.book.queued.len())
             .field("in_kernel", &self.in_kernel)
-            .field("arrived", &self.arrived.len())
-            .field("again", &self.again)
+            .field("arrived", &self.book.arrived.len())
+            .field("again", &self.book.again)
             .field("nowait", &(self.rw_flags & libc::RWF_NOWAIT != 0))
             .field("device", &self.device)
             .field("submit_calls", &self.submit_calls)

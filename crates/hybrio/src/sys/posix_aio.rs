@@ -18,11 +18,11 @@
 //! not started, waits (10 s at most) for the rest, and leaks the slots of
 //! whatever is still running then rather than free them under glibc's threads.
 
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
+use super::slot_book::{HoldsRequest, SlotBook};
 use crate::request::{Completion, Op, Request, Verdict};
 
 /// How long `Drop` waits for requests glibc could not cancel.
@@ -48,6 +48,12 @@ impl Slot {
     }
 }
 
+impl HoldsRequest for Slot {
+    fn request(&mut self) -> &mut Option<Request> {
+        &mut self.request
+    }
+}
+
 /// An `aiocb` with nothing in it, whose completion notifies nobody (the
 /// caller asks `aio_error`).
 fn blank_aiocb() -> libc::aiocb {
@@ -66,17 +72,10 @@ pub(crate) struct PosixAioQueue {
     #[allow(clippy::vec_box)]
     slots: Vec<Box<Slot>>,
     capacity: usize,
-    free: Vec<u32>,
-    /// Requests in `slots`: queued, running, or answered and not handed out.
-    occupied: usize,
-    /// Slots pushed (or kept to be sent again) since the last submit, in order.
-    queued: Vec<u32>,
+    /// Free, queued and answered slots.
+    book: SlotBook,
     /// Slots glibc has, in the order they were given.
     running: Vec<u32>,
-    /// Answers not yet handed out, by slot, oldest first.
-    arrived: VecDeque<(u32, i64)>,
-    /// Slots a reap's `decide` kept to be sent again.
-    again: usize,
     /// `aio_suspend`'s list, rebuilt at each wait.
     waitlist: Vec<*const libc::aiocb>,
 }
@@ -96,12 +95,8 @@ impl PosixAioQueue {
         PosixAioQueue {
             slots: Vec::with_capacity(slots),
             capacity,
-            free: Vec::with_capacity(slots),
-            occupied: 0,
-            queued: Vec::with_capacity(slots),
+            book: SlotBook::with_capacity(slots),
             running: Vec::with_capacity(slots),
-            arrived: VecDeque::with_capacity(slots),
-            again: 0,
             waitlist: Vec::with_capacity(slots),
         }
     }
@@ -109,7 +104,7 @@ impl PosixAioQueue {
     /// Requests pushed and not yet handed out.
     #[inline]
     pub(crate) fn in_flight(&self) -> usize {
-        self.occupied
+        self.book.occupied
     }
 
     /// Slots made so far.
@@ -119,13 +114,13 @@ impl PosixAioQueue {
 
     /// Requests queued for the next [`submit_all`](Self::submit_all).
     pub(crate) fn queued(&self) -> usize {
-        self.queued.len()
+        self.book.queued.len()
     }
 
     /// Requests the reaps kept to be sent again, queued for the next
     /// [`submit_all`](Self::submit_all), which clears the count.
     pub(crate) fn again(&self) -> usize {
-        self.again
+        self.book.again
     }
 
     /// Takes `request` into a slot, to be handed to glibc at the next
@@ -133,7 +128,7 @@ impl PosixAioQueue {
     /// taken. `fd` must stay open until the request is handed out.
     #[inline]
     pub(crate) fn push(&mut self, request: Request, fd: RawFd) -> Result<(), Request> {
-        let index = match self.free.pop() {
+        let index = match self.book.free.pop() {
             Some(index) => index,
             None if self.slots.len() < self.capacity => {
                 self.slots.push(Box::new(Slot::empty()));
@@ -144,8 +139,8 @@ impl PosixAioQueue {
         let slot = &mut self.slots[index as usize];
         slot.request = Some(request);
         slot.fd = fd;
-        self.occupied += 1;
-        self.queued.push(index);
+        self.book.occupied += 1;
+        self.book.queued.push(index);
         Ok(())
     }
 
@@ -154,18 +149,18 @@ impl PosixAioQueue {
     /// request glibc refuses completes with the errno it gave (`EAGAIN` when
     /// it is short of resources), at the next reap.
     pub(crate) fn submit_all(&mut self) -> usize {
-        self.again = 0;
-        let queued = std::mem::take(&mut self.queued);
+        self.book.again = 0;
+        let queued = std::mem::take(&mut self.book.queued);
         for &index in &queued {
             match self.start(index) {
                 Ok(()) => self.running.push(index),
-                Err(result) => self.arrived.push_back((index, result)),
+                Err(result) => self.book.arrived.push_back((index, result)),
             }
         }
         let handed_over = queued.len();
         // Keep the allocation for the next commit.
-        self.queued = queued;
-        self.queued.clear();
+        self.book.queued = queued;
+        self.book.queued.clear();
         handed_over
     }
 
@@ -249,7 +244,7 @@ impl PosixAioQueue {
             } else {
                 -i64::from(status)
             };
-            self.arrived.push_back((index, result));
+            self.book.arrived.push_back((index, result));
             finished += 1;
         }
         self.running.truncate(kept);
@@ -291,14 +286,6 @@ impl PosixAioQueue {
         }
     }
 
-    /// Takes the request out of slot `index` and frees the slot.
-    fn release(&mut self, index: u32) -> Option<Request> {
-        let request = self.slots.get_mut(index as usize)?.request.take()?;
-        self.free.push(index);
-        self.occupied -= 1;
-        Some(request)
-    }
-
     /// Waits until at least `min` answers are in (fewer only if fewer were
     /// submitted), appends at most `max` completions to `out`, and returns how
     /// many, asking `decide(slot, request, result)` what each answer means
@@ -319,8 +306,8 @@ impl PosixAioQueue {
         F: FnMut(u32, &mut Request, i64) -> Verdict,
     {
         let want = min.min(max);
-        let mut got = self.deliver(max, &mut decide, out);
-        while got < max && !self.running.is_empty() && self.again == 0 {
+        let mut got = self.book.deliver(&mut self.slots, max, &mut decide, out);
+        while got < max && !self.running.is_empty() && self.book.again == 0 {
             if self.collect() == 0 {
                 if got >= want {
                     break;
@@ -328,43 +315,14 @@ impl PosixAioQueue {
                 self.suspend(None)?;
                 continue;
             }
-            got += self.deliver(max - got, &mut decide, out);
+            got += self
+                .book
+                .deliver(&mut self.slots, max - got, &mut decide, out);
             if got >= want {
                 break;
             }
         }
         Ok(got)
-    }
-
-    /// Hands out up to `max` of the answers that arrived, as `decide` says;
-    /// returns how many went to `out`.
-    #[inline]
-    fn deliver<F>(&mut self, max: usize, decide: &mut F, out: &mut Vec<Completion>) -> usize
-    where
-        F: FnMut(u32, &mut Request, i64) -> Verdict,
-    {
-        let mut got = 0;
-        while got < max {
-            let Some((index, result)) = self.arrived.pop_front() else {
-                break;
-            };
-            let Some(request) = self.slots[index as usize].request.as_mut() else {
-                debug_assert!(false, "an answer for empty slot {index}");
-                continue;
-            };
-            match decide(index, request, result) {
-                Verdict::Done(result) => {
-                    let request = self.release(index).expect("held a request");
-                    out.push(request.complete(result));
-                    got += 1;
-                }
-                Verdict::Again => {
-                    self.queued.push(index);
-                    self.again += 1;
-                }
-            }
-        }
-        got
     }
 }
 
@@ -402,11 +360,11 @@ impl std::fmt::Debug for PosixAioQueue {
         f.debug_struct("PosixAioQueue")
             .field("capacity", &self.capacity)
             .field("slots", &self.slots.len())
-            .field("occupied", &self.occupied)
-            .field("queued", &self.queued.len())
+            .field("occupied", &self.book.occupied)
+            .field("queued", &self.book.queued.len())
             .field("running", &self.running.len())
-            .field("arrived", &self.arrived.len())
-            .field("again", &self.again)
+            .field("arrived", &self.book.arrived.len())
+            .field("again", &self.book.again)
             .finish()
     }
 }
