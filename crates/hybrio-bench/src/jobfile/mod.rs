@@ -763,6 +763,20 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             "hipri needs direct=1 (polled completions only exist for O_DIRECT)".into(),
         ));
     }
+    // fio has `nowait` only on the engines that pass RWF_NOWAIT (it says
+    // "unrecognized option" on the others); elsewhere it would change
+    // nothing but leave EAGAIN unretried.
+    if job.nowait
+        && !matches!(
+            job.ioengine.as_str(),
+            "pvsync2" | "libaio" | "io_uring" | "adaptive"
+        )
+    {
+        return Err(invalid(format!(
+            "nowait (RWF_NOWAIT) is an option of pvsync2, libaio, io_uring and adaptive: ioengine={} passes no per-request flags",
+            job.ioengine
+        )));
+    }
     Ok(())
 }
 

@@ -364,6 +364,19 @@ fn drop_cache_after_is_refused_where_there_is_no_cache_to_drop() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("completion_latency"), "{err}");
+    // nowait only where the engine passes RWF_NOWAIT, as fio has it.
+    for engine in ["pvsync2", "libaio", "io_uring", "adaptive"] {
+        assert!(file(&format!("[a]\nsize=1m\nioengine={engine}\nnowait=1\n")).is_ok());
+    }
+    for engine in ["psync", "sync", "pool", "posixaio", "null"] {
+        let err = file(&format!("[a]\nsize=1m\nioengine={engine}\nnowait=1\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("nowait") && err.contains(&format!("ioengine={engine}")),
+            "{err}"
+        );
+    }
     let err = file("[a]\nsize=1m\nstartdelay=1-5\n")
         .unwrap_err()
         .to_string();
