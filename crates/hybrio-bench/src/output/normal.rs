@@ -615,6 +615,9 @@ fn group_status(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::output::testutil;
+    use crate::stats::{DEFAULT_PERCENTILES, GroupDirSummary, StatsConfig};
 
     /// A device's "Disk stats" line as each fio writes it: sectors since
     /// 3.36; a device made of others with its slaves' mean and the busiest
@@ -668,10 +671,6 @@ mod tests {
             )
         );
     }
-
-    use super::*;
-    use crate::output::testutil;
-    use crate::stats::{DEFAULT_PERCENTILES, GroupDirSummary, StatsConfig};
 
     fn desc(name: &str, rw: &str, bs: [(u64, u64); 3], engine: &str, depth: u32) -> JobDescription {
         JobDescription {

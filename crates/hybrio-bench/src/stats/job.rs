@@ -204,7 +204,7 @@ pub(super) fn lat_bucket(ns: u64) -> usize {
 /// For each value below the last threshold, how many of [`LAT_THRESHOLDS`]
 /// it reaches: one load on every completion's path instead of eleven
 /// comparisons.
-const LAT_STEPS: [u8; LAT_THRESHOLDS[LAT_THRESHOLDS.len() - 1] as usize] = {
+static LAT_STEPS: [u8; LAT_THRESHOLDS[LAT_THRESHOLDS.len() - 1] as usize] = {
     let mut steps = [0u8; LAT_THRESHOLDS[LAT_THRESHOLDS.len() - 1] as usize];
     let mut v = 0;
     while v < steps.len() {

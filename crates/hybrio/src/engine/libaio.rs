@@ -33,6 +33,7 @@ use crate::file::FileEntry;
 use crate::request::{Completion, Request, Verdict};
 use crate::sys::aio::{self, AioContext};
 use crate::sys::host;
+use crate::sys::slot_book::SlotBook;
 
 const ENGINE: &str = "libaio";
 
@@ -61,24 +62,17 @@ impl SlotQueue for AioContext {
     const KIND: EngineKind = EngineKind::Libaio;
     const SUBMIT_CALL: &'static str = "io_submit";
     const WAIT_CALL: &'static str = "io_getevents";
+    const REFUSER: &'static str = "ioengine libaio";
     const SOCKETS_REFUSED: &'static str = "Linux AIO has no socket commands (io_submit says EINVAL); \
          io_uring, the pool, adaptive and the synchronous engines take sockets";
 
     #[inline]
-    fn in_flight(&self) -> usize {
-        AioContext::in_flight(self)
+    fn book(&self) -> &SlotBook {
+        AioContext::book(self)
     }
 
     fn slots(&self) -> usize {
         AioContext::slots(self)
-    }
-
-    fn queued(&self) -> usize {
-        AioContext::queued(self)
-    }
-
-    fn again(&self) -> usize {
-        AioContext::again(self)
     }
 
     #[inline]

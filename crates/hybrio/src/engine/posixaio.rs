@@ -25,6 +25,7 @@ use crate::Error;
 use crate::file::FileEntry;
 use crate::request::{Completion, Request, Verdict};
 use crate::sys::posix_aio::PosixAioQueue;
+use crate::sys::slot_book::SlotBook;
 
 /// The posixaio engine. See the [module documentation](self).
 pub(crate) type PosixaioEngine = SlottedEngine<PosixAioQueue>;
@@ -64,25 +65,18 @@ impl SlotQueue for PosixAioQueue {
     const KIND: EngineKind = EngineKind::Posixaio;
     const SUBMIT_CALL: &'static str = "aio_read/aio_write/aio_fsync";
     const WAIT_CALL: &'static str = "aio_suspend";
+    const REFUSER: &'static str = "ioengine posixaio";
     const SOCKETS_REFUSED: &'static str = "hybrio's posixaio takes files: the C library's POSIX AIO \
          would hold one of its threads in each receive; io_uring, the pool, adaptive and the \
          synchronous engines take sockets";
 
     #[inline]
-    fn in_flight(&self) -> usize {
-        PosixAioQueue::in_flight(self)
+    fn book(&self) -> &SlotBook {
+        PosixAioQueue::book(self)
     }
 
     fn slots(&self) -> usize {
         PosixAioQueue::slots(self)
-    }
-
-    fn queued(&self) -> usize {
-        PosixAioQueue::queued(self)
-    }
-
-    fn again(&self) -> usize {
-        PosixAioQueue::again(self)
     }
 
     #[inline]

@@ -19,6 +19,7 @@ use crate::blocking;
 use crate::device::EmulatedDevice;
 use crate::file::{Caching, FileEntry, FileHandle, FileTable};
 use crate::request::{Completion, Marks, Request, Verdict};
+use crate::sys::slot_book::SlotBook;
 
 /// The queue below an engine over an AIO interface: it owns each request,
 /// in a slot, from [`push`](SlotQueue::push) until a reap hands it out.
@@ -30,14 +31,12 @@ pub(crate) trait SlotQueue: Send + std::fmt::Debug {
     const SUBMIT_CALL: &'static str;
     const WAIT_CALL: &'static str;
 
-    /// Requests pushed and not yet handed out.
-    fn in_flight(&self) -> usize;
+    /// Its slots' bookkeeping: requests in flight, queued for the next
+    /// [`submit_all`](SlotQueue::submit_all), and of those the ones a reap
+    /// kept to be sent again.
+    fn book(&self) -> &SlotBook;
     /// Slots made so far: each slot index a reap names is below it.
     fn slots(&self) -> usize;
-    /// Requests queued for the next [`submit_all`](SlotQueue::submit_all).
-    fn queued(&self) -> usize;
-    /// Of those, requests a reap kept to be sent again.
-    fn again(&self) -> usize;
     /// Takes `request`, on the file `entry`, to be handed over at the next
     /// [`submit_all`](SlotQueue::submit_all); hands it back when full.
     fn push(&mut self, request: Request, entry: &FileEntry) -> Result<(), Request>;
@@ -67,6 +66,8 @@ pub(crate) trait SlotQueue: Send + std::fmt::Debug {
     fn refuses_type(&self, file_type: libc::mode_t) -> Option<&'static str>;
     /// Why sockets are refused.
     const SOCKETS_REFUSED: &'static str;
+    /// What refuses a file, in errors ("ioengine libaio").
+    const REFUSER: &'static str;
     /// The engine's line in reports; `buffered`: a file without `O_DIRECT` was added.
     fn describe(&self, depth: usize, buffered: bool) -> String;
 }
@@ -154,12 +155,12 @@ impl<Q: SlotQueue> SlottedEngine<Q> {
                 ),
             };
             got += reaped.map_err(|e| engine_error::<Q>(Q::WAIT_CALL, e))?;
-            let again = self.queue.again();
+            let again = self.queue.book().again();
             if again == 0 {
                 break;
             }
             self.retry.take_pause();
-            let callers = self.queue.queued() - again;
+            let callers = self.queue.book().queued() - again;
             self.queue
                 .submit_all()
                 .map_err(|e| engine_error::<Q>(Q::SUBMIT_CALL, e))?;
@@ -227,22 +228,13 @@ impl<Q: SlotQueue> SlottedEngine<Q> {
         let direct = entry.is_direct();
         if let Some(reason) = refusal {
             return Err(self.files.refuse(handle, |path| Error::Unsupported {
-                what: engine_what::<Q>(),
+                what: Q::REFUSER,
                 path: path.to_owned(),
                 reason,
             }));
         }
         self.buffered |= !direct;
         Ok(handle)
-    }
-}
-
-/// "ioengine NAME", for refusals.
-fn engine_what<Q: SlotQueue>() -> &'static str {
-    match Q::KIND {
-        EngineKind::Libaio => "ioengine libaio",
-        EngineKind::Posixaio => "ioengine posixaio",
-        _ => "ioengine",
     }
 }
 
@@ -265,7 +257,7 @@ impl<Q: SlotQueue> inject::HoldsBack for SlottedEngine<Q> {
     }
 
     fn below(&self) -> usize {
-        self.queue.in_flight()
+        self.queue.book().in_flight()
     }
 
     fn reap_below(
@@ -300,7 +292,7 @@ impl<Q: SlotQueue> FaultsFirst for SlottedEngine<Q> {
             ));
             return QueueOutcome::Completed(request.complete(result));
         }
-        if self.queue.in_flight() >= self.room {
+        if self.queue.book().in_flight() >= self.room {
             return QueueOutcome::Busy(request);
         }
         match self.queue.push(request, entry) {
@@ -362,7 +354,7 @@ impl<Q: SlotQueue> Engine for SlottedEngine<Q> {
     }
 
     fn in_flight(&self) -> usize {
-        self.queue.in_flight() + (self.depth - self.room)
+        self.queue.book().in_flight() + (self.depth - self.room)
     }
 
     fn is_synchronous(&self) -> bool {
@@ -402,6 +394,6 @@ impl<Q: SlotQueue> SharesFiles for SlottedEngine<Q> {
     }
 
     fn remove_alias(&mut self, handle: FileHandle) -> Result<(), Error> {
-        self.files.discard(handle, self.queue.in_flight())
+        self.files.discard(handle, self.queue.book().in_flight())
     }
 }

@@ -324,27 +324,15 @@ impl AioContext {
         })
     }
 
-    /// Requests pushed and not yet reaped.
+    /// Its slots' bookkeeping: requests in flight, queued, kept to be sent again.
     #[inline]
-    pub(crate) fn in_flight(&self) -> usize {
-        self.book.occupied
+    pub(crate) fn book(&self) -> &SlotBook {
+        &self.book
     }
 
     /// Slots made so far.
     pub(crate) fn slots(&self) -> usize {
         self.slots.len()
-    }
-
-    /// Requests queued for the next [`submit_all`](Self::submit_all): the
-    /// caller's, and those kept to be sent again ([`Self::again`]).
-    pub(crate) fn queued(&self) -> usize {
-        self.book.queued.len()
-    }
-
-    /// Requests the reaps kept in their slots to be sent again, queued for
-    /// the next [`submit_all`](Self::submit_all), which clears the count.
-    pub(crate) fn again(&self) -> usize {
-        self.book.again
     }
 
     /// `io_submit` calls so far.
@@ -381,7 +369,7 @@ impl AioContext {
         fd: RawFd,
         direct: bool,
     ) -> Result<(), Request> {
-        if self.in_flight() >= self.slots.len() {
+        if self.book.occupied >= self.slots.len() {
             return Err(request);
         }
         let Some(index) = self.book.free.pop() else {

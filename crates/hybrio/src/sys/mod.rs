@@ -13,7 +13,7 @@ pub(crate) mod placement;
 pub(crate) mod posix_aio;
 mod rusage;
 pub(crate) mod signal;
-mod slot_book;
+pub(crate) mod slot_book;
 mod socket;
 pub(crate) mod time;
 pub(crate) mod tsc;

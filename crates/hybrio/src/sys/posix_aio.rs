@@ -101,26 +101,15 @@ impl PosixAioQueue {
         }
     }
 
-    /// Requests pushed and not yet handed out.
+    /// Its slots' bookkeeping: requests in flight, queued, kept to be sent again.
     #[inline]
-    pub(crate) fn in_flight(&self) -> usize {
-        self.book.occupied
+    pub(crate) fn book(&self) -> &SlotBook {
+        &self.book
     }
 
     /// Slots made so far.
     pub(crate) fn slots(&self) -> usize {
         self.slots.len()
-    }
-
-    /// Requests queued for the next [`submit_all`](Self::submit_all).
-    pub(crate) fn queued(&self) -> usize {
-        self.book.queued.len()
-    }
-
-    /// Requests the reaps kept to be sent again, queued for the next
-    /// [`submit_all`](Self::submit_all), which clears the count.
-    pub(crate) fn again(&self) -> usize {
-        self.book.again
     }
 
     /// Takes `request` into a slot, to be handed to glibc at the next

@@ -56,6 +56,24 @@ impl SlotBook {
         }
     }
 
+    /// Requests pushed and not yet handed out.
+    #[inline]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.occupied
+    }
+
+    /// Requests queued for the next submit: the caller's, and those kept to
+    /// be sent again ([`again`](Self::again)).
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Requests the reaps kept in their slots to be sent again, queued for
+    /// the next submit, which clears the count.
+    pub(crate) fn again(&self) -> usize {
+        self.again
+    }
+
     /// Takes the request out of slot `index` of `slots` and frees the slot.
     pub(crate) fn release<S: HoldsRequest>(
         &mut self,
