@@ -81,6 +81,12 @@ impl FioVersion {
         self.minor >= 36
     }
 
+    /// fio before 3.42 (commit 7089300f) ends every write line of the
+    /// normal report with "; 0 zone resets", zoned device or not.
+    pub fn zone_resets_on_every_write_line(self) -> bool {
+        self.minor < 42
+    }
+
     /// fio 3.39 (commit 3ee53198) finishes its SHA-512; before, `sha512`
     /// stored what its block buffer held.
     pub fn sha512_finished(self) -> bool {

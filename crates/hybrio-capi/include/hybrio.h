@@ -32,6 +32,16 @@
 #define HYBRIO_DIRECT 16
 
 /**
+ * With `HYBRIO_DIRECT`: every write of the file is torn-write protected
+ * (`RWF_ATOMIC`, Linux 6.11), landing whole or not at all. Refused with
+ * `-EOPNOTSUPP` (the file not added) where the engine passes no flags or
+ * the file's filesystem or device offers none (XFS does on any device from
+ * Linux 6.16); each write must then be a power of two within the file's
+ * units (`statx`), at a multiple of its length, or it completes `-EINVAL`.
+ */
+#define HYBRIO_ATOMIC_WRITES 32
+
+/**
  * A completion's operation: a read.
  */
 #define HYBRIO_OP_READ 1
@@ -157,10 +167,11 @@ void hybrio_close(struct hybrio_engine *engine);
 
 /**
  * Opens `path` (`flags`: `HYBRIO_READ`, `HYBRIO_WRITE`, `HYBRIO_CREATE`,
- * `HYBRIO_TRUNCATE`, `HYBRIO_DIRECT`; `mode` for a created file) and adds
- * it to the engine. Returns the file's handle (>= 0), or -errno
- * (`-EISDIR` for a directory; libaio refuses pipes, FIFOs and character
- * devices, whose I/O it would run inside its commit).
+ * `HYBRIO_TRUNCATE`, `HYBRIO_DIRECT`, `HYBRIO_ATOMIC_WRITES`; `mode` for a
+ * created file) and adds it to the engine. Returns the file's handle
+ * (>= 0), or -errno (`-EISDIR` for a directory; libaio refuses pipes,
+ * FIFOs and character devices, whose I/O it would run inside its commit;
+ * `-EOPNOTSUPP` where atomic writes cannot be, the file not added).
  *
  * # Safety
  *

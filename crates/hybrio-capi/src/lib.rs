@@ -52,6 +52,13 @@ pub const HYBRIO_CREATE: u32 = 4;
 pub const HYBRIO_TRUNCATE: u32 = 8;
 /// `O_DIRECT`: bypass the page cache (buffers, offsets and lengths aligned).
 pub const HYBRIO_DIRECT: u32 = 16;
+/// With `HYBRIO_DIRECT`: every write of the file is torn-write protected
+/// (`RWF_ATOMIC`, Linux 6.11), landing whole or not at all. Refused with
+/// `-EOPNOTSUPP` (the file not added) where the engine passes no flags or
+/// the file's filesystem or device offers none (XFS does on any device from
+/// Linux 6.16); each write must then be a power of two within the file's
+/// units (`statx`), at a multiple of its length, or it completes `-EINVAL`.
+pub const HYBRIO_ATOMIC_WRITES: u32 = 32;
 
 /// A completion's operation: a read.
 pub const HYBRIO_OP_READ: u32 = 1;
@@ -134,7 +141,7 @@ fn errno_of(error: &hybrio::Error) -> c_int {
         hybrio::Error::FileBusy { .. } => libc::EBUSY,
         hybrio::Error::Unavailable { .. } | hybrio::Error::Unsupported { .. } => libc::ENOSYS,
         hybrio::Error::Limit { .. } => libc::EAGAIN,
-        hybrio::Error::NotOffered { .. } => libc::EOPNOTSUPP,
+        hybrio::Error::NotOffered { .. } | hybrio::Error::AtomicRefused { .. } => libc::EOPNOTSUPP,
         hybrio::Error::FileRefused { reason, .. } => errno_of(reason),
         _ => libc::EIO,
     }
@@ -178,12 +185,17 @@ fn open_engine(name: Option<&str>, depth: u32) -> Result<Box<hybrio_engine>, c_i
 
 /// Opens `path` as `flags` and `mode` say and adds it: its handle, or -errno.
 fn open_file(e: &mut hybrio_engine, path: &str, flags: u32, mode: u32) -> c_int {
-    let known = HYBRIO_READ | HYBRIO_WRITE | HYBRIO_CREATE | HYBRIO_TRUNCATE | HYBRIO_DIRECT;
+    let known = HYBRIO_READ
+        | HYBRIO_WRITE
+        | HYBRIO_CREATE
+        | HYBRIO_TRUNCATE
+        | HYBRIO_DIRECT
+        | HYBRIO_ATOMIC_WRITES;
     if flags & !known != 0 || flags & (HYBRIO_READ | HYBRIO_WRITE) == 0 {
         return fail(
             libc::EINVAL,
             format!(
-                "flags {flags:#x}: HYBRIO_READ and/or HYBRIO_WRITE, with CREATE, TRUNCATE, DIRECT"
+                "flags {flags:#x}: HYBRIO_READ and/or HYBRIO_WRITE, with CREATE, TRUNCATE, DIRECT, ATOMIC_WRITES"
             ),
         );
     }
@@ -195,10 +207,18 @@ fn open_file(e: &mut hybrio_engine, path: &str, flags: u32, mode: u32) -> c_int 
         .truncate(on(HYBRIO_TRUNCATE))
         .direct(on(HYBRIO_DIRECT))
         .mode(mode);
-    match e.engine.open_file(Path::new(path), &options) {
-        Ok(handle) => handle.0 as c_int,
-        Err(error) => fail_with(&error),
+    let handle = match e.engine.open_file(Path::new(path), &options) {
+        Ok(handle) => handle,
+        Err(error) => return fail_with(&error),
+    };
+    if on(HYBRIO_ATOMIC_WRITES)
+        && let Err(error) = e.engine.set_atomic_writes(handle, true)
+    {
+        // Not added after all: the caller has no handle to close it by.
+        drop(e.engine.remove_file(handle));
+        return fail_with(&error);
     }
+    handle.0 as c_int
 }
 
 /// Removes and closes file `file`: 0, or -errno.

@@ -127,6 +127,17 @@ pub enum Error {
         /// Why: the filesystem and kernel that refuse it, or the kind of file.
         reason: String,
     },
+    /// The file cannot take torn-write protected writes (`RWF_ATOMIC`): its
+    /// filesystem or device offers none, it is not `O_DIRECT`, or it is a
+    /// socket or a file of the emulated device.
+    #[error("atomic writes (RWF_ATOMIC) are refused on {path}: {reason}")]
+    AtomicRefused {
+        /// The file.
+        path: PathBuf,
+        /// Why: the filesystem and kernel that offer none, the units it
+        /// would take with `O_DIRECT`, or the kind of file.
+        reason: String,
+    },
     /// An engine cannot do I/O on this kind of file (Linux AIO on a socket).
     #[error("{what} cannot do I/O on {path}: {reason}")]
     Unsupported {

@@ -4,8 +4,10 @@
 //! 30% CPU at 512 contexts). Freed slots are reused, lowest first, so handles stay
 //! dense, which io_uring's registered-file table needs.
 
+mod atomic;
 mod handle;
 
+pub use atomic::{AtomicWriteUnits, atomic_write_units};
 pub use handle::FileHandle;
 
 use std::fs::File;
@@ -14,6 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::request::Op;
 use crate::sys::{self, host};
 
 /// One open file.
@@ -28,6 +31,10 @@ pub struct FileEntry {
     socket: bool,
     block_device: bool,
     caching: Caching,
+    /// The `RWF_*` flags its writes carry beyond its caching's
+    /// (`RWF_ATOMIC` once [`Engine::set_atomic_writes`](crate::engine::Engine::set_atomic_writes)
+    /// took it).
+    write_flags: i32,
 }
 
 /// Whether a file's data goes through the page cache, and stays there.
@@ -94,12 +101,24 @@ impl FileEntry {
         self.caching
     }
 
-    /// The `RWF_*` flag its reads and writes carry for its caching.
+    /// Whether its writes are torn-write protected (`RWF_ATOMIC`;
+    /// [`Engine::set_atomic_writes`](crate::engine::Engine::set_atomic_writes)).
+    pub fn atomic_writes(&self) -> bool {
+        self.write_flags & libc::RWF_ATOMIC != 0
+    }
+
+    /// The `RWF_*` flags a request of `op` on it carries: its caching's,
+    /// and for a write, its own.
     #[inline]
-    pub(crate) fn caching_flags(&self) -> i32 {
-        match self.caching {
+    pub(crate) fn rw_flags(&self, op: Op) -> i32 {
+        let caching = match self.caching {
             Caching::Cached | Caching::Auto => 0,
             Caching::Uncached => libc::RWF_DONTCACHE,
+        };
+        if op == Op::Write {
+            caching | self.write_flags
+        } else {
+            caching
         }
     }
 }
@@ -198,6 +217,7 @@ impl FileTable {
             socket,
             block_device,
             caching: Caching::Cached,
+            write_flags: 0,
         }
     }
 
@@ -265,6 +285,14 @@ impl FileTable {
         Some(entry)
     }
 
+    /// The entry at `handle`, to change.
+    fn entry_mut(&mut self, handle: FileHandle) -> Result<&mut FileEntry, Error> {
+        self.slots
+            .get_mut(handle.index())
+            .and_then(Option::as_mut)
+            .ok_or(Error::BadHandle(handle.0))
+    }
+
     /// Sets the caching of the file at `handle`, after checking that it can
     /// take it: a socket, an emulated device's file (`emulated`) or a file
     /// whose filesystem refuses `RWF_DONTCACHE` cannot be uncached, and an
@@ -275,11 +303,7 @@ impl FileTable {
         caching: Caching,
         emulated: bool,
     ) -> Result<(), Error> {
-        let entry = self
-            .slots
-            .get_mut(handle.index())
-            .and_then(Option::as_mut)
-            .ok_or(Error::BadHandle(handle.0))?;
+        let entry = self.entry_mut(handle)?;
         if caching == Caching::Uncached && !entry.direct {
             let refuse = |reason: String| Error::UncachedRefused {
                 path: entry.path.clone(),
@@ -296,6 +320,45 @@ impl FileTable {
             sys::probe_uncached(entry.fd).map_err(|e| refuse(uncached_refusal(entry.fd, &e)))?;
         }
         entry.caching = caching;
+        Ok(())
+    }
+
+    /// Makes the writes of the file at `handle` torn-write protected
+    /// (`RWF_ATOMIC`), or not, after checking that it can take them: an
+    /// `O_DIRECT` file whose filesystem offers them (`statx`), not a socket
+    /// or an emulated device's file (`emulated`).
+    pub(crate) fn set_atomic_writes(
+        &mut self,
+        handle: FileHandle,
+        atomic: bool,
+        emulated: bool,
+    ) -> Result<(), Error> {
+        let entry = self.entry_mut(handle)?;
+        if !atomic {
+            entry.write_flags &= !libc::RWF_ATOMIC;
+            return Ok(());
+        }
+        let refuse = |reason: String| Error::AtomicRefused {
+            path: entry.path.clone(),
+            reason,
+        };
+        if entry.socket {
+            return Err(refuse("a socket has no torn writes to protect".into()));
+        }
+        if emulated {
+            return Err(refuse(
+                "the emulated device writes through the page cache".into(),
+            ));
+        }
+        let units = atomic::units_of(entry.fd)
+            .map_err(|e| refuse(format!("statx cannot say which it takes: {e}")))?
+            .ok_or_else(|| refuse(atomic::refusal(entry.fd, entry.block_device)))?;
+        if !entry.direct {
+            return Err(refuse(format!(
+                "it takes them ({units}) only with O_DIRECT (direct=1): the kernel's units are direct I/O's"
+            )));
+        }
+        entry.write_flags |= libc::RWF_ATOMIC;
         Ok(())
     }
 
@@ -515,6 +578,7 @@ fn uncached_refusal(fd: RawFd, error: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::testkit::ScratchFs;
 
     /// open(2) opens a directory for reading; its requests would each fail
     /// with EISDIR (through the C API, which opens by path, too).
@@ -532,50 +596,12 @@ mod tests {
         }
     }
 
-    /// A small ext4 filesystem on a loop device, unmounted when dropped:
-    /// this machine's root ext4 refuses to move extents (EBUSY), a fresh
-    /// one takes it.
-    struct Ext4 {
-        /// Holds the image and the mount point; removed after the unmount.
-        _dir: tempfile::TempDir,
-        mount: std::path::PathBuf,
-    }
-
-    impl Ext4 {
-        fn mount() -> Result<Ext4, String> {
-            use std::process::Command;
-            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-            let (image, mount) = (dir.path().join("fs.img"), dir.path().join("mnt"));
-            std::fs::create_dir(&mount).map_err(|e| e.to_string())?;
-            std::fs::File::create(&image)
-                .and_then(|f| f.set_len(64 << 20))
-                .map_err(|e| e.to_string())?;
-            let run = |cmd: &mut Command| match cmd.output() {
-                Ok(out) if out.status.success() => Ok(()),
-                Ok(out) => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))?;
-            run(Command::new("mount")
-                .args(["-o", "loop"])
-                .arg(&image)
-                .arg(&mount))?;
-            Ok(Ext4 { _dir: dir, mount })
-        }
-    }
-
-    impl Drop for Ext4 {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount")
-                .arg(&self.mount)
-                .status();
-        }
-    }
-
     #[test]
     fn moving_extents_keeps_the_data_and_moves_the_blocks() {
         use std::os::unix::fs::FileExt;
-        let fs = match Ext4::mount() {
+        // This machine's root ext4 refuses to move extents (EBUSY); a
+        // fresh one takes it.
+        let fs = match ScratchFs::mount("ext4", 64 << 20) {
             Ok(fs) => fs,
             Err(why) => {
                 eprintln!("skipped: no ext4 filesystem can be made here ({why})");

@@ -84,6 +84,14 @@
 //!   do; a sequential read stream is read ahead of by a helper thread, so
 //!   that the page cache's work runs on another core (not where its pages
 //!   are cached already).
+//! * A file's writes can be atomic ([`Engine::set_atomic_writes`](engine::Engine::set_atomic_writes)):
+//!   each carries `RWF_ATOMIC` (Linux 6.11) on pvsync2, io_uring, libaio,
+//!   the pool and adaptive, and lands whole or not at all across a crash.
+//!   The file must be `O_DIRECT` on a filesystem or device that offers them
+//!   ([`atomic_write_units`](file::atomic_write_units), `statx`): XFS does
+//!   on any device from Linux 6.16. Each write must fit the units
+//!   ([`AtomicWriteUnits::fits`](file::AtomicWriteUnits::fits)); the kernel
+//!   answers any other with `-EINVAL`.
 //! * Sockets (UDP, TCP, Unix) go into the same table
 //!   ([`Engine::add_socket`](engine::Engine::add_socket)) for
 //!   [`Request::recv`](request::Request::recv) and

@@ -777,6 +777,26 @@ fn validate(job: &JobOptions) -> Result<(), JobError> {
             job.ioengine
         )));
     }
+    // fio has `atomic` on pvsync2, libaio and io_uring; hybrio's pool and
+    // adaptive pass the flag too. The kernel's atomic writes are O_DIRECT's:
+    // a buffered one is refused at its first write (EOPNOTSUPP).
+    if job.atomic && job.rw.writes() {
+        if !matches!(
+            job.ioengine.as_str(),
+            "pvsync2" | "libaio" | "io_uring" | "pool" | "adaptive"
+        ) {
+            return Err(invalid(format!(
+                "atomic (RWF_ATOMIC) is an option of pvsync2, libaio, io_uring, pool and adaptive: ioengine={} passes no flags with its writes",
+                job.ioengine
+            )));
+        }
+        if !job.direct {
+            return Err(invalid(
+                "atomic needs direct=1: the kernel's atomic writes (RWF_ATOMIC) are O_DIRECT writes"
+                    .into(),
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -105,6 +105,16 @@ impl BlockSizing {
         }
     }
 
+    /// Every size a draw can give: a range's are the multiples of its
+    /// smallest size up to its largest.
+    pub fn sizes(&self) -> Vec<u64> {
+        match self {
+            BlockSizing::Fixed(size) => vec![*size],
+            BlockSizing::Range { min, max } => (1..=max / min.max(&1)).map(|k| k * min).collect(),
+            BlockSizing::Split(sizes) => sizes.iter().map(|s| s.0).collect(),
+        }
+    }
+
     /// The unit of offsets and lengths: the smallest size.
     fn unit(&self) -> u64 {
         match self {

@@ -365,6 +365,8 @@ pub struct JobOptions {
     /// fio's `uncached`: uncached buffered I/O (`RWF_DONTCACHE`); hybrio's
     /// `auto` lets the adaptive engine choose.
     pub uncached: hybrio::file::Caching,
+    /// fio's `atomic`: torn-write protected writes (`RWF_ATOMIC`).
+    pub atomic: bool,
     /// hybrio's `recv_multishot`: io_uring receives through one standing
     /// multishot receive per socket.
     pub recv_multishot: bool,
@@ -680,6 +682,7 @@ impl Default for JobOptions {
             hipri: false,
             nowait: false,
             uncached: hybrio::file::Caching::Cached,
+            atomic: false,
             recv_multishot: false,
             fadvise_hint: Some(FadviseHint::Workload),
             completion_latency: None,

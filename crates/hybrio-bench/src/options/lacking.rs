@@ -35,10 +35,6 @@ pub static LACKING: &[(&str, &str)] = &[
         "hybrio does not look for a mounted file system on a device it writes, so there is no guard for this to lift (not implemented); check the device yourself",
     ),
     (
-        "atomic",
-        "atomic (torn-write protected) writes with RWF_ATOMIC: not implemented by hybrio yet",
-    ),
-    (
         "block_error_percentiles",
         "fio's histogram of the trims it took to reach write errors (a device wearing out): not implemented by hybrio",
     ),

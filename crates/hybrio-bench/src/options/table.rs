@@ -732,6 +732,14 @@ pub static CORE_OPTIONS: &[OptionDef] = &[
         |j, v| j.nowait = units::parse_bool(v)?
     ),
     opt!(
+        "atomic",
+        &[],
+        Kind::Bool,
+        "0",
+        "pvsync2, libaio, io_uring, pool, adaptive: torn-write protected writes (RWF_ATOMIC, Linux 6.11): each lands whole or not at all; needs direct=1, a file that takes them (XFS from Linux 6.16, or a device that has them) and write sizes within its units (statx), each a power of two",
+        |j, v| j.atomic = units::parse_bool(v)?
+    ),
+    opt!(
         "recv_multishot",
         &[],
         Kind::Bool,

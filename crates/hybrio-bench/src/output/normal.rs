@@ -43,7 +43,7 @@ pub fn banner(desc: &JobDescription, groupid: u32) -> String {
 pub fn render(report: &RunReport) -> String {
     let mut out = String::from("\n");
     for job in &report.jobs {
-        job_status(&mut out, job, report.group(job.groupid));
+        job_status(&mut out, job, report.group(job.groupid), report.fio_compat);
     }
     for group in &report.groups {
         // fio takes a group's units and unified reporting from its first job.
@@ -110,7 +110,12 @@ pub fn disk_line(disk: &crate::diskstats::DiskUtil, fio: crate::fio_version::Fio
     line
 }
 
-fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
+fn job_status(
+    out: &mut String,
+    job: &JobReport,
+    rs: Option<&GroupSummary>,
+    fio: crate::fio_version::FioVersion,
+) {
     let s = &job.stats;
     let io_bytes: u64 = DataDir::ALL.iter().map(|&d| s.dir(d).io_bytes()).sum();
     // fio prints nothing for a job without I/O; a job that failed is shown
@@ -150,13 +155,13 @@ fn job_status(out: &mut String, job: &JobReport, rs: Option<&GroupSummary>) {
                 (UnifiedRw::Mixed, DataDir::Read) => "mixed",
                 _ => dir.name(),
             };
-            dir_status(out, s, dir, rs, rates, label);
+            dir_status(out, s, dir, rs, rates, label, fio);
         }
     }
     if job.unified == UnifiedRw::Both {
         let mixed = s.clone().into_mixed();
         if mixed.dir(DataDir::Read).io_bytes() > 0 {
-            dir_status(out, &mixed, DataDir::Read, rs, rates, "mixed");
+            dir_status(out, &mixed, DataDir::Read, rs, rates, "mixed", fio);
         }
     }
     latencies(out, s);
@@ -352,6 +357,7 @@ fn dir_status(
     rs: Option<&GroupSummary>,
     rates: Rates,
     label: &str,
+    fio: crate::fio_version::FioVersion,
 ) {
     let iec_first = rates.iec_first;
     let d = s.dir(dir);
@@ -362,8 +368,8 @@ fn dir_status(
     let bw = d.bw_bytes_per_sec();
     let iops =
         u64::try_from(1000 * u128::from(d.total_ios()) / u128::from(runt)).unwrap_or(u64::MAX);
-    // fio 3.33 appends the zone reset count to every write line
-    let post = if dir == DataDir::Write {
+    // fio before 3.42 appends the zone reset count to every write line.
+    let post = if dir == DataDir::Write && fio.zone_resets_on_every_write_line() {
         "; 0 zone resets"
     } else {
         ""
@@ -927,7 +933,7 @@ mod tests {
      | 99.99th=[ 1992]
    bw (  KiB/s): min= 4000, max= 4000, per=100.00%, avg=4000.00, stdev= 0.00, samples=2
    iops        : min= 1000, max= 1000, avg=1000.00, stdev= 0.00, samples=2
-  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec); 0 zone resets
+  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)
     slat (nsec): min=200, max=200, avg=200.00, stdev= 0.00
     clat (nsec): min=20000, max=29990, avg=24995.00, stdev=2888.19
      lat (nsec): min=20200, max=30190, avg=25195.00, stdev=2888.19
@@ -984,7 +990,7 @@ Run status group 0 (all jobs):
             slat_percentiles: true,
             ..StatsConfig::default()
         };
-        let text = render(&testutil::report(cfg));
+        let text = render(&testutil::report(cfg.clone()));
         let (head, body) = text.split_once("pid=4242: ").unwrap();
         assert_eq!(head, "\nj1: (groupid=0, jobs=1): err= 0: ");
         // the header ends with ctime() of the start time in the local zone
@@ -992,6 +998,11 @@ Run status group 0 (all jobs):
         assert_eq!(time.len(), 24, "{time}");
         assert!(time.ends_with(" 2020") && time.contains("Feb 1"), "{time}");
         assert_eq!(body, SYNTHETIC);
+        // fio before 3.42 ends each write line with the zone resets.
+        let mut older = testutil::report(cfg);
+        older.fio_compat = crate::fio_version::FioVersion::OLDEST;
+        let write_line = "(4000KiB/2000msec); 0 zone resets\n    slat (nsec): min=200";
+        assert!(render(&older).contains(write_line));
     }
 
     #[test]

@@ -138,6 +138,10 @@ impl Engine for DefragEngine {
         self.inner.set_caching(handle, caching)
     }
 
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), hybrio::Error> {
+        self.inner.set_atomic_writes(handle, atomic)
+    }
+
     fn queue(&mut self, request: Request) -> QueueOutcome {
         let result = self.defragment(&request);
         QueueOutcome::Completed(request.complete(result))

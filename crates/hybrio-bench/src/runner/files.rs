@@ -63,3 +63,65 @@ pub fn open_files(
         })
         .collect()
 }
+
+/// Adds one of the job's files to its engine with the modes that go with
+/// each file: its caching (`uncached`) and torn-write protected writes
+/// (`atomic`), probed now, so that a refusal is one line before any I/O.
+pub(crate) fn add_to_engine(
+    engine: &mut dyn hybrio::engine::Engine,
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    options: &JobOptions,
+) -> Result<FileHandle, hybrio::Error> {
+    let atomic = options.atomic && options.rw.writes();
+    let units = if atomic {
+        hybrio::file::atomic_write_units(&file)
+            .map_err(|e| hybrio::Error::io("statx(STATX_WRITE_ATOMIC)", &path, e))?
+    } else {
+        None
+    };
+    let handle = engine.add_file(file, path.clone())?;
+    if options.uncached != hybrio::file::Caching::Cached {
+        engine.set_caching(handle, options.uncached)?;
+    }
+    if atomic {
+        engine.set_atomic_writes(handle, true)?;
+        if let Some(units) = units {
+            atomic_sizes_fit(options, &units).map_err(|reason| hybrio::Error::AtomicRefused {
+                path: path.clone(),
+                reason,
+            })?;
+        }
+    }
+    Ok(handle)
+}
+
+/// Whether every write the job draws can be an atomic one of `units`: its
+/// sizes (a power of two within the units) and where its offsets fall
+/// (multiples of each size); why not if not.
+fn atomic_sizes_fit(
+    options: &JobOptions,
+    units: &hybrio::file::AtomicWriteUnits,
+) -> Result<(), String> {
+    let sizing = crate::offsets::BlockSizing::of_job(options, 1);
+    let sizes = sizing.sizes();
+    if let Some(size) = sizes.iter().find(|&&size| !units.fits(0, size)) {
+        return Err(format!(
+            "the job writes {size} bytes at a time, which no atomic write is here: it takes powers of two from {units}"
+        ));
+    }
+    // Sizes that differ put a longer write at an offset that is a multiple
+    // of a shorter one only, which the kernel refuses for the longer.
+    if let [shortest, .., longest] = sizes[..] {
+        return Err(format!(
+            "the job writes {shortest} to {longest} bytes at a time, and an atomic write must be at a multiple of its own length: give the writes one block size"
+        ));
+    }
+    let (size, align) = (sizes[0], options.blockalign[1]);
+    if align != 0 && !align.is_multiple_of(size) {
+        return Err(format!(
+            "blockalign={align} puts writes of {size} bytes at offsets that are not multiples of their length, which atomic writes must be at"
+        ));
+    }
+    Ok(())
+}

@@ -10,7 +10,7 @@ use hybrio::engine::{self, Engine, EngineConfig, EngineKind};
 use hybrio::file::{AccessPattern, FileHandle};
 
 use super::errno::{EIO, ETIMEDOUT, error_errno};
-use super::files::{NOT_OPEN, open_limit};
+use super::files::{NOT_OPEN, add_to_engine, open_limit};
 use super::finish::{cpu_since, engine_line};
 use super::io_loop::IoLoop;
 use super::prepared::PreparedJob;
@@ -254,11 +254,8 @@ impl PreparedJob {
                     .map_err(|e| wrap(hybrio::Error::io("dup", &file.path, e)))?;
                 cache_files.push((copy, file.path.clone()));
             }
-            let handle = engine.add_file(open, file.path.clone()).map_err(wrap)?;
-            if options.uncached != hybrio::file::Caching::Cached {
-                // Probed now: a refusal is one line, before any I/O.
-                engine.set_caching(handle, options.uncached).map_err(wrap)?;
-            }
+            let handle =
+                add_to_engine(engine.as_mut(), open, file.path.clone(), &options).map_err(wrap)?;
             handles.push((handle, file.path));
         }
         let zones = options.zones.active(files_count);

@@ -217,6 +217,11 @@ impl Engine for OffloadEngine {
             .unwrap_or_else(|| Err(gone()))
     }
 
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), hybrio::Error> {
+        self.call(move |engine| engine.set_atomic_writes(handle, atomic))
+            .unwrap_or_else(|| Err(gone()))
+    }
+
     fn queue(&mut self, request: Request) -> QueueOutcome {
         if self.in_flight >= self.depth {
             return QueueOutcome::Busy(request);

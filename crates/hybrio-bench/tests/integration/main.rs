@@ -5,6 +5,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod atomic;
 mod bad_input;
 mod buffers;
 mod exits;
@@ -31,6 +32,62 @@ fn hybrio(args: &[&str], dir: &Path) -> Output {
         .current_dir(dir)
         .output()
         .expect("hybrio runs")
+}
+
+/// A small filesystem on a loop device, unmounted (which frees the loop
+/// device) when dropped: for a test that needs what the scratch
+/// directory's filesystem lacks.
+struct ScratchFs {
+    _dir: tempfile::TempDir,
+    mount: std::path::PathBuf,
+}
+
+impl ScratchFs {
+    /// A fresh `kind` filesystem (`mkfs.<kind>`), or `None` after saying
+    /// why not (no mkfs, not root).
+    fn mount(kind: &str) -> Option<ScratchFs> {
+        let dir = tempfile::tempdir().unwrap();
+        let (image, mount) = (dir.path().join("fs.img"), dir.path().join("mnt"));
+        std::fs::create_dir(&mount).unwrap();
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(320 << 20)
+            .unwrap();
+        let ok = |cmd: &mut Command| cmd.output().is_ok_and(|o| o.status.success());
+        let force = if kind == "xfs" { "-f" } else { "-F" };
+        if !ok(Command::new(format!("mkfs.{kind}"))
+            .args(["-q", force])
+            .arg(&image))
+            || !ok(Command::new("mount")
+                .args(["-o", "loop"])
+                .arg(&image)
+                .arg(&mount))
+        {
+            eprintln!("skipping: cannot make and mount {kind} here (needs mkfs.{kind} and root)");
+            return None;
+        }
+        Some(ScratchFs { _dir: dir, mount })
+    }
+}
+
+impl Drop for ScratchFs {
+    /// Unmounts, waiting a few seconds at most while the filesystem is busy
+    /// (a ring closed just before lets go of its files a little later, in
+    /// the kernel's own time), then detaches it lazily: never left mounted.
+    fn drop(&mut self) {
+        use std::process::{Command, Stdio};
+        for _ in 0..50 {
+            let unmounted = Command::new("umount")
+                .arg(&self.mount)
+                .stderr(Stdio::null())
+                .status();
+            if unmounted.is_ok_and(|status| status.success()) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
 }
 
 /// Runs hybrio with JSON output and returns the parsed document.

@@ -7,7 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::{engines, hybrio, run_json};
+use super::{ScratchFs, engines, hybrio, run_json};
 
 /// Bytes of the file at `path` that hold storage (`st_blocks`).
 fn allocated(path: &Path) -> u64 {
@@ -410,48 +410,10 @@ fn directory_engines_make_look_up_and_remove_each_directory_and_log_it() {
     assert!(stderr.contains("mkdir of ./d.0.0: File exists"), "{stderr}");
 }
 
-/// A small ext4 filesystem on a loop device, unmounted when dropped (this
-/// machine's root ext4 refuses to move extents, a fresh one takes it).
-struct Ext4 {
-    _dir: tempfile::TempDir,
-    mount: std::path::PathBuf,
-}
-
-impl Ext4 {
-    fn mount() -> Option<Ext4> {
-        use std::process::Command;
-        let dir = tempfile::tempdir().unwrap();
-        let (image, mount) = (dir.path().join("fs.img"), dir.path().join("mnt"));
-        std::fs::create_dir(&mount).unwrap();
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(128 << 20)
-            .unwrap();
-        let ok = |cmd: &mut Command| cmd.output().is_ok_and(|o| o.status.success());
-        if !ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))
-            || !ok(Command::new("mount")
-                .args(["-o", "loop"])
-                .arg(&image)
-                .arg(&mount))
-        {
-            eprintln!("skipping: cannot make and mount an ext4 filesystem here (needs root)");
-            return None;
-        }
-        Some(Ext4 { _dir: dir, mount })
-    }
-}
-
-impl Drop for Ext4 {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(&self.mount)
-            .status();
-    }
-}
-
 #[test]
 fn e4defrag_moves_the_donors_extents_under_each_write_and_keeps_the_data() {
-    let Some(fs) = Ext4::mount() else {
+    // This machine's root ext4 refuses to move extents; a fresh one takes it.
+    let Some(fs) = ScratchFs::mount("ext4") else {
         return;
     };
     let data: Vec<u8> = (0..8u32 << 20).map(|i| (i % 253) as u8).collect();

@@ -120,10 +120,11 @@ pub unsafe extern "C" fn hybrio_close(engine: *mut hybrio_engine) {
 }
 
 /// Opens `path` (`flags`: `HYBRIO_READ`, `HYBRIO_WRITE`, `HYBRIO_CREATE`,
-/// `HYBRIO_TRUNCATE`, `HYBRIO_DIRECT`; `mode` for a created file) and adds
-/// it to the engine. Returns the file's handle (>= 0), or -errno
-/// (`-EISDIR` for a directory; libaio refuses pipes, FIFOs and character
-/// devices, whose I/O it would run inside its commit).
+/// `HYBRIO_TRUNCATE`, `HYBRIO_DIRECT`, `HYBRIO_ATOMIC_WRITES`; `mode` for a
+/// created file) and adds it to the engine. Returns the file's handle
+/// (>= 0), or -errno (`-EISDIR` for a directory; libaio refuses pipes,
+/// FIFOs and character devices, whose I/O it would run inside its commit;
+/// `-EOPNOTSUPP` where atomic writes cannot be, the file not added).
 ///
 /// # Safety
 ///

@@ -256,6 +256,24 @@ static void directories_are_refused(void) {
     hybrio_close(engine);
 }
 
+/* Atomic writes on a file whose filesystem offers none (the scratch
+ * directory's, or an engine without flags): refused, and the file not
+ * left in the engine (the next file opened takes the first handle). */
+static void atomic_writes_are_refused_where_they_cannot_be(void) {
+    hybrio_engine *engine;
+    if (hybrio_open(engine_name, 2, &engine) != 0) {
+        CHECK(0, "open");
+        return;
+    }
+    uint32_t flags = HYBRIO_READ | HYBRIO_WRITE | HYBRIO_DIRECT | HYBRIO_ATOMIC_WRITES;
+    int file = hybrio_open_file(engine, path_of("data"), flags, 0);
+    CHECK(file == -EOPNOTSUPP, "atomic writes were taken here: %d", file);
+    CHECK(strstr(hybrio_last_error(), "RWF_ATOMIC") != NULL, "the refusal does not name RWF_ATOMIC");
+    file = hybrio_open_file(engine, path_of("data"), HYBRIO_READ, 0);
+    CHECK(file == 0, "the refused file kept its handle: the next one is %d", file);
+    hybrio_close(engine);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: edges ENGINE DIR\n");
@@ -269,6 +287,7 @@ int main(int argc, char **argv) {
     largest_depth();
     engines_move_between_threads();
     directories_are_refused();
+    atomic_writes_are_refused_where_they_cannot_be();
     if (failures) {
         fprintf(stderr, "%s: %d checks failed\n", engine_name, failures);
         return 1;

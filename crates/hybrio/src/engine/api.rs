@@ -115,6 +115,28 @@ pub trait Engine: Send + std::fmt::Debug {
         }
     }
 
+    /// Makes the writes of the file at `handle` torn-write protected
+    /// (`RWF_ATOMIC`, Linux 6.11), or ordinary again: each lands whole or
+    /// not at all, across a crash or a power failure. It needs an engine
+    /// that passes flags with each write (pvsync2, io_uring, libaio, the
+    /// pool, adaptive; the others refuse with [`Error::NotOffered`]) and an
+    /// `O_DIRECT` file whose filesystem or device offers them, checked here,
+    /// before any I/O ([`Error::AtomicRefused`] names the units the file
+    /// takes, or the filesystem and kernel that offer none). Each write must
+    /// then fit those units ([`AtomicWriteUnits::fits`](crate::file::AtomicWriteUnits::fits)):
+    /// the kernel answers any other with `-EINVAL`, never tearing it.
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        let _ = handle;
+        if !atomic {
+            return Ok(());
+        }
+        Err(Error::NotOffered {
+            engine: self.kind().name(),
+            what: "atomic writes (RWF_ATOMIC)",
+            reason: "it passes no flags with each write; pvsync2, io_uring, libaio, the pool and adaptive do",
+        })
+    }
+
     /// Offers one request. See [`QueueOutcome`].
     fn queue(&mut self, request: Request) -> QueueOutcome;
 
@@ -215,6 +237,9 @@ impl Engine for Box<dyn Engine> {
     }
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         (**self).set_caching(handle, caching)
+    }
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        (**self).set_atomic_writes(handle, atomic)
     }
     fn queue(&mut self, request: Request) -> QueueOutcome {
         (**self).queue(request)

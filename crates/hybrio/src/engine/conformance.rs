@@ -13,6 +13,7 @@ use crate::file::{self, FileHandle, OpenOptions};
 use crate::probe;
 use crate::request::{Completion, Op, Request};
 
+mod atomic;
 mod caching;
 mod contract;
 mod descriptors;

@@ -25,7 +25,8 @@ pub(crate) trait InlineCalls: Send + std::fmt::Debug {
     const KIND: EngineKind;
 
     /// Whether its calls carry `RWF_*` flags, so that its files can be
-    /// uncached ([`Engine::set_caching`]).
+    /// uncached ([`Engine::set_caching`]) and its writes atomic
+    /// ([`Engine::set_atomic_writes`]).
     const TAKES_FLAGS: bool = false;
 
     /// Reads or writes `buf` (its window) at `offset` of `fd`, the file at
@@ -147,7 +148,7 @@ impl<C: InlineCalls> InlineEngine<C> {
         if let Some(device) = &self.device {
             return device.run_blocking(fd, entry.is_direct(), request);
         }
-        let flags = entry.caching_flags() | request.rw_flags();
+        let flags = entry.rw_flags(request.op) | request.rw_flags();
         let calls = &mut self.calls;
         blocking::run(
             fd,
@@ -185,6 +186,17 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
         }
         self.files
             .set_caching(handle, caching, self.device.is_some())
+    }
+
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        if !C::TAKES_FLAGS && atomic {
+            return Err(Error::NotOffered {
+                engine: C::KIND.name(),
+                what: "atomic writes (RWF_ATOMIC)",
+                reason: "its writes are pwrite's, which take no flags; pvsync2, io_uring, libaio, the pool and adaptive take them",
+            });
+        }
+        self.set_atomic_writes_inside(handle, atomic)
     }
 
     #[inline(always)]
@@ -247,6 +259,12 @@ pub(crate) trait InlinePath: SharesFiles {
         self.set_caching(handle, caching)
     }
 
+    /// As [`set_atomic_writes`](Engine::set_atomic_writes), for an engine
+    /// inside another.
+    fn set_atomic_writes_inside(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        self.set_atomic_writes(handle, atomic)
+    }
+
     /// Tries a receive or send on a socket now (`MSG_DONTWAIT`), and when
     /// nothing was waiting, waits up to `linger_ns` for data (or room) and
     /// tries once more: its result, `-EAGAIN` when nothing came (the
@@ -286,6 +304,11 @@ impl<C: InlineCalls> InlinePath for InlineEngine<C> {
         // become preadv2/pwritev2 for an uncached file.
         self.files
             .set_caching(handle, caching, self.device.is_some())
+    }
+
+    fn set_atomic_writes_inside(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        self.files
+            .set_atomic_writes(handle, atomic, self.device.is_some())
     }
 
     fn try_socket_now(&mut self, request: &mut Request, linger_ns: u64) -> Option<i64> {

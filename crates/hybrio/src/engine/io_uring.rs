@@ -337,7 +337,7 @@ impl IoUringEngine {
             };
         }
         let file = self.file_ref(request.file, entry);
-        let flags = entry.caching_flags() | request.rw_flags();
+        let flags = entry.rw_flags(request.op) | request.rw_flags();
         match self.ring.push(request, file, flags) {
             Push::Queued => QueueOutcome::Queued,
             // queue() checked the depth above, so this is not expected.
@@ -498,6 +498,11 @@ impl Engine for IoUringEngine {
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         self.files
             .set_caching(handle, caching, self.device.is_some())
+    }
+
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        self.files
+            .set_atomic_writes(handle, atomic, self.device.is_some())
     }
 
     fn remove_file(&mut self, handle: FileHandle) -> Result<File, Error> {

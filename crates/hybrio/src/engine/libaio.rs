@@ -63,6 +63,7 @@ impl SlotQueue for AioContext {
     const SUBMIT_CALL: &'static str = "io_submit";
     const WAIT_CALL: &'static str = "io_getevents";
     const REFUSER: &'static str = "ioengine libaio";
+    const TAKES_WRITE_FLAGS: bool = true;
     const SOCKETS_REFUSED: &'static str = "Linux AIO has no socket commands (io_submit says EINVAL); \
          io_uring, the pool, adaptive and the synchronous engines take sockets";
 
@@ -77,7 +78,8 @@ impl SlotQueue for AioContext {
 
     #[inline]
     fn push(&mut self, request: Request, entry: &FileEntry) -> Result<(), Request> {
-        AioContext::push(self, request, entry.fd(), entry.is_direct())
+        let file_flags = entry.rw_flags(request.op);
+        AioContext::push(self, request, entry.fd(), entry.is_direct(), file_flags)
     }
 
     fn submit_all(&mut self) -> std::io::Result<usize> {

@@ -370,7 +370,7 @@ impl FaultsFirst for PoolEngine {
             block_device: entry.is_block_device(),
             device: self.device,
             deadline: None,
-            rw_flags: entry.caching_flags() | request.rw_flags(),
+            rw_flags: entry.rw_flags(request.op) | request.rw_flags(),
             nowait: self.nowait,
             request,
         });
@@ -401,6 +401,11 @@ impl Engine for PoolEngine {
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         self.files
             .set_caching(handle, caching, self.device.is_some())
+    }
+
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        self.files
+            .set_atomic_writes(handle, atomic, self.device.is_some())
     }
 
     #[inline]

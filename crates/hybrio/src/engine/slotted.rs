@@ -30,6 +30,9 @@ pub(crate) trait SlotQueue: Send + std::fmt::Debug {
     /// them, for errors.
     const SUBMIT_CALL: &'static str;
     const WAIT_CALL: &'static str;
+    /// Whether a file's `RWF_*` write flags reach the kernel with each
+    /// write, so that writes can be atomic ([`Engine::set_atomic_writes`]).
+    const TAKES_WRITE_FLAGS: bool = false;
 
     /// Its slots' bookkeeping: requests in flight, queued for the next
     /// [`submit_all`](SlotQueue::submit_all), and of those the ones a reap
@@ -329,6 +332,18 @@ impl<Q: SlotQueue> Engine for SlottedEngine<Q> {
             });
         }
         Ok(())
+    }
+
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        if atomic && !Q::TAKES_WRITE_FLAGS {
+            return Err(Error::NotOffered {
+                engine: Q::KIND.name(),
+                what: "atomic writes (RWF_ATOMIC)",
+                reason: "its calls take no flags; pvsync2, io_uring, libaio, the pool and adaptive take them",
+            });
+        }
+        self.files
+            .set_atomic_writes(handle, atomic, self.queue.device().is_some())
     }
 
     #[inline]

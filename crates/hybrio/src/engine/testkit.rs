@@ -229,3 +229,62 @@ pub(crate) fn readable_within(
     let timeout = Timespec::try_from(timeout).expect("a timeout that fits");
     poll(&mut fds, Some(&timeout)).expect("poll") == 1 && fds[0].revents().contains(PollFlags::IN)
 }
+
+/// A small filesystem made on a file and mounted through a loop device,
+/// unmounted (which frees the loop device) and removed when dropped: for a
+/// test that needs what the scratch directory's filesystem lacks (ext4's
+/// extent moves on a fresh ext4, XFS's atomic writes).
+pub(crate) struct ScratchFs {
+    /// Holds the image and the mount point; removed after the unmount.
+    _dir: TempDir,
+    /// Where it is mounted.
+    pub(crate) mount: PathBuf,
+}
+
+impl ScratchFs {
+    /// Makes a `kind` filesystem (`mkfs.<kind>`) of `size` bytes and mounts
+    /// it, or says why it cannot here (no mkfs, not root).
+    pub(crate) fn mount(kind: &str, size: u64) -> Result<ScratchFs, String> {
+        use std::process::Command;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let (image, mount) = (dir.path().join("fs.img"), dir.path().join("mnt"));
+        fs::create_dir(&mount).map_err(|e| e.to_string())?;
+        fs::File::create(&image)
+            .and_then(|f| f.set_len(size))
+            .map_err(|e| e.to_string())?;
+        let run = |cmd: &mut Command| match cmd.output() {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+            Err(e) => Err(format!("{:?}: {e}", cmd.get_program())),
+        };
+        let force = if kind == "xfs" { "-f" } else { "-F" };
+        run(Command::new(format!("mkfs.{kind}"))
+            .args(["-q", force])
+            .arg(&image))?;
+        run(Command::new("mount")
+            .args(["-o", "loop"])
+            .arg(&image)
+            .arg(&mount))?;
+        Ok(ScratchFs { _dir: dir, mount })
+    }
+}
+
+impl Drop for ScratchFs {
+    /// Unmounts, waiting a few seconds at most while the filesystem is busy
+    /// (a ring closed just before lets go of its files a little later, in
+    /// the kernel's own time), then detaches it lazily: never left mounted.
+    fn drop(&mut self) {
+        use std::process::{Command, Stdio};
+        for _ in 0..50 {
+            let unmounted = Command::new("umount")
+                .arg(&self.mount)
+                .stderr(Stdio::null())
+                .status();
+            if unmounted.is_ok_and(|status| status.success()) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
+}

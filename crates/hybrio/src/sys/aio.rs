@@ -212,6 +212,8 @@ struct Slot {
     fd: RawFd,
     /// Whether the file was opened `O_DIRECT` (the emulated device keeps its rules).
     direct: bool,
+    /// The `RWF_*` flags the file gives the request (`RWF_ATOMIC` on a write).
+    file_flags: libc::c_int,
     /// Emulated device: the transfer's result, delivered when the timer fires.
     transferred: Option<i64>,
     /// Emulated device: this slot's timerfd, made at first use and reused.
@@ -359,8 +361,8 @@ impl AioContext {
     /// Takes `request` into the slab, to be handed to the kernel at the next
     /// [`submit_all`](Self::submit_all); hands it back when the slab is full.
     ///
-    /// `fd` is its file's descriptor, which must stay open until the commit.
-    /// The caller vets the request: an offset past `i64::MAX` is `EINVAL`
+    /// `fd` is its file's descriptor, which must stay open until the commit;
+    /// `file_flags` the `RWF_*` flags its file gives it. The caller vets the request: an offset past `i64::MAX` is `EINVAL`
     /// from the kernel, and a read or write without a buffer moves nothing.
     #[inline]
     pub(crate) fn push(
@@ -368,6 +370,7 @@ impl AioContext {
         request: Request,
         fd: RawFd,
         direct: bool,
+        file_flags: libc::c_int,
     ) -> Result<(), Request> {
         if self.book.occupied >= self.slots.len() {
             return Err(request);
@@ -379,6 +382,7 @@ impl AioContext {
         slot.request = Some(request);
         slot.fd = fd;
         slot.direct = direct;
+        slot.file_flags = file_flags;
         slot.transferred = None;
         self.book.occupied += 1;
         self.book.queued.push(index);
@@ -430,8 +434,8 @@ impl AioContext {
 
     /// The read, write or sync iocb for the request in slot `index`.
     fn io_iocb(&mut self, index: u32) -> Result<Iocb, i64> {
-        let rw_flags = self.rw_flags;
         let slot = &mut self.slots[index as usize];
+        let rw_flags = self.rw_flags | slot.file_flags;
         let fd = slot.fd;
         let Some(request) = slot.request.as_mut() else {
             debug_assert!(false, "queued slot {index} is empty");

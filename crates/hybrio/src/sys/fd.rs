@@ -373,7 +373,6 @@ pub(crate) fn resident_pages(fd: RawFd, len: usize) -> io::Result<usize> {
     outcome
 }
 
-/// The type of the filesystem `fd` is on (`fstatfs`'s magic number).
 /// Whether `fd`'s file takes uncached I/O (`RWF_DONTCACHE`): a one-byte
 /// uncached read at offset 0 through a read-only descriptor of the same file
 /// (so a write-only one can be asked too), which changes nothing. The kernel
@@ -391,6 +390,39 @@ pub(crate) fn probe_uncached(fd: RawFd) -> io::Result<()> {
     .map(drop)
 }
 
+/// The sizes `fd`'s file takes torn-write protected (`RWF_ATOMIC`) direct
+/// writes of, as `statx(STATX_WRITE_ATOMIC)` gives them: `(unit_min,
+/// unit_max, segments_max)`, or `None` when the file offers none (the
+/// `STATX_ATTR_WRITE_ATOMIC` attribute unset, as before Linux 6.11 or on a
+/// filesystem without them).
+pub(crate) fn atomic_write_units(fd: RawFd) -> io::Result<Option<(u32, u32, u32)>> {
+    use rustix::fs::{AtFlags, StatxAttributes, StatxFlags};
+    // The uapi's STATX_WRITE_ATOMIC and STATX_ATTR_WRITE_ATOMIC (Linux 6.11),
+    // which rustix leaves unnamed.
+    const WRITE_ATOMIC: u32 = 0x0001_0000;
+    const ATTR_WRITE_ATOMIC: u64 = 0x0040_0000;
+    // SAFETY: the caller's descriptor stays open for the call (rustix's
+    // BorrowedFd only promises that much, and statx keeps nothing).
+    let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) };
+    let stat = rustix::fs::statx(
+        fd,
+        c"",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::from_bits_retain(WRITE_ATOMIC),
+    )?;
+    let offered = stat.stx_mask & WRITE_ATOMIC != 0
+        && stat
+            .stx_attributes
+            .contains(StatxAttributes::from_bits_retain(ATTR_WRITE_ATOMIC))
+        && stat.stx_atomic_write_unit_max > 0;
+    Ok(offered.then_some((
+        stat.stx_atomic_write_unit_min,
+        stat.stx_atomic_write_unit_max,
+        stat.stx_atomic_write_segments_max,
+    )))
+}
+
+/// The type of the filesystem `fd` is on (`fstatfs`'s magic number).
 pub(crate) fn filesystem_type(fd: RawFd) -> io::Result<i64> {
     let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
     // SAFETY: fstatfs writes one statfs into `fs`, which is large enough; any

@@ -22,8 +22,8 @@ pub(crate) mod uring;
 pub(crate) use errno::{negative_errno, retry_on_interrupt};
 pub(crate) use eventfd::Readiness;
 pub(crate) use fd::{
-    Advice, Fallocate, cached_pages, clear_direct, discard, fadvise, fallocate, fdatasync,
-    file_type, filesystem_type, fsync, ftruncate, is_block_device, is_direct, lseek_set,
+    Advice, Fallocate, atomic_write_units, cached_pages, clear_direct, discard, fadvise, fallocate,
+    fdatasync, file_type, filesystem_type, fsync, ftruncate, is_block_device, is_direct, lseek_set,
     move_extents, pread, preadv2, probe_uncached, pwrite, pwritev2, read, status_flags, write,
 };
 #[cfg(test)]

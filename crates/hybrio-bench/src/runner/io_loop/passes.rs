@@ -4,6 +4,7 @@
 
 use super::state::IoLoop;
 use crate::runner::errno::error_errno;
+use crate::runner::files::add_to_engine;
 
 impl IoLoop<'_> {
     /// fio starts every pass over the files (each of `loops`, and each repeat
@@ -80,10 +81,7 @@ impl IoLoop<'_> {
                     .try_clone()
                     .map_err(|e| hybrio::Error::io("dup", &path, e))?;
             }
-            let handle = self.job.engine.add_file(file, path.clone())?;
-            if options.uncached != hybrio::file::Caching::Cached {
-                self.job.engine.set_caching(handle, options.uncached)?;
-            }
+            let handle = add_to_engine(self.job.engine.as_mut(), file, path.clone(), options)?;
             self.job.files[i].0 = handle;
         }
         Ok(())
@@ -141,12 +139,7 @@ impl IoLoop<'_> {
                 path.clone()
             };
             let file = hybrio::file::open(&at, &opts)?;
-            let handle = self.job.engine.add_file(file, path)?;
-            if self.job.options.uncached != hybrio::file::Caching::Cached {
-                self.job
-                    .engine
-                    .set_caching(handle, self.job.options.uncached)?;
-            }
+            let handle = add_to_engine(self.job.engine.as_mut(), file, path, &self.job.options)?;
             self.job.files[i].0 = handle;
         }
         Ok(())

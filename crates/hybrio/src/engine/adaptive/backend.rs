@@ -125,6 +125,9 @@ impl Engine for AsyncEngine {
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         either!(self, engine => engine.set_caching(handle, caching))
     }
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        either!(self, engine => engine.set_atomic_writes(handle, atomic))
+    }
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
         match self {

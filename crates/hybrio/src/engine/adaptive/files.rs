@@ -223,6 +223,31 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
         Ok(())
     }
 
+    /// Makes the writes of the caller's file at `handle` atomic, or not,
+    /// on both paths: the inline engine's alias (its calls carry the flag
+    /// inside this engine) and the asynchronous engine's. The inline engine
+    /// checks first, and refuses what cannot take them.
+    pub(super) fn set_caller_atomic_writes(
+        &mut self,
+        handle: FileHandle,
+        atomic: bool,
+    ) -> Result<(), Error> {
+        let backend = self
+            .route_of(handle)
+            .ok_or(Error::BadHandle(handle.0))?
+            .backend;
+        self.inline.set_atomic_writes_inside(handle, atomic)?;
+        if let Err(error) = self.backends[backend]
+            .engine
+            .set_atomic_writes(handle, atomic)
+        {
+            // Both paths or neither.
+            let _ = self.inline.set_atomic_writes_inside(handle, false);
+            return Err(error);
+        }
+        Ok(())
+    }
+
     pub(super) fn remove_caller_file(&mut self, handle: FileHandle) -> Result<File, Error> {
         let backend = self
             .route_of(handle)

@@ -660,6 +660,10 @@ impl<I: InlinePath, B: AsyncBackend> Engine for AdaptiveEngine<I, B> {
         self.set_caller_caching(handle, caching)
     }
 
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        self.set_caller_atomic_writes(handle, atomic)
+    }
+
     #[inline(always)]
     fn queue(&mut self, request: Request) -> QueueOutcome {
         self.offer(request)

@@ -138,7 +138,7 @@ impl IoUringEngine {
             let result = EmulatedDevice::transfer(entry.fd(), entry.is_direct(), request);
             return self.ring.push_timed_again(slot, result, device.deadline());
         }
-        let flags = entry.caching_flags() | request.rw_flags();
+        let flags = entry.rw_flags(request.op) | request.rw_flags();
         let file = self.file_ref(handle, entry);
         self.ring.push_again(slot, file, flags)
     }

@@ -150,6 +150,9 @@ impl Engine for Counted {
     fn set_caching(&mut self, handle: FileHandle, caching: Caching) -> Result<(), Error> {
         self.inner.set_caching(handle, caching)
     }
+    fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
+        self.inner.set_atomic_writes(handle, atomic)
+    }
     fn queue(&mut self, request: Request) -> QueueOutcome {
         self.script.call("queue, from a driver");
         self.inner.queue(request)

@@ -27,7 +27,8 @@ macro_rules! with_target {
 }
 
 /// The SQE for `request`: non-vectored READ/WRITE, or READ_FIXED/WRITE_FIXED
-/// when `buf_index` names the registered buffer holding its data; FSYNC,
+/// when `buf_index` names the registered buffer holding its data (but for
+/// an atomic write); FSYNC,
 /// with `DATASYNC` for fdatasync.
 #[inline(always)]
 pub(super) fn build_entry(
@@ -55,6 +56,10 @@ pub(super) fn build_entry(
             let (ptr, len) = request.buffer().map_or((std::ptr::null(), 0), |buf| {
                 (buf.as_ptr(), transfer_len(buf))
             });
+            // An atomic write goes from the buffer's address: the kernel
+            // takes one only from a single user buffer, and refuses one
+            // from a registered buffer (EINVAL, Linux 6.18).
+            let buf_index = buf_index.filter(|_| rw_flags & libc::RWF_ATOMIC == 0);
             with_target!(file, target => match buf_index {
                 Some(index) => opcode::WriteFixed::new(target, ptr, len, index).offset(offset).rw_flags(rw_flags).ioprio(ioprio).build(),
                 None => opcode::Write::new(target, ptr, len).offset(offset).rw_flags(rw_flags).ioprio(ioprio).build(),
