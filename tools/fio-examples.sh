@@ -28,9 +28,10 @@ fio_version=$("$fio_bin" --version 2>/dev/null || echo fio)
 out=$here/tools/FIO-EXAMPLES.md
 [ -d "$examples" ] || { echo "fio-examples.sh: $examples missing (../shared/fio/build.sh, or apt-get install fio-examples)" >&2; exit 1; }
 work=$(mktemp -d)
-ext4=""
+ext4="" xfs=""
 cleanup() {
     if [ -n "$ext4" ]; then umount "$ext4" 2>/dev/null || true; fi
+    if [ -n "$xfs" ]; then umount "$xfs" 2>/dev/null || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -44,10 +45,22 @@ if grep -qlE '^[[:space:]]*ioengine[[:space:]]*=[[:space:]]*e4defrag' "$examples
     mount -o loop "$work/ext4.img" "$work/ext4"
     ext4=$work/ext4
 fi
+# The atomic-write examples need a filesystem that offers RWF_ATOMIC: XFS
+# does on any device from Linux 6.16, so they run on a fresh 512 MiB XFS on a
+# loop device (where mkfs.xfs is here).
+if grep -qlE '^[[:space:]]*atomic[[:space:]]*=[[:space:]]*1' "$examples"/*.fio && command -v mkfs.xfs >/dev/null; then
+    truncate -s 512m "$work/xfs.img"
+    mkfs.xfs -q -f "$work/xfs.img"
+    mkdir -p "$work/xfs"
+    mount -o loop "$work/xfs.img" "$work/xfs"
+    xfs=$work/xfs
+fi
 # Where the small copy of a job file runs.
 small_dir() {
     if [ -n "$ext4" ] && grep -qE '^[[:space:]]*ioengine[[:space:]]*=[[:space:]]*e4defrag' "$1"; then
         echo "$ext4/run"
+    elif [ -n "$xfs" ] && grep -qE '^[[:space:]]*atomic[[:space:]]*=[[:space:]]*1' "$1"; then
+        echo "$xfs/run"
     else
         echo "$work/run"
     fi
@@ -155,7 +168,7 @@ done
     echo "# fio's example job files"
     echo
     echo "Written by \`tools/fio-examples.sh\` with $("$hybrio" --version) on the $(ls "$examples"/*.fio | wc -l) job files of $source_name."
-    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one (a fresh ext4 for the e4defrag ones), a device or a file in /tmp a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
+    echo "Each is read with \`hybrio --showcmd\` (parse and check every option, no I/O), with the environment variables some of them expect set to plausible values (see the script); each that parses is then run from a copy made small (sizes 1 MiB, also where none is set, runtime 1 s, at most 2 loops, no start delay, its directory a scratch one (a fresh ext4 for the e4defrag ones, a fresh XFS for the atomic ones), a device or a file in /tmp a 1 MiB file in it (also the one a file with allow_file_create=0 and no filename expects on the command line), every job stopped after 3 s) and must do I/O in every job."
     echo
     echo "$parsed parse ($ran of them run small, $failing fail as fio fails on the same small copy, $lacking need a program this machine lacks), $refused are refused with one line, $broken broken."
     echo
