@@ -303,14 +303,22 @@ impl Buf {
     /// # Panics
     ///
     /// If `start() + len > self.capacity()`.
+    #[inline]
     pub fn set_len(&mut self, len: usize) {
-        assert!(
-            self.start + len <= self.capacity(),
+        if self.start + len > self.capacity() {
+            self.set_len_failed(len);
+        }
+        self.end = self.start + len;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn set_len_failed(&self, len: usize) -> ! {
+        panic!(
             "Buf::set_len({len}) from {} exceeds capacity {}",
             self.start,
             self.capacity()
         );
-        self.end = self.start + len;
     }
 
     /// The window's `len()` bytes.

@@ -11,7 +11,7 @@ impl IoLoop<'_> {
     #[inline(always)]
     pub(super) fn finish(
         &mut self,
-        mut completion: Completion,
+        completion: &mut Completion,
         slat_ns: Option<u64>,
         clat_ns: u64,
     ) {
@@ -44,7 +44,7 @@ impl IoLoop<'_> {
                 Verdict::Ended => {
                     // Not an I/O: it was never one of the job's.
                     self.submitted -= 1;
-                    self.slots[slot].buf = Some(completion.buf);
+                    self.slots[slot].buf = Some(completion.take_buf());
                     self.free.push(slot);
                     return;
                 }
@@ -198,11 +198,11 @@ impl IoLoop<'_> {
         if let Some(expected) = self.slots[slot].verify.take()
             && result >= 0
         {
-            self.verify_completion(&mut completion, expected);
+            self.verify_completion(completion, expected);
         }
         // A trim's or a sync's slot kept its buffer.
         if op.moves_data() {
-            self.slots[slot].buf = Some(completion.buf);
+            self.slots[slot].buf = Some(completion.take_buf());
         }
         self.free.push(slot);
     }

@@ -525,18 +525,24 @@ impl IoLoop<'_> {
             self.slots[slot].issue = start;
         }
         self.submitted += 1;
-        match self.job.engine.queue(request) {
-            QueueOutcome::Completed(completion) => {
-                let end = self.clock.now();
-                self.now = end;
-                self.stats.record_submit(1, 1);
-                self.stats.record_complete(1);
-                self.finish(completion, None, end.saturating_sub(start));
-                self.stats.sample(end);
-                if !self.follow_ups.is_empty() {
-                    self.offer_follow_ups();
-                }
+        // Matched in place: the completion is read where the engine wrote
+        // it, not copied out first (a copy's read of what the engine has
+        // just stored waits for the stores to land).
+        let mut outcome = self.job.engine.queue(request);
+        if let QueueOutcome::Completed(completion) = &mut outcome {
+            let end = self.clock.now();
+            self.now = end;
+            self.stats.record_submit(1, 1);
+            self.stats.record_complete(1);
+            self.finish(completion, None, end.saturating_sub(start));
+            self.stats.sample(end);
+            if !self.follow_ups.is_empty() {
+                self.offer_follow_ups();
             }
+            return;
+        }
+        match outcome {
+            QueueOutcome::Completed(_) => {}
             QueueOutcome::Queued => {
                 self.slots[slot].start = start;
                 self.now = start;
@@ -671,12 +677,14 @@ impl IoLoop<'_> {
         if count > 0 {
             self.stats.record_complete(count);
         }
-        for completion in done.drain(..) {
+        // Each read where the engine put it, as in `offer`.
+        for completion in done.iter_mut() {
             let slot = &self.slots[completion.user_data as usize];
             let slat = slot.issue.saturating_sub(slot.start);
             let clat = now.saturating_sub(slot.issue);
             self.finish(completion, Some(slat), clat);
         }
+        done.clear();
         self.stats.sample(now);
         self.done = done;
         if !self.follow_ups.is_empty() {
