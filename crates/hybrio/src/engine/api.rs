@@ -130,11 +130,7 @@ pub trait Engine: Send + std::fmt::Debug {
         if !atomic {
             return Ok(());
         }
-        Err(Error::NotOffered {
-            engine: self.kind().name(),
-            what: "atomic writes (RWF_ATOMIC)",
-            reason: "it passes no flags with each write; pvsync2, io_uring, libaio, the pool and adaptive do",
-        })
+        Err(atomic_writes_not_offered(self.kind()))
     }
 
     /// Offers one request. See [`QueueOutcome`].
@@ -219,6 +215,16 @@ pub trait Engine: Send + std::fmt::Debug {
     /// injected faults, and the adaptive engine's choices.
     fn counters(&self) -> EngineCounters {
         EngineCounters::default()
+    }
+}
+
+/// The refusal of atomic writes by an engine that passes no flags with
+/// its writes ([`Engine::set_atomic_writes`]).
+pub(crate) fn atomic_writes_not_offered(engine: EngineKind) -> Error {
+    Error::NotOffered {
+        engine: engine.name(),
+        what: "atomic writes (RWF_ATOMIC)",
+        reason: "it passes no flags with its writes; pvsync2, io_uring, libaio, the pool and adaptive do",
     }
 }
 

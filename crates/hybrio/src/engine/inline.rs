@@ -190,11 +190,7 @@ impl<C: InlineCalls> Engine for InlineEngine<C> {
 
     fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
         if !C::TAKES_FLAGS && atomic {
-            return Err(Error::NotOffered {
-                engine: C::KIND.name(),
-                what: "atomic writes (RWF_ATOMIC)",
-                reason: "its writes are pwrite's, which take no flags; pvsync2, io_uring, libaio, the pool and adaptive take them",
-            });
+            return Err(super::api::atomic_writes_not_offered(C::KIND));
         }
         self.set_atomic_writes_inside(handle, atomic)
     }

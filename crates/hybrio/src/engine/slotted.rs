@@ -336,11 +336,7 @@ impl<Q: SlotQueue> Engine for SlottedEngine<Q> {
 
     fn set_atomic_writes(&mut self, handle: FileHandle, atomic: bool) -> Result<(), Error> {
         if atomic && !Q::TAKES_WRITE_FLAGS {
-            return Err(Error::NotOffered {
-                engine: Q::KIND.name(),
-                what: "atomic writes (RWF_ATOMIC)",
-                reason: "its calls take no flags; pvsync2, io_uring, libaio, the pool and adaptive take them",
-            });
+            return Err(super::api::atomic_writes_not_offered(Q::KIND));
         }
         self.files
             .set_atomic_writes(handle, atomic, self.queue.device().is_some())
