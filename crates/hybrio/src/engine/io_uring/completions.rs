@@ -153,7 +153,7 @@ impl IoUringEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, Error> {
-        let want = min.min(max).min(self.ring.in_kernel());
+        let mut want = min.min(max).min(self.ring.in_kernel());
         let mut entered = false;
         if self.ring.has_waiting_receives() && !self.ring.has_again() && self.ring.cq_len() < want {
             // Standing receives post CQEs between reaps: draining those
@@ -165,6 +165,9 @@ impl IoUringEngine {
         let mut got = self.drain(faults.as_deref_mut(), max, out)?;
         let mut fruitless = 0u32;
         while got < max && self.ring.in_kernel() > 0 {
+            // A completion the faults hold back leaves the kernel without
+            // counting here: wait for no more than the kernel still has.
+            want = want.min(got + self.ring.in_kernel());
             if got >= want {
                 // Enough to return, but the kernel may hold completions back
                 // until an enter: deferred task work or unpolled IOPOLL

@@ -551,6 +551,13 @@ impl Ring {
         if self.receivers.waiting > 0 {
             return self.wait_for_arrivals(min_complete);
         }
+        // A wait for more completions than there are requests to bring
+        // them never ends: a caller's miscount must fail its test, not hang it.
+        debug_assert!(
+            min_complete <= self.in_kernel(),
+            "a wait for {min_complete} completions with {} requests in the kernel",
+            self.in_kernel()
+        );
         if self.sqpoll {
             // The kernel thread takes the SQ on its own; the crate's submit
             // path wakes it if it fell asleep (a waiter that did not would
