@@ -112,18 +112,33 @@ impl<I: InlinePath, B: AsyncBackend> AdaptiveEngine<I, B> {
             }
         }
         while got < min && got < max {
-            let Some(backend) = (0..self.backends.len())
-                .filter(|&b| self.backends[b].committed() > 0)
+            // The one holding more committed requests first. The count kept
+            // here can fall short of what an engine has committed: requests
+            // handed to it after a commit may complete before the next one
+            // (an SQPOLL thread takes them as they come; a request sent
+            // again takes the queued ones down with it), and the count is
+            // right again only at the next commit. So each engine holding
+            // requests is asked in turn for all that is still wanted: an
+            // engine waits only for what was committed to it, and one with
+            // nothing committed answers at once.
+            let first = (0..self.backends.len())
+                .rev()
                 .max_by_key(|&b| self.backends[b].committed())
-            else {
-                // Only uncommitted requests are left: nothing to wait for.
-                break;
-            };
-            let wanted = (min - got).min(self.backends[backend].committed());
-            let reaped = self.reap_from(backend, wanted, max - got, out)?;
+                .unwrap_or(0);
+            let others = (0..self.backends.len()).filter(|&b| b != first);
+            let mut reaped = 0;
+            for backend in std::iter::once(first).chain(others) {
+                if self.backends[backend].in_flight() > 0 {
+                    reaped = self.reap_from(backend, min - got, max - got, out)?;
+                    if reaped > 0 {
+                        break;
+                    }
+                }
+            }
             if reaped == 0 {
-                // It had committed requests and waited for none: come back
-                // to the caller rather than ask again for ever.
+                // Nothing committed anywhere, or an engine that had some
+                // waited for none: come back to the caller rather than ask
+                // again for ever.
                 break;
             }
             got += reaped;

@@ -204,8 +204,9 @@ pub(super) struct Backend<B> {
     pub(super) engine: B,
     /// Requests queued since its last successful commit: a reap of this
     /// engine need not wait for them (and may not: they may never come).
-    /// At most what it holds, unless it completed some without a commit
-    /// (an SQPOLL thread takes them as they come).
+    /// It may still count some that completed without a commit (an SQPOLL
+    /// thread takes them as they come; a request sent again takes the
+    /// queued ones down with it) until the next commit.
     pub(super) uncommitted: usize,
     /// Committed at least once: its ring (if it has one) belongs to the
     /// thread that did.
@@ -227,7 +228,8 @@ impl<B: Engine> Backend<B> {
         self.engine.in_flight()
     }
 
-    /// Requests it holds that a reap can wait for.
+    /// Requests it holds that a reap can wait for; it may have more, when
+    /// some of those counted uncommitted completed early.
     pub(super) fn committed(&self) -> usize {
         self.in_flight().saturating_sub(self.uncommitted)
     }

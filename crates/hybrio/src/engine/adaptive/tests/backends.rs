@@ -202,69 +202,6 @@ fn with_two_backends_a_reap_waits_only_for_committed_requests() {
     assert_eq!(tags, [2, 3]);
 }
 
-/// An asynchronous engine whose reap appends its completions, then fails.
-#[derive(Debug, Default)]
-struct FailingReap {
-    queued: Vec<Request>,
-    committed: Vec<Request>,
-    files: u32,
-}
-
-impl crate::engine::alias::SharesFiles for FailingReap {
-    fn add_alias(
-        &mut self,
-        at: FileHandle,
-        _file: &File,
-        _path: &std::path::Path,
-        _direct: bool,
-    ) -> Result<(), Error> {
-        self.files = self.files.max(at.0 + 1);
-        Ok(())
-    }
-}
-impl AsyncBackend for FailingReap {}
-
-impl Engine for FailingReap {
-    fn kind(&self) -> EngineKind {
-        EngineKind::Libaio
-    }
-    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
-        // Boxed, the adaptive engine's aliases come this way.
-        self.files += 1;
-        Ok(FileHandle(self.files - 1))
-    }
-    fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
-        unreachable!("the test removes no file")
-    }
-    fn queue(&mut self, request: Request) -> QueueOutcome {
-        self.queued.push(request);
-        QueueOutcome::Queued
-    }
-    fn commit(&mut self) -> Result<usize, Error> {
-        let n = self.queued.len();
-        self.committed.append(&mut self.queued);
-        Ok(n)
-    }
-    fn reap(&mut self, _min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
-        let n = self.committed.len().min(max);
-        out.extend(self.committed.drain(..n).map(|r| {
-            let len = r.len() as i64;
-            r.complete(len)
-        }));
-        Err(Error::Engine {
-            engine: "failing reap",
-            op: "io_getevents",
-            source: std::io::Error::from_raw_os_error(libc::EIO),
-        })
-    }
-    fn in_flight(&self) -> usize {
-        self.queued.len() + self.committed.len()
-    }
-    fn is_synchronous(&self) -> bool {
-        false
-    }
-}
-
 /// Issue 20, bug 4: when a backend's reap failed after appending
 /// completions, they escaped with the backend's tag and file handle, and
 /// `in_flight()` stayed up.
@@ -273,7 +210,7 @@ fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
     let config = EngineConfig::with_depth(4);
     let mut engine = AdaptiveEngine::with_engines(
         PsyncEngine::new(&config),
-        vec![FailingReap::default()],
+        vec![Listed::default()],
         &config,
         Time::Real(Clock::new()),
     );
@@ -296,6 +233,158 @@ fn a_failing_backend_reap_hands_back_what_it_appended_translated() {
         "the caller's tags and handle"
     );
     assert_eq!(engine.in_flight(), 0);
+}
+
+/// An asynchronous engine that holds its requests in two lists, the queued
+/// and the committed, and reaps them as `reaps` says.
+#[derive(Debug, Default)]
+struct Listed {
+    reaps: Reaps,
+    uncommitted: Vec<Request>,
+    committed: Vec<Request>,
+    files: u32,
+}
+
+/// How a [`Listed`] engine's reap answers.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum Reaps {
+    /// Appends every committed request, then fails.
+    #[default]
+    AllThenFails,
+    /// Committed requests, only when waited for.
+    WhenWaitedFor,
+    /// As an SQPOLL ring over a slow device may: those not yet committed at
+    /// once (its thread took them, and they were quick), committed ones
+    /// only when waited for.
+    UncommittedEarly,
+}
+
+impl crate::engine::alias::SharesFiles for Listed {
+    fn add_alias(
+        &mut self,
+        at: FileHandle,
+        _file: &File,
+        _path: &std::path::Path,
+        _direct: bool,
+    ) -> Result<(), Error> {
+        self.files = self.files.max(at.0 + 1);
+        Ok(())
+    }
+}
+impl AsyncBackend for Listed {}
+
+impl Engine for Listed {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Libaio
+    }
+    fn add_file(&mut self, _file: File, _path: PathBuf) -> Result<FileHandle, Error> {
+        // Boxed, the adaptive engine's aliases come this way.
+        self.files += 1;
+        Ok(FileHandle(self.files - 1))
+    }
+    fn remove_file(&mut self, _handle: FileHandle) -> Result<File, Error> {
+        unreachable!("the tests remove no file")
+    }
+    fn queue(&mut self, request: Request) -> QueueOutcome {
+        self.uncommitted.push(request);
+        QueueOutcome::Queued
+    }
+    fn commit(&mut self) -> Result<usize, Error> {
+        let n = self.uncommitted.len();
+        self.committed.append(&mut self.uncommitted);
+        Ok(n)
+    }
+    fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize, Error> {
+        let complete = |r: Request| {
+            let len = r.len() as i64;
+            r.complete(len)
+        };
+        if self.reaps == Reaps::AllThenFails {
+            let n = self.committed.len().min(max);
+            out.extend(self.committed.drain(..n).map(complete));
+            return Err(Error::Engine {
+                engine: "failing reap",
+                op: "io_getevents",
+                source: std::io::Error::from_raw_os_error(libc::EIO),
+            });
+        }
+        let early = match self.reaps {
+            Reaps::UncommittedEarly => self.uncommitted.len().min(max),
+            _ => 0,
+        };
+        out.extend(self.uncommitted.drain(..early).map(complete));
+        let waited = min.min(max).saturating_sub(early).min(self.committed.len());
+        out.extend(self.committed.drain(..waited).map(complete));
+        Ok(early + waited)
+    }
+    fn in_flight(&self) -> usize {
+        self.uncommitted.len() + self.committed.len()
+    }
+    fn is_synchronous(&self) -> bool {
+        false
+    }
+}
+
+/// With two asynchronous engines, a request handed to one after a commit
+/// and completed before the next left its count of uncommitted requests
+/// too high: `reap(1)` then saw nothing committed anywhere and returned
+/// nothing while a committed request was out (the SQPOLL model test found
+/// it, at 4 fruitless reaps in a row).
+#[test]
+fn with_two_backends_a_reap_waits_for_a_committed_request_after_a_later_one_completed_early() {
+    let config = EngineConfig::with_depth(4);
+    let backends = [Reaps::UncommittedEarly, Reaps::WhenWaitedFor].map(|reaps| Listed {
+        reaps,
+        ..Listed::default()
+    });
+    let mut engine = AdaptiveEngine::with_engines(
+        PsyncEngine::new(&config),
+        backends.into(),
+        &config,
+        Time::Real(Clock::new()),
+    );
+    engine.route_override.set(Some(Path::Async));
+    let dir = testkit::scratch();
+    let (path, _) = testkit::data_file(dir.path(), "data", 8192);
+    let buffered = testkit::add(&mut engine, &path, &testkit::read_write());
+    // The second engine takes the O_DIRECT files.
+    let Ok(direct_file) = crate::file::open(&path, &direct_options(false)) else {
+        println!("skipped: O_DIRECT refused under {}", dir.path().display());
+        return;
+    };
+    let direct = engine.add_file(direct_file, path.clone()).unwrap();
+    assert_eq!(engine.route_of(direct).unwrap().backend, 1);
+    let pool = BufPool::new(3, 4096).unwrap();
+    let read = |file, tag| Request::read(file, 0, testkit::take(&pool, 4096), tag);
+    assert!(matches!(
+        engine.queue(read(buffered, 1)),
+        QueueOutcome::Queued
+    ));
+    assert_eq!(engine.commit().unwrap(), 1);
+    assert!(matches!(
+        engine.queue(read(buffered, 2)),
+        QueueOutcome::Queued
+    ));
+    let mut done = Vec::new();
+    assert_eq!(engine.reap(0, 8, &mut done).unwrap(), 1, "the early one");
+    assert_eq!(done[0].user_data, 2);
+    assert!(matches!(
+        engine.queue(read(direct, 3)),
+        QueueOutcome::Queued
+    ));
+    done.clear();
+    assert_eq!(
+        engine.reap(1, 8, &mut done).unwrap(),
+        1,
+        "the committed read is waited for"
+    );
+    assert_eq!((done[0].user_data, done[0].file), (1, buffered));
+    done.clear();
+    testkit::finish(&mut engine, &mut done);
+    assert_eq!(
+        (done.len(), done[0].user_data, done[0].file),
+        (1, 3, direct)
+    );
 }
 
 /// A source and an empty destination, both `O_DIRECT`, under a scratch
