@@ -750,12 +750,9 @@ mod tests {
         let ctx = io_setup(4).unwrap();
         let mut events = [IoEvent::default(); 4];
         assert_eq!(io_getevents(ctx, 0, &mut events).unwrap(), 0);
+        // Not destroyed twice to see it gone: the kernel may give its
+        // address to another test's context at once, and that one would go.
         io_destroy(ctx).unwrap();
-        assert_eq!(
-            io_destroy(ctx).unwrap_err().raw_os_error(),
-            Some(libc::EINVAL),
-            "a destroyed context is gone"
-        );
     }
 
     #[test]
