@@ -521,6 +521,7 @@ impl PreparedJob {
             io_loop.fail(failure.errno, failure.message);
         }
         io_loop.run();
+        io_loop.end_others();
         let mut intervals = Vec::new();
         if let Some(logs) = io_loop.logs.take() {
             match logs.finish(io_loop.clock.now()) {
